@@ -1,0 +1,209 @@
+"""Hypothesis strategies for sessions in the Vis content contract.
+
+Valid sessions cover every block type, unknown types, unicode, backtick runs,
+CRs and tabs, huge and empty strings, and nested tool JSON; the invalid ones
+are a valid session with exactly one thing broken, with where it is broken.
+Later format and search tests reuse these.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from hypothesis import strategies as st
+
+KNOWN_TYPES = ("prose", "speech", "code", "tool", "reasoning", "error", "attachment", "notice")
+ROLES = ("assistant", "developer", "system", "tool", "user")
+STATUSES = ("cancelled", "completed", "failed", "streaming", "suspended")
+TOOL_STATUSES = ("cancelled", "completed", "failed", "pending", "running")
+PRIVATE_CANARY = "PRIVATE-CANARY"
+
+snake_keys = st.from_regex(r"[a-z][a-z0-9]{0,7}(_[a-z0-9]{1,5}){0,2}", fullmatch=True)
+ids = st.text(min_size=1, max_size=24).filter(lambda s: not s.isspace())
+times = st.integers(min_value=0, max_value=4_102_444_800_000)
+
+# Text that stresses renderers: Markdown syntax, HTML, backtick runs, CR, tabs, unicode.
+_tricky = st.sampled_from([
+    "```", "````", "`", "~~~", "\r\n", "\r", "\t", "\n", "    ", "# ", "> ", "- ", "1. ", "*", "_", "[", "](",
+    "<script>alert(1)</script>", "<b>", "&amp;", "javascript:alert(1)", "{{ x }}", "{% if %}", "|", "\\",
+    "\u00e9", "\u65e5\u672c", "\U0001f389", "\u200b", "\x00", "\u2028",
+])
+text = st.lists(st.one_of(st.text(max_size=12), _tricky), max_size=14).map("".join)
+non_blank_text = text.filter(lambda s: s and not s.isspace())
+huge_text = st.integers(min_value=20_000, max_value=60_000).map(lambda n: ("line of code ``` \t\r\n" * n)[:n])
+
+json_scalars = st.one_of(
+    st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False, allow_infinity=False), text
+)
+json_values = st.recursive(
+    json_scalars,
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(snake_keys, inner, max_size=4)),
+    max_leaves=12,
+)
+
+
+def _block(kind: str, **fields: st.SearchStrategy[Any]) -> st.SearchStrategy[dict[str, Any]]:
+    return st.fixed_dictionaries({"id": ids, "type": st.just(kind), **fields})
+
+
+def _optional(required: dict[str, Any], optional: dict[str, Any], kind: str) -> st.SearchStrategy[dict[str, Any]]:
+    return st.fixed_dictionaries({"id": ids, "type": st.just(kind), **required}, optional=optional)
+
+
+prose_blocks = _block("prose", markdown=st.one_of(text, st.just(""), huge_text.filter(lambda _: True)))
+code_blocks = _optional(
+    {"text": st.one_of(text, st.just(""), huge_text)},
+    {"language": st.one_of(st.sampled_from(["python", "rust", "js", "c++", "x`y", "two words"]), non_blank_text)},
+    "code",
+)
+tool_blocks = _optional(
+    {"tool": non_blank_text, "status": st.sampled_from(TOOL_STATUSES)},
+    {"input": json_values, "output": json_values, "error": json_values, "started_at": times, "completed_at": times},
+    "tool",
+)
+
+
+@st.composite
+def _reasoning_block(draw: st.DrawFn) -> dict[str, Any]:
+    """Private reasoning (explicit or by default) always carries ``PRIVATE_CANARY``;
+    visible reasoning never does, so a leak is a substring search away."""
+    block: dict[str, Any] = {"id": draw(ids), "type": "reasoning"}
+    visibility = draw(st.sampled_from([None, "private", "visible"]))
+    body = draw(text)
+    block["text"] = body if visibility == "visible" else f"{PRIVATE_CANARY} {body}"
+    if visibility is not None:
+        block["visibility"] = visibility
+    return block
+
+
+reasoning_blocks = _reasoning_block()
+error_blocks = _optional({"code": snake_keys, "message": non_blank_text}, {"retryable": st.booleans()}, "error")
+attachment_blocks = _block(
+    "attachment", attachment_id=ids, name=non_blank_text,
+    media_type=st.sampled_from(["image/png", "image/jpeg", "application/pdf", "text/plain"]),
+)
+notice_blocks = _block("notice", code=snake_keys, message=non_blank_text)
+speech_blocks = _block("speech", text=non_blank_text)
+unknown_blocks = st.builds(
+    lambda block_id, kind, extra: {"id": block_id, "type": kind, **extra},
+    ids,
+    st.text(min_size=1, max_size=16).filter(lambda t: t not in KNOWN_TYPES),
+    st.dictionaries(snake_keys.filter(lambda k: k not in ("id", "type")), json_values, max_size=4),
+)
+
+blocks = st.one_of(
+    prose_blocks, code_blocks, tool_blocks, reasoning_blocks, error_blocks,
+    attachment_blocks, notice_blocks, speech_blocks, unknown_blocks,
+)
+
+
+@st.composite
+def messages(draw: st.DrawFn, content: st.SearchStrategy[dict[str, Any]] = blocks) -> dict[str, Any]:
+    created = draw(times)
+    message: dict[str, Any] = {
+        "id": draw(ids),
+        "role": draw(st.sampled_from(ROLES)),
+        "status": draw(st.sampled_from(STATUSES)),
+        "content": draw(st.lists(content, max_size=6)),
+        "created_at": created,
+    }
+    if draw(st.booleans()):
+        message["completed_at"] = created + draw(st.integers(min_value=0, max_value=10**7))
+    if draw(st.booleans()):
+        message["model"] = draw(st.sampled_from(["gpt-5.6", "claude-x", "local model"]))
+        message["provider"] = draw(st.sampled_from(["openai-codex", "anthropic"]))
+    if draw(st.integers(0, 5)) == 0:
+        message["author"] = {"display_name": draw(text)}
+    return message
+
+
+@st.composite
+def session_documents(draw: st.DrawFn, content: st.SearchStrategy[dict[str, Any]] = blocks) -> dict[str, Any]:
+    document: dict[str, Any] = {"id": draw(ids)}
+    if draw(st.booleans()):
+        document["title"] = draw(text)
+    if draw(st.booleans()):
+        document["created_at"] = draw(times)
+    document["messages"] = draw(st.lists(messages(content), min_size=1, max_size=5))
+    return document
+
+
+# --- invalid input: one thing broken in a valid session -----------------------------
+
+
+def _camel(draw: st.DrawFn) -> str:
+    return draw(st.sampled_from(["llmActual", "Provider", "ID", "fail-fast", ":provider", "a b", "_x", "x_", "2x", ""]))
+
+
+@st.composite
+def invalid_sessions(draw: st.DrawFn) -> tuple[dict[str, Any], str]:
+    """A session document with one contract violation, and the location it is at."""
+    document = copy.deepcopy(draw(session_documents()))
+    messages_ = document["messages"]
+    m = draw(st.integers(0, len(messages_) - 1))
+    message = messages_[m]
+    where = f"messages[{m}]"
+    kind = draw(st.sampled_from([
+        "missing_field", "wrong_type", "bad_role", "bad_status", "upper_enum", "keyword_enum",
+        "bad_key_envelope", "bad_key_deep", "completed_before", "block_without_id", "blank_id",
+        "block_missing_field", "bad_tool_status", "bad_visibility", "bad_error_code", "content_not_array",
+    ]))
+    if kind == "missing_field":
+        del message[draw(st.sampled_from(["id", "role", "status", "content", "created_at"]))]
+    elif kind == "wrong_type":
+        field = draw(st.sampled_from(["id", "role", "status", "content", "created_at"]))
+        message[field] = draw(st.sampled_from([None, 3.5, True, [], {}, "x"] if field != "id" else [None, 3, [], {}]))
+        if field in ("role", "status") and message[field] == "x":
+            message[field] = 7
+        if field == "content" and message[field] == []:
+            message[field] = "[]"
+        if field == "created_at" and message[field] == "x":
+            message[field] = "1740000000000"
+    elif kind == "bad_role":
+        message["role"] = draw(st.sampled_from(["robot", "", "human", "assistant "]))
+    elif kind == "bad_status":
+        message["status"] = draw(st.sampled_from(["done", "running", "", "complete"]))
+    elif kind == "upper_enum":
+        field = draw(st.sampled_from(["role", "status"]))
+        message[field] = message[field].upper() if draw(st.booleans()) else message[field].capitalize()
+    elif kind == "keyword_enum":
+        field = draw(st.sampled_from(["role", "status"]))
+        message[field] = ":" + message[field]
+    elif kind == "bad_key_envelope":
+        message[_camel(draw)] = draw(json_values)
+    elif kind == "bad_key_deep":
+        tool = {"id": "deep", "type": "tool", "tool": "t", "status": "completed",
+                "input": {"outer": [{"inner": {_camel(draw): 1}}]}}
+        message["content"].append(tool)
+        where = f"{where}.content[{len(message['content']) - 1}].input"
+    elif kind == "completed_before":
+        message["created_at"] = draw(st.integers(min_value=1, max_value=10**13))
+        message["completed_at"] = message["created_at"] - draw(st.integers(min_value=1, max_value=message["created_at"]))
+    elif kind in ("block_without_id", "blank_id", "block_missing_field", "bad_tool_status",
+                  "bad_visibility", "bad_error_code"):
+        required = {"prose": "markdown", "code": "text", "tool": "tool", "reasoning": "text", "error": "code",
+                    "attachment": "name", "notice": "message", "speech": "text"}
+        if kind == "bad_tool_status":
+            block = draw(tool_blocks)
+            block["status"] = draw(st.sampled_from(["Completed", "done", ":failed", ""]))
+        elif kind == "bad_visibility":
+            block = draw(reasoning_blocks)
+            block["visibility"] = draw(st.sampled_from(["Private", "public", ":visible", ""]))
+        elif kind == "bad_error_code":
+            block = draw(st.one_of(error_blocks, notice_blocks))
+            block["code"] = draw(st.sampled_from(["ProviderUnavailable", "provider-unavailable", ":x", "", "a__b"]))
+        else:
+            block = draw(st.one_of(prose_blocks, code_blocks, tool_blocks, reasoning_blocks, error_blocks,
+                                   attachment_blocks, notice_blocks, speech_blocks))
+            if kind == "block_without_id":
+                del block["id"]
+            elif kind == "blank_id":
+                block["id"] = draw(st.sampled_from(["", " ", "\t\n"]))
+            else:
+                del block[required[block["type"]]]
+        message["content"].append(block)
+        where = f"{where}.content[{len(message['content']) - 1}]"
+    elif kind == "content_not_array":
+        message["content"] = {"0": {"id": "b", "type": "prose", "markdown": ""}}
+    return document, where

@@ -1,0 +1,151 @@
+"""The command line: exit codes, one-line problems, batches, atomic output."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from conftest import GOLDEN
+from vis_export import __version__
+from vis_export.cli import main
+
+SESSION = GOLDEN / "session.json"
+
+
+def run(*args: str, stdin: str | None = None):
+    return CliRunner().invoke(main, list(args), input=stdin, catch_exceptions=False)
+
+
+def test_version() -> None:
+    assert run("--version").output.strip() == f"vis-export, version {__version__}"
+
+
+def test_help_has_examples() -> None:
+    for command in ("convert", "validate", "sessions"):
+        out = run(command, "--help").output
+        assert "Examples:" in out and f"vis-export {command}" in out
+
+
+def test_validate_valid_and_invalid(tmp_path: Path) -> None:
+    ok = run("validate", str(SESSION))
+    assert ok.exit_code == 0 and "1 file(s) valid, 1 session(s)" in ok.stderr
+    bad = tmp_path / "bad.json"
+    document = json.loads(SESSION.read_text())
+    document["messages"][3]["content"][2]["retryable"] = "yes"
+    document["messages"][1]["content"][5]["input"]["llmActual"] = {"provider": ":openai"}
+    bad.write_text(json.dumps(document))
+    result = run("validate", str(bad), str(SESSION))
+    assert result.exit_code == 1
+    assert result.stderr.splitlines()[:2] == [
+        f"{bad}: messages[1].content[5].input.llmActual: key is not snake_case",
+        f"{bad}: messages[3].content[2].retryable: must be true or false, not a string",
+    ]
+    assert result.stdout == ""
+
+
+def test_validate_json(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "m"}\n')
+    result = run("validate", "--json", str(SESSION), str(bad))
+    assert result.exit_code == 1
+    report = json.loads(result.stdout)
+    assert report[0] == {"file": str(SESSION), "valid": True, "problems": [], "sessions": 1}
+    assert report[1]["valid"] is False
+    assert {"location": "", "message": 'missing required field "role"'} in report[1]["problems"]
+
+
+def test_sessions_table_and_json(golden_store: Path) -> None:
+    table = run("sessions", str(SESSION), str(golden_store))
+    assert table.exit_code == 0
+    lines = table.stdout.splitlines()
+    assert lines[0].split() == ["ID", "TITLE", "MESSAGES", "FIRST", "LAST"]
+    assert lines[1].startswith("golden_session  Parse the *config* & <deploy>  7 ")
+    assert "2025-02-19 21:20:00Z" in lines[1]
+    rows = json.loads(run("sessions", "--json", str(golden_store)).stdout)
+    assert [(r["id"], r["messages"]) for r in rows] == [("soul_main", 8), ("soul_second", 2)]
+
+
+def test_convert_json_to_stdout_applies_the_policy() -> None:
+    out = run("convert", str(SESSION), "--to", "json").stdout
+    assert "PRIVATE-CANARY" not in out
+    assert json.loads(out)["messages"][1]["content"][0]["id"] == "a1b3"
+    everything = run("convert", str(SESSION), "--to", "json", "--reasoning", "all").stdout
+    assert json.loads(everything) == json.loads(SESSION.read_text())
+    none = json.loads(run("convert", str(SESSION), "--to", "json", "--reasoning", "none").stdout)
+    assert not any(b["type"] == "reasoning" for m in none["messages"] for b in m["content"])
+
+
+def test_convert_stdin() -> None:
+    result = run("convert", "-", "--to", "json", stdin=SESSION.read_text())
+    assert result.exit_code == 0 and json.loads(result.stdout)["id"] == "golden_session"
+
+
+def test_convert_batch_reports_bad_and_writes_good(tmp_path: Path) -> None:
+    sources = tmp_path / "in"
+    sources.mkdir()
+    (sources / "a.json").write_text(SESSION.read_text())
+    (sources / "b.json").write_text("{truncated")
+    (sources / "c.jsonl").write_text((GOLDEN / "messages.jsonl").read_text())
+    out = tmp_path / "out"
+    result = run("convert", str(sources), "--to", "json", "-o", str(out))
+    assert result.exit_code == 1
+    assert result.stderr.strip() == f"{sources / 'b.json'}: line 1 column 2: not JSON: Expecting property name " \
+                                    "enclosed in double quotes"
+    assert sorted(os.listdir(out)) == ["c.json", "golden_session.json"]
+
+
+def test_convert_one_session_to_a_file_and_selection(tmp_path: Path, golden_store: Path) -> None:
+    target = tmp_path / "one.json"
+    result = run("convert", str(golden_store), "--to", "json", "--session", "soul_second", "-o", str(target))
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(target.read_text())["id"] == "soul_second"
+    missing = run("convert", str(golden_store), "--to", "json", "--session", "nope")
+    assert missing.exit_code == 1 and "no session with id 'nope'" in missing.stderr
+
+
+def test_convert_several_sessions_to_stdout_is_one_json_array(golden_store: Path, tmp_path: Path) -> None:
+    out = run("convert", str(golden_store), "--to", "json").stdout
+    sessions = json.loads(out)
+    assert [s["id"] for s in sessions] == ["soul_main", "soul_second"]
+    again = tmp_path / "again.json"
+    again.write_text(out)
+    assert run("validate", str(again)).exit_code == 0  # the output is itself a source
+
+
+def test_failed_export_leaves_previous_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    target = tmp_path / "out.json"
+    target.write_text("previous")
+    import vis_export.formats.json as module
+
+    def explode(*args, **kwargs):
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(module, "session_json", explode)
+    result = CliRunner().invoke(main, ["convert", str(SESSION), "--to", "json", "-o", str(target)])
+    assert result.exit_code == 1
+    assert result.stderr.strip() == "vis-export: error: disk on fire"
+    assert target.read_text() == "previous"
+    assert os.listdir(tmp_path) == ["out.json"]
+
+
+def test_usage_errors_exit_2() -> None:
+    assert run("convert", str(SESSION), "--to", "docx").exit_code == 2
+    assert run("convert", str(SESSION)).exit_code == 2
+
+
+@pytest.mark.parametrize("content", ["", "[", '{"id": "m", "role": "x"}', "\x00\x01"])
+def test_no_traceback_in_a_real_process(tmp_path: Path, content: str) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text(content)
+    for command in (["validate"], ["sessions"], ["convert", "--to", "json"]):
+        result = subprocess.run([sys.executable, "-m", "vis_export", *command, str(bad)],
+                                capture_output=True, text=True)
+        assert result.returncode == 1
+        assert "Traceback" not in result.stderr
+        assert result.stderr.startswith(f"{bad}: ")

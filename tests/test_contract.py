@@ -1,0 +1,165 @@
+"""The fast validator agrees with the JSON Schemas (via the jsonschema library)
+and says where each problem is."""
+
+from __future__ import annotations
+
+import json
+from importlib.resources import files
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from jsonschema import Draft202012Validator
+from referencing import Registry, Resource
+
+from strategies import blocks, invalid_sessions, json_values, messages, session_documents, snake_keys
+from vis_export.contract import check_block, check_event, check_message, check_session
+
+SCHEMAS = {
+    name: json.loads((files("vis_export.contract") / "schema" / f"{name}.json").read_text())
+    for name in ("common", "block", "message", "event", "session")
+}
+REGISTRY = Registry().with_resources(
+    (schema["$id"], Resource.from_contents(schema)) for schema in SCHEMAS.values()
+)
+VALIDATORS = {name: Draft202012Validator(SCHEMAS[name], registry=REGISTRY) for name in SCHEMAS}
+CHECKS = {"block": check_block, "message": check_message, "session": check_session}
+
+
+def test_schemas_are_valid_draft_2020_12() -> None:
+    for schema in SCHEMAS.values():
+        Draft202012Validator.check_schema(schema)
+
+
+def schema_verdict(kind: str, value: Any) -> bool:
+    return VALIDATORS[kind].is_valid(value)
+
+
+def our_verdict(kind: str, value: Any) -> bool:
+    problems: list = []
+    CHECKS[kind](value, (), problems)
+    return not [p for p in problems if p.kind == "schema"]
+
+
+@given(session_documents())
+def test_valid_sessions_pass_both(document: dict[str, Any]) -> None:
+    assert schema_verdict("session", document)
+    problems: list = []
+    check_session(document, (), problems)
+    assert problems == []
+
+
+@given(invalid_sessions())
+def test_broken_sessions_fail_with_location(case: tuple[dict[str, Any], str]) -> None:
+    document, where = case
+    problems: list = []
+    check_session(document, (), problems)
+    assert problems, "a broken session passed"
+    assert any(p.location.startswith(where) for p in problems), (where, problems)
+    if all(p.kind == "schema" for p in problems):
+        assert not schema_verdict("session", document)
+
+
+# Arbitrary values shaped like blocks and messages: both validators must agree on each.
+loose_fields = st.dictionaries(
+    st.sampled_from(["id", "type", "markdown", "text", "language", "tool", "status", "visibility", "code",
+                     "message", "retryable", "attachment_id", "name", "media_type", "input"]),
+    st.one_of(json_values, st.sampled_from(["prose", "code", "tool", "reasoning", "error", "attachment", "notice",
+                                            "speech", "completed", "private", "visible", "snake_case", " ", "",
+                                            "Bad Code", "a\n", 1.0, -1])),
+    max_size=8,
+)
+
+
+@given(st.one_of(loose_fields, blocks, json_values))
+def test_block_verdicts_match_jsonschema(value: Any) -> None:
+    assert our_verdict("block", value) == schema_verdict("block", value)
+
+
+loose_messages = st.one_of(
+    messages(),
+    st.dictionaries(
+        st.sampled_from(["id", "role", "status", "content", "created_at", "completed_at", "model", "provider"]),
+        st.one_of(json_values, st.lists(st.one_of(blocks, loose_fields), max_size=3),
+                  st.sampled_from(["user", "assistant", "completed", "Assistant", ":user", 0, 5.0, -3, 2**70])),
+        max_size=8,
+    ),
+)
+
+
+@given(loose_messages)
+def test_message_verdicts_match_jsonschema(value: Any) -> None:
+    assert our_verdict("message", value) == schema_verdict("message", value)
+
+
+@given(st.one_of(session_documents(), st.dictionaries(
+    st.sampled_from(["id", "title", "created_at", "messages"]),
+    st.one_of(json_values, st.lists(loose_messages, max_size=2)), max_size=4)))
+def test_session_verdicts_match_jsonschema(value: Any) -> None:
+    assert our_verdict("session", value) == schema_verdict("session", value)
+
+
+events = st.one_of(
+    st.fixed_dictionaries({"type": st.just("content.block.started"), "turn_id": st.text(max_size=3)},
+                          optional={"block": st.one_of(blocks, loose_fields), "seq": st.integers(-2, 5)}),
+    st.fixed_dictionaries({"type": st.just("content.block.delta")},
+                          optional={"turn_id": st.just("t"), "block_id": st.text(max_size=2),
+                                    "field": st.sampled_from(["markdown", "text", "Text", "code"]),
+                                    "text": st.one_of(st.text(max_size=3), st.integers())}),
+    st.fixed_dictionaries({"type": st.just("content.block.completed"), "turn_id": st.just("t")},
+                          optional={"block_id": st.one_of(st.text(max_size=2), st.none())}),
+    st.fixed_dictionaries({"type": st.sampled_from(["turn.completed", "turn.failed", "turn.cancelled"]),
+                           "turn_id": st.just("t")},
+                          optional={"status": st.sampled_from(["completed", "failed", "cancelled", "done"]),
+                                    "ts": st.one_of(st.integers(-1, 3), st.floats(allow_nan=False))}),
+)
+
+
+@given(events)
+def test_event_verdicts_match_jsonschema(event: dict[str, Any]) -> None:
+    problems: list = []
+    check_event(event, (), problems)
+    ours = not [p for p in problems if p.kind == "schema"]
+    assert ours == VALIDATORS["event"].is_valid(event)
+
+
+@given(snake_keys)
+def test_snake_case_keys_pass(key: str) -> None:
+    problems: list = []
+    check_message({"id": "m", "role": "user", "status": "completed", "content": [], "created_at": 0,
+                   "meta": {key: {key: [{key: 1}]}}}, (), problems)
+    assert problems == []
+
+
+@pytest.mark.parametrize(("document", "location", "words"), [
+    ({"content": [{"id": "b", "type": "tool", "tool": "t", "status": "completed", "input": {"llmActual": 1}}]},
+     "content[0].input.llmActual", "key is not snake_case"),
+    ({"role": "Assistant"}, "role", "must be lowercase"),
+    ({"role": ":assistant"}, "role", "keyword-looking"),
+    ({"provider": ":openai"}, "provider", "keyword-looking"),
+    ({"provider": "openai", "model": "gpt-5.6"}, "", None),
+    ({"completed_at": 5, "created_at": 10}, "completed_at", "before created_at"),
+    ({"content": [{"type": "prose", "markdown": ""}]}, "content[0]", 'missing required field "id"'),
+    ({"content": [{"id": "  ", "type": "prose", "markdown": ""}]}, "content[0].id", "blank"),
+    ({"content": [{"id": "e", "type": "error", "code": "Bad", "message": "m"}]}, "content[0].code", "snake_case"),
+    ({"content": [{"id": "e", "type": "error", "code": "bad\n", "message": "m"}]}, "content[0].code", "snake_case"),
+    ({"content": [{"id": "x", "type": "diagram", "Weird Key": 1}]}, 'content[0]["Weird Key"]', "not snake_case"),
+])
+def test_problem_locations(document: dict[str, Any], location: str, words: str | None) -> None:
+    message = {"id": "m", "role": "assistant", "status": "completed", "content": [], "created_at": 0, **document}
+    problems: list = []
+    check_message(message, (), problems)
+    if words is None:
+        assert problems == []
+        return
+    assert [p.location for p in problems] == [location]
+    assert words in problems[0].message
+
+
+def test_unknown_block_types_are_valid_and_need_id() -> None:
+    problems: list = []
+    check_block({"id": "x", "type": "diagram", "anything": {"nested_ok": [1, 2]}}, (), problems)
+    assert problems == []
+    check_block({"type": "diagram"}, (), problems)
+    assert [p.message for p in problems] == ['missing required field "id"']

@@ -1,0 +1,123 @@
+"""Gateway event logs: seq order, replays applied once, invalid deltas named by
+line, interrupted turns kept with what the user saw."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from vis_export.sources import read
+from vis_export.sources.events import INTERRUPTED_NOTICE
+
+
+def started(turn: str, block: dict[str, Any], **envelope: Any) -> dict[str, Any]:
+    return {"type": "content.block.started", "turn_id": turn, "block": block, **envelope}
+
+
+def delta(turn: str, block_id: str, text: str, field: str = "markdown", **envelope: Any) -> dict[str, Any]:
+    return {"type": "content.block.delta", "turn_id": turn, "block_id": block_id, "field": field, "text": text,
+            **envelope}
+
+
+def completed(turn: str, block_id: str, **envelope: Any) -> dict[str, Any]:
+    return {"type": "content.block.completed", "turn_id": turn, "block_id": block_id, **envelope}
+
+
+def ended(turn: str, status: str = "completed", **envelope: Any) -> dict[str, Any]:
+    return {"type": f"turn.{status}", "turn_id": turn, "status": status, **envelope}
+
+
+PROSE = {"id": "b1", "type": "prose", "markdown": ""}
+
+
+def fold(tmp_path: Path, events: list[dict[str, Any]], name: str = "log.jsonl"):
+    path = tmp_path / name
+    path.write_text("\n".join(json.dumps(e) for e in events) + "\n")
+    return list(read(path))
+
+
+def test_protocol_example_folds_to_one_message(tmp_path: Path) -> None:
+    (result,) = fold(tmp_path, [started("t1", PROSE), delta("t1", "b1", "Implemented "), delta("t1", "b1", "it."),
+                                completed("t1", "b1"), ended("t1")])
+    (message,) = result.session.messages
+    assert (message.id, message.role, message.status) == ("t1", "assistant", "completed")
+    assert message.blocks[0].markdown == "Implemented it."
+    assert result.session.id == "log"
+
+
+def test_seq_order_and_replayed_seq_applied_once(tmp_path: Path) -> None:
+    events = [
+        started("t1", PROSE, seq=1, ts=100, session_id="s9"),
+        delta("t1", "b1", "B", seq=3, ts=300, session_id="s9"),
+        delta("t1", "b1", "A", seq=2, ts=200, session_id="s9"),
+        delta("t1", "b1", "A", seq=2, ts=200, session_id="s9"),  # replay after a reconnect
+        {"type": "queue.paused", "seq": 4, "session_id": "s9"},
+        {"type": "turn.progress", "turn_id": "t1", "seq": 5},
+        ended("t1", seq=6, ts=600, session_id="s9"),
+    ]
+    (result,) = fold(tmp_path, events)
+    assert result.session.id == "s9"
+    (message,) = result.session.messages
+    assert message.blocks[0].markdown == "AB"
+    assert (message.created_at, message.completed_at) == (100, 600)
+
+
+@pytest.mark.parametrize("status", ["failed", "cancelled"])
+def test_terminal_status(tmp_path: Path, status: str) -> None:
+    (result,) = fold(tmp_path, [started("t1", PROSE), ended("t1", status)])
+    assert result.session.messages[0].status == status
+
+
+def test_unterminated_turn_is_kept_as_interrupted(tmp_path: Path) -> None:
+    events = [
+        started("t1", PROSE), delta("t1", "b1", "done"), completed("t1", "b1"), ended("t1"),
+        started("t2", {"id": "r", "type": "reasoning", "text": "", "visibility": "visible"}),
+        delta("t2", "r", "think", field="text"), completed("t2", "r"),
+        started("t2", {"id": "p", "type": "prose", "markdown": "Par"}), delta("t2", "p", "tial"),
+    ]
+    (result,) = fold(tmp_path, events)
+    first, second = result.session.messages
+    assert first.status == "completed"
+    assert second.status == "cancelled"
+    assert [b.type for b in second.blocks] == ["reasoning", "prose", "notice"]
+    assert second.blocks[1].markdown == "Partial"
+    assert second.blocks[2].code == "turn_interrupted" and second.blocks[2].message == INTERRUPTED_NOTICE
+    assert "turn_interrupted" not in (tmp_path / "log.jsonl").read_text()  # never written to the source
+
+
+@pytest.mark.parametrize(("events", "expected"), [
+    ([started("t1", PROSE), delta("t1", "nope", "x")], "line 2: delta for unknown block 'nope'"),
+    ([started("t1", PROSE), completed("t1", "b1"), delta("t1", "b1", "x")], "line 3: delta for completed block 'b1'"),
+    ([started("t1", PROSE), delta("t1", "b1", "x", field="text")], "line 2: delta field 'text' is not the streaming"),
+    ([started("t1", {"id": "c", "type": "code", "text": ""}), delta("t1", "c", "x", field="text")],
+     "line 2: delta for a code block, which does not stream"),
+    ([started("t1", PROSE), delta("t2", "b1", "x")], "line 2: delta for unknown block 'b1' in turn 't2'"),
+    ([started("t1", PROSE), completed("t1", "zz")], "line 2: completion for unknown block 'zz'"),
+    ([started("t1", PROSE), started("t1", PROSE)], "line 2: block 'b1' started twice"),
+    ([started("t1", PROSE), ended("t1"), delta("t1", "b1", "late")], "line 3: content.block.delta after turn 't1' ended"),
+    ([started("t1", {"id": "b", "type": "prose"})], 'line 1, block: missing required field "markdown"'),
+    ([started("t1", PROSE), {"type": "content.block.delta", "turn_id": "t1", "block_id": "b1", "text": "x"}],
+     'line 2: missing required field "field"'),
+    ([ended("t1", "completed") | {"status": "failed"}], 'line 1, status: must be "completed"'),
+    ([started("t1", PROSE), {"id": "m", "role": "user"}], "line 2: not an event"),
+    ([started("t1", {**PROSE, "extraKey": 1})], "line 1, block.extraKey: key is not snake_case"),
+])
+def test_invalid_events_name_the_line(tmp_path: Path, events: list[dict[str, Any]], expected: str) -> None:
+    results = fold(tmp_path, events)
+    lines = [p.line(r.source) for r in results for p in r.problems]
+    assert any(expected in line for line in lines), lines
+    assert all(r.session is None for r in results)
+
+
+def test_events_of_several_sessions_in_one_log(tmp_path: Path) -> None:
+    events = [started("t1", PROSE, session_id="a"), started("t2", PROSE, session_id="b"),
+              ended("t1", session_id="a"), ended("t2", session_id="b")]
+    assert [r.session.id for r in fold(tmp_path, events)] == ["a", "b"]
+
+
+def test_log_with_only_other_events(tmp_path: Path) -> None:
+    (result,) = fold(tmp_path, [{"type": "queue.paused"}, {"type": "view.changed"}])
+    assert result.problems[0].message == "no content or turn events"

@@ -1,0 +1,80 @@
+"""The model is frozen and gives back the canonical JSON it was read from (R3)."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+
+from strategies import session_documents
+from vis_export.model import CodeBlock, ReasoningBlock, ToolBlock, UnknownBlock
+from vis_export.sources import load
+
+
+def load_document(tmp_path: Path, document: dict[str, Any], name: str = "s.json"):
+    path = tmp_path / name
+    path.write_text(json.dumps(document, ensure_ascii=False), encoding="utf-8")
+    return next(load(path))
+
+
+@given(session_documents())
+def test_to_json_round_trips_stored_fields_and_order(document: dict[str, Any]) -> None:
+    from vis_export.sources.messages import session_document
+
+    original = copy.deepcopy(document)
+    session = session_document(document, "s.json", "s").session
+    assert document == original  # reading never touches the parsed input
+    out = session.to_json()
+    assert json.dumps(out) == json.dumps({k: document[k] for k in ("id", "title", "created_at", "messages")
+                                          if k in document})
+    for message, stored in zip(out["messages"], document["messages"]):
+        assert list(message) == list(stored)
+        for block, stored_block in zip(message["content"], stored["content"]):
+            assert list(block) == list(stored_block)
+
+
+def test_every_part_is_immutable(tmp_path: Path) -> None:
+    session = load_document(tmp_path, {"id": "s", "messages": [{
+        "id": "m", "role": "assistant", "status": "completed", "created_at": 1, "content": [
+            {"id": "t", "type": "tool", "tool": "x", "status": "completed", "input": {"paths": ["a"], "deep": {"k": 1}}},
+            {"id": "u", "type": "diagram", "source": {"nodes": [1]}},
+        ]}]})
+    message = session.messages[0]
+    tool, unknown = message.blocks
+    assert isinstance(tool, ToolBlock) and isinstance(unknown, UnknownBlock)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        session.title = "changed"  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        tool.status = "failed"  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        tool.input["paths"] = []  # type: ignore[index]
+    with pytest.raises(TypeError):
+        tool.input["deep"]["k"] = 2  # type: ignore[index]
+    with pytest.raises(AttributeError):
+        tool.input["paths"].append("b")  # type: ignore[union-attr]
+    with pytest.raises(TypeError):
+        unknown.fields["source"] = None  # type: ignore[index]
+    with pytest.raises(AttributeError):
+        session.messages.append(message)  # type: ignore[attr-defined]
+    assert unknown.to_json() == {"id": "u", "type": "diagram", "source": {"nodes": [1]}}
+
+
+def test_typed_fields_and_defaults(tmp_path: Path) -> None:
+    session = load_document(tmp_path, {"messages": [{
+        "id": "m", "role": "assistant", "status": "completed", "created_at": 1, "model": "gpt-5.6",
+        "provider": "openai-codex", "author": {"display_name": "Vis"}, "content": [
+            {"id": "r", "type": "reasoning", "text": "hidden"},
+            {"id": "c", "type": "code", "text": "x = 1\n"},
+        ]}]}, name="chat.json")
+    assert session.id == "chat"  # no id: the file name without its extension
+    message = session.messages[0]
+    reasoning, code = message.blocks
+    assert isinstance(reasoning, ReasoningBlock) and reasoning.visibility == "private" and reasoning.is_private
+    assert isinstance(code, CodeBlock) and code.language is None and code.text == "x = 1\n"
+    assert (message.model, message.provider, message.author["display_name"]) == ("gpt-5.6", "openai-codex", "Vis")
+    assert "visibility" not in message.to_json()["content"][0]  # defaults are not written back

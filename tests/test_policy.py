@@ -1,0 +1,57 @@
+"""R2: private reasoning reaches no output unless explicitly authorised."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given
+
+from strategies import PRIVATE_CANARY, session_documents
+from vis_export.formats.json import to_json
+from vis_export.model import ReasoningBlock
+from vis_export.policy import shows, visible, visible_session
+from vis_export.sources.messages import session_document
+
+
+def session_of(document: dict[str, Any]):
+    return session_document(document, "s.json", "s").session
+
+
+@given(session_documents())
+def test_private_reasoning_never_in_json_unless_all(document: dict[str, Any]) -> None:
+    session = session_of(document)
+    has_private = any(isinstance(b, ReasoningBlock) and b.is_private for _, b in session.blocks())
+    for reasoning in ("none", "visible"):
+        assert PRIVATE_CANARY not in to_json(session, reasoning=reasoning)
+        shown = visible_session(session, reasoning)
+        assert not any(isinstance(b, ReasoningBlock) and b.is_private for _, b in shown.blocks())
+    assert (PRIVATE_CANARY in to_json(session, reasoning="all")) == has_private
+    assert visible_session(session, "all") is session
+
+
+@given(session_documents())
+def test_policy_keeps_order_of_everything_else(document: dict[str, Any]) -> None:
+    session = session_of(document)
+    for reasoning in ("none", "visible", "all"):
+        shown = visible_session(session, reasoning)
+        for before, after in zip(session.messages, shown.messages):
+            assert [b for b in before.blocks if shows(b, reasoning)] == list(after.blocks)
+            assert after.id == before.id and after.role == before.role
+
+
+def test_levels_on_each_kind_of_reasoning() -> None:
+    session = session_of({"messages": [{"id": "m", "role": "assistant", "status": "completed", "created_at": 0,
+                                         "content": [
+                                             {"id": "p", "type": "reasoning", "text": "private"},
+                                             {"id": "q", "type": "reasoning", "text": "p2", "visibility": "private"},
+                                             {"id": "v", "type": "reasoning", "text": "shown", "visibility": "visible"},
+                                             {"id": "x", "type": "prose", "markdown": "answer"}]}]})
+    ids = lambda reasoning: [b.id for b in visible_session(session, reasoning).messages[0].blocks]  # noqa: E731
+    assert ids("none") == ["x"]
+    assert ids("visible") == ["v", "x"]
+    assert ids("all") == ["p", "q", "v", "x"]
+    private_block = session.messages[0].blocks[0]
+    assert visible(private_block, "visible") is None and visible(private_block, "all") is private_block
+    with pytest.raises(ValueError):
+        visible_session(session, "everything")  # type: ignore[arg-type]

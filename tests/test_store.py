@@ -1,0 +1,94 @@
+"""The Vis SQLite store: newest versions, skipped placeholders and sub-sessions,
+status mapping, the WAL, and never a byte written."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from pathlib import Path
+
+from conftest import GOLDEN
+from visstore import build_store, build_store_with_wal
+from vis_export.sources import read
+
+ROWS = json.loads((GOLDEN / "store.json").read_text())
+
+
+def snapshot(folder: Path) -> dict[str, str]:
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.iterdir())}
+
+
+def test_sessions_and_messages(golden_store: Path) -> None:
+    results = list(read(golden_store))
+    assert all(r.ok for r in results)
+    main, second = (r.session for r in results)
+    assert [main.id, second.id] == ["soul_main", "soul_second"]  # unclaimed and sub-sessions skipped
+    assert main.title == "Fix the <parser> & ship"  # newest session_state
+    ids = [(m.id, m.role, m.status) for m in main.messages]
+    assert ids == [
+        ("turn_1", "user", "completed"), ("ts_1_v2", "assistant", "completed"),
+        ("turn_2", "user", "completed"), ("ts_2", "assistant", "failed"),
+        ("turn_3", "user", "completed"), ("ts_3", "assistant", "cancelled"),
+        ("turn_4", "user", "completed"), ("ts_4", "assistant", "streaming"),
+    ]
+    user, assistant = main.messages[:2]
+    assert user.blocks[0].markdown == "Fix the parser, please.\n\n```\nkeep this literal\n```"
+    assert user.created_at == ROWS["session_turn_soul"][1]["created_at"]
+    assert [b.to_json() for b in assistant.blocks] == ROWS["session_turn_state"][1]["content_json"]
+    assert (assistant.model, assistant.provider) == ("gpt-5.6", "openai-codex")
+    assert main.metadata["llm_pref_model"] == "gpt-5.6"
+    assert main.attachments["att_1"].data == bytes.fromhex("89504e47")
+
+
+def test_leaves_no_file_and_changes_no_byte(golden_store: Path) -> None:
+    before = snapshot(golden_store.parent)
+    list(read(golden_store))
+    assert snapshot(golden_store.parent) == before
+
+
+def test_recent_turns_in_the_wal_are_read(tmp_path: Path) -> None:
+    recent = {
+        "session_turn_soul": [{"id": "turn_5", "session_state_id": "state_main_v2", "position": 5,
+                               "user_request": "Only in the WAL", "created_at": 1740000009000}],
+        "session_turn_state": [{"id": "ts_5", "session_turn_soul_id": "turn_5", "version": 1, "status": "done",
+                                "content_json": [{"id": "w", "type": "prose", "markdown": "From the WAL"}],
+                                "created_at": 1740000009100}],
+    }
+    store = build_store_with_wal(tmp_path / "vis.db", ROWS, recent)
+    assert Path(f"{store}-wal").stat().st_size > 0
+    before = snapshot(tmp_path)
+    main = next(r.session for r in read(store))
+    assert main.messages[-1].blocks[0].markdown == "From the WAL"
+    assert snapshot(tmp_path) == before  # the WAL was read from a private copy
+
+
+def test_not_a_vis_store(tmp_path: Path) -> None:
+    other = tmp_path / "other.db"
+    db = sqlite3.connect(other)
+    db.execute("CREATE TABLE notes (id INTEGER)")
+    db.commit()
+    db.close()
+    (result,) = read(other)
+    assert result.problems[0].line(result.source) == f"{other}: not a Vis store (no table session_soul)"
+
+
+def test_corrupt_sqlite_file(tmp_path: Path) -> None:
+    path = tmp_path / "vis.db"
+    path.write_bytes(b"SQLite format 3\x00" + b"\x00garbage" * 100)
+    (result,) = read(path)
+    assert "not a readable Vis store" in result.problems[0].message
+
+
+def test_bad_content_json_is_located_and_other_sessions_load(tmp_path: Path) -> None:
+    rows = json.loads(json.dumps(ROWS))
+    rows["session_turn_state"][2]["content_json"] = [{"id": "x", "type": "tool", "tool": "t", "status": "Failed"}]
+    rows["session_turn_state"][3]["content_json"] = "{not json"
+    store = build_store(tmp_path / "vis.db", rows)
+    bad, good = read(store)
+    assert [p.line(bad.source) for p in bad.problems] == [
+        f'{store}: session soul_main, turn 2, content[0].status: "Failed" must be lowercase (failed)',
+        f"{store}: session soul_main, turn 3, content_json: not JSON: Expecting property name enclosed in double "
+        "quotes: line 1 column 2 (char 1)",
+    ]
+    assert good.session.id == "soul_second"

@@ -1,0 +1,3 @@
+from vis_export.cli import main
+
+main()

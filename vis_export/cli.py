@@ -1,0 +1,256 @@
+"""The ``vis-export`` command: option parsing and messages over ``vis_export.api``.
+
+Every failure is one line on standard error naming the file and the place,
+with exit status 1; tracebacks only with ``--debug``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+import click
+
+from vis_export import __version__
+from vis_export.policy import DEFAULT_REASONING, REASONING_CHOICES
+
+CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+
+@dataclass
+class Reporter:
+    """Problem lines on stderr, remembering whether anything failed."""
+
+    failed: bool = False
+    counts: dict[str, int] = field(default_factory=dict)
+
+    def problem(self, line: str) -> None:
+        self.failed = True
+        click.echo(line, err=True)
+
+    def results(self, results: Iterable[Any]) -> list[Any]:
+        """Report every failed result; return the sessions that loaded."""
+        sessions = []
+        for result in results:
+            for problem in result.problems:
+                self.problem(problem.line(result.source))
+            if result.session is not None:
+                sessions.append(result.session)
+        return sessions
+
+
+class VisExportGroup(click.Group):
+    """Turns unexpected exceptions into one line unless ``--debug`` is given."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.Exit, click.ClickException, click.Abort):
+            raise
+        except KeyboardInterrupt:
+            click.echo("vis-export: interrupted", err=True)
+            sys.exit(130)
+        except BrokenPipeError:
+            sys.stderr.close()
+            sys.exit(1)
+        except Exception as error:  # noqa: BLE001 - the last line of defence
+            if ctx.params.get("debug") or (ctx.obj or {}).get("debug"):
+                raise
+            click.echo(f"vis-export: error: {error}", err=True)
+            sys.exit(1)
+
+
+@click.group(cls=VisExportGroup, context_settings=CONTEXT)
+@click.version_option(__version__, "-V", "--version", prog_name="vis-export")
+@click.option("--debug", is_flag=True, help="Show a traceback for unexpected errors.")
+@click.pass_context
+def main(ctx: click.Context, debug: bool) -> None:
+    """Export stored Vis agent conversations.
+
+    SOURCE is a session JSON file, a JSON Lines file of messages, a gateway event
+    log, a Vis SQLite store (vis.db), a directory of these (searched recursively),
+    or - for standard input.
+
+    \b
+    Examples:
+      vis-export validate sessions/
+      vis-export sessions ~/.vis/vis.db
+      vis-export convert chat.json --to json -o chat.canonical.json
+      vis-export convert ~/.vis/vis.db --to json -o exports/
+    """
+    ctx.obj = {"debug": debug}
+
+
+sources_argument = click.argument("sources", nargs=-1, required=True, metavar="SOURCE...")
+
+
+def _read(sources: Sequence[str]) -> Iterable[Any]:
+    from vis_export.sources import read
+
+    return read(sources)
+
+
+@main.command(context_settings=CONTEXT)
+@sources_argument
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per source file on standard output.")
+def validate(sources: Sequence[str], as_json: bool) -> None:
+    """Check sources against the Vis content contract.
+
+    Prints every problem as FILE: LOCATION: message on standard error and exits
+    with 1 if there is any, 0 when everything is valid.
+
+    \b
+    Examples:
+      vis-export validate session.json
+      vis-export validate --json sessions/ | jq '.[] | select(.valid | not)'
+    """
+    reporter = Reporter()
+    files: dict[str, dict[str, Any]] = {}
+    for result in _read(sources):
+        entry = files.setdefault(result.source, {"file": result.source, "valid": True, "problems": [], "sessions": 0})
+        if result.session is not None:
+            entry["sessions"] += 1
+        for problem in result.problems:
+            entry["valid"] = False
+            entry["problems"].append({"location": problem.location, "message": problem.message})
+            if as_json:
+                reporter.failed = True
+            else:
+                reporter.problem(problem.line(result.source))
+    if as_json:
+        click.echo(json.dumps(list(files.values()), ensure_ascii=False, indent=2))
+    else:
+        bad = sum(1 for entry in files.values() if not entry["valid"])
+        sessions = sum(entry["sessions"] for entry in files.values())
+        if bad:
+            click.echo(f"{bad} of {len(files)} file(s) invalid", err=True)
+        else:
+            click.echo(f"{len(files)} file(s) valid, {sessions} session(s)", err=True)
+    sys.exit(1 if reporter.failed else 0)
+
+
+def _time(ms: int | None) -> str:
+    if ms is None:
+        return "-"
+    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%SZ")
+
+
+@main.command(context_settings=CONTEXT)
+@sources_argument
+@click.option("--json", "as_json", is_flag=True, help="A JSON array of sessions on standard output.")
+def sessions(sources: Sequence[str], as_json: bool) -> None:
+    """List the sessions in the sources: id, title, messages, first and last time (UTC).
+
+    \b
+    Examples:
+      vis-export sessions ~/.vis/vis.db
+      vis-export sessions --json exports/ | jq -r '.[].id'
+    """
+    reporter = Reporter()
+    found = reporter.results(_read(sources))
+    rows = [
+        {"id": s.id, "title": s.title, "messages": len(s.messages), "first_at": s.first_time,
+         "last_at": s.last_time, "source": s.source}
+        for s in found
+    ]
+    if as_json:
+        click.echo(json.dumps(rows, ensure_ascii=False, indent=2))
+    elif rows:
+        table = [("ID", "TITLE", "MESSAGES", "FIRST", "LAST")] + [
+            (r["id"], _one_line(r["title"] or ""), str(r["messages"]), _time(r["first_at"]), _time(r["last_at"]))
+            for r in rows
+        ]
+        widths = [min(max(len(row[i]) for row in table), 48) for i in range(5)]
+        for row in table:
+            cells = [_fit(cell, width) for cell, width in zip(row, widths)]
+            click.echo("  ".join(cells).rstrip())
+    sys.exit(1 if reporter.failed else 0)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _fit(cell: str, width: int) -> str:
+    return (cell if len(cell) <= width else cell[: width - 1] + "…").ljust(width)
+
+
+FORMAT_NAMES = ["json"]
+
+
+@main.command(context_settings=CONTEXT)
+@sources_argument
+@click.option("--to", "to", type=click.Choice(FORMAT_NAMES), required=True, help="Output format.")
+@click.option(
+    "-o", "--output", type=click.Path(dir_okay=True, file_okay=True, path_type=Path), default=None,
+    help="A file for one session, a directory for several (one <session_id>.<ext> each); "
+    "standard output when absent or -.",
+)
+@click.option(
+    "--reasoning", type=click.Choice(REASONING_CHOICES), default=DEFAULT_REASONING, show_default=True,
+    help="Which reasoning to keep; 'all' authorises private reasoning.",
+)
+@click.option("--session", "session_ids", multiple=True, metavar="ID", help="Only this session (repeatable).")
+def convert(sources: Sequence[str], to: str, output: Path | None, reasoning: str, session_ids: Sequence[str]) -> None:
+    """Convert sessions to another format.
+
+    Invalid sessions are reported (as validate does) and skipped; the others are
+    still written, and the exit status is 1. Files are written atomically: a failed
+    export never leaves a partial file.
+
+    \b
+    Examples:
+      vis-export convert golden/session.json --to json
+      vis-export convert vis.db --to json --session 01JSESSION -o chat.json
+      vis-export convert vis.db --to json --reasoning none -o exports/
+    """
+    from vis_export.formats import get_format
+    from vis_export.output import file_names, write_atomic
+
+    reporter = Reporter()
+    found = reporter.results(_read(sources))
+    if session_ids:
+        wanted = set(session_ids)
+        for missing in sorted(wanted - {s.id for s in found}):
+            reporter.problem(f"vis-export: no session with id {missing!r} in the sources")
+        found = [s for s in found if s.id in wanted]
+    fmt = get_format(to)
+    if not found:
+        if not reporter.failed:
+            reporter.problem("vis-export: no sessions to convert")
+        sys.exit(1)
+    to_stdout = output is None or str(output) == "-"
+    if to_stdout:
+        text = fmt.render(found[0], reasoning) if len(found) == 1 else fmt.render_many(found, reasoning)
+        click.echo(text, nl=False)
+    elif len(found) == 1 and not output.is_dir():
+        write_atomic(output, fmt.render(found[0], reasoning))
+    else:
+        names = file_names([s.id for s in found], fmt.extension)
+        with _progress(len(found)) as advance:
+            for session, name in zip(found, names):
+                write_atomic(output / name, fmt.render(session, reasoning))
+                advance()
+    sys.exit(1 if reporter.failed else 0)
+
+
+class _progress:
+    """A progress bar on stderr when it is a terminal and the work is more than one file."""
+
+    def __init__(self, total: int):
+        self.bar = click.progressbar(length=total, label="Exporting", file=sys.stderr) if (
+            total > 1 and sys.stderr.isatty()) else None
+
+    def __enter__(self) -> Any:
+        if self.bar is None:
+            return lambda: None
+        bar = self.bar.__enter__()
+        return lambda: bar.update(1)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(*exc)

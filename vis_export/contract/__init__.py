@@ -1,0 +1,21 @@
+"""The Vis content-block contract: its JSON Schemas and the checks built from them."""
+
+from vis_export.contract.check import (
+    BLOCK_TYPES,
+    MESSAGE_ROLES,
+    MESSAGE_STATUSES,
+    check_block,
+    check_event,
+    check_message,
+    check_session,
+)
+
+__all__ = [
+    "BLOCK_TYPES",
+    "MESSAGE_ROLES",
+    "MESSAGE_STATUSES",
+    "check_block",
+    "check_event",
+    "check_message",
+    "check_session",
+]

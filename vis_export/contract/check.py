@@ -1,0 +1,362 @@
+"""A fast validator with the same verdicts as the contract's JSON Schemas.
+
+The schemas in ``schema/`` are the normative form; the test suite proves that
+this module reaches the same verdict as the ``jsonschema`` library on generated
+valid and invalid documents. It exists because a generic validator is an order
+of magnitude slower than ``json.loads`` on large sessions, and because it can
+say *where* and *what* in words a person understands. Problems of kind
+``"rule"`` are the contract rules no schema expresses (snake_case keys at every
+depth, ``completed_at`` not before ``created_at``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Callable
+
+from vis_export.problems import Path, Problem, format_path
+
+SNAKE_CASE = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)*$")
+_SNAKE_CASE_EXACT = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)*")
+
+MESSAGE_ROLES = ("assistant", "developer", "system", "tool", "user")
+MESSAGE_STATUSES = ("cancelled", "completed", "failed", "streaming", "suspended")
+TOOL_STATUSES = ("cancelled", "completed", "failed", "pending", "running")
+VISIBILITIES = ("private", "visible")
+DELTA_FIELDS = ("markdown", "text")
+TERMINAL_EVENTS = {"turn.completed": "completed", "turn.failed": "failed", "turn.cancelled": "cancelled"}
+EVENT_TYPES = ("content.block.started", "content.block.delta", "content.block.completed", *TERMINAL_EVENTS)
+
+Out = list[Problem]
+
+
+def _problem(out: Out, path: Path, message: str, kind: str = "schema") -> None:
+    out.append(Problem(format_path(path), message, kind))
+
+
+# --- scalar constraints (common.json) -------------------------------------------
+
+
+def _is_integer(value: Any) -> bool:
+    # JSON Schema counts 3.0 as an integer, and booleans as no number at all.
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, float):
+        return value.is_integer()
+    return isinstance(value, int)
+
+
+def _non_blank(out: Out, path: Path, value: Any) -> bool:
+    if not isinstance(value, str):
+        _problem(out, path, f"must be a string, not {_json_type(value)}")
+        return False
+    if not value or value.isspace():
+        _problem(out, path, "must not be blank")
+        return False
+    return True
+
+
+def _snake_case_id(out: Out, path: Path, value: Any) -> None:
+    if not isinstance(value, str):
+        _problem(out, path, f"must be a string, not {_json_type(value)}")
+    elif not SNAKE_CASE.search(value):
+        _problem(out, path, f"{_quote(value)} is not a snake_case identifier")
+    elif not _SNAKE_CASE_EXACT.fullmatch(value):
+        # The schema's `$` lets a trailing newline through; the contract does not.
+        _problem(out, path, f"{_quote(value)} is not a snake_case identifier", "rule")
+
+
+def _non_negative_integer(out: Out, path: Path, value: Any, nullable: bool = False) -> bool:
+    if nullable and value is None:
+        return False
+    if not _is_integer(value):
+        expected = "an integer (milliseconds) or null" if nullable else "an integer (milliseconds)"
+        _problem(out, path, f"must be {expected}, not {_json_type(value)}")
+        return False
+    if value < 0:
+        _problem(out, path, "must not be negative")
+        return False
+    return True
+
+
+def _enum(out: Out, path: Path, value: Any, allowed: tuple[str, ...]) -> None:
+    if isinstance(value, str) and value in allowed:
+        return
+    choices = ", ".join(allowed)
+    if not isinstance(value, str):
+        _problem(out, path, f"must be one of {choices}, not {_json_type(value)}")
+    elif value.startswith(":"):
+        _problem(out, path, f"{_quote(value)} is a keyword-looking value; expected one of {choices}")
+    elif value.lower() in allowed:
+        _problem(out, path, f"{_quote(value)} must be lowercase ({value.lower()})")
+    else:
+        _problem(out, path, f"{_quote(value)} is not one of {choices}")
+
+
+def _optional_string(out: Out, path: Path, value: Any) -> None:
+    if value is not None and not isinstance(value, str):
+        _problem(out, path, f"must be a string or null, not {_json_type(value)}")
+
+
+def _require(out: Out, path: Path, obj: dict[str, Any], fields: tuple[str, ...]) -> None:
+    for field in fields:
+        if field not in obj:
+            _problem(out, path, f"missing required field {_quote(field)}")
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
+
+
+def _quote(value: str, limit: int = 60) -> str:
+    """A value quoted for a one-line message: JSON escapes keep it on one line."""
+    shown = value if len(value) <= limit else value[:limit] + "…"
+    return json.dumps(shown, ensure_ascii=False)
+
+
+# --- keys at every depth ------------------------------------------------------------
+
+
+def check_keys(value: Any, path: Path, out: Out, _good: set[str] = set()) -> None:
+    """Every map key is a snake_case string, at every depth (tool input/output too).
+
+    ``_good`` is a process-wide cache of keys already seen to be snake_case: real
+    sessions repeat a few dozen keys millions of times.
+    """
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key not in _good:
+                if _SNAKE_CASE_EXACT.fullmatch(key):
+                    if len(_good) < 4096:
+                        _good.add(key)
+                else:
+                    _problem(out, (*path, key), "key is not snake_case", "rule")
+            if isinstance(item, (dict, list)):
+                check_keys(item, (*path, key), out)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            if isinstance(item, (dict, list)):
+                check_keys(item, (*path, index), out)
+
+
+def _check_own_keys(obj: dict[str, Any], path: Path, out: Out, structured: frozenset[str]) -> None:
+    """Check this object's keys, and every key below its fields except ``structured``
+    ones, which the caller checks itself as it descends."""
+    for key, item in obj.items():
+        if not _SNAKE_CASE_EXACT.fullmatch(key):
+            _problem(out, (*path, key), "key is not snake_case", "rule")
+        if key not in structured and isinstance(item, (dict, list)):
+            check_keys(item, (*path, key), out)
+
+
+# --- blocks --------------------------------------------------------------------------
+
+
+def _prose(b: dict[str, Any], path: Path, out: Out) -> None:
+    _require(out, path, b, ("markdown",))
+    if "markdown" in b and not isinstance(b["markdown"], str):
+        _problem(out, (*path, "markdown"), f"must be a string, not {_json_type(b['markdown'])}")
+
+
+def _speech(b: dict[str, Any], path: Path, out: Out) -> None:
+    _require(out, path, b, ("text",))
+    if "text" in b:
+        _non_blank(out, (*path, "text"), b["text"])
+
+
+def _code(b: dict[str, Any], path: Path, out: Out) -> None:
+    _require(out, path, b, ("text",))
+    if "text" in b and not isinstance(b["text"], str):
+        _problem(out, (*path, "text"), f"must be a string, not {_json_type(b['text'])}")
+    if "language" in b:
+        _non_blank(out, (*path, "language"), b["language"])
+
+
+def _tool(b: dict[str, Any], path: Path, out: Out) -> None:
+    _require(out, path, b, ("tool", "status"))
+    if "tool" in b:
+        _non_blank(out, (*path, "tool"), b["tool"])
+    if "status" in b:
+        _enum(out, (*path, "status"), b["status"], TOOL_STATUSES)
+
+
+def _reasoning(b: dict[str, Any], path: Path, out: Out) -> None:
+    _require(out, path, b, ("text",))
+    if "text" in b and not isinstance(b["text"], str):
+        _problem(out, (*path, "text"), f"must be a string, not {_json_type(b['text'])}")
+    if "visibility" in b:
+        _enum(out, (*path, "visibility"), b["visibility"], VISIBILITIES)
+
+
+def _coded(b: dict[str, Any], path: Path, out: Out) -> None:
+    _require(out, path, b, ("code", "message"))
+    if "code" in b:
+        _snake_case_id(out, (*path, "code"), b["code"])
+    if "message" in b:
+        _non_blank(out, (*path, "message"), b["message"])
+
+
+def _error(b: dict[str, Any], path: Path, out: Out) -> None:
+    _coded(b, path, out)
+    if "retryable" in b and not isinstance(b["retryable"], bool):
+        _problem(out, (*path, "retryable"), f"must be true or false, not {_json_type(b['retryable'])}")
+
+
+def _attachment(b: dict[str, Any], path: Path, out: Out) -> None:
+    _require(out, path, b, ("attachment_id", "name", "media_type"))
+    for field in ("attachment_id", "name", "media_type"):
+        if field in b:
+            _non_blank(out, (*path, field), b[field])
+
+
+_BLOCK_CHECKS: dict[str, Callable[[dict[str, Any], Path, Out], None]] = {
+    "prose": _prose,
+    "speech": _speech,
+    "code": _code,
+    "tool": _tool,
+    "reasoning": _reasoning,
+    "error": _error,
+    "attachment": _attachment,
+    "notice": _coded,
+}
+BLOCK_TYPES = tuple(_BLOCK_CHECKS)
+_NO_STRUCTURE: frozenset[str] = frozenset()
+
+
+def check_block(block: Any, path: Path, out: Out) -> None:
+    """Append every problem of one content block (known or unknown type) to ``out``."""
+    if not isinstance(block, dict):
+        _problem(out, path, f"a block must be an object, not {_json_type(block)}")
+        return
+    _check_own_keys(block, path, out, _NO_STRUCTURE)
+    _require(out, path, block, ("id", "type"))
+    if "id" in block:
+        _non_blank(out, (*path, "id"), block["id"])
+    kind = block.get("type")
+    if "type" in block and not isinstance(kind, str):
+        _problem(out, (*path, "type"), f"must be a string, not {_json_type(kind)}")
+        return
+    check = _BLOCK_CHECKS.get(kind)  # type: ignore[arg-type]
+    if check is not None:
+        check(block, path, out)
+
+
+# --- messages, sessions, events ---------------------------------------------------------
+
+_MESSAGE_STRUCTURE = frozenset({"content"})
+
+
+def check_message(message: Any, path: Path, out: Out) -> None:
+    """Append every problem of one message envelope and its blocks to ``out``."""
+    if not isinstance(message, dict):
+        _problem(out, path, f"a message must be an object, not {_json_type(message)}")
+        return
+    _check_own_keys(message, path, out, _MESSAGE_STRUCTURE)
+    _require(out, path, message, ("id", "role", "status", "content", "created_at"))
+    if "id" in message:
+        _non_blank(out, (*path, "id"), message["id"])
+    if "role" in message:
+        _enum(out, (*path, "role"), message["role"], MESSAGE_ROLES)
+    if "status" in message:
+        _enum(out, (*path, "status"), message["status"], MESSAGE_STATUSES)
+    created = completed = False
+    if "created_at" in message:
+        created = _non_negative_integer(out, (*path, "created_at"), message["created_at"])
+    if "completed_at" in message:
+        completed = _non_negative_integer(out, (*path, "completed_at"), message["completed_at"], True)
+    if created and completed and message["completed_at"] < message["created_at"]:
+        _problem(out, (*path, "completed_at"), "is before created_at", "rule")
+    for field in ("model", "provider"):
+        if field in message:
+            value = message[field]
+            _optional_string(out, (*path, field), value)
+            if isinstance(value, str) and value.startswith(":"):
+                # A Clojure keyword leaked into JSON (the contract's own example).
+                _problem(out, (*path, field), f"{_quote(value)} is a keyword-looking value", "rule")
+    if "content" in message:
+        content = message["content"]
+        if not isinstance(content, list):
+            _problem(out, (*path, "content"), f"must be an array, not {_json_type(content)}")
+        else:
+            for index, block in enumerate(content):
+                check_block(block, (*path, "content", index), out)
+
+
+_SESSION_STRUCTURE = frozenset({"messages"})
+
+
+def check_session(session: Any, path: Path, out: Out) -> None:
+    """Append every problem of a session object (metadata and messages) to ``out``."""
+    if not isinstance(session, dict):
+        _problem(out, path, f"a session must be an object, not {_json_type(session)}")
+        return
+    _check_own_keys(session, path, out, _SESSION_STRUCTURE)
+    _require(out, path, session, ("messages",))
+    if "id" in session:
+        _non_blank(out, (*path, "id"), session["id"])
+    if "title" in session:
+        _optional_string(out, (*path, "title"), session["title"])
+    if "created_at" in session:
+        _non_negative_integer(out, (*path, "created_at"), session["created_at"], True)
+    messages = session.get("messages")
+    if "messages" in session and not isinstance(messages, list):
+        _problem(out, (*path, "messages"), f"must be an array, not {_json_type(messages)}")
+    elif isinstance(messages, list):
+        for index, message in enumerate(messages):
+            check_message(message, (*path, "messages", index), out)
+
+
+_EVENT_STRUCTURE = frozenset({"block"})
+
+
+def check_event(event: dict[str, Any], path: Path, out: Out) -> None:
+    """Append every problem of one content or turn event to ``out``.
+
+    Only the types in ``EVENT_TYPES`` reach here; other gateway events are skipped
+    by the reader before validation.
+    """
+    _check_own_keys(event, path, out, _EVENT_STRUCTURE)
+    kind = event.get("type")
+    _require(out, path, event, ("turn_id",))
+    if "turn_id" in event:
+        _non_blank(out, (*path, "turn_id"), event["turn_id"])
+    for field in ("seq", "ts"):
+        if field in event:
+            _non_negative_integer(out, (*path, field), event[field])
+    if "session_id" in event:
+        _non_blank(out, (*path, "session_id"), event["session_id"])
+    if kind == "content.block.started":
+        _require(out, path, event, ("block",))
+        if "block" in event:
+            check_block(event["block"], (*path, "block"), out)
+    elif kind == "content.block.delta":
+        _require(out, path, event, ("block_id", "field", "text"))
+        if "block_id" in event:
+            _non_blank(out, (*path, "block_id"), event["block_id"])
+        if "field" in event:
+            _enum(out, (*path, "field"), event["field"], DELTA_FIELDS)
+        if "text" in event and not isinstance(event["text"], str):
+            _problem(out, (*path, "text"), f"must be a string, not {_json_type(event['text'])}")
+    elif kind == "content.block.completed":
+        _require(out, path, event, ("block_id",))
+        if "block_id" in event:
+            _non_blank(out, (*path, "block_id"), event["block_id"])
+    elif kind in TERMINAL_EVENTS:
+        _require(out, path, event, ("status",))
+        if "status" in event and event["status"] != TERMINAL_EVENTS[kind]:
+            _problem(out, (*path, "status"), f"must be {_quote(TERMINAL_EVENTS[kind])} for a {kind} event")
+    else:
+        _problem(out, (*path, "type"), f"{_quote(str(kind))} is not a content or turn event")

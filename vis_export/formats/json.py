@@ -1,0 +1,40 @@
+"""The canonical JSON projection: the stored contract, minus what the policy hides.
+
+Output is the contract itself (snake_case keys, lowercase enums, stored field
+order), so it is also a valid source for every reader.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Sequence
+
+from vis_export.model import Block, Message, Session
+from vis_export.policy import DEFAULT_REASONING, Exportable, Reasoning, visible
+
+
+def json_value(obj: Exportable, reasoning: Reasoning = DEFAULT_REASONING) -> Any:
+    shown = visible(obj, reasoning)
+    if shown is None:
+        return None
+    if isinstance(shown, (Session, Message, Block)):
+        return shown.to_json()
+    return [message.to_json() for message in shown]
+
+
+def _dump(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, indent=2) + "\n"
+
+
+def to_json(obj: Exportable, *, reasoning: Reasoning = DEFAULT_REASONING) -> str:
+    """JSON text of a session, message, block or list of messages."""
+    return _dump(json_value(obj, reasoning))
+
+
+def session_json(session: Session, reasoning: Reasoning = DEFAULT_REASONING) -> str:
+    return to_json(session, reasoning=reasoning)
+
+
+def sessions_json(sessions: Sequence[Session], reasoning: Reasoning = DEFAULT_REASONING) -> str:
+    """Several sessions on one stream: one JSON array, still valid input."""
+    return _dump([json_value(session, reasoning) for session in sessions])

@@ -1,0 +1,48 @@
+"""Writing exports: atomic files and file names made from session ids (rule R6)."""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from pathlib import Path
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+MAX_NAME = 120
+
+
+def write_atomic(path: Path, data: str | bytes) -> None:
+    """Write ``data`` to ``path`` so that readers see the old file or the new one,
+    never a part: a temporary file beside it, then a rename."""
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    directory = path.parent
+    directory.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.", suffix=".part")
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(payload)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(temporary, 0o666 & ~umask)
+        os.replace(temporary, path)
+    except BaseException:
+        try:
+            os.unlink(temporary)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def file_names(session_ids: list[str], extension: str) -> list[str]:
+    """One safe, distinct file name per session id, in order: ``<id>.<ext>``."""
+    names: list[str] = []
+    taken: set[str] = set()
+    for session_id in session_ids:
+        stem = _UNSAFE.sub("_", session_id).strip("._")[:MAX_NAME] or "session"
+        name, n = f"{stem}.{extension}", 1
+        while name.lower() in taken:
+            n += 1
+            name = f"{stem}-{n}.{extension}"
+        taken.add(name.lower())
+        names.append(name)
+    return names

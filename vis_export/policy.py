@@ -1,0 +1,73 @@
+"""The reasoning policy (rule R2): the one door every projection takes blocks through.
+
+Private reasoning (``visibility`` private, or none given) reaches an output only
+when the caller passes ``reasoning="all"``. Visible reasoning is shown by
+default and dropped with ``reasoning="none"``. No format filters reasoning on
+its own; each calls ``visible_session``, ``visible_message`` or ``visible_blocks``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Iterable, Literal
+
+from vis_export.model import Block, Message, ReasoningBlock, Session
+
+Exportable = Session | Message | Block | list[Message] | tuple[Message, ...]
+
+Reasoning = Literal["none", "visible", "all"]
+REASONING_CHOICES: tuple[Reasoning, ...] = ("none", "visible", "all")
+DEFAULT_REASONING: Reasoning = "visible"
+
+
+def check_reasoning(reasoning: str) -> Reasoning:
+    if reasoning not in REASONING_CHOICES:
+        raise ValueError(f"reasoning must be one of {', '.join(REASONING_CHOICES)}, not {reasoning!r}")
+    return reasoning  # type: ignore[return-value]
+
+
+def shows(block: Block, reasoning: Reasoning = DEFAULT_REASONING) -> bool:
+    """Whether ``block`` may reach an output under this policy."""
+    if not isinstance(block, ReasoningBlock):
+        return True
+    if reasoning == "all":
+        return True
+    return reasoning == "visible" and not block.is_private
+
+
+def visible_blocks(blocks: Iterable[Block], reasoning: Reasoning = DEFAULT_REASONING) -> tuple[Block, ...]:
+    check_reasoning(reasoning)
+    return tuple(block for block in blocks if shows(block, reasoning))
+
+
+def visible_message(message: Message, reasoning: Reasoning = DEFAULT_REASONING) -> Message:
+    blocks = visible_blocks(message.blocks, reasoning)
+    if len(blocks) == len(message.blocks):
+        return message
+    return replace(message, blocks=blocks)
+
+
+def visible_session(session: Session, reasoning: Reasoning = DEFAULT_REASONING) -> Session:
+    check_reasoning(reasoning)
+    messages = tuple(visible_message(m, reasoning) for m in session.messages)
+    if all(a is b for a, b in zip(messages, session.messages)):
+        return session
+    return replace(session, messages=messages)
+
+
+def visible(obj: Exportable, reasoning: Reasoning = DEFAULT_REASONING) -> Exportable | None:
+    """The same kind of object with what the policy hides taken out.
+
+    A single block the policy hides gives ``None``: a copy button on a private
+    reasoning block copies nothing.
+    """
+    check_reasoning(reasoning)
+    if isinstance(obj, Session):
+        return visible_session(obj, reasoning)
+    if isinstance(obj, Message):
+        return visible_message(obj, reasoning)
+    if isinstance(obj, Block):
+        return obj if shows(obj, reasoning) else None
+    if isinstance(obj, (list, tuple)):
+        return [visible_message(m, reasoning) for m in obj]
+    raise TypeError(f"cannot export a {type(obj).__name__}; expected a Session, Message, Block or list of messages")

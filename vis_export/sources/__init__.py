@@ -1,0 +1,85 @@
+"""Readers: every input in ``spec/sources.md`` becomes sessions of one model.
+
+Nothing here opens a source for writing. ``read`` yields a ``LoadResult`` per
+session (or per source that could not be read), so a batch can report one bad
+input and go on; ``load`` is the strict form the API offers.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Iterable, Iterator, Union
+
+from vis_export.model import Session
+from vis_export.problems import InvalidInput, Problem
+from vis_export.sources.files import read_bytes, read_file
+from vis_export.sources.result import LoadResult, failed
+from vis_export.sources.store import SQLITE_HEADER
+
+Source = Union[str, "os.PathLike[str]"]
+STDIN = "-"
+SESSION_SUFFIXES = (".json", ".jsonl", ".ndjson")
+SQLITE_SIDE_FILES = ("-wal", "-shm", "-journal")
+
+
+def read(sources: Source | Iterable[Source]) -> Iterator[LoadResult]:
+    """Every session in ``sources`` (files, directories, or ``-`` for stdin), in order."""
+    if isinstance(sources, (str, os.PathLike)):
+        sources = [sources]
+    for source in sources:
+        yield from _read_one(source)
+
+
+def load(sources: Source | Iterable[Source]) -> Iterator[Session]:
+    """Every session in ``sources``; raises ``InvalidInput`` at the first bad one."""
+    for result in read(sources):
+        if result.session is None:
+            raise InvalidInput(result.source, result.problems)
+        yield result.session
+
+
+def _read_one(source: Source) -> Iterator[LoadResult]:
+    name = os.fspath(source)
+    if name == STDIN:
+        yield from read_bytes(sys.stdin.buffer.read(), "<stdin>", "stdin")
+        return
+    path = Path(name)
+    if path.is_dir():
+        yield from _read_directory(path)
+    elif path.exists():
+        yield from read_file(path, name)
+    else:
+        yield failed(name, Problem("", "no such file or directory"))
+
+
+def _read_directory(root: Path) -> Iterator[LoadResult]:
+    found = False
+    for path in _session_files(root):
+        found = True
+        yield from read_file(path, str(path))
+    if not found:
+        yield failed(str(root), Problem("", "no sessions found (looked for .json, .jsonl, .ndjson and SQLite files)"))
+
+
+def _session_files(root: Path) -> Iterator[Path]:
+    for folder, dirs, files in os.walk(root, onerror=None):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in sorted(files):
+            path = Path(folder) / name
+            if name.startswith(".") or name.endswith(SQLITE_SIDE_FILES):
+                continue
+            if name.endswith(SESSION_SUFFIXES) or _starts_like_sqlite(path):
+                yield path
+
+
+def _starts_like_sqlite(path: Path) -> bool:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(16) == SQLITE_HEADER
+    except OSError:
+        return False
+
+
+__all__ = ["LoadResult", "Source", "load", "read"]

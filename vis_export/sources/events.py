@@ -1,0 +1,196 @@
+"""Gateway event logs folded into messages (``sources.md`` section 2).
+
+Events are applied in ``seq`` order, a repeated ``seq`` once; each turn becomes
+an assistant message. A turn the log never ends was interrupted: it is kept as
+``cancelled`` with what the user saw, and a ``turn_interrupted`` notice is added
+to the model (never to the source).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from vis_export.contract import check_event
+from vis_export.contract.check import EVENT_TYPES, TERMINAL_EVENTS
+from vis_export.model import Session, message_from_json
+from vis_export.problems import Problem
+from vis_export.sources.result import LoadResult
+
+EVENT_PREFIXES = ("content.block.", "turn.")
+# The one field a streaming block may grow, by block type (the content-block protocol).
+STREAMING_FIELDS = {"prose": "markdown", "reasoning": "text"}
+INTERRUPTED_NOTICE = "The turn was interrupted before it finished."
+
+
+def is_gateway_event(value: Any) -> bool:
+    """Any gateway event line (``queue.paused`` too): a dotted ``type``, no ``role``."""
+    return (
+        isinstance(value, dict)
+        and "role" not in value
+        and isinstance(value.get("type"), str)
+        and "." in value["type"]
+    )
+
+
+def is_event(value: Any) -> bool:
+    """A content or turn event: what an event log is folded from."""
+    return is_gateway_event(value) and value["type"].startswith(EVENT_PREFIXES)
+
+
+@dataclass
+class _Block:
+    data: dict[str, Any]
+    chunks: list[str] = field(default_factory=list)
+    completed: bool = False
+
+    def value(self) -> dict[str, Any]:
+        if not self.chunks:
+            return self.data
+        name = STREAMING_FIELDS[self.data["type"]]
+        return {**self.data, name: self.data[name] + "".join(self.chunks)}
+
+
+@dataclass
+class _Turn:
+    id: str
+    created_at: int
+    blocks: dict[str, _Block] = field(default_factory=dict)
+    status: str | None = None
+    completed_at: int | None = None
+
+    def message(self) -> dict[str, Any]:
+        content = [block.value() for block in self.blocks.values()]
+        status = self.status
+        if status is None:
+            status = "cancelled"
+            content.append({
+                "id": f"{self.id}_interrupted",
+                "type": "notice",
+                "code": "turn_interrupted",
+                "message": INTERRUPTED_NOTICE,
+            })
+        message = {"id": self.id, "role": "assistant", "status": status,
+                   "content": content, "created_at": self.created_at}
+        if self.completed_at is not None and self.completed_at >= self.created_at:
+            message["completed_at"] = self.completed_at
+        return message
+
+
+def _ordered(events: list[tuple[int, dict[str, Any]]]) -> list[tuple[int, dict[str, Any]]]:
+    """Sort by ``seq`` (lines without one keep their place after the last seen)
+    and drop replays of a ``seq`` already applied."""
+    keyed = []
+    last = -1
+    for position, (lineno, event) in enumerate(events):
+        seq = event.get("seq")
+        if isinstance(seq, int) and not isinstance(seq, bool):
+            last = seq
+            keyed.append(((seq, 0, position), seq, lineno, event))
+        else:
+            keyed.append(((last, 1, position), None, lineno, event))
+    keyed.sort(key=lambda item: item[0])
+    seen: set[int] = set()
+    ordered = []
+    for _, seq, lineno, event in keyed:
+        if seq is not None:
+            if seq in seen:
+                continue
+            seen.add(seq)
+        ordered.append((lineno, event))
+    return ordered
+
+
+class _Folder:
+    def __init__(self) -> None:
+        self.turns: dict[str, _Turn] = {}
+        self.problems: list[Problem] = []
+
+    def fail(self, lineno: int, message: str) -> None:
+        self.problems.append(Problem(f"line {lineno}", message))
+
+    def apply(self, lineno: int, event: dict[str, Any]) -> None:
+        kind = event["type"]
+        turn_id = event["turn_id"]
+        turn = self.turns.get(turn_id)
+        if turn is not None and turn.status is not None:
+            self.fail(lineno, f"{kind} after turn {turn_id!r} ended")
+            return
+        if turn is None:
+            turn = self.turns[turn_id] = _Turn(turn_id, event.get("ts", 0))
+        if kind == "content.block.started":
+            block = event["block"]
+            if block["id"] in turn.blocks:
+                self.fail(lineno, f"block {block['id']!r} started twice in turn {turn_id!r}")
+            else:
+                turn.blocks[block["id"]] = _Block(dict(block))
+        elif kind == "content.block.delta":
+            self.delta(lineno, turn, event)
+        elif kind == "content.block.completed":
+            block = self.existing(lineno, turn, event["block_id"], "completion")
+            if block is not None:
+                block.completed = True
+        else:
+            turn.status = TERMINAL_EVENTS[kind]
+            turn.completed_at = event.get("ts")
+
+    def existing(self, lineno: int, turn: _Turn, block_id: str, what: str) -> _Block | None:
+        block = turn.blocks.get(block_id)
+        if block is None:
+            self.fail(lineno, f"{what} for unknown block {block_id!r} in turn {turn.id!r}")
+        elif block.completed:
+            self.fail(lineno, f"{what} for completed block {block_id!r}")
+            return None
+        return block
+
+    def delta(self, lineno: int, turn: _Turn, event: dict[str, Any]) -> None:
+        block = self.existing(lineno, turn, event["block_id"], "delta")
+        if block is None:
+            return
+        kind = block.data["type"]
+        expected = STREAMING_FIELDS.get(kind)
+        if expected is None:
+            self.fail(lineno, f"delta for a {kind} block, which does not stream")
+        elif event["field"] != expected:
+            self.fail(lineno, f"delta field {event['field']!r} is not the streaming field of a {kind} block ({expected})")
+        else:
+            block.chunks.append(event["text"])
+
+
+def event_log(lines: list[tuple[int, Any]], source: str, default_id: str) -> list[LoadResult]:
+    """Fold an event log into one session per ``session_id``."""
+    problems: list[Problem] = []
+    events: list[tuple[int, dict[str, Any]]] = []
+    for lineno, value in lines:
+        if not is_gateway_event(value):
+            problems.append(Problem(f"line {lineno}", "not an event (a log mixes events and other lines)"))
+            continue
+        if value["type"] not in EVENT_TYPES:
+            continue  # queue.*, view.*, turn.queued, turn.progress, ...: not part of the content
+        found: list[Problem] = []
+        check_event(value, (), found)
+        problems.extend(p.at(f"line {lineno}") for p in found)
+        if not found:
+            events.append((lineno, value))
+    if problems:
+        return [LoadResult(source, None, tuple(problems))]
+
+    folders: dict[str, _Folder] = {}
+    first_ts: dict[str, int | None] = {}
+    for lineno, event in _ordered(events):
+        session_id = event.get("session_id") or default_id
+        folder = folders.setdefault(session_id, _Folder())
+        first_ts.setdefault(session_id, event.get("ts"))
+        folder.apply(lineno, event)
+    if not folders:
+        return [LoadResult(source, None, (Problem("", "no content or turn events"),))]
+
+    results = []
+    for session_id, folder in folders.items():
+        if folder.problems:
+            results.append(LoadResult(source, None, tuple(folder.problems)))
+            continue
+        messages = tuple(message_from_json(turn.message()) for turn in folder.turns.values())
+        session = Session(id=session_id, messages=messages, created_at=first_ts[session_id], source=source)
+        results.append(LoadResult(source, session))
+    return results

@@ -1,0 +1,107 @@
+"""One file (or stdin) to load results: format detection by content.
+
+The extension is only a hint: a ``.json`` file holding JSON Lines, or a file
+with no extension holding a session, is read for what it is.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from vis_export.problems import Problem
+from vis_export.sources.events import event_log, is_gateway_event
+from vis_export.sources.messages import message_array, message_lines, session_document, single_message
+from vis_export.sources.result import LoadResult, failed
+from vis_export.sources.store import is_store, read_store
+
+LONIS_PREFIX = "lonis."
+
+
+def read_file(path: Path, source: str) -> list[LoadResult]:
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(16)
+            if is_store(head):
+                handle.close()
+                return read_store(path, source)
+            data = head + handle.read()
+    except OSError as error:
+        return [failed(source, Problem("", f"cannot read: {error.strerror or error}"))]
+    return read_bytes(data, source, path.stem or path.name)
+
+
+def read_bytes(data: bytes, source: str, default_id: str) -> list[LoadResult]:
+    if is_store(data[:16]):
+        return [failed(source, Problem("", "a Vis store cannot be read from standard input; name the file"))]
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        return [failed(source, Problem(f"byte {error.start}", "not UTF-8 text"))]
+    if not text.strip():
+        return [failed(source, Problem("", "empty file"))]
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as error:
+        if error.msg == "Extra data" or _first_line_parses(text):
+            return _json_lines(text, source, default_id)
+        return [failed(source, Problem(f"line {error.lineno} column {error.colno}", f"not JSON: {error.msg}"))]
+    return _document(value, source, default_id)
+
+
+def _first_line_parses(text: str) -> bool:
+    first = text.lstrip().split("\n", 1)[0]
+    try:
+        json.loads(first)
+    except json.JSONDecodeError:
+        return False
+    return True
+
+
+def _document(value: Any, source: str, default_id: str) -> list[LoadResult]:
+    if isinstance(value, dict):
+        if _is_lonis(value):
+            return [_lonis(source)]
+        if "messages" in value:
+            return [session_document(value, source, default_id)]
+        if is_gateway_event(value):
+            return event_log([(1, value)], source, default_id)
+        return [single_message(value, source, default_id)]
+    if isinstance(value, list):
+        if any(_is_lonis(item) for item in value):
+            return [_lonis(source)]
+        if value and all(is_gateway_event(item) for item in value):
+            return event_log(list(enumerate(value, 1)), source, default_id)
+        if value and all(isinstance(item, dict) and "messages" in item for item in value):
+            # Several session objects, as `convert --to json` writes them to one stream.
+            return [session_document(item, source, f"{default_id}_{n}") for n, item in enumerate(value, 1)]
+        return [message_array(value, source, default_id)]
+    return [failed(source, Problem("", "expected a message, an array of messages or a session object"))]
+
+
+def _json_lines(text: str, source: str, default_id: str) -> list[LoadResult]:
+    lines: list[tuple[int, Any]] = []
+    problems: list[Problem] = []
+    for lineno, line in enumerate(text.split("\n"), 1):
+        if not line.strip():
+            continue
+        try:
+            lines.append((lineno, json.loads(line)))
+        except json.JSONDecodeError as error:
+            problems.append(Problem(f"line {lineno}", f"not JSON: {error.msg} (column {error.colno})"))
+    if problems:
+        return [LoadResult(source, None, tuple(problems))]
+    if any(_is_lonis(value) for _, value in lines):
+        return [_lonis(source)]
+    if any(is_gateway_event(value) for _, value in lines):
+        return event_log(lines, source, default_id)
+    return [message_lines(lines, source, default_id)]
+
+
+def _is_lonis(value: Any) -> bool:
+    return isinstance(value, dict) and str(value.get("schema_version", "")).startswith(LONIS_PREFIX)
+
+
+def _lonis(source: str) -> LoadResult:
+    return failed(source, Problem("", "Lonis blocks are not supported by this version of vis-export yet"))

@@ -1,0 +1,29 @@
+"""What reading one session gives: the session, or the problems that stop it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from vis_export.model import Session
+from vis_export.problems import Problem
+
+
+@dataclass(frozen=True, slots=True)
+class LoadResult:
+    """One session read from ``source``, or why it could not be.
+
+    ``session`` is ``None`` exactly when ``problems`` is not empty; a batch
+    reports these and goes on with the other results.
+    """
+
+    source: str
+    session: Session | None
+    problems: tuple[Problem, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def failed(source: str, *problems: Problem) -> LoadResult:
+    return LoadResult(source, None, problems)
