@@ -9,20 +9,30 @@ unknown block types included.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import FrozenInstanceError, dataclass, field
 from types import MappingProxyType
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any, Iterator, Mapping
 
 EMPTY: Mapping[str, Any] = MappingProxyType({})
 
 
 def freeze(value: Any) -> Any:
-    """A deep read-only copy of a JSON value: maps become read-only views, lists tuples."""
-    if isinstance(value, dict):
-        return MappingProxyType({key: freeze(item) for key, item in value.items()})
-    if isinstance(value, list):
-        return tuple(freeze(item) for item in value)
+    """A deep read-only copy of a JSON value: maps become read-only views, lists tuples.
+
+    Written for speed (it touches every container of every loaded session): leaves
+    are returned as they are without a call.
+    """
+    kind = type(value)
+    if kind is dict:
+        return MappingProxyType(
+            {key: freeze(item) if type(item) in _CONTAINERS else item for key, item in value.items()}
+        )
+    if kind is list:
+        return tuple([freeze(item) if type(item) in _CONTAINERS else item for item in value])
     return value
+
+
+_CONTAINERS = frozenset({dict, list})
 
 
 def thaw(value: Any) -> Any:
@@ -36,135 +46,130 @@ def thaw(value: Any) -> Any:
 
 # --- blocks ----------------------------------------------------------------------
 
+_REQUIRED: Any = object()
 
-@dataclass(frozen=True, slots=True)
+
+def _field(name: str, default: Any = _REQUIRED) -> Any:
+    """A read-only attribute that reads one stored field (with the contract's default)."""
+    if default is _REQUIRED:
+        return property(lambda self: self.fields[name], doc=f"The stored ``{name}`` field.")
+    return property(lambda self: self.fields.get(name, default), doc=f"The stored ``{name}`` field, if any.")
+
+
 class Block:
-    """A content block. ``fields`` holds every stored field (``id`` and ``type`` too)."""
+    """A content block: ``fields`` holds every stored field, ``id`` and ``type`` too.
 
-    id: str
-    type: str
+    Typed attributes (``markdown``, ``status`` ...) read from ``fields``, so a
+    block is one small object over one read-only map: loading a 16 MB session
+    builds tens of thousands of them, and a dataclass per block costs twice as much.
+    """
+
+    __slots__ = ("fields",)
     fields: Mapping[str, Any]
+
+    def __init__(self, fields: Mapping[str, Any]):
+        object.__setattr__(self, "fields", fields)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise FrozenInstanceError(f"cannot delete field {name!r}")
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and self.fields == other.fields  # type: ignore[attr-defined]
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({dict(self.fields)!r})"
+
+    id = _field("id")
+    type = _field("type")
 
     def to_json(self) -> dict[str, Any]:
         return thaw(self.fields)
 
 
-@dataclass(frozen=True, slots=True)
 class ProseBlock(Block):
-    markdown: str
+    __slots__ = ()
+    markdown = _field("markdown")
 
 
-@dataclass(frozen=True, slots=True)
 class CodeBlock(Block):
-    text: str
-    language: str | None = None
+    __slots__ = ()
+    text = _field("text")
+    language = _field("language", None)
 
 
-@dataclass(frozen=True, slots=True)
 class ToolBlock(Block):
-    tool: str
-    status: str
-    input: Any = None
-    output: Any = None
-    error: Any = None
-    started_at: Any = None
-    completed_at: Any = None
+    __slots__ = ()
+    tool = _field("tool")
+    status = _field("status")
+    input = _field("input", None)
+    output = _field("output", None)
+    error = _field("error", None)
+    started_at = _field("started_at", None)
+    completed_at = _field("completed_at", None)
 
 
-@dataclass(frozen=True, slots=True)
 class ReasoningBlock(Block):
-    text: str
-    visibility: str = "private"
+    __slots__ = ()
+    text = _field("text")
+    visibility = _field("visibility", "private")
 
     @property
     def is_private(self) -> bool:
-        return self.visibility != "visible"
+        return self.fields.get("visibility") != "visible"
 
 
-@dataclass(frozen=True, slots=True)
 class ErrorBlock(Block):
-    code: str
-    message: str
-    retryable: bool = False
+    __slots__ = ()
+    code = _field("code")
+    message = _field("message")
+    retryable = _field("retryable", False)
 
 
-@dataclass(frozen=True, slots=True)
 class AttachmentBlock(Block):
-    attachment_id: str
-    name: str
-    media_type: str
+    __slots__ = ()
+    attachment_id = _field("attachment_id")
+    name = _field("name")
+    media_type = _field("media_type")
 
 
-@dataclass(frozen=True, slots=True)
 class NoticeBlock(Block):
-    code: str
-    message: str
+    __slots__ = ()
+    code = _field("code")
+    message = _field("message")
 
 
-@dataclass(frozen=True, slots=True)
 class SpeechBlock(Block):
-    text: str
+    __slots__ = ()
+    text = _field("text")
 
 
-@dataclass(frozen=True, slots=True)
 class UnknownBlock(Block):
     """A block type this version does not know: kept whole, shown only as inert data."""
 
-
-def _make_prose(f: Mapping[str, Any]) -> Block:
-    return ProseBlock(f["id"], "prose", f, f["markdown"])
+    __slots__ = ()
 
 
-def _make_code(f: Mapping[str, Any]) -> Block:
-    return CodeBlock(f["id"], "code", f, f["text"], f.get("language"))
-
-
-def _make_tool(f: Mapping[str, Any]) -> Block:
-    return ToolBlock(
-        f["id"], "tool", f, f["tool"], f["status"], f.get("input"), f.get("output"),
-        f.get("error"), f.get("started_at"), f.get("completed_at"),
-    )
-
-
-def _make_reasoning(f: Mapping[str, Any]) -> Block:
-    return ReasoningBlock(f["id"], "reasoning", f, f["text"], f.get("visibility", "private"))
-
-
-def _make_error(f: Mapping[str, Any]) -> Block:
-    return ErrorBlock(f["id"], "error", f, f["code"], f["message"], f.get("retryable", False))
-
-
-def _make_attachment(f: Mapping[str, Any]) -> Block:
-    return AttachmentBlock(f["id"], "attachment", f, f["attachment_id"], f["name"], f["media_type"])
-
-
-def _make_notice(f: Mapping[str, Any]) -> Block:
-    return NoticeBlock(f["id"], "notice", f, f["code"], f["message"])
-
-
-def _make_speech(f: Mapping[str, Any]) -> Block:
-    return SpeechBlock(f["id"], "speech", f, f["text"])
-
-
-_BLOCK_MAKERS: dict[str, Callable[[Mapping[str, Any]], Block]] = {
-    "prose": _make_prose,
-    "code": _make_code,
-    "tool": _make_tool,
-    "reasoning": _make_reasoning,
-    "error": _make_error,
-    "attachment": _make_attachment,
-    "notice": _make_notice,
-    "speech": _make_speech,
+BLOCK_CLASSES: dict[str, type[Block]] = {
+    "prose": ProseBlock,
+    "code": CodeBlock,
+    "tool": ToolBlock,
+    "reasoning": ReasoningBlock,
+    "error": ErrorBlock,
+    "attachment": AttachmentBlock,
+    "notice": NoticeBlock,
+    "speech": SpeechBlock,
 }
 
 
 def block_from_json(data: Mapping[str, Any]) -> Block:
     """The model of one block that passed ``check_block``."""
-    fields = freeze(data) if isinstance(data, dict) else data
-    make = _BLOCK_MAKERS.get(fields["type"])
-    if make is None:
-        return UnknownBlock(fields["id"], fields["type"], fields)
-    return make(fields)
+    fields = freeze(data) if type(data) is dict else data
+    return BLOCK_CLASSES.get(fields["type"], UnknownBlock)(fields)
 
 
 # --- messages and sessions ----------------------------------------------------------------
@@ -200,10 +205,11 @@ class Message:
 
 def message_from_json(data: dict[str, Any]) -> Message:
     """The model of one message that passed ``check_message``."""
-    blocks = tuple(block_from_json(block) for block in data["content"])
-    fields = MappingProxyType(
-        {key: (() if key == "content" else freeze(value)) for key, value in data.items()}
-    )
+    blocks = tuple([block_from_json(block) for block in data["content"]])
+    fields = MappingProxyType({
+        key: () if key == "content" else freeze(value) if type(value) in _CONTAINERS else value
+        for key, value in data.items()
+    })
     return Message(
         id=data["id"],
         role=data["role"],

@@ -130,35 +130,49 @@ def _quote(value: str, limit: int = 60) -> str:
 # --- keys at every depth ------------------------------------------------------------
 
 
-def check_keys(value: Any, path: Path, out: Out, _good: set[str] = set()) -> None:
-    """Every map key is a snake_case string, at every depth (tool input/output too).
+# Keys already seen to be snake_case. Real sessions repeat a few dozen keys
+# millions of times, so one set lookup for all of an object's keys replaces a
+# regular expression per key. Bounded, so hostile input cannot grow it forever.
+_GOOD_KEYS: set[str] = set()
+_GOOD_KEYS_LIMIT = 4096
 
-    ``_good`` is a process-wide cache of keys already seen to be snake_case: real
-    sessions repeat a few dozen keys millions of times.
-    """
-    if isinstance(value, dict):
+
+def _bad_keys(obj: dict[str, Any], path: Path, out: Out) -> None:
+    if _GOOD_KEYS.issuperset(obj):
+        return
+    for key in obj:
+        if key in _GOOD_KEYS:
+            continue
+        if _SNAKE_CASE_EXACT.fullmatch(key):
+            if len(_GOOD_KEYS) < _GOOD_KEYS_LIMIT:
+                _GOOD_KEYS.add(key)
+        else:
+            _problem(out, (*path, key), "key is not snake_case", "rule")
+
+
+def check_keys(value: Any, path: Path, out: Out) -> None:
+    """Every map key is a snake_case string, at every depth (tool input/output too)."""
+    kind = type(value)
+    if kind is dict:
+        _bad_keys(value, path, out)
         for key, item in value.items():
-            if key not in _good:
-                if _SNAKE_CASE_EXACT.fullmatch(key):
-                    if len(_good) < 4096:
-                        _good.add(key)
-                else:
-                    _problem(out, (*path, key), "key is not snake_case", "rule")
-            if isinstance(item, (dict, list)):
+            if type(item) in _CONTAINERS:
                 check_keys(item, (*path, key), out)
-    elif isinstance(value, list):
+    elif kind is list:
         for index, item in enumerate(value):
-            if isinstance(item, (dict, list)):
+            if type(item) in _CONTAINERS:
                 check_keys(item, (*path, index), out)
+
+
+_CONTAINERS = frozenset({dict, list})
 
 
 def _check_own_keys(obj: dict[str, Any], path: Path, out: Out, structured: frozenset[str]) -> None:
     """Check this object's keys, and every key below its fields except ``structured``
     ones, which the caller checks itself as it descends."""
+    _bad_keys(obj, path, out)
     for key, item in obj.items():
-        if not _SNAKE_CASE_EXACT.fullmatch(key):
-            _problem(out, (*path, key), "key is not snake_case", "rule")
-        if key not in structured and isinstance(item, (dict, list)):
+        if type(item) in _CONTAINERS and key not in structured:
             check_keys(item, (*path, key), out)
 
 
@@ -238,6 +252,11 @@ _NO_STRUCTURE: frozenset[str] = frozenset()
 
 def check_block(block: Any, path: Path, out: Out) -> None:
     """Append every problem of one content block (known or unknown type) to ``out``."""
+    if not _block_ok(block):
+        _check_block_in_detail(block, path, out)
+
+
+def _check_block_in_detail(block: Any, path: Path, out: Out) -> None:
     if not isinstance(block, dict):
         _problem(out, path, f"a block must be an object, not {_json_type(block)}")
         return
@@ -261,6 +280,15 @@ _MESSAGE_STRUCTURE = frozenset({"content"})
 
 def check_message(message: Any, path: Path, out: Out) -> None:
     """Append every problem of one message envelope and its blocks to ``out``."""
+    if not _envelope_ok(message):
+        _check_message_in_detail(message, path, out)
+        return
+    for index, block in enumerate(message["content"]):
+        if not _block_ok(block):
+            _check_block_in_detail(block, (*path, "content", index), out)
+
+
+def _check_message_in_detail(message: Any, path: Path, out: Out) -> None:
     if not isinstance(message, dict):
         _problem(out, path, f"a message must be an object, not {_json_type(message)}")
         return
@@ -360,3 +388,89 @@ def check_event(event: dict[str, Any], path: Path, out: Out) -> None:
             _problem(out, (*path, "status"), f"must be {_quote(TERMINAL_EVENTS[kind])} for a {kind} event")
     else:
         _problem(out, (*path, "type"), f"{_quote(str(kind))} is not a content or turn event")
+
+
+# --- fast paths ----------------------------------------------------------------------------
+# Valid input is by far the common case. These predicates accept only what is
+# certainly valid, in as few operations as possible; anything else goes to the
+# detailed checks above, which say what is wrong and where. The tests hold both
+# paths to the JSON Schemas' verdicts.
+
+
+def _keys_ok(value: Any) -> bool:
+    kind = type(value)
+    if kind is dict:
+        if not _GOOD_KEYS.issuperset(value):
+            return False
+        for item in value.values():
+            if type(item) in _CONTAINERS and not _keys_ok(item):
+                return False
+    elif kind is list:
+        for item in value:
+            if type(item) in _CONTAINERS and not _keys_ok(item):
+                return False
+    return True
+
+
+def _text_ok(value: Any) -> bool:
+    return type(value) is str and bool(value) and not value.isspace()
+
+
+def _values_ok(obj: dict[str, Any], skip: str = "") -> bool:
+    for key, item in obj.items():
+        if type(item) in _CONTAINERS and key != skip and not _keys_ok(item):
+            return False
+    return True
+
+
+_FAST_BLOCK: dict[str, Callable[[dict[str, Any]], bool]] = {
+    "prose": lambda b: type(b.get("markdown")) is str,
+    "code": lambda b: type(b.get("text")) is str and ("language" not in b or _text_ok(b["language"])),
+    "speech": lambda b: _text_ok(b.get("text")),
+    "reasoning": lambda b: type(b.get("text")) is str and b.get("visibility", "private") in VISIBILITIES,
+    "tool": lambda b: _text_ok(b.get("tool")) and b.get("status") in TOOL_STATUSES,
+    "error": lambda b: _code_ok(b) and type(b.get("retryable", False)) is bool,
+    "notice": lambda b: _code_ok(b),
+    "attachment": lambda b: _text_ok(b.get("attachment_id")) and _text_ok(b.get("name"))
+    and _text_ok(b.get("media_type")),
+}
+
+
+def _code_ok(block: dict[str, Any]) -> bool:
+    code = block.get("code")
+    return type(code) is str and _SNAKE_CASE_EXACT.fullmatch(code) is not None and _text_ok(block.get("message"))
+
+
+def _block_ok(block: Any) -> bool:
+    if type(block) is not dict or not _GOOD_KEYS.issuperset(block) or not _text_ok(block.get("id")):
+        return False
+    kind = block.get("type")
+    if type(kind) is not str:
+        return False
+    fast = _FAST_BLOCK.get(kind)
+    return (fast is None or fast(block)) and _values_ok(block)
+
+
+def _time_ok(value: Any) -> bool:
+    return type(value) is int and value >= 0
+
+
+def _envelope_ok(message: Any) -> bool:
+    if type(message) is not dict or not _GOOD_KEYS.issuperset(message):
+        return False
+    created = message.get("created_at")
+    completed = message.get("completed_at")
+    if not (
+        _text_ok(message.get("id"))
+        and message.get("role") in MESSAGE_ROLES
+        and message.get("status") in MESSAGE_STATUSES
+        and type(message.get("content")) is list
+        and _time_ok(created)
+        and (completed is None or (_time_ok(completed) and completed >= created))
+    ):
+        return False
+    for field in ("model", "provider"):
+        value = message.get(field)
+        if value is not None and (type(value) is not str or value.startswith(":")):
+            return False
+    return _values_ok(message, skip="content")

@@ -6,9 +6,11 @@ with no extension holding a session, is read for what it is.
 
 from __future__ import annotations
 
+import gc
 import json
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from vis_export.problems import Problem
 from vis_export.sources.events import event_log, is_gateway_event
@@ -32,14 +34,32 @@ def read_file(path: Path, source: str) -> list[LoadResult]:
     return read_bytes(data, source, path.stem or path.name)
 
 
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Loading builds hundreds of thousands of acyclic objects; the cyclic garbage
+    collector would walk them again and again for nothing (a third of load time)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def read_bytes(data: bytes, source: str, default_id: str) -> list[LoadResult]:
+    with _collector_paused():
+        return _read_text(data, source, default_id)
+
+
+def _read_text(data: bytes, source: str, default_id: str) -> list[LoadResult]:
     if is_store(data[:16]):
         return [failed(source, Problem("", "a Vis store cannot be read from standard input; name the file"))]
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
         return [failed(source, Problem(f"byte {error.start}", "not UTF-8 text"))]
-    if not text.strip():
+    if not text or text.isspace():
         return [failed(source, Problem("", "empty file"))]
     try:
         value = json.loads(text)

@@ -1,0 +1,52 @@
+"""Run every benchmark and print each path beside its anchor, measured in the same run.
+
+    python -m benchmarks            # all sizes up to 16 MB
+    python -m benchmarks --quick    # small sizes only, for a smoke run
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from benchmarks.generate import session_bytes
+from benchmarks.harness import Result, best_time, peak_mb, process_time, table
+
+SIZES = {"1 message": 1, "100 KB": 100_000, "1 MB": 1_000_000, "16 MB": 16_000_000}
+
+
+def load_validate(sizes: dict[str, int]) -> list[Result]:
+    from vis_export.sources.files import read_bytes
+
+    results = []
+    for label, size in sizes.items():
+        data = session_bytes(size)
+        (loaded,) = read_bytes(data, "bench", "bench")
+        assert loaded.ok, loaded.problems
+        repeat = 3 if size > 2_000_000 else 15
+        ours = best_time(lambda: read_bytes(data, "bench", "bench"), repeat)
+        anchor = best_time(lambda: json.loads(data), repeat)
+        peak = peak_mb(lambda: read_bytes(data, "bench", "bench"))
+        results.append(Result(f"load+validate {label} ({len(data) / 1e6:.1f} MB)", ours, "json.loads", anchor,
+                              "<= 3x", peak))
+    return results
+
+
+def import_time(repeat: int) -> list[Result]:
+    ours = process_time("import vis_export", repeat)
+    anchor = process_time("pass", repeat)
+    return [Result("import vis_export", ours, "bare interpreter", anchor, "<= 2x")]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="small sizes and fewer repeats")
+    args = parser.parse_args()
+    sizes = {k: v for k, v in SIZES.items() if not args.quick or v <= 1_000_000}
+    results = load_validate(sizes) + import_time(5 if args.quick else 21)
+    print(table(results))
+
+
+if __name__ == "__main__":
+    main()

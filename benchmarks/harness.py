@@ -1,0 +1,69 @@
+"""Timing and memory helpers: best-of-N wall time, peak traced memory, ratios."""
+
+from __future__ import annotations
+
+import gc
+import statistics
+import subprocess
+import sys
+import time
+import tracemalloc
+from dataclasses import dataclass
+from typing import Callable
+
+
+@dataclass
+class Result:
+    path: str
+    ours: float
+    anchor_name: str
+    anchor: float
+    goal: str
+    peak_mb: float | None = None
+    unit: str = "ms"
+
+    @property
+    def ratio(self) -> float:
+        return self.ours / self.anchor if self.anchor else float("inf")
+
+
+def best_time(fn: Callable[[], object], repeat: int) -> float:
+    """The fastest of ``repeat`` runs, in seconds: the least disturbed by a noisy machine."""
+    times = []
+    for _ in range(repeat):
+        gc.collect()
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def peak_mb(fn: Callable[[], object]) -> float:
+    """Peak memory Python allocated while ``fn`` ran, in MB."""
+    gc.collect()
+    tracemalloc.start()
+    try:
+        fn()
+        return tracemalloc.get_traced_memory()[1] / 1e6
+    finally:
+        tracemalloc.stop()
+
+
+def process_time(code: str, repeat: int) -> float:
+    """Median wall time of a fresh interpreter running ``code``, in seconds."""
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-c", code], check=True)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def table(results: list[Result]) -> str:
+    header = f"{'path':<36} {'ours':>10} {'anchor':>10}  {'ratio':>6}  {'goal':<8} {'peak MB':>8}  anchor"
+    lines = [header, "-" * len(header)]
+    for r in results:
+        peak = f"{r.peak_mb:8.1f}" if r.peak_mb is not None else f"{'-':>8}"
+        lines.append(f"{r.path:<36} {r.ours * 1000:9.1f}ms {r.anchor * 1000:9.1f}ms  {r.ratio:5.2f}x  {r.goal:<8} "
+                     f"{peak}  {r.anchor_name}")
+    return "\n".join(lines)
