@@ -11,6 +11,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = ROOT / "golden"
+INPUT = GOLDEN / "input"
 
 # Few examples while developing, many in CI (CI=true): same tests, deeper search.
 settings.register_profile(
@@ -33,9 +34,9 @@ def update_golden(request: pytest.FixtureRequest) -> bool:
 
 @pytest.fixture
 def golden_store(tmp_path: Path) -> Path:
-    """The golden Vis store, built from golden/store.json with the real table layout."""
+    """The golden Vis store, built from golden/store/rows.json with the real table layout."""
     import json
 
     from visstore import build_store
 
-    return build_store(tmp_path / "vis.db", json.loads((GOLDEN / "store.json").read_text()))
+    return build_store(tmp_path / "vis.db", json.loads((GOLDEN / "store" / "rows.json").read_text()))

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from conftest import GOLDEN
+from conftest import GOLDEN, INPUT
 from vis_export import __version__
 from vis_export.cli import main
 
-SESSION = GOLDEN / "session.json"
+SESSION = INPUT / "session.json"
 
 
 def run(*args: str, stdin: str | None = None):
@@ -91,7 +91,7 @@ def test_convert_batch_reports_bad_and_writes_good(tmp_path: Path) -> None:
     sources.mkdir()
     (sources / "a.json").write_text(SESSION.read_text())
     (sources / "b.json").write_text("{truncated")
-    (sources / "c.jsonl").write_text((GOLDEN / "messages.jsonl").read_text())
+    (sources / "c.jsonl").write_text((INPUT / "messages.jsonl").read_text())
     out = tmp_path / "out"
     result = run("convert", str(sources), "--to", "json", "-o", str(out))
     assert result.exit_code == 1

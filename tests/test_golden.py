@@ -1,4 +1,4 @@
-"""Golden files: each golden input and its canonical JSON output.
+"""Golden files: each golden input and its output in every format.
 
 ``pytest --update-golden`` rewrites the expected files; any drift fails.
 """
@@ -9,16 +9,23 @@ from pathlib import Path
 
 import pytest
 
-from conftest import GOLDEN
+from conftest import GOLDEN, INPUT
 from vis_export.formats import get_format
+from vis_export.formats.options import ExportOptions
 from vis_export.sources import read
 
 EXPECTED = GOLDEN / "expected"
 INPUTS = ["session.json", "messages.jsonl", "events.jsonl", "store"]
+VARIANTS = {
+    "": ExportOptions(),
+    "all": ExportOptions(reasoning="all", timestamps=True, front_matter=True, tool_output_limit=40,
+                         attachments=Path("attachments")),
+    "none": ExportOptions(reasoning="none", no_tools=True),
+}
 
 
 def sessions_of(name: str, store: Path) -> list:
-    path = store if name == "store" else GOLDEN / name
+    path = store if name == "store" else INPUT / name
     results = list(read(path))
     assert all(r.ok for r in results), [p for r in results for p in r.problems]
     return [r.session for r in results]
@@ -27,15 +34,24 @@ def sessions_of(name: str, store: Path) -> list:
 def check(path: Path, actual: str, update: bool) -> None:
     if update:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(actual, encoding="utf-8")
+        path.write_text(actual, encoding="utf-8", newline="")
     assert path.exists(), f"{path} is missing: run pytest --update-golden"
-    assert actual == path.read_text(encoding="utf-8"), f"{path.name} drifted; review, then pytest --update-golden"
+    expected = path.read_bytes().decode("utf-8")
+    assert actual == expected, f"{path.name} drifted; review, then pytest --update-golden"
 
 
+@pytest.mark.parametrize("variant", list(VARIANTS))
 @pytest.mark.parametrize("name", INPUTS)
-@pytest.mark.parametrize("fmt", ["json"])
-def test_golden_output(name: str, fmt: str, golden_store: Path, update_golden: bool) -> None:
+@pytest.mark.parametrize("fmt", ["json", "text", "markdown"])
+def test_golden_output(fmt: str, name: str, variant: str, golden_store: Path, update_golden: bool) -> None:
+    if fmt == "json" and variant == "none":
+        pytest.skip("json takes only the reasoning option; 'all' covers it")
     out = get_format(fmt)
+    options = VARIANTS[variant]
     for session in sessions_of(name, golden_store):
         stem = name.split(".")[0]
-        check(EXPECTED / fmt / f"{stem}.{session.id}.{out.extension}", out.render(session), update_golden)
+        suffix = f".{variant}" if variant else ""
+        expected = EXPECTED / fmt / f"{stem}.{session.id}{suffix}.{out.extension}"
+        check(expected, out.render(session, options), update_golden)
+        if out.pieces is not None:
+            assert "".join(out.pieces(session, options)) == out.render(session, options)

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import GOLDEN
+from conftest import GOLDEN, INPUT
 from visstore import build_store_with_wal
 
-ROWS = json.loads((GOLDEN / "store.json").read_text())
+ROWS = json.loads((GOLDEN / "store" / "rows.json").read_text())
 
 
 def without_override(args: list[str]) -> subprocess.CompletedProcess[str]:
@@ -39,8 +39,8 @@ def tree(folder: Path) -> dict[str, str]:
 def read_only_sources(tmp_path: Path):
     folder = tmp_path / "ro"
     folder.mkdir()
-    shutil.copy(GOLDEN / "session.json", folder)
-    shutil.copy(GOLDEN / "events.jsonl", folder)
+    shutil.copy(INPUT / "session.json", folder)
+    shutil.copy(INPUT / "events.jsonl", folder)
     recent = {"session_turn_soul": [{"id": "turn_9", "session_state_id": "state_second", "position": 2,
                                      "user_request": "wal only", "created_at": 1740000009000}]}
     build_store_with_wal(folder / "vis.db", ROWS, recent)
@@ -66,7 +66,7 @@ def test_read_only_directory_with_a_wal_store(read_only_sources: Path, tmp_path:
 
 def test_unreadable_file_is_one_line(tmp_path: Path) -> None:
     path = tmp_path / "secret.json"
-    shutil.copy(GOLDEN / "session.json", path)
+    shutil.copy(INPUT / "session.json", path)
     path.chmod(0)
     result = without_override(["validate", str(path)])
     assert result.returncode == 1

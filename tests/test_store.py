@@ -12,7 +12,7 @@ from conftest import GOLDEN
 from visstore import build_store, build_store_with_wal
 from vis_export.sources import read
 
-ROWS = json.loads((GOLDEN / "store.json").read_text())
+ROWS = json.loads((GOLDEN / "store" / "rows.json").read_text())
 
 
 def snapshot(folder: Path) -> dict[str, str]:

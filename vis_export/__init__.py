@@ -17,6 +17,9 @@ _LAZY = {
     "read": "vis_export.api",
     "validate": "vis_export.api",
     "to_json": "vis_export.api",
+    "to_text": "vis_export.formats.text",
+    "to_markdown": "vis_export.formats.markdown",
+    "clipboard": "vis_export.clipboard",
     "Session": "vis_export.model",
     "Message": "vis_export.model",
     "Block": "vis_export.model",
@@ -28,6 +31,9 @@ __all__ = ["__version__", *_LAZY]
 
 if TYPE_CHECKING:
     from vis_export.api import load, read, to_json, validate
+    from vis_export.clipboard import clipboard
+    from vis_export.formats.markdown import to_markdown
+    from vis_export.formats.text import to_text
     from vis_export.model import Block, Message, Session
     from vis_export.problems import InvalidInput, Problem
 

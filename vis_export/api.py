@@ -6,12 +6,15 @@ import os
 from typing import Any
 
 from vis_export.contract import check_message, check_session
+from vis_export.clipboard import clipboard
 from vis_export.formats.json import to_json
+from vis_export.formats.markdown import to_markdown
+from vis_export.formats.text import to_text
 from vis_export.model import Session
 from vis_export.problems import Problem
 from vis_export.sources import load, read
 
-__all__ = ["load", "read", "to_json", "validate"]
+__all__ = ["clipboard", "load", "read", "to_json", "to_markdown", "to_text", "validate"]
 
 
 def validate(obj: Any) -> list[Problem]:

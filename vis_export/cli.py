@@ -9,14 +9,15 @@ from __future__ import annotations
 import json
 import sys
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 import click
 
 from vis_export import __version__
+from vis_export.formats import FORMAT_NAMES
 from vis_export.policy import DEFAULT_REASONING, REASONING_CHOICES
+from vis_export.timefmt import utc
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -133,12 +134,6 @@ def validate(sources: Sequence[str], as_json: bool) -> None:
     sys.exit(1 if reporter.failed else 0)
 
 
-def _time(ms: int | None) -> str:
-    if ms is None:
-        return "-"
-    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%SZ")
-
-
 @main.command(context_settings=CONTEXT)
 @sources_argument
 @click.option("--json", "as_json", is_flag=True, help="A JSON array of sessions on standard output.")
@@ -161,7 +156,7 @@ def sessions(sources: Sequence[str], as_json: bool) -> None:
         click.echo(json.dumps(rows, ensure_ascii=False, indent=2))
     elif rows:
         table = [("ID", "TITLE", "MESSAGES", "FIRST", "LAST")] + [
-            (r["id"], _one_line(r["title"] or ""), str(r["messages"]), _time(r["first_at"]), _time(r["last_at"]))
+            (r["id"], _one_line(r["title"] or ""), str(r["messages"]), utc(r["first_at"]), utc(r["last_at"]))
             for r in rows
         ]
         widths = [min(max(len(row[i]) for row in table), 48) for i in range(5)]
@@ -179,12 +174,10 @@ def _fit(cell: str, width: int) -> str:
     return (cell if len(cell) <= width else cell[: width - 1] + "…").ljust(width)
 
 
-FORMAT_NAMES = ["json"]
-
-
 @main.command(context_settings=CONTEXT)
 @sources_argument
-@click.option("--to", "to", type=click.Choice(FORMAT_NAMES), required=True, help="Output format.")
+@click.option("--to", "to", type=click.Choice(FORMAT_NAMES), required=True,
+              help="Output format: json, text, markdown (md).")
 @click.option(
     "-o", "--output", type=click.Path(dir_okay=True, file_okay=True, path_type=Path), default=None,
     help="A file for one session, a directory for several (one <session_id>.<ext> each); "
@@ -195,7 +188,17 @@ FORMAT_NAMES = ["json"]
     help="Which reasoning to keep; 'all' authorises private reasoning.",
 )
 @click.option("--session", "session_ids", multiple=True, metavar="ID", help="Only this session (repeatable).")
-def convert(sources: Sequence[str], to: str, output: Path | None, reasoning: str, session_ids: Sequence[str]) -> None:
+@click.option("--timestamps", is_flag=True, help="Times in message headers (text, markdown).")
+@click.option("--no-tools", is_flag=True, help="Leave tool blocks out (text, markdown).")
+@click.option("--tool-output-limit", type=click.IntRange(min=0), metavar="N", default=None,
+              help="Keep the first N characters of each tool output, then a visible marker (text, markdown).")
+@click.option("--front-matter", is_flag=True, help="YAML front matter: session id, title, created, model (markdown).")
+@click.option("--attachments", type=click.Path(file_okay=False, path_type=Path), default=None, metavar="DIR",
+              help="Where attachment bytes live (DIR/<attachment_id>): attachments become links or images.")
+def convert(
+    sources: Sequence[str], to: str, output: Path | None, reasoning: str, session_ids: Sequence[str],
+    timestamps: bool, no_tools: bool, tool_output_limit: int | None, front_matter: bool, attachments: Path | None,
+) -> None:
     """Convert sessions to another format.
 
     Invalid sessions are reported (as validate does) and skipped; the others are
@@ -205,12 +208,17 @@ def convert(sources: Sequence[str], to: str, output: Path | None, reasoning: str
     \b
     Examples:
       vis-export convert golden/session.json --to json
-      vis-export convert vis.db --to json --session 01JSESSION -o chat.json
-      vis-export convert vis.db --to json --reasoning none -o exports/
+      vis-export convert chat.jsonl --to md --front-matter --timestamps -o chat.md
+      vis-export convert vis.db --to text --session 01JSESSION | less
+      vis-export convert vis.db --to markdown --reasoning none --no-tools -o exports/
     """
     from vis_export.formats import get_format
+    from vis_export.formats.options import ExportOptions
     from vis_export.output import file_names, write_atomic
 
+    options = ExportOptions(reasoning=reasoning, timestamps=timestamps, no_tools=no_tools,  # type: ignore[arg-type]
+                            tool_output_limit=tool_output_limit, attachments=attachments,
+                            front_matter=front_matter)
     reporter = Reporter()
     found = reporter.results(_read(sources))
     if session_ids:
@@ -223,17 +231,23 @@ def convert(sources: Sequence[str], to: str, output: Path | None, reasoning: str
         if not reporter.failed:
             reporter.problem("vis-export: no sessions to convert")
         sys.exit(1)
-    to_stdout = output is None or str(output) == "-"
-    if to_stdout:
-        text = fmt.render(found[0], reasoning) if len(found) == 1 else fmt.render_many(found, reasoning)
-        click.echo(text, nl=False)
+
+    def content(session: Any) -> Any:
+        return fmt.pieces(session, options) if fmt.pieces else fmt.render(session, options)
+
+    if output is None or str(output) == "-":
+        if len(found) == 1 and fmt.pieces:
+            for piece in fmt.pieces(found[0], options):
+                click.echo(piece, nl=False)
+        else:
+            click.echo(fmt.render_many(found, options) if len(found) > 1 else fmt.render(found[0], options), nl=False)
     elif len(found) == 1 and not output.is_dir():
-        write_atomic(output, fmt.render(found[0], reasoning))
+        write_atomic(output, content(found[0]))
     else:
         names = file_names([s.id for s in found], fmt.extension)
         with _progress(len(found)) as advance:
             for session, name in zip(found, names):
-                write_atomic(output / name, fmt.render(session, reasoning))
+                write_atomic(output / name, content(session))
                 advance()
     sys.exit(1 if reporter.failed else 0)
 

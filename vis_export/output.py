@@ -6,21 +6,28 @@ import os
 import re
 import tempfile
 from pathlib import Path
+from typing import Iterable
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 MAX_NAME = 120
 
 
-def write_atomic(path: Path, data: str | bytes) -> None:
-    """Write ``data`` to ``path`` so that readers see the old file or the new one,
-    never a part: a temporary file beside it, then a rename."""
-    payload = data.encode("utf-8") if isinstance(data, str) else data
+def write_atomic(path: Path, data: str | bytes | Iterable[str]) -> None:
+    """Write ``data`` (or its pieces, as they come) to ``path`` so that readers see
+    the old file or the new one, never a part: a temporary file beside it, then a
+    rename."""
+    pieces: Iterable[bytes] = (
+        [data.encode("utf-8")] if isinstance(data, str)
+        else [data] if isinstance(data, bytes)
+        else (piece.encode("utf-8") for piece in data)
+    )
     directory = path.parent
     directory.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.", suffix=".part")
     try:
         with os.fdopen(handle, "wb") as stream:
-            stream.write(payload)
+            for piece in pieces:
+                stream.write(piece)
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(temporary, 0o666 & ~umask)

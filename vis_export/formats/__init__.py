@@ -7,10 +7,11 @@ module and one entry here.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Callable, Iterator, Sequence
 
+from vis_export.formats.options import ExportOptions
+from vis_export.formats.projector import Projector
 from vis_export.model import Session
-from vis_export.policy import Reasoning
 
 
 @dataclass(frozen=True, slots=True)
@@ -18,9 +19,11 @@ class Format:
     name: str
     extension: str
     media_type: str
-    render: Callable[..., str]
+    render: Callable[[Session, ExportOptions], str]
     # Several sessions written to one stream (standard output).
-    render_many: Callable[[Sequence[Session], Reasoning], str]
+    render_many: Callable[[Sequence[Session], ExportOptions], str]
+    # The output in pieces, so a large session is written without one big string.
+    pieces: Callable[[Session, ExportOptions], Iterator[str]] | None = None
 
 
 def _json() -> Format:
@@ -29,8 +32,34 @@ def _json() -> Format:
     return Format("json", "json", "application/json", module.session_json, module.sessions_json)
 
 
-FORMATS: dict[str, Callable[[], Format]] = {"json": _json}
-ALIASES: dict[str, str] = {}
+def _text() -> Format:
+    from vis_export.formats.text import TextProjector
+
+    return _projected("text", "txt", "text/plain; charset=utf-8", TextProjector)
+
+
+def _markdown() -> Format:
+    from vis_export.formats.markdown import MarkdownProjector
+
+    return _projected("markdown", "md", "text/markdown; charset=utf-8", MarkdownProjector)
+
+
+def _projected(name: str, extension: str, media_type: str, projector: type[Projector]) -> Format:
+    def render(session: Session, options: ExportOptions) -> str:
+        return projector(options).render(session)
+
+    def render_many(sessions: Sequence[Session], options: ExportOptions) -> str:
+        return "\n".join(render(session, options) for session in sessions)
+
+    def pieces(session: Session, options: ExportOptions) -> Iterator[str]:
+        return projector(options).pieces(session)
+
+    return Format(name, extension, media_type, render, render_many, pieces)
+
+
+FORMATS: dict[str, Callable[[], Format]] = {"json": _json, "text": _text, "markdown": _markdown}
+ALIASES: dict[str, str] = {"md": "markdown", "txt": "text"}
+FORMAT_NAMES = [*FORMATS, *ALIASES]
 
 
 def get_format(name: str) -> Format:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any, Sequence
 
+from vis_export.formats.options import ExportOptions
 from vis_export.model import Block, Message, Session
 from vis_export.policy import DEFAULT_REASONING, Exportable, Reasoning, visible
 
@@ -31,10 +32,10 @@ def to_json(obj: Exportable, *, reasoning: Reasoning = DEFAULT_REASONING) -> str
     return _dump(json_value(obj, reasoning))
 
 
-def session_json(session: Session, reasoning: Reasoning = DEFAULT_REASONING) -> str:
-    return to_json(session, reasoning=reasoning)
+def session_json(session: Session, options: ExportOptions) -> str:
+    return to_json(session, reasoning=options.reasoning)
 
 
-def sessions_json(sessions: Sequence[Session], reasoning: Reasoning = DEFAULT_REASONING) -> str:
+def sessions_json(sessions: Sequence[Session], options: ExportOptions) -> str:
     """Several sessions on one stream: one JSON array, still valid input."""
-    return _dump([json_value(session, reasoning) for session in sessions])
+    return _dump([json_value(session, options.reasoning) for session in sessions])

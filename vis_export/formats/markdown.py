@@ -1,0 +1,140 @@
+"""Markdown (``--to markdown``/``md``, the clipboard's ``text/markdown``): GitHub Flavored.
+
+Prose is written as it was; everything else a message holds (tool names,
+error messages, titles, attachment names, model names, unknown fields) goes
+through ``markdown_syntax`` so it renders as the literal text it is (R4). Code
+is fenced with a fence longer than any backtick run inside it (R1).
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+from urllib.parse import quote
+
+from vis_export.formats.markdown_syntax import (
+    escape, escape_html, escape_one_line, fenced, yaml_string,
+)
+from vis_export.formats.options import ExportOptions
+from vis_export.formats.projector import Projector, author_name, json_text, role_label, status_note
+from vis_export.formats.prose import contained
+from vis_export.formats.text import lf
+from vis_export.model import (
+    AttachmentBlock, Block, CodeBlock, ErrorBlock, Message, NoticeBlock, ProseBlock, ReasoningBlock, Session,
+    SpeechBlock, ToolBlock,
+)
+from vis_export.policy import Exportable
+from vis_export.timefmt import iso, utc
+
+
+class MarkdownProjector(Projector):
+    def session(self, session: Session) -> Iterator[str]:
+        if self.options.front_matter:
+            yield self.front_matter(session)
+        title = session.title if session.title and session.title.strip() else f"Session {session.id}"
+        yield f"# {escape_one_line(title)}\n\n"
+        yield from self.messages(list(session.messages))
+
+    def front_matter(self, session: Session) -> str:
+        lines = ["---", f"session_id: {yaml_string(session.id)}"]
+        if session.title is not None:
+            lines.append(f"title: {yaml_string(session.title)}")
+        created = session.created_at if session.created_at is not None else session.first_time
+        if created is not None:
+            lines.append(f"created: {yaml_string(iso(created))}")
+        models = sorted({m.model for m in session.messages if m.model})
+        providers = sorted({m.provider for m in session.messages if m.provider})
+        for key, values in (("model", models), ("provider", providers)):
+            if len(values) == 1:
+                lines.append(f"{key}: {yaml_string(values[0])}")
+            elif values:
+                lines.append(f"{key}s: [{', '.join(yaml_string(v) for v in values)}]")
+        return "\n".join(lines) + "\n---\n\n"
+
+    def message(self, message: Message) -> Iterator[str]:
+        yield self.heading(message) + "\n"
+        for block in self.blocks(message):
+            yield "\n" + self.block(block)
+
+    def heading(self, message: Message) -> str:
+        # Role, status and time are the projector's own words; names come from the data.
+        parts = [role_label(message)]
+        name = author_name(message)
+        if name:
+            parts[0] += f" \\({escape_one_line(name)}\\)"
+        note = status_note(message)
+        if note:
+            parts.append(note)
+        if message.model:
+            parts.append(escape_one_line(message.model))
+        if self.options.timestamps:
+            parts.append(utc(message.created_at))
+        return "## " + " · ".join(parts)
+
+    # --- one method per block type ----------------------------------------------------
+
+    def block_prose(self, block: ProseBlock) -> str:
+        return contained(lf(block.markdown))
+
+    def block_code(self, block: CodeBlock) -> str:
+        return fenced(block.text, block.language)
+
+    def block_tool(self, block: ToolBlock) -> str:
+        summary = f"Tool <code>{escape_html(block.tool)}</code> · {escape_html(block.status)}"
+        timing = _duration(block)
+        if timing:
+            summary += f" · {timing}"
+        parts = [f"<details>\n<summary>{summary}</summary>\n"]
+        for label, key in (("Input", "input"), ("Output", "output"), ("Error", "error")):
+            if key in block.fields:
+                value = block.fields[key]
+                text = self.tool_output(value) if key == "output" else json_text(value)
+                parts.append(f"**{label}**\n\n{fenced(text, 'json')}")
+        parts.append("</details>\n")
+        return "\n".join(parts)
+
+    def block_reasoning(self, block: ReasoningBlock) -> str:
+        label = "Private reasoning" if block.is_private else "Reasoning"
+        return f"<details>\n<summary>{label}</summary>\n\n{contained(lf(block.text))}\n</details>\n"
+
+    def block_error(self, block: ErrorBlock) -> str:
+        retry = " *(retryable)*" if block.retryable else ""
+        return _quote(f"**Error** ({escape_one_line(block.code)}): {escape(block.message)}{retry}")
+
+    def block_notice(self, block: NoticeBlock) -> str:
+        return _quote(f"**Notice** ({escape_one_line(block.code)}): {escape(block.message)}")
+
+    def block_attachment(self, block: AttachmentBlock) -> str:
+        label = escape_one_line(block.name)
+        kind = escape_one_line(block.media_type)
+        if self.options.attachments is None:
+            return f"*Attachment:* {label} ({kind})\n"
+        # The id is one path segment, whatever it holds ("/" and ".." included).
+        target = quote(self.options.attachments.as_posix()) + "/" + quote(block.attachment_id, safe="")
+        bang = "!" if block.media_type.startswith("image/") else ""
+        return f"{bang}[{label}]({target})\n"
+
+    def block_speech(self, block: SpeechBlock) -> str:
+        return f"*Speech:* {escape(block.text)}\n"
+
+    def block_unknown(self, block: Block) -> str:
+        summary = f"Unsupported block <code>{escape_html(block.type)}</code>"
+        return f"<details>\n<summary>{summary}</summary>\n\n{fenced(json_text(block.fields), 'json')}\n</details>\n"
+
+
+
+
+
+def _quote(text: str) -> str:
+    return "> " + text.replace("\n", "\n> ") + "\n"
+
+
+def _duration(block: ToolBlock) -> str | None:
+    start, end = block.started_at, block.completed_at
+    if isinstance(start, int) and isinstance(end, int) and end >= start:
+        return f"{(end - start) / 1000:.1f} s"
+    return None
+
+
+def to_markdown(obj: Exportable, **options: object) -> str:
+    """GitHub Flavored Markdown of a session, message, block or list of messages."""
+    return MarkdownProjector(ExportOptions(**options)).render(obj)  # type: ignore[arg-type]

@@ -1,0 +1,64 @@
+"""The Markdown rules every format that writes Markdown goes through.
+
+Each rule has exactly one home here: how long a fence is (R1), what an info
+string may hold, how a string that is not Markdown is written so it renders as
+itself (R4), and how a string is written as YAML.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+
+_BACKTICK_RUNS = re.compile(r"`+")
+_PUNCTUATION = re.compile(r"([!\"#$%&'()*+\-./:;<=>?@\[\\\]^_`{|}~])")
+_NEWLINES = re.compile(r"\r\n?|\n")
+_NOT_PRINTABLE_IN_YAML = re.compile("[\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff]")
+
+
+def fence_for(text: str) -> str:
+    """A backtick fence one longer than the longest backtick run in ``text`` (at least 3)."""
+    longest = max((len(run) for run in _BACKTICK_RUNS.findall(text)), default=0)
+    return "`" * max(3, longest + 1)
+
+
+def info_string(language: str | None) -> str:
+    """The fence's info string: the language with backticks and whitespace removed."""
+    if not language:
+        return ""
+    return "".join(ch for ch in language if ch != "`" and not ch.isspace())
+
+
+def fenced(text: str, language: str | None = None) -> str:
+    """``text`` as a fenced code block whose content a CommonMark parser reads back
+    exactly (plus the final newline the block needs)."""
+    fence = fence_for(text)
+    body = text if text.endswith(("\n", "\r")) or not text else text + "\n"
+    return f"{fence}{info_string(language)}\n{body}{fence}\n"
+
+
+def escape(text: str) -> str:
+    """Inline text that renders as itself: every ASCII punctuation character is
+    backslash-escaped (always valid in CommonMark, and it defeats emphasis,
+    links, autolinks, HTML, entities, headings and list markers), and line breaks
+    become hard breaks so no line can start a block of its own."""
+    lines = [line.strip() for line in _NEWLINES.split(text)]
+    return "\\\n".join(_PUNCTUATION.sub(r"\\\1", line) for line in lines if line)
+
+
+def escape_one_line(text: str) -> str:
+    """Inline text on one line (headings, labels): whitespace runs become one space."""
+    return _PUNCTUATION.sub(r"\\\1", " ".join(text.split()))
+
+
+def escape_html(text: str) -> str:
+    """Text inside an HTML block of the Markdown (``<summary>``): entities, one line."""
+    return html.escape(" ".join(text.split()), quote=True)
+
+
+def yaml_string(text: str) -> str:
+    """A YAML double-quoted scalar for any string: JSON's escapes are YAML's, and the
+    characters YAML will not take literally are escaped as well."""
+    quoted = json.dumps(text, ensure_ascii=False)
+    return _NOT_PRINTABLE_IN_YAML.sub(lambda m: f"\\u{ord(m.group()):04x}", quoted)

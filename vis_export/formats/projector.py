@@ -1,0 +1,120 @@
+"""The shape every text-like format shares: walk the model, one method per block type.
+
+A format subclasses ``Projector`` and writes ``block_prose``, ``block_code``, ...
+``block_unknown`` (dispatch is by ``block.type``, as mistune dispatches on node
+type), plus the message and session frames. Blocks reach a projector only
+through the reasoning policy. ``pieces`` yields the output in pieces, so a large
+session can be written without building one string.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Callable, Iterator
+
+from vis_export.formats.options import ExportOptions
+from vis_export.model import Block, Message, Session, ToolBlock, UnknownBlock
+from vis_export.policy import Exportable, visible
+
+TRUNCATED = "… [{} more characters of tool output not shown]"
+
+
+class Projector:
+    def __init__(self, options: ExportOptions | None = None):
+        self.options = options or ExportOptions()
+
+    # --- entry points ---------------------------------------------------------------
+
+    def render(self, obj: Exportable) -> str:
+        return "".join(self.pieces(obj))
+
+    def pieces(self, obj: Exportable) -> Iterator[str]:
+        shown = visible(obj, self.options.reasoning)
+        if shown is None:
+            return
+        if isinstance(shown, Session):
+            yield from self.session(shown)
+        elif isinstance(shown, Message):
+            yield from self.message(shown)
+        elif isinstance(shown, Block):
+            yield from self.lone_block(shown)
+        else:
+            yield from self.messages(shown)
+
+    # --- frames a format overrides ----------------------------------------------------
+
+    def session(self, session: Session) -> Iterator[str]:
+        yield from self.messages(list(session.messages))
+
+    def messages(self, messages: list[Message]) -> Iterator[str]:
+        for index, message in enumerate(messages):
+            if index:
+                yield "\n"
+            yield from self.message(message)
+
+    def message(self, message: Message) -> Iterator[str]:
+        raise NotImplementedError
+
+    def lone_block(self, block: Block) -> Iterator[str]:
+        """One block on its own, as a copy button on that block copies it."""
+        yield self.block(block)
+
+    # --- blocks ---------------------------------------------------------------------------
+
+    def blocks(self, message: Message) -> list[Block]:
+        if self.options.no_tools:
+            return [b for b in message.blocks if not isinstance(b, ToolBlock)]
+        return list(message.blocks)
+
+    def block(self, block: Block) -> str:
+        method: Callable[[Any], str]
+        if isinstance(block, UnknownBlock):
+            method = self.block_unknown
+        else:
+            method = getattr(self, f"block_{block.type}")
+        return method(block)
+
+    def block_unknown(self, block: Block) -> str:
+        raise NotImplementedError
+
+    # --- shared helpers -----------------------------------------------------------------
+
+    def tool_output(self, value: Any) -> str:
+        """Tool output as indented JSON, cut at ``tool_output_limit`` with a visible marker."""
+        text = json_text(value)
+        limit = self.options.tool_output_limit
+        if limit is not None and len(text) > limit:
+            return text[:limit] + "\n" + TRUNCATED.format(len(text) - limit)
+        return text
+
+
+def json_text(value: Any) -> str:
+    """Indented JSON of a stored value (frozen maps included), one line per item."""
+    return json.dumps(value, ensure_ascii=False, indent=2, default=dict)
+
+
+def role_label(message: Message) -> str:
+    return message.role.capitalize()
+
+
+def author_name(message: Message) -> str | None:
+    author = message.author
+    if isinstance(author, str):
+        return author
+    if hasattr(author, "get"):
+        name = author.get("display_name") or author.get("name")
+        return name if isinstance(name, str) else None
+    return None
+
+
+def status_note(message: Message) -> str | None:
+    """What a header says about a message that did not simply complete.
+
+    A ``streaming`` message in stored data was interrupted (a persisted running
+    turn is interrupted by a restart): it is never shown as live.
+    """
+    if message.status == "completed":
+        return None
+    if message.status == "streaming":
+        return "interrupted"
+    return message.status

@@ -1,0 +1,68 @@
+"""Keeping prose inside its block.
+
+Prose is written as it was (it is Markdown), but a fence or an HTML block
+(``<pre>``, ``<!--`` ...) left open at its end would swallow everything after it:
+the next code block, the next message heading. Prose that could do that is
+checked with a CommonMark parser (markdown-it-py) and, if it does, closed; if it
+cannot be closed, it is shown literally in a fence of its own.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Any
+
+from vis_export.formats.markdown_syntax import fenced
+
+# Lines that can open a block running past a blank line: fences and HTML blocks
+# of kinds 1-5. Prose without any of them cannot leak and is never parsed.
+_MAY_LEAK = re.compile(r"^[ \t>*+\-0-9.)]*(```|~~~|<(script|pre|style|textarea|!|\?))", re.IGNORECASE | re.MULTILINE)
+_SENTINEL = "vis-export-sentinel-paragraph"
+_HTML_CLOSERS = (
+    ("<!--", "-->"), ("<?", "?>"), ("<![CDATA[", "]]>"), ("<!", ">"),
+    ("<script", "</script>"), ("<pre", "</pre>"), ("<style", "</style>"), ("<textarea", "</textarea>"),
+)
+
+
+@lru_cache(maxsize=1)
+def _parser() -> Any:
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark")
+
+
+def _closed(markdown: str) -> bool:
+    """Whether a paragraph after this prose (and a blank line) is still a paragraph."""
+    tokens = _parser().parse(f"{markdown}\n\n{_SENTINEL}\n")
+    for index, token in enumerate(tokens):
+        if token.type == "inline" and token.content == _SENTINEL:
+            return tokens[index - 1].type == "paragraph_open" and tokens[index - 1].level == 0
+    return False
+
+
+def _closer(markdown: str) -> str | None:
+    tokens = [t for t in _parser().parse(markdown) if t.level == 0 and t.type in ("fence", "html_block")]
+    if not tokens:
+        return None
+    last = tokens[-1]
+    if last.type == "fence":
+        return last.markup
+    start = last.content.lstrip().lower()
+    for opener, closer in _HTML_CLOSERS:
+        if start.startswith(opener):
+            return closer
+    return None
+
+
+def contained(markdown: str) -> str:
+    """``markdown``, ending with a newline, that cannot run into what follows it."""
+    text = markdown if markdown.endswith("\n") or not markdown else markdown + "\n"
+    if not _MAY_LEAK.search(text) or _closed(text):
+        return text
+    closer = _closer(text)
+    if closer is not None:
+        closed = f"{text}{closer}\n"
+        if _closed(closed):
+            return closed
+    return fenced(text, "markdown")

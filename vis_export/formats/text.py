@@ -1,0 +1,118 @@
+"""Plain text (``--to text``, the clipboard's ``text/plain``): readable with no renderer.
+
+Prose stays the Markdown it was written in; code is written verbatim and
+contiguous (R1), even a CR inside it; everything the projector writes itself
+ends lines with LF and leaves no trailing spaces.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterator
+
+from vis_export.formats.options import ExportOptions
+from vis_export.formats.projector import Projector, author_name, json_text, role_label, status_note
+from vis_export.model import (
+    AttachmentBlock, Block, CodeBlock, ErrorBlock, Message, NoticeBlock, ProseBlock, ReasoningBlock, Session,
+    SpeechBlock, ToolBlock,
+)
+from vis_export.policy import Exportable
+from vis_export.timefmt import utc
+
+_LINE_END = re.compile(r"\r\n?")
+_TRAILING = re.compile(r"[ \t]+$", re.MULTILINE)
+REASONING_BEGIN = "--- reasoning ---"
+PRIVATE_REASONING_BEGIN = "--- private reasoning ---"
+REASONING_END = "--- end of reasoning ---"
+
+
+def lf(text: str) -> str:
+    """LF line endings (a CR or CRLF ends a line in Markdown too)."""
+    return _LINE_END.sub("\n", text) if "\r" in text else text
+
+
+def clean(text: str) -> str:
+    """LF line endings and no trailing spaces: for everything but code."""
+    return _TRAILING.sub("", lf(text))
+
+
+def one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+class TextProjector(Projector):
+    def session(self, session: Session) -> Iterator[str]:
+        title = one_line(session.title or "") or f"Session {one_line(session.id)}"
+        yield f"{title}\n{'=' * min(len(title), 72)}\n\n"
+        yield from self.messages(list(session.messages))
+
+    def message(self, message: Message) -> Iterator[str]:
+        yield self.header(message) + "\n"
+        for block in self.blocks(message):
+            yield "\n" + self.block(block)
+
+    def header(self, message: Message) -> str:
+        parts = [role_label(message)]
+        name = author_name(message)
+        if name:
+            parts[0] += f" ({one_line(name)})"
+        note = status_note(message)
+        if note:
+            parts.append(f"[{note}]")
+        if message.model:
+            parts.append(one_line(message.model))
+        if self.options.timestamps:
+            parts.append(utc(message.created_at))
+        return " · ".join(p for p in parts if p)
+
+    def lone_block(self, block: Block) -> Iterator[str]:
+        if isinstance(block, CodeBlock):
+            yield block.text  # a copied code block is exactly its code
+        else:
+            yield self.block(block)
+
+    # --- one method per block type ----------------------------------------------------
+
+    def block_prose(self, block: ProseBlock) -> str:
+        return _ended(clean(block.markdown))
+
+    def block_code(self, block: CodeBlock) -> str:
+        return block.text if block.text.endswith("\n") or not block.text else block.text + "\n"
+
+    def block_tool(self, block: ToolBlock) -> str:
+        lines = [f"Tool {one_line(block.tool)} ({block.status})"]
+        for label, key in (("Input", "input"), ("Output", "output"), ("Error", "error")):
+            if key in block.fields:
+                value = block.fields[key]
+                text = self.tool_output(value) if key == "output" else json_text(value)
+                lines.append(f"{label}:\n{clean(text)}")
+        return "\n".join(lines) + "\n"
+
+    def block_reasoning(self, block: ReasoningBlock) -> str:
+        begin = PRIVATE_REASONING_BEGIN if block.is_private else REASONING_BEGIN
+        return f"{begin}\n{_ended(clean(block.text))}{REASONING_END}\n"
+
+    def block_error(self, block: ErrorBlock) -> str:
+        retry = " (retryable)" if block.retryable else ""
+        return f"Error [{block.code}]: {_ended(clean(block.message)).rstrip(chr(10))}{retry}\n"
+
+    def block_notice(self, block: NoticeBlock) -> str:
+        return f"Notice [{block.code}]: {clean(block.message).rstrip(chr(10))}\n"
+
+    def block_attachment(self, block: AttachmentBlock) -> str:
+        return f"[attachment: {one_line(block.name)} ({one_line(block.media_type)})]\n"
+
+    def block_speech(self, block: SpeechBlock) -> str:
+        return f"Speech: {clean(block.text).rstrip(chr(10))}\n"
+
+    def block_unknown(self, block: Block) -> str:
+        return f"[unsupported block: {one_line(block.type) or '?'}]\n"
+
+
+def _ended(text: str) -> str:
+    return text if not text or text.endswith("\n") else text + "\n"
+
+
+def to_text(obj: Exportable, **options: object) -> str:
+    """Plain text of a session, message, block or list of messages (options as in ``ExportOptions``)."""
+    return TextProjector(ExportOptions(**options)).render(obj)  # type: ignore[arg-type]
