@@ -149,3 +149,32 @@ def test_no_traceback_in_a_real_process(tmp_path: Path, content: str) -> None:
         assert result.returncode == 1
         assert "Traceback" not in result.stderr
         assert result.stderr.startswith(f"{bad}: ")
+
+
+@pytest.mark.parametrize(("fmt", "ext"), [("text", "txt"), ("markdown", "md"), ("md", "md")])
+def test_convert_text_and_markdown(tmp_path: Path, golden_store: Path, fmt: str, ext: str) -> None:
+    out = run("convert", str(SESSION), "--to", fmt, "--timestamps", "--tool-output-limit", "10").stdout
+    assert "PRIVATE-CANARY" not in out and "2025-02-19 21:20:00Z" in out
+    assert "more characters of tool output not shown" in out
+    target = tmp_path / "dir"
+    result = run("convert", str(golden_store), "--to", fmt, "--no-tools", "-o", str(target))
+    assert result.exit_code == 0, result.stderr
+    assert sorted(os.listdir(target)) == [f"soul_main.{ext}", f"soul_second.{ext}"]
+    assert "run_tests" not in (target / f"soul_main.{ext}").read_text()
+
+
+def test_convert_markdown_front_matter_and_attachments(tmp_path: Path) -> None:
+    target = tmp_path / "chat.md"
+    result = run("convert", str(SESSION), "--to", "md", "--front-matter", "--attachments", "files", "-o", str(target))
+    assert result.exit_code == 0, result.stderr
+    written = target.read_text()
+    assert written.startswith('---\nsession_id: "golden_session"\n')
+    assert "![screenshot \\<1\\>\\.png](files/att_01)" in written
+
+
+def test_convert_leaves_sources_byte_identical(tmp_path: Path, golden_store: Path) -> None:
+    before = {p: p.read_bytes() for p in [SESSION, golden_store]}
+    for fmt in ("json", "text", "markdown"):
+        run("convert", str(SESSION), str(golden_store), "--to", fmt, "--reasoning", "all", "-o", str(tmp_path / fmt))
+    assert {p: p.read_bytes() for p in before} == before
+    assert sorted(os.listdir(golden_store.parent)) == ["vis.db"]

@@ -17,7 +17,6 @@ from vis_export.formats.markdown_syntax import (
 from vis_export.formats.options import ExportOptions
 from vis_export.formats.projector import Projector, author_name, json_text, role_label, status_note
 from vis_export.formats.prose import contained
-from vis_export.formats.text import lf
 from vis_export.model import (
     AttachmentBlock, Block, CodeBlock, ErrorBlock, Message, NoticeBlock, ProseBlock, ReasoningBlock, Session,
     SpeechBlock, ToolBlock,
@@ -73,7 +72,7 @@ class MarkdownProjector(Projector):
     # --- one method per block type ----------------------------------------------------
 
     def block_prose(self, block: ProseBlock) -> str:
-        return contained(lf(block.markdown))
+        return contained(block.markdown)
 
     def block_code(self, block: CodeBlock) -> str:
         return fenced(block.text, block.language)
@@ -94,7 +93,7 @@ class MarkdownProjector(Projector):
 
     def block_reasoning(self, block: ReasoningBlock) -> str:
         label = "Private reasoning" if block.is_private else "Reasoning"
-        return f"<details>\n<summary>{label}</summary>\n\n{contained(lf(block.text))}\n</details>\n"
+        return f"<details>\n<summary>{label}</summary>\n\n{contained(block.text)}\n</details>\n"
 
     def block_error(self, block: ErrorBlock) -> str:
         retry = " *(retryable)*" if block.retryable else ""

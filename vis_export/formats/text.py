@@ -94,19 +94,24 @@ class TextProjector(Projector):
 
     def block_error(self, block: ErrorBlock) -> str:
         retry = " (retryable)" if block.retryable else ""
-        return f"Error [{block.code}]: {_ended(clean(block.message)).rstrip(chr(10))}{retry}\n"
+        return f"Error [{block.code}]: {_labelled(block.message)}{retry}\n"
 
     def block_notice(self, block: NoticeBlock) -> str:
-        return f"Notice [{block.code}]: {clean(block.message).rstrip(chr(10))}\n"
+        return f"Notice [{block.code}]: {_labelled(block.message)}\n"
 
     def block_attachment(self, block: AttachmentBlock) -> str:
         return f"[attachment: {one_line(block.name)} ({one_line(block.media_type)})]\n"
 
     def block_speech(self, block: SpeechBlock) -> str:
-        return f"Speech: {clean(block.text).rstrip(chr(10))}\n"
+        return f"Speech: {_labelled(block.text)}\n"
 
     def block_unknown(self, block: Block) -> str:
         return f"[unsupported block: {one_line(block.type) or '?'}]\n"
+
+
+def _labelled(text: str) -> str:
+    """Text that follows a label on its line: it starts and ends with something to read."""
+    return clean(text).strip()
 
 
 def _ended(text: str) -> str:

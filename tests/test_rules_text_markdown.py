@@ -1,0 +1,221 @@
+"""R1-R7 on the text and Markdown projections, over generated sessions.
+
+The Markdown is read back with markdown-it-py (a CommonMark reference parser,
+with GFM's linkify on) so the tests check what a reader sees, not the bytes.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from typing import Any
+
+import yaml
+from hypothesis import given
+from hypothesis import strategies as st
+from markdown_it import MarkdownIt
+
+from strategies import (
+    PRIVATE_CANARY, attachment_blocks, code_blocks, error_blocks, notice_blocks, session_documents, speech_blocks,
+    text, tool_blocks, unknown_blocks,
+)
+from vis_export.formats.markdown import to_markdown
+from vis_export.formats.markdown_syntax import info_string
+from vis_export.formats.text import to_text
+from vis_export.model import CodeBlock, ReasoningBlock, ToolBlock, UnknownBlock
+from vis_export.sources.messages import session_document
+
+PARSER = MarkdownIt("gfm-like")  # tables, strikethrough and linkify, as GitHub renders
+FORMATS = {"text": to_text, "markdown": to_markdown}
+
+
+def session_of(document: dict[str, Any]):
+    return session_document(document, "s.json", "s").session
+
+
+def as_parsed(code: str) -> str:
+    """What a CommonMark parser reads back from a fenced ``code``: line endings and
+    NUL are normalised by the parser itself, and the block ends with a newline."""
+    normal = re.sub(r"\r\n?", "\n", code).replace("\x00", "\ufffd")
+    return normal if not normal or normal.endswith("\n") else normal + "\n"
+
+
+def codes(session) -> list[CodeBlock]:
+    return [b for _, b in session.blocks() if isinstance(b, CodeBlock)]
+
+
+# --- R1 code stays literal ---------------------------------------------------------------
+
+
+@given(session_documents())
+def test_r1_markdown_code_blocks_read_back_exactly_in_order(document: dict[str, Any]) -> None:
+    session = session_of(document)
+    output = to_markdown(session, reasoning="all")
+    fences = [t for t in PARSER.parse(output) if t.type == "fence" and t.level == 0]
+    position = 0
+    for block in codes(session):
+        expected = (as_parsed(block.text), info_string(block.language))
+        while position < len(fences) and (fences[position].content, fences[position].info) != expected:
+            position += 1
+        assert position < len(fences), f"code block {block.id!r} not found as written"
+        position += 1
+        assert block.text in output  # the bytes themselves are untouched, CR and all
+
+
+@given(session_documents())
+def test_r1_text_code_lines_contiguous_and_in_order(document: dict[str, Any]) -> None:
+    session = session_of(document)
+    output = to_text(session, reasoning="all")
+    position = 0
+    for block in codes(session):
+        found = output.find(block.text, position)
+        assert found >= 0, f"code block {block.id!r} not contiguous in text output"
+        position = found + len(block.text)
+
+
+@given(code_blocks)
+def test_r1_copied_code_block_is_exactly_its_code(data: dict[str, Any]) -> None:
+    from vis_export.clipboard import clipboard
+    from vis_export.model import block_from_json
+
+    block = block_from_json(data)
+    flavours = clipboard(block)
+    assert flavours["text/plain"] == data["text"]
+    (fence,) = [t for t in PARSER.parse(flavours["text/markdown"]) if t.type == "fence"]
+    assert fence.content == as_parsed(data["text"])
+
+
+# --- R2 private reasoning stays hidden ------------------------------------------------------
+
+
+@given(session_documents(), st.sampled_from(["none", "visible"]), st.booleans(), st.booleans())
+def test_r2_private_reasoning_never_rendered(document: dict[str, Any], reasoning: str, timestamps: bool,
+                                             no_tools: bool) -> None:
+    session = session_of(document)
+    for render in FORMATS.values():
+        assert PRIVATE_CANARY not in render(session, reasoning=reasoning, timestamps=timestamps, no_tools=no_tools)
+        for message in session.messages:
+            assert PRIVATE_CANARY not in render(message, reasoning=reasoning)
+            for block in message.blocks:
+                assert PRIVATE_CANARY not in render(block, reasoning=reasoning)
+    has_private = any(isinstance(b, ReasoningBlock) and b.is_private for _, b in session.blocks())
+    for render in FORMATS.values():
+        assert (PRIVATE_CANARY in render(session, reasoning="all")) == has_private
+
+
+# --- R3 nothing writes back; R7 deterministic ------------------------------------------------
+
+
+@given(session_documents())
+def test_r3_r7_pure_and_deterministic(document: dict[str, Any]) -> None:
+    original = copy.deepcopy(document)
+    session = session_of(document)
+    before = json.dumps(session.to_json())
+    again = session_of(copy.deepcopy(original))
+    for render in FORMATS.values():
+        for options in ({}, {"reasoning": "all", "timestamps": True, "tool_output_limit": 5}):
+            first = render(session, **options)
+            assert render(session, **options) == first
+            assert render(again, **options) == first
+    assert json.dumps(session.to_json()) == before
+    assert document == original
+
+
+# --- R5 order and roles -------------------------------------------------------------------------
+
+
+@st.composite
+def marked_sessions(draw: st.DrawFn) -> dict[str, Any]:
+    """Sessions whose prose, code and speech each carry a unique marker word."""
+    document = draw(session_documents())
+    for i, message in enumerate(document["messages"]):
+        for j, block in enumerate(message["content"]):
+            field = {"prose": "markdown", "code": "text", "speech": "text"}.get(block["type"])
+            if field:
+                block[field] = f"mark{i}x{j}z\n{block[field]}"
+    return document
+
+
+@given(marked_sessions())
+def test_r5_blocks_and_messages_keep_their_order(document: dict[str, Any]) -> None:
+    session = session_of(document)
+    expected = re.findall(r"mark\d+x\d+z", json.dumps([m.to_json() for m in session.messages]))
+    for name, render in FORMATS.items():
+        output = render(session, reasoning="all")
+        found = [m for m in re.findall(r"mark\d+x\d+z", output) if m in expected]
+        assert _ordered_subsequence(expected, found), name
+        if name == "markdown":
+            headings = [PARSER.parse(output)[i + 1].content for i, t in enumerate(PARSER.parse(output))
+                        if t.type == "heading_open" and t.tag == "h2" and t.level == 0]
+            roles = [h.split(" ")[0] for h in headings if h.split(" ")[0] in
+                     ("User", "Assistant", "System", "Developer", "Tool")]
+            assert _ordered_subsequence([m.role.capitalize() for m in session.messages], roles)
+
+
+def _ordered_subsequence(expected: list[str], found: list[str]) -> bool:
+    iterator = iter(found)
+    return all(any(item == f for f in iterator) for item in expected)
+
+
+# --- R4 strings from a message cannot become structure ---------------------------------------
+
+non_prose_blocks = st.one_of(code_blocks, tool_blocks, error_blocks, attachment_blocks, notice_blocks,
+                             speech_blocks, unknown_blocks)
+
+
+@given(session_documents(non_prose_blocks), text, text, text)
+def test_r4_no_heading_fence_link_or_html_from_data(document: dict[str, Any], title: str, model: str,
+                                                      author: str) -> None:
+    document["title"] = title
+    for message in document["messages"]:
+        message["model"] = model
+        message["author"] = {"display_name": author}
+    session = session_of(document)
+    output = to_markdown(session, reasoning="all", timestamps=True)
+    tokens = PARSER.parse(output)
+    everything = [t for t in tokens] + [c for t in tokens for c in (t.children or [])]
+    headings = [t for t in tokens if t.type == "heading_open"]
+    assert [t.tag for t in headings] == ["h1"] + ["h2"] * len(session.messages)
+    assert not [t for t in everything if t.type in ("link_open", "image", "html_inline")]
+    html_blocks = {t.content.strip() for t in tokens if t.type == "html_block"}
+    assert all(re.fullmatch(r"(<details>\n<summary>.*</summary>|</details>)", h, re.S) for h in html_blocks)
+    expected_fences = sum(
+        1 if isinstance(b, (CodeBlock, UnknownBlock))
+        else sum(key in b.fields for key in ("input", "output", "error")) if isinstance(b, ToolBlock) else 0
+        for _, b in session.blocks()
+    )
+    assert len([t for t in tokens if t.type == "fence"]) == expected_fences
+    assert not [t for t in tokens if t.type in ("code_block", "table_open", "hr", "bullet_list_open",
+                                               "ordered_list_open")]
+
+
+@given(session_documents(non_prose_blocks))
+def test_text_has_lf_and_no_trailing_spaces_outside_code(document: dict[str, Any]) -> None:
+    for message in document["messages"]:
+        message["content"] = [b for b in message["content"] if b["type"] != "code"]
+    output = to_text(session_of(document), reasoning="all", timestamps=True)
+    assert "\r" not in output
+    assert not re.search(r"[ \t]+$", output, re.MULTILINE)
+
+
+@given(session_documents(), text)
+def test_front_matter_is_valid_yaml_for_any_title(document: dict[str, Any], title: str) -> None:
+    document["title"] = title
+    session = session_of(document)
+    output = to_markdown(session, front_matter=True)
+    assert output.startswith("---\n")
+    header = output[4:output.index("\n---\n", 4)]
+    data = yaml.safe_load(header)
+    assert data["title"] == title and data["session_id"] == session.id
+
+
+def test_tool_output_limit_marks_what_it_cut() -> None:
+    session = session_of({"messages": [{"id": "m", "role": "assistant", "status": "completed", "created_at": 0,
+                                        "content": [{"id": "t", "type": "tool", "tool": "cat", "status": "completed",
+                                                     "output": {"log": "x" * 500}}]}]})
+    for render in FORMATS.values():
+        out = render(session, tool_output_limit=20)
+        assert "x" * 30 not in out and "more characters of tool output not shown" in out
+        assert "x" * 400 in render(session)
+        assert "cat" not in render(session, no_tools=True)
