@@ -175,6 +175,7 @@ def test_convert_markdown_front_matter_and_attachments(tmp_path: Path) -> None:
 def test_convert_leaves_sources_byte_identical(tmp_path: Path, golden_store: Path) -> None:
     before = {p: p.read_bytes() for p in [SESSION, golden_store]}
     for fmt in ("json", "text", "markdown"):
-        run("convert", str(SESSION), str(golden_store), "--to", fmt, "--reasoning", "all", "-o", str(tmp_path / fmt))
+        run("convert", str(SESSION), str(golden_store), "--to", fmt, "--reasoning", "all",
+            "-o", str(tmp_path / "out" / fmt))
     assert {p: p.read_bytes() for p in before} == before
-    assert sorted(os.listdir(golden_store.parent)) == ["vis.db"]
+    assert sorted(os.listdir(golden_store.parent)) == ["out", "vis.db"]  # no -wal, -shm or journal left

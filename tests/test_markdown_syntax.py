@@ -21,7 +21,7 @@ def test_fence_is_longer_than_any_backtick_run(code: str, fence: str) -> None:
 
 
 @pytest.mark.parametrize(("language", "info"), [(None, ""), ("python", "python"), ("c ++", "c++"),
-                                                ("x`y", "xy"), (" \t", "")])
+                                                ("x`y", "xy"), (" \t", ""), ("a&amp;\\b\x00", "a\\&amp;\\\\b")])
 def test_info_string(language: str | None, info: str) -> None:
     assert info_string(language) == info
 

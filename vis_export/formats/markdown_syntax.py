@@ -24,10 +24,13 @@ def fence_for(text: str) -> str:
 
 
 def info_string(language: str | None) -> str:
-    """The fence's info string: the language with backticks and whitespace removed."""
+    """The fence's info string: the language with backticks, whitespace and control
+    characters removed, and ``\\`` and ``&`` escaped so a parser reads the name back
+    as written rather than as an escape or an entity."""
     if not language:
         return ""
-    return "".join(ch for ch in language if ch != "`" and not ch.isspace())
+    kept = "".join(ch for ch in language if ch != "`" and not ch.isspace() and ch.isprintable())
+    return kept.replace("\\", "\\\\").replace("&", "\\&")
 
 
 def fenced(text: str, language: str | None = None) -> str:
