@@ -32,6 +32,40 @@ def load_validate(sizes: dict[str, int]) -> list[Result]:
     return results
 
 
+def exports(size: int, label: str) -> list[Result]:
+    """Each export of a loaded session beside loading it (the anchor)."""
+    from vis_export.formats.markdown import MarkdownProjector
+    from vis_export.formats.text import TextProjector
+    from vis_export.sources.files import read_bytes
+
+    data = session_bytes(size)
+    (loaded,) = read_bytes(data, "bench", "bench")
+    session = loaded.session
+    load = best_time(lambda: read_bytes(data, "bench", "bench"), 3)
+    results = []
+    for name, projector in (("text", TextProjector()), ("markdown", MarkdownProjector())):
+        ours = best_time(lambda: _drain(projector.pieces(session)), 3)
+        peak = peak_mb(lambda: _drain(projector.pieces(session)))
+        results.append(Result(f"{name} export {label}", ours, "load+validate", load, "<= 2x", peak))
+    return results
+
+
+def _drain(pieces: object) -> None:
+    """Consume the pieces as a file writer would, without holding them all."""
+    for _ in pieces:  # type: ignore[attr-defined]
+        pass
+
+
+def clipboard_block() -> list[Result]:
+    from vis_export.clipboard import clipboard
+    from vis_export.model import block_from_json
+
+    block = block_from_json({"id": "c", "type": "code", "language": "python", "text": "print('hi')\n" * 20})
+    ours = best_time(lambda: [clipboard(block) for _ in range(1000)], 5) / 1000
+    anchor = best_time(lambda: [json.loads('{"id": "c"}') for _ in range(1000)], 5) / 1000
+    return [Result("clipboard(one code block)", ours, "json.loads(tiny)", anchor, "µs", None)]
+
+
 def import_time(repeat: int) -> list[Result]:
     ours = process_time("import vis_export", repeat)
     anchor = process_time("pass", repeat)
@@ -44,7 +78,9 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="small sizes and fewer repeats")
     args = parser.parse_args()
     sizes = {k: v for k, v in SIZES.items() if not args.quick or v <= 1_000_000}
-    results = load_validate(sizes) + import_time(5 if args.quick else 21)
+    biggest = max(sizes, key=sizes.__getitem__)
+    results = (load_validate(sizes) + exports(sizes[biggest], biggest) + clipboard_block()
+               + import_time(5 if args.quick else 21))
     print(table(results))
 
 

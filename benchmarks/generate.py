@@ -31,6 +31,9 @@ def _block(rng: random.Random, index: int) -> dict[str, Any]:
     if kind == "prose":
         paragraphs = [f"**{_words(rng, 3)}** {_words(rng, rng.randint(20, 80))} `inline_code()`"
                       for _ in range(rng.randint(1, 4))]
+        if rng.random() < 0.15:  # answers often quote code in the prose itself
+            language = rng.choice(list(CODE))
+            paragraphs.insert(1, f"```{language}\n{CODE[language]}```")
         return {"id": block_id, "type": "prose", "markdown": "\n\n".join(paragraphs)}
     if kind == "code":
         language = rng.choice(list(CODE))

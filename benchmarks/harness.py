@@ -64,6 +64,12 @@ def table(results: list[Result]) -> str:
     lines = [header, "-" * len(header)]
     for r in results:
         peak = f"{r.peak_mb:8.1f}" if r.peak_mb is not None else f"{'-':>8}"
-        lines.append(f"{r.path:<36} {r.ours * 1000:9.1f}ms {r.anchor * 1000:9.1f}ms  {r.ratio:5.2f}x  {r.goal:<8} "
+        lines.append(f"{r.path:<36} {_duration(r.ours)} {_duration(r.anchor)}  {r.ratio:5.2f}x  {r.goal:<8} "
                      f"{peak}  {r.anchor_name}")
     return "\n".join(lines)
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 0.001:
+        return f"{seconds * 1e6:8.1f}µs"
+    return f"{seconds * 1000:8.1f}ms"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 from hypothesis import given
+from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
 from strategies import text
@@ -47,6 +48,12 @@ def test_escaped_text_renders_as_itself(value: str) -> None:
     assert rendered_text(escape_one_line(value)) == " ".join(value.split()).replace("\x00", "\ufffd")
 
 
+fence_heavy_prose = st.lists(st.sampled_from([
+    "```", "~~~", "````", "  ```", "   ~~~~", "    ```", "- a", "1. b", "> c", "```py", "```a`b", "text", "",
+    "<pre>", "</pre>", "<!--", "-->", "\t```",
+]), max_size=10).map("\n".join)
+
+
 @pytest.mark.parametrize("prose", [
     "```python\nprint('open')",
     "~~~~\nopen tilde",
@@ -68,7 +75,30 @@ def test_prose_cannot_swallow_what_follows(prose: str) -> None:
     assert prose.split("\n")[0] in document  # written as it was
 
 
-@given(text)
+@given(st.one_of(text, fence_heavy_prose))
 def test_any_prose_is_contained(prose: str) -> None:
     tokens = PARSER.parse(contained(prose) + "\n## Next\n")
     assert tokens[-3].type == "heading_open" and tokens[-3].level == 0 and tokens[-2].content == "Next"
+
+
+@given(st.one_of(text, fence_heavy_prose))
+def test_quick_proof_never_contradicts_the_parser(prose: str) -> None:
+    from vis_export.formats.prose import _closed, _surely_closed
+    from vis_export.formats.text import lf
+
+    normal = lf(prose)
+    normal = normal if normal.endswith("\n") or not normal else normal + "\n"
+    if _surely_closed(normal):
+        assert _closed(normal)
+
+
+@pytest.mark.parametrize("prose", [
+    "- a\n  ```\nfoo\n```",  # the list item's fence ends with the item; the last line opens a new one
+    "```a`b\n```",           # not an opener: the second line opens a fence
+    "```\ncode\n> ```",       # a quoted line does not close a fence
+])
+def test_quick_proof_defers_to_the_parser_on_tricky_prose(prose: str) -> None:
+    from vis_export.formats.prose import _surely_closed
+
+    assert not _surely_closed(prose + "\n")
+    test_prose_cannot_swallow_what_follows(prose)

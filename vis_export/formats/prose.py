@@ -26,6 +26,33 @@ _HTML_CLOSERS = (
 )
 
 
+_FENCE_AT_MARGIN = re.compile(r"(`{3,}|~{3,})(.*)")
+_CLOSER = re.compile(r" {0,3}(`{3,}|~{3,})[ \t]*")
+_FENCE_OR_HTML = re.compile(r"[ \t>*+\-0-9.)]*(```|~~~|<(script|pre|style|textarea|!|\?))", re.IGNORECASE)
+
+
+def _surely_closed(markdown: str) -> bool:
+    """A quick proof for the common case: every fence starts at the left margin
+    (so it is outside any list or quote) and is closed, and no other line could
+    open a fence or an HTML block. ``False`` means "ask the parser", not "open"."""
+    fence: tuple[str, int] | None = None
+    for line in markdown.split("\n"):
+        if fence is not None:
+            closer = _CLOSER.fullmatch(line)
+            if closer and closer.group(1)[0] == fence[0] and len(closer.group(1)) >= fence[1]:
+                fence = None
+            continue
+        opener = _FENCE_AT_MARGIN.match(line)
+        if opener:
+            marks, info = opener.groups()
+            if marks[0] == "`" and "`" in info:
+                return False
+            fence = (marks[0], len(marks))
+        elif _FENCE_OR_HTML.match(line):
+            return False
+    return fence is None
+
+
 @lru_cache(maxsize=1)
 def _parser() -> Any:
     from markdown_it import MarkdownIt
@@ -60,7 +87,7 @@ def contained(markdown: str) -> str:
     """``markdown``, ending with a newline, that cannot run into what follows it."""
     text = lf(markdown)
     text = text if text.endswith("\n") or not text else text + "\n"
-    if not _MAY_LEAK.search(text) or _closed(text):
+    if not _MAY_LEAK.search(text) or _surely_closed(text) or _closed(text):
         return text
     closer = _closer(text)
     if closer is not None:
