@@ -179,3 +179,38 @@ def test_convert_leaves_sources_byte_identical(tmp_path: Path, golden_store: Pat
             "-o", str(tmp_path / "out" / fmt))
     assert {p: p.read_bytes() for p in before} == before
     assert sorted(os.listdir(golden_store.parent)) == ["out", "vis.db"]  # no -wal, -shm or journal left
+
+
+def test_lenient_exports_what_it_can_with_warnings(tmp_path: Path) -> None:
+    document = json.loads(SESSION.read_text())
+    messages = document["messages"]
+    messages[0]["role"] = "User"                         # mis-cased: read as meant
+    messages[1]["content"][3] = {"id": "x", "type": "prose"}  # no markdown: kept as inert data
+    messages[2]["role"] = "robot"                        # unreadable role: left out
+    messages[1]["content"][5]["input"] = {"filePath": "a"}    # camelCase key: kept as stored
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(document))
+    strict = run("convert", str(bad), "--to", "markdown")
+    assert strict.exit_code == 1 and strict.stdout == ""
+    lenient = run("convert", str(bad), "--to", "markdown", "--lenient")
+    assert lenient.exit_code == 0, lenient.stderr
+    warnings = lenient.stderr.splitlines()
+    assert f"{bad}: warning: messages[0].role: \"User\" must be lowercase (user)" in warnings
+    assert any("messages[2].role" in w for w in warnings) and all(": warning: " in w for w in warnings)
+    assert "## User (Ada)" in lenient.stdout.replace("\\(", "(").replace("\\)", ")")
+    assert "Unsupported block <code>prose</code>" in lenient.stdout
+    assert "Now deploy it." not in lenient.stdout
+    assert "PRIVATE-CANARY" not in lenient.stdout
+
+
+def test_lenient_event_log_and_json_lines(tmp_path: Path) -> None:
+    log = tmp_path / "log.jsonl"
+    log.write_text("\n".join(json.dumps(e) for e in [
+        {"type": "content.block.started", "turn_id": "t", "block": {"id": "b", "type": "prose", "markdown": ""}},
+        {"type": "content.block.delta", "turn_id": "t", "block_id": "zz", "field": "markdown", "text": "lost"},
+        {"type": "content.block.delta", "turn_id": "t", "block_id": "b", "field": "markdown", "text": "kept"},
+    ]) + "\n{not json\n")
+    result = run("convert", str(log), "--to", "text", "--lenient")
+    assert result.exit_code == 0
+    assert "kept" in result.stdout and "lost" not in result.stdout
+    assert [line.split(": warning: ")[0] for line in result.stderr.splitlines()] == [f"{log}", f"{log}"]

@@ -33,12 +33,22 @@ class Reporter:
         self.failed = True
         click.echo(line, err=True)
 
+    def warning(self, line: str) -> None:
+        click.echo(line, err=True)
+
     def results(self, results: Iterable[Any]) -> list[Any]:
-        """Report every failed result; return the sessions that loaded."""
+        """Report every problem; return the sessions that loaded.
+
+        Problems of a session that loaded anyway (``--lenient``) are warnings:
+        they say what was left out or shown as inert data, and do not fail.
+        """
         sessions = []
         for result in results:
             for problem in result.problems:
-                self.problem(problem.line(result.source))
+                if result.session is None:
+                    self.problem(problem.line(result.source))
+                else:
+                    self.warning(problem.line(result.source).replace(": ", ": warning: ", 1))
             if result.session is not None:
                 sessions.append(result.session)
         return sessions
@@ -89,10 +99,10 @@ def main(ctx: click.Context, debug: bool) -> None:
 sources_argument = click.argument("sources", nargs=-1, required=True, metavar="SOURCE...")
 
 
-def _read(sources: Sequence[str]) -> Iterable[Any]:
+def _read(sources: Sequence[str], lenient: bool = False) -> Iterable[Any]:
     from vis_export.sources import read
 
-    return read(sources)
+    return read(sources, lenient=lenient)
 
 
 @main.command(context_settings=CONTEXT)
@@ -195,19 +205,23 @@ def _fit(cell: str, width: int) -> str:
 @click.option("--front-matter", is_flag=True, help="YAML front matter: session id, title, created, model (markdown).")
 @click.option("--attachments", type=click.Path(file_okay=False, path_type=Path), default=None, metavar="DIR",
               help="Where attachment bytes live (DIR/<attachment_id>): attachments become links or images.")
+@click.option("--lenient", is_flag=True,
+              help="Export what can be shown from invalid input; print each problem as a warning.")
 def convert(
     sources: Sequence[str], to: str, output: Path | None, reasoning: str, session_ids: Sequence[str],
     timestamps: bool, no_tools: bool, tool_output_limit: int | None, front_matter: bool, attachments: Path | None,
+    lenient: bool,
 ) -> None:
     """Convert sessions to another format.
 
     Invalid sessions are reported (as validate does) and skipped; the others are
-    still written, and the exit status is 1. Files are written atomically: a failed
-    export never leaves a partial file.
+    still written, and the exit status is 1. With --lenient, what can be shown
+    safely is exported anyway and the problems are warnings. Files are written
+    atomically: a failed export never leaves a partial file.
 
     \b
     Examples:
-      vis-export convert golden/session.json --to json
+      vis-export convert golden/input/session.json --to json
       vis-export convert chat.jsonl --to md --front-matter --timestamps -o chat.md
       vis-export convert vis.db --to text --session 01JSESSION | less
       vis-export convert vis.db --to markdown --reasoning none --no-tools -o exports/
@@ -220,7 +234,7 @@ def convert(
                             tool_output_limit=tool_output_limit, attachments=attachments,
                             front_matter=front_matter)
     reporter = Reporter()
-    found = reporter.results(_read(sources))
+    found = reporter.results(_read(sources, lenient))
     if session_ids:
         wanted = set(session_ids)
         for missing in sorted(wanted - {s.id for s in found}):

@@ -24,12 +24,15 @@ SESSION_SUFFIXES = (".json", ".jsonl", ".ndjson")
 SQLITE_SIDE_FILES = ("-wal", "-shm", "-journal")
 
 
-def read(sources: Source | Iterable[Source]) -> Iterator[LoadResult]:
-    """Every session in ``sources`` (files, directories, or ``-`` for stdin), in order."""
+def read(sources: Source | Iterable[Source], lenient: bool = False) -> Iterator[LoadResult]:
+    """Every session in ``sources`` (files, directories, or ``-`` for stdin), in order.
+
+    ``lenient`` keeps what can be shown safely from invalid input (see ``salvage``).
+    """
     if isinstance(sources, (str, os.PathLike)):
         sources = [sources]
     for source in sources:
-        yield from _read_one(source)
+        yield from _read_one(source, lenient)
 
 
 def load(sources: Source | Iterable[Source]) -> Iterator[Session]:
@@ -40,25 +43,25 @@ def load(sources: Source | Iterable[Source]) -> Iterator[Session]:
         yield result.session
 
 
-def _read_one(source: Source) -> Iterator[LoadResult]:
+def _read_one(source: Source, lenient: bool) -> Iterator[LoadResult]:
     name = os.fspath(source)
     if name == STDIN:
-        yield from read_bytes(sys.stdin.buffer.read(), "<stdin>", "stdin")
+        yield from read_bytes(sys.stdin.buffer.read(), "<stdin>", "stdin", lenient)
         return
     path = Path(name)
     if path.is_dir():
-        yield from _read_directory(path)
+        yield from _read_directory(path, lenient)
     elif path.exists():
-        yield from read_file(path, name)
+        yield from read_file(path, name, lenient)
     else:
         yield failed(name, Problem("", "no such file or directory"))
 
 
-def _read_directory(root: Path) -> Iterator[LoadResult]:
+def _read_directory(root: Path, lenient: bool) -> Iterator[LoadResult]:
     found = False
     for path in _session_files(root):
         found = True
-        yield from read_file(path, str(path))
+        yield from read_file(path, str(path), lenient)
     if not found:
         yield failed(str(root), Problem("", "no sessions found (looked for .json, .jsonl, .ndjson and SQLite files)"))
 

@@ -157,8 +157,12 @@ class _Folder:
             block.chunks.append(event["text"])
 
 
-def event_log(lines: list[tuple[int, Any]], source: str, default_id: str) -> list[LoadResult]:
-    """Fold an event log into one session per ``session_id``."""
+def event_log(lines: list[tuple[int, Any]], source: str, default_id: str, lenient: bool = False) -> list[LoadResult]:
+    """Fold an event log into one session per ``session_id``.
+
+    Read leniently, an event that is invalid or cannot be applied is left out
+    (and reported as a warning); the rest is folded as usual.
+    """
     problems: list[Problem] = []
     events: list[tuple[int, dict[str, Any]]] = []
     for lineno, value in lines:
@@ -172,7 +176,7 @@ def event_log(lines: list[tuple[int, Any]], source: str, default_id: str) -> lis
         problems.extend(p.at(f"line {lineno}") for p in found)
         if not found:
             events.append((lineno, value))
-    if problems:
+    if problems and not lenient:
         return [LoadResult(source, None, tuple(problems))]
 
     folders: dict[str, _Folder] = {}
@@ -187,10 +191,12 @@ def event_log(lines: list[tuple[int, Any]], source: str, default_id: str) -> lis
 
     results = []
     for session_id, folder in folders.items():
-        if folder.problems:
+        if folder.problems and not lenient:
             results.append(LoadResult(source, None, tuple(folder.problems)))
             continue
         messages = tuple(message_from_json(turn.message()) for turn in folder.turns.values())
         session = Session(id=session_id, messages=messages, created_at=first_ts[session_id], source=source)
-        results.append(LoadResult(source, session))
+        results.append(LoadResult(source, session, tuple(folder.problems)))
+    if problems and results:
+        results[0] = LoadResult(source, results[0].session, (*problems, *results[0].problems))
     return results

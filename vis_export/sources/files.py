@@ -21,17 +21,17 @@ from vis_export.sources.store import is_store, read_store
 LONIS_PREFIX = "lonis."
 
 
-def read_file(path: Path, source: str) -> list[LoadResult]:
+def read_file(path: Path, source: str, lenient: bool = False) -> list[LoadResult]:
     try:
         with open(path, "rb") as handle:
             head = handle.read(16)
             if is_store(head):
                 handle.close()
-                return read_store(path, source)
+                return read_store(path, source, lenient)
             data = head + handle.read()
     except OSError as error:
         return [failed(source, Problem("", f"cannot read: {error.strerror or error}"))]
-    return read_bytes(data, source, path.stem or path.name)
+    return read_bytes(data, source, path.stem or path.name, lenient)
 
 
 @contextmanager
@@ -47,12 +47,12 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def read_bytes(data: bytes, source: str, default_id: str) -> list[LoadResult]:
+def read_bytes(data: bytes, source: str, default_id: str, lenient: bool = False) -> list[LoadResult]:
     with _collector_paused():
-        return _read_text(data, source, default_id)
+        return _read_text(data, source, default_id, lenient)
 
 
-def _read_text(data: bytes, source: str, default_id: str) -> list[LoadResult]:
+def _read_text(data: bytes, source: str, default_id: str, lenient: bool) -> list[LoadResult]:
     if is_store(data[:16]):
         return [failed(source, Problem("", "a Vis store cannot be read from standard input; name the file"))]
     try:
@@ -65,9 +65,9 @@ def _read_text(data: bytes, source: str, default_id: str) -> list[LoadResult]:
         value = json.loads(text)
     except json.JSONDecodeError as error:
         if error.msg == "Extra data" or _first_line_parses(text):
-            return _json_lines(text, source, default_id)
+            return _json_lines(text, source, default_id, lenient)
         return [failed(source, Problem(f"line {error.lineno} column {error.colno}", f"not JSON: {error.msg}"))]
-    return _document(value, source, default_id)
+    return _document(value, source, default_id, lenient)
 
 
 def _first_line_parses(text: str) -> bool:
@@ -79,28 +79,28 @@ def _first_line_parses(text: str) -> bool:
     return True
 
 
-def _document(value: Any, source: str, default_id: str) -> list[LoadResult]:
+def _document(value: Any, source: str, default_id: str, lenient: bool) -> list[LoadResult]:
     if isinstance(value, dict):
         if _is_lonis(value):
             return [_lonis(source)]
         if "messages" in value:
-            return [session_document(value, source, default_id)]
+            return [session_document(value, source, default_id, lenient)]
         if is_gateway_event(value):
-            return event_log([(1, value)], source, default_id)
-        return [single_message(value, source, default_id)]
+            return event_log([(1, value)], source, default_id, lenient)
+        return [single_message(value, source, default_id, lenient)]
     if isinstance(value, list):
         if any(_is_lonis(item) for item in value):
             return [_lonis(source)]
         if value and all(is_gateway_event(item) for item in value):
-            return event_log(list(enumerate(value, 1)), source, default_id)
+            return event_log(list(enumerate(value, 1)), source, default_id, lenient)
         if value and all(isinstance(item, dict) and "messages" in item for item in value):
             # Several session objects, as `convert --to json` writes them to one stream.
-            return [session_document(item, source, f"{default_id}_{n}") for n, item in enumerate(value, 1)]
-        return [message_array(value, source, default_id)]
+            return [session_document(item, source, f"{default_id}_{n}", lenient) for n, item in enumerate(value, 1)]
+        return [message_array(value, source, default_id, lenient)]
     return [failed(source, Problem("", "expected a message, an array of messages or a session object"))]
 
 
-def _json_lines(text: str, source: str, default_id: str) -> list[LoadResult]:
+def _json_lines(text: str, source: str, default_id: str, lenient: bool) -> list[LoadResult]:
     lines: list[tuple[int, Any]] = []
     problems: list[Problem] = []
     for lineno, line in enumerate(text.split("\n"), 1):
@@ -110,13 +110,16 @@ def _json_lines(text: str, source: str, default_id: str) -> list[LoadResult]:
             lines.append((lineno, json.loads(line)))
         except json.JSONDecodeError as error:
             problems.append(Problem(f"line {lineno}", f"not JSON: {error.msg} (column {error.colno})"))
-    if problems:
+    if problems and not (lenient and lines):
         return [LoadResult(source, None, tuple(problems))]
     if any(_is_lonis(value) for _, value in lines):
         return [_lonis(source)]
     if any(is_gateway_event(value) for _, value in lines):
-        return event_log(lines, source, default_id)
-    return [message_lines(lines, source, default_id)]
+        results = event_log(lines, source, default_id, lenient)
+    else:
+        results = [message_lines(lines, source, default_id, lenient)]
+    # Lines left out as not JSON are warnings of the session(s) read from the rest.
+    return [LoadResult(r.source, r.session, (*problems, *r.problems)) for r in results] if problems else results
 
 
 def _is_lonis(value: Any) -> bool:

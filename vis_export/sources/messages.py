@@ -9,48 +9,58 @@ from vis_export.contract import check_message, check_session
 from vis_export.model import Session, message_from_json, session_from_json
 from vis_export.problems import Problem
 from vis_export.sources.result import LoadResult, failed
+from vis_export.sources.salvage import salvage_messages
 
 
-def session_document(value: dict[str, Any], source: str, default_id: str) -> LoadResult:
+def session_document(value: dict[str, Any], source: str, default_id: str, lenient: bool = False) -> LoadResult:
     problems: list[Problem] = []
     check_session(value, (), problems)
-    if problems:
+    if not problems:
+        return LoadResult(source, session_from_json(value, default_id, source))
+    if not lenient:
         return LoadResult(source, None, tuple(problems))
-    return LoadResult(source, session_from_json(value, default_id, source))
+    messages = value.get("messages") if isinstance(value.get("messages"), list) else []
+    session_id = value.get("id") if isinstance(value.get("id"), str) and value["id"].strip() else default_id
+    title = value.get("title") if isinstance(value.get("title"), str) else None
+    created = value.get("created_at") if isinstance(value.get("created_at"), int) else None
+    session = Session(id=session_id, messages=salvage_messages(messages), title=title, created_at=created,
+                      source=source)
+    return LoadResult(source, session, tuple(problems))
 
 
-def single_message(value: dict[str, Any], source: str, default_id: str) -> LoadResult:
+def single_message(value: dict[str, Any], source: str, default_id: str, lenient: bool = False) -> LoadResult:
     problems: list[Problem] = []
     check_message(value, (), problems)
-    if problems:
-        return LoadResult(source, None, tuple(problems))
-    return _session_of([value], source, default_id)
+    return _session_of([value], problems, source, default_id, lenient)
 
 
-def message_array(values: list[Any], source: str, default_id: str) -> LoadResult:
+def message_array(values: list[Any], source: str, default_id: str, lenient: bool = False) -> LoadResult:
     """An array of messages; problems are located as ``messages[3]...``, as in a session."""
     problems: list[Problem] = []
     for index, value in enumerate(values):
         check_message(value, ("messages", index), problems)
-    if problems:
-        return LoadResult(source, None, tuple(problems))
-    return _session_of(values, source, default_id)
+    return _session_of(values, problems, source, default_id, lenient)
 
 
-def message_lines(lines: list[tuple[int, Any]], source: str, default_id: str) -> LoadResult:
+def message_lines(lines: list[tuple[int, Any]], source: str, default_id: str, lenient: bool = False) -> LoadResult:
     """JSON Lines of messages: problems are located as ``line N, content[2]...``."""
     problems: list[Problem] = []
     for lineno, value in lines:
         found: list[Problem] = []
         check_message(value, (), found)
         problems.extend(p.at(f"line {lineno}") for p in found)
-    if problems:
-        return LoadResult(source, None, tuple(problems))
-    return _session_of([value for _, value in lines], source, default_id)
+    return _session_of([value for _, value in lines], problems, source, default_id, lenient)
 
 
-def _session_of(values: list[dict[str, Any]], source: str, default_id: str) -> LoadResult:
+def _session_of(
+    values: list[Any], problems: list[Problem], source: str, default_id: str, lenient: bool
+) -> LoadResult:
     if not values:
         return failed(source, Problem("", "no messages"))
-    messages = tuple(message_from_json(value) for value in values)
-    return LoadResult(source, Session(id=default_id, messages=messages, source=source))
+    if not problems:
+        messages = tuple(message_from_json(value) for value in values)
+    elif lenient:
+        messages = salvage_messages(values)
+    else:
+        return LoadResult(source, None, tuple(problems))
+    return LoadResult(source, Session(id=default_id, messages=messages, source=source), tuple(problems))

@@ -12,8 +12,10 @@ from vis_export.problems import Problem
 class LoadResult:
     """One session read from ``source``, or why it could not be.
 
-    ``session`` is ``None`` exactly when ``problems`` is not empty; a batch
-    reports these and goes on with the other results.
+    Normally ``session`` is ``None`` exactly when ``problems`` is not empty; a
+    batch reports these and goes on with the other results. Read leniently, a
+    session can come with problems: they are then warnings about what was
+    left out or shown as inert data.
     """
 
     source: str

@@ -20,9 +20,10 @@ from typing import Any, Iterator
 from urllib.parse import quote
 
 from vis_export.contract import check_message
-from vis_export.model import Session, StoredAttachment, message_from_json
+from vis_export.model import Message, Session, StoredAttachment, message_from_json
 from vis_export.problems import Problem
 from vis_export.sources.result import LoadResult, failed
+from vis_export.sources.salvage import salvage_message
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 REQUIRED_TABLES = ("session_soul", "session_state", "session_turn_soul", "session_turn_state")
@@ -54,7 +55,7 @@ def _read_only(path: Path) -> Iterator[sqlite3.Connection]:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def read_store(path: Path, source: str) -> list[LoadResult]:
+def read_store(path: Path, source: str, lenient: bool = False) -> list[LoadResult]:
     try:
         with _read_only(path) as db:
             db.row_factory = sqlite3.Row
@@ -62,7 +63,8 @@ def read_store(path: Path, source: str) -> list[LoadResult]:
             missing = [t for t in REQUIRED_TABLES if t not in tables]
             if missing:
                 return [failed(source, Problem("", f"not a Vis store (no table {missing[0]})"))]
-            return [_session(db, soul, source, "session_attachment" in tables) for soul in _souls(db)]
+            has_attachments = "session_attachment" in tables
+            return [_session(db, soul, source, has_attachments, lenient) for soul in _souls(db)]
     except sqlite3.DatabaseError as error:
         return [failed(source, Problem("", f"not a readable Vis store: {error}"))]
 
@@ -78,7 +80,9 @@ def _newest(db: sqlite3.Connection, sql: str, key: str) -> sqlite3.Row | None:
     return db.execute(sql + " ORDER BY version DESC, created_at DESC LIMIT 1", (key,)).fetchone()
 
 
-def _session(db: sqlite3.Connection, soul: sqlite3.Row, source: str, has_attachments: bool) -> LoadResult:
+def _session(
+    db: sqlite3.Connection, soul: sqlite3.Row, source: str, has_attachments: bool, lenient: bool
+) -> LoadResult:
     where = f"session {soul['id']}"
     state = _newest(db, "SELECT id, title FROM session_state WHERE session_soul_id = ?", soul["id"])
     if state is None:
@@ -98,23 +102,23 @@ def _session(db: sqlite3.Connection, soul: sqlite3.Row, source: str, has_attachm
             turn["id"],
         )
         if turn_state is not None:
-            message = _assistant_message(turn_state, turn, f"{where}, turn {turn['position']}", problems)
+            message = _assistant_message(turn_state, turn, f"{where}, turn {turn['position']}", problems, lenient)
             if message is not None:
                 messages.append(message)
-    if problems:
+    if problems and not lenient:
         return LoadResult(source, None, tuple(problems))
     metadata = {key: soul[key] for key in ("llm_pref_provider", "llm_pref_model") if soul[key] is not None}
     attachments = _attachments(db, [t["id"] for t in turns]) if has_attachments else {}
     session = Session(
         id=soul["id"],
-        messages=tuple(message_from_json(m) for m in messages),
+        messages=tuple(m if isinstance(m, Message) else message_from_json(m) for m in messages),
         title=state["title"],
         created_at=soul["created_at"],
         metadata=MappingProxyType(metadata),
         source=source,
         attachments=MappingProxyType(attachments),
     )
-    return LoadResult(source, session)
+    return LoadResult(source, session, tuple(problems))
 
 
 def _user_message(turn: sqlite3.Row, soul: sqlite3.Row) -> dict[str, Any]:
@@ -129,8 +133,8 @@ def _user_message(turn: sqlite3.Row, soul: sqlite3.Row) -> dict[str, Any]:
 
 
 def _assistant_message(
-    state: sqlite3.Row, turn: sqlite3.Row, where: str, problems: list[Problem]
-) -> dict[str, Any] | None:
+    state: sqlite3.Row, turn: sqlite3.Row, where: str, problems: list[Problem], lenient: bool
+) -> dict[str, Any] | Message | None:
     status = STATUS_OF_TURN.get(state["status"])
     if status is None:
         problems.append(Problem(f"{where}, status", f"unknown turn status {state['status']!r}"))
@@ -139,7 +143,9 @@ def _assistant_message(
         content = json.loads(state["content_json"]) if state["content_json"] is not None else []
     except (json.JSONDecodeError, TypeError) as error:
         problems.append(Problem(f"{where}, content_json", f"not JSON: {error}"))
-        return None
+        if not lenient:
+            return None
+        content = []
     message: dict[str, Any] = {
         "id": state["id"],
         "role": "assistant",
@@ -154,7 +160,9 @@ def _assistant_message(
     found: list[Problem] = []
     check_message(message, (), found)
     problems.extend(p.at(where) for p in found)
-    return None if found else message
+    if not found:
+        return message
+    return salvage_message(message, 0) if lenient else None
 
 
 def _attachments(db: sqlite3.Connection, turn_ids: list[str]) -> dict[str, StoredAttachment]:
