@@ -15,14 +15,14 @@ from vis_export.formats.markdown_syntax import (
     escape, escape_html, escape_one_line, fenced, yaml_string,
 )
 from vis_export.formats.options import ExportOptions
-from vis_export.formats.projector import Projector, author_name, json_text, role_label, status_note
+from vis_export.formats.projector import Projector, json_text
 from vis_export.formats.prose import contained
 from vis_export.model import (
     AttachmentBlock, Block, CodeBlock, ErrorBlock, Message, NoticeBlock, ProseBlock, ReasoningBlock, Session,
     SpeechBlock, ToolBlock,
 )
 from vis_export.policy import Exportable
-from vis_export.timefmt import iso, utc
+from vis_export.timefmt import iso
 
 
 class MarkdownProjector(Projector):
@@ -55,19 +55,7 @@ class MarkdownProjector(Projector):
             yield "\n" + self.block(block)
 
     def heading(self, message: Message) -> str:
-        # Role, status and time are the projector's own words; names come from the data.
-        parts = [role_label(message)]
-        name = author_name(message)
-        if name:
-            parts[0] += f" \\({escape_one_line(name)}\\)"
-        note = status_note(message)
-        if note:
-            parts.append(note)
-        if message.model:
-            parts.append(escape_one_line(message.model))
-        if self.options.timestamps:
-            parts.append(utc(message.created_at))
-        return "## " + " · ".join(parts)
+        return "## " + " · ".join(self.header_parts(message, escape_one_line))
 
     # --- one method per block type ----------------------------------------------------
 

@@ -15,6 +15,7 @@ from typing import Any, Callable, Iterator
 from vis_export.formats.options import ExportOptions
 from vis_export.model import Block, Message, Session, ToolBlock, UnknownBlock
 from vis_export.policy import Exportable, visible
+from vis_export.timefmt import utc
 
 TRUNCATED = "… [{} more characters of tool output not shown]"
 
@@ -78,6 +79,24 @@ class Projector:
         raise NotImplementedError
 
     # --- shared helpers -----------------------------------------------------------------
+
+    def header_parts(self, message: Message, written: Callable[[str], str]) -> list[str]:
+        """What a message header says: role (and author), how it ended if not
+        completed, model, and time with ``timestamps``. ``written`` makes a string
+        from the data safe for the format; the rest are the projector's own words."""
+        label = role_label(message)
+        name = author_name(message)
+        if name:
+            label += f" {written(f'({name})')}"
+        parts = [label]
+        note = status_note(message)
+        if note:
+            parts.append(note)
+        if message.model:
+            parts.append(written(message.model))
+        if self.options.timestamps:
+            parts.append(utc(message.created_at))
+        return parts
 
     def tool_output(self, value: Any) -> str:
         """Tool output as indented JSON, cut at ``tool_output_limit`` with a visible marker."""

@@ -11,13 +11,12 @@ import re
 from typing import Iterator
 
 from vis_export.formats.options import ExportOptions
-from vis_export.formats.projector import Projector, author_name, json_text, role_label, status_note
+from vis_export.formats.projector import Projector, json_text
 from vis_export.model import (
     AttachmentBlock, Block, CodeBlock, ErrorBlock, Message, NoticeBlock, ProseBlock, ReasoningBlock, Session,
     SpeechBlock, ToolBlock,
 )
 from vis_export.policy import Exportable
-from vis_export.timefmt import utc
 
 _LINE_END = re.compile(r"\r\n?")
 _TRAILING = re.compile(r"[ \t]+$", re.MULTILINE)
@@ -52,18 +51,7 @@ class TextProjector(Projector):
             yield "\n" + self.block(block)
 
     def header(self, message: Message) -> str:
-        parts = [role_label(message)]
-        name = author_name(message)
-        if name:
-            parts[0] += f" ({one_line(name)})"
-        note = status_note(message)
-        if note:
-            parts.append(f"[{note}]")
-        if message.model:
-            parts.append(one_line(message.model))
-        if self.options.timestamps:
-            parts.append(utc(message.created_at))
-        return " · ".join(p for p in parts if p)
+        return " · ".join(self.header_parts(message, one_line))
 
     def lone_block(self, block: Block) -> Iterator[str]:
         if isinstance(block, CodeBlock):
