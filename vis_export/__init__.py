@@ -20,6 +20,8 @@ _LAZY = {
     "to_text": "vis_export.formats.text",
     "to_markdown": "vis_export.formats.markdown",
     "clipboard": "vis_export.clipboard",
+    "to_html": "vis_export.formats.html",
+    "to_pdf": "vis_export.formats.pdf",
     "Session": "vis_export.model",
     "Message": "vis_export.model",
     "Block": "vis_export.model",
@@ -32,7 +34,9 @@ __all__ = ["__version__", *_LAZY]
 if TYPE_CHECKING:
     from vis_export.api import load, read, to_json, validate
     from vis_export.clipboard import clipboard
+    from vis_export.formats.html import to_html
     from vis_export.formats.markdown import to_markdown
+    from vis_export.formats.pdf import to_pdf
     from vis_export.formats.text import to_text
     from vis_export.model import Block, Message, Session
     from vis_export.problems import InvalidInput, Problem

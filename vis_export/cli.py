@@ -187,7 +187,7 @@ def _fit(cell: str, width: int) -> str:
 @main.command(context_settings=CONTEXT)
 @sources_argument
 @click.option("--to", "to", type=click.Choice(FORMAT_NAMES), required=True,
-              help="Output format: json, text, markdown (md).")
+              help="Output format: json, text, markdown (md), html, pdf.")
 @click.option(
     "-o", "--output", type=click.Path(dir_okay=True, file_okay=True, path_type=Path), default=None,
     help="A file for one session, a directory for several (one <session_id>.<ext> each); "
@@ -207,10 +207,17 @@ def _fit(cell: str, width: int) -> str:
               help="Where attachment bytes live (DIR/<attachment_id>): attachments become links or images.")
 @click.option("--lenient", is_flag=True,
               help="Export what can be shown from invalid input; print each problem as a warning.")
+@click.option("--template-dir", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
+              metavar="DIR", help="Templates that override the built-in ones by name (html, pdf).")
+@click.option("--theme", type=click.Choice(["light", "dark"]), default=None,
+              help="Force a colour theme (html); by default it follows the reader's system.")
+@click.option("--no-highlight", is_flag=True, help="Code without syntax colours (html, pdf).")
+@click.option("--paper", type=click.Choice(["A4", "Letter"]), default="A4", show_default=True,
+              help="Page size (pdf).")
 def convert(
     sources: Sequence[str], to: str, output: Path | None, reasoning: str, session_ids: Sequence[str],
     timestamps: bool, no_tools: bool, tool_output_limit: int | None, front_matter: bool, attachments: Path | None,
-    lenient: bool,
+    lenient: bool, template_dir: Path | None, theme: str | None, no_highlight: bool, paper: str,
 ) -> None:
     """Convert sessions to another format.
 
@@ -221,18 +228,20 @@ def convert(
 
     \b
     Examples:
-      vis-export convert golden/input/session.json --to json
+      vis-export convert golden/input/session.json --to html -o chat.html
+      vis-export convert vis.db --to pdf --paper Letter -o exports/
       vis-export convert chat.jsonl --to md --front-matter --timestamps -o chat.md
       vis-export convert vis.db --to text --session 01JSESSION | less
       vis-export convert vis.db --to markdown --reasoning none --no-tools -o exports/
     """
     from vis_export.formats import get_format
     from vis_export.formats.options import ExportOptions
-    from vis_export.output import file_names, write_atomic
+    from vis_export.output import encode, file_names, write_atomic
 
     options = ExportOptions(reasoning=reasoning, timestamps=timestamps, no_tools=no_tools,  # type: ignore[arg-type]
                             tool_output_limit=tool_output_limit, attachments=attachments,
-                            front_matter=front_matter)
+                            front_matter=front_matter, template_dir=template_dir, theme=theme,
+                            no_highlight=no_highlight, paper=paper)
     reporter = Reporter()
     found = reporter.results(_read(sources, lenient))
     if session_ids:
@@ -250,11 +259,20 @@ def convert(
         return fmt.pieces(session, options) if fmt.pieces else fmt.render(session, options)
 
     if output is None or str(output) == "-":
-        if len(found) == 1 and fmt.pieces:
-            for piece in fmt.pieces(found[0], options):
-                click.echo(piece, nl=False)
+        if fmt.binary:
+            if sys.stdout.isatty():
+                raise click.UsageError(f"{fmt.name} is binary: name an output file with -o, or pipe it")
+            if len(found) > 1:
+                raise click.UsageError(f"{len(found)} sessions: name an output directory with -o")
+            sys.stdout.buffer.write(fmt.render(found[0], options))
+            sys.stdout.flush()
         else:
-            click.echo(fmt.render_many(found, options) if len(found) > 1 else fmt.render(found[0], options), nl=False)
+            pieces = fmt.pieces(found[0], options) if len(found) == 1 and fmt.pieces else [
+                fmt.render_many(found, options) if len(found) > 1 else fmt.render(found[0], options)]
+            stream = click.get_binary_stream("stdout")
+            for piece in pieces:
+                stream.write(encode(piece))
+            stream.flush()
     elif len(found) == 1 and not output.is_dir():
         write_atomic(output, content(found[0]))
     else:

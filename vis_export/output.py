@@ -9,7 +9,17 @@ from pathlib import Path
 from typing import Iterable
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 MAX_NAME = 120
+
+
+def encode(text: str) -> bytes:
+    """UTF-8 of any text: a lone surrogate (JSON can carry one, UTF-8 cannot)
+    becomes U+FFFD rather than failing the whole export."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _LONE_SURROGATE.sub("\ufffd", text).encode("utf-8")
 
 
 def write_atomic(path: Path, data: str | bytes | Iterable[str]) -> None:
@@ -17,9 +27,9 @@ def write_atomic(path: Path, data: str | bytes | Iterable[str]) -> None:
     the old file or the new one, never a part: a temporary file beside it, then a
     rename."""
     pieces: Iterable[bytes] = (
-        [data.encode("utf-8")] if isinstance(data, str)
+        [encode(data)] if isinstance(data, str)
         else [data] if isinstance(data, bytes)
-        else (piece.encode("utf-8") for piece in data)
+        else (encode(piece) for piece in data)
     )
     directory = path.parent
     directory.mkdir(parents=True, exist_ok=True)

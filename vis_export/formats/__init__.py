@@ -7,7 +7,7 @@ module and one entry here.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from vis_export.formats.options import ExportOptions
 from vis_export.formats.projector import Projector
@@ -19,11 +19,12 @@ class Format:
     name: str
     extension: str
     media_type: str
-    render: Callable[[Session, ExportOptions], str]
+    render: Callable[[Session, ExportOptions], Any]
     # Several sessions written to one stream (standard output).
-    render_many: Callable[[Sequence[Session], ExportOptions], str]
+    render_many: Callable[[Sequence[Session], ExportOptions], Any]
     # The output in pieces, so a large session is written without one big string.
     pieces: Callable[[Session, ExportOptions], Iterator[str]] | None = None
+    binary: bool = False
 
 
 def _json() -> Format:
@@ -57,7 +58,24 @@ def _projected(name: str, extension: str, media_type: str, projector: type[Proje
     return Format(name, extension, media_type, render, render_many, pieces)
 
 
-FORMATS: dict[str, Callable[[], Format]] = {"json": _json, "text": _text, "markdown": _markdown}
+def _html() -> Format:
+    from vis_export.formats.html import HtmlProjector
+
+    return _projected("html", "html", "text/html; charset=utf-8", HtmlProjector)
+
+
+def _pdf() -> Format:
+    from vis_export.formats.pdf import render_pdf
+
+    def render_many(sessions: Sequence[Session], options: ExportOptions) -> bytes:
+        raise ValueError("several sessions cannot share one PDF stream: name an output directory with -o")
+
+    return Format("pdf", "pdf", "application/pdf", render_pdf, render_many, None, binary=True)
+
+
+FORMATS: dict[str, Callable[[], Format]] = {
+    "json": _json, "text": _text, "markdown": _markdown, "html": _html, "pdf": _pdf,
+}
 ALIASES: dict[str, str] = {"md": "markdown", "txt": "text"}
 FORMAT_NAMES = [*FORMATS, *ALIASES]
 

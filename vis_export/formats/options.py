@@ -8,12 +8,18 @@ from pathlib import Path
 from vis_export.policy import DEFAULT_REASONING, Reasoning, check_reasoning
 
 
+PAPERS = ("A4", "Letter")
+
+
 @dataclass(frozen=True, slots=True)
 class ExportOptions:
     """``reasoning``: the R2 policy level; ``timestamps``: times in message headers;
     ``no_tools``: drop tool blocks; ``tool_output_limit``: characters of tool output
     kept before a visible truncation marker; ``attachments``: where attachment bytes
-    live (``DIR/<attachment_id>``); ``front_matter``: YAML front matter (Markdown)."""
+    live (``DIR/<attachment_id>``); ``front_matter``: YAML front matter (Markdown);
+    ``template_dir``: templates overriding the built-in ones by name (HTML, PDF);
+    ``theme``: force ``light`` or ``dark`` (HTML); ``no_highlight``: plain code
+    (HTML, PDF); ``paper``: ``A4`` or ``Letter`` (PDF)."""
 
     reasoning: Reasoning = DEFAULT_REASONING
     timestamps: bool = False
@@ -21,10 +27,20 @@ class ExportOptions:
     tool_output_limit: int | None = None
     attachments: Path | None = None
     front_matter: bool = False
+    template_dir: Path | None = None
+    theme: str | None = None
+    no_highlight: bool = False
+    paper: str = "A4"
 
     def __post_init__(self) -> None:
         check_reasoning(self.reasoning)
-        if self.attachments is not None and not isinstance(self.attachments, Path):
-            object.__setattr__(self, "attachments", Path(self.attachments))
+        for name in ("attachments", "template_dir"):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, Path):
+                object.__setattr__(self, name, Path(value))
+        if self.theme not in (None, "light", "dark"):
+            raise ValueError("theme must be light or dark")
+        if self.paper not in PAPERS:
+            raise ValueError(f"paper must be one of {', '.join(PAPERS)}")
         if self.tool_output_limit is not None and self.tool_output_limit < 0:
             raise ValueError("tool_output_limit must not be negative")

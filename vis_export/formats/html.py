@@ -1,0 +1,177 @@
+"""HTML (``--to html``, the clipboard's ``text/html``): one self-contained, safe file.
+
+Every tag comes from a Jinja2 template (``templates/``, autoescaped); Python
+only prepares values, one method per block type, plus the two content
+renderers: prose through ``html_prose`` (mistune, nh3) and code through
+``highlight`` (Pygments). The page loads nothing: its Content-Security-Policy
+allows its one inline stylesheet (by hash) and ``data:`` images, no script.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Iterator
+
+from markupsafe import Markup
+
+from vis_export import __version__
+from vis_export.attachments import Attachments, human_size
+from vis_export.formats.highlight import highlight, plain
+from vis_export.formats.options import ExportOptions
+from vis_export.formats.projector import Projector, author_name, json_text, role_label, status_note
+from vis_export.formats.text import one_line
+from vis_export.model import (
+    AttachmentBlock, Block, CodeBlock, ErrorBlock, Message, NoticeBlock, ProseBlock, ReasoningBlock, Session,
+    SpeechBlock, ToolBlock,
+)
+from vis_export.policy import Exportable
+from vis_export.resources import builtin_templates
+from vis_export.timefmt import iso, utc
+
+PAGE_SIZES = {"A4": "A4", "Letter": "letter"}
+SUMMARY_LENGTH = 60
+
+
+@lru_cache(maxsize=8)
+def environment(template_dir: Path | None) -> Any:
+    """Templates: the user's first (by name), then the built-in ones, which stay
+    reachable as ``builtin/<name>`` for ``{% extends %}`` (as in nbconvert)."""
+    from jinja2 import ChoiceLoader, Environment, FileSystemLoader, PrefixLoader, StrictUndefined
+
+    builtin = FileSystemLoader(str(builtin_templates()))
+    loaders = [FileSystemLoader(str(template_dir))] if template_dir is not None else []
+    loader = ChoiceLoader([*loaders, builtin, PrefixLoader({"builtin": builtin})])
+    return Environment(loader=loader, autoescape=True, undefined=StrictUndefined, keep_trailing_newline=True)
+
+
+def content_security_policy(style: str) -> str:
+    digest = base64.b64encode(hashlib.sha256(style.encode("utf-8")).digest()).decode("ascii")
+    return (f"default-src 'none'; style-src 'sha256-{digest}'; img-src data:; font-src 'none'; "
+            "base-uri 'none'; form-action 'none'")
+
+
+class HtmlProjector(Projector):
+    print_mode = False
+
+    def __init__(self, options: ExportOptions | None = None):
+        super().__init__(options)
+        self.env = environment(self.options.template_dir)
+        self.attachments = Attachments.of(None, self.options.attachments)
+        self.prose = self._prose_renderer([])
+
+    def _prose_renderer(self, blocks: list[AttachmentBlock]) -> Any:
+        from vis_export.formats.html_prose import ProseToHtml
+
+        return ProseToHtml(self.attachments.lookup(blocks))
+
+    # --- frames ---------------------------------------------------------------------------
+
+    def session(self, session: Session) -> Iterator[str]:
+        self.attachments = Attachments.of(session, self.options.attachments)
+        self.prose = self._prose_renderer([b for _, b in session.blocks() if isinstance(b, AttachmentBlock)])
+        style = self.env.get_template("style.css.j2").render(
+            paper=PAGE_SIZES[self.options.paper] if self.print_mode else None)
+        title = session.title if session.title and session.title.strip() else f"Session {session.id}"
+        created = session.created_at if session.created_at is not None else session.first_time
+        view = {
+            "id": session.id,
+            "title": one_line(title),
+            "created_iso": iso(created) if created is not None else None,
+            "created_text": utc(created) if created is not None else None,
+            "models": sorted({m.model for m in session.messages if m.model}),
+            "messages": [self.message_view(m, i) for i, m in enumerate(session.messages, 1)],
+        }
+        yield from self.env.get_template("document.html.j2").generate(
+            session=view, style=Markup(style), csp=content_security_policy(style), lang="en",
+            theme=self.options.theme, version=__version__,
+        )
+
+    def messages(self, messages: list[Message]) -> Iterator[str]:
+        views = [self.message_view(m, i) for i, m in enumerate(messages, 1)]
+        yield from self.env.get_template("fragment.html.j2").generate(messages=views, blocks=[])
+
+    def message(self, message: Message) -> Iterator[str]:
+        yield from self.messages([message])
+
+    def lone_block(self, block: Block) -> Iterator[str]:
+        yield from self.env.get_template("fragment.html.j2").generate(messages=[], blocks=[self.block(block)])
+
+    def message_view(self, message: Message, index: int) -> dict[str, Any]:
+        label = role_label(message)
+        name = author_name(message)
+        if name:
+            label += f" ({one_line(name)})"
+        first_prose = next((b.markdown for b in message.blocks if isinstance(b, ProseBlock)), "")
+        summary = one_line(first_prose)
+        return {
+            "anchor": f"m{index}",
+            "role": message.role,
+            "status": message.status,
+            "label": label,
+            "note": status_note(message),
+            "model": message.model,
+            "time_iso": iso(message.created_at) if self.options.timestamps or self.print_mode else None,
+            "time_text": utc(message.created_at),
+            "summary": summary[:SUMMARY_LENGTH] + ("…" if len(summary) > SUMMARY_LENGTH else ""),
+            "blocks": [self.block(b) for b in self.blocks(message)],
+        }
+
+    # --- one method per block type ----------------------------------------------------
+
+    def code_html(self, text: str, language: str | None) -> Markup:
+        return plain(text) if self.options.no_highlight else highlight(text, language)
+
+    def block_prose(self, block: ProseBlock) -> dict[str, Any]:
+        return {"kind": "prose", "html": self.prose(block.markdown)}
+
+    def block_code(self, block: CodeBlock) -> dict[str, Any]:
+        language = block.language
+        css = "".join(ch for ch in language if ch.isalnum() or ch in "+-#_.") if language else ""
+        return {"kind": "code", "language": language, "language_class": css,
+                "html": self.code_html(block.text, language)}
+
+    def block_tool(self, block: ToolBlock) -> dict[str, Any]:
+        parts = []
+        for label, key in (("Input", "input"), ("Output", "output"), ("Error", "error")):
+            if key in block.fields:
+                text = json_text(block.fields[key])
+                truncated = None
+                limit = self.options.tool_output_limit
+                if key == "output" and limit is not None and len(text) > limit:
+                    truncated = f"{len(text) - limit} more characters of tool output not shown"
+                    text = text[:limit]
+                parts.append({"label": label, "html": self.code_html(text, "json"), "truncated": truncated})
+        start, end = block.started_at, block.completed_at
+        duration = (f"{(end - start) / 1000:.1f} s"
+                    if isinstance(start, int) and isinstance(end, int) and end >= start else None)
+        return {"kind": "tool", "name": block.tool, "status": block.status, "duration": duration, "parts": parts}
+
+    def block_reasoning(self, block: ReasoningBlock) -> dict[str, Any]:
+        return {"kind": "reasoning", "private": block.is_private, "html": self.prose(block.text)}
+
+    def block_error(self, block: ErrorBlock) -> dict[str, Any]:
+        return {"kind": "error", "code": block.code, "message": block.message, "retryable": block.retryable}
+
+    def block_notice(self, block: NoticeBlock) -> dict[str, Any]:
+        return {"kind": "notice", "code": block.code, "message": block.message}
+
+    def block_attachment(self, block: AttachmentBlock) -> dict[str, Any]:
+        return {"kind": "attachment", "name": block.name, "media_type": block.media_type,
+                "size": human_size(self.attachments.size(block.attachment_id)),
+                "data_uri": self.attachments.data_uri(block.attachment_id, block.media_type)}
+
+    def block_speech(self, block: SpeechBlock) -> dict[str, Any]:
+        return {"kind": "speech", "text": block.text}
+
+    def block_unknown(self, block: Block) -> dict[str, Any]:
+        fields = [(key, json_text(value)) for key, value in block.fields.items() if key not in ("id", "type")]
+        return {"kind": "unknown", "type": block.type, "fields": fields}
+
+
+def to_html(obj: Exportable, **options: object) -> str:
+    """A self-contained HTML document of a session; an HTML fragment of a message,
+    a block or a list of messages (what ``clipboard`` puts under ``text/html``)."""
+    return HtmlProjector(ExportOptions(**options)).render(obj)  # type: ignore[arg-type]
