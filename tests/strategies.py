@@ -97,6 +97,21 @@ blocks = st.one_of(
     attachment_blocks, notice_blocks, speech_blocks, unknown_blocks,
 )
 
+# The same without huge strings: for renderers whose tests parse every output
+# with a pure-Python HTML parser (huge strings are covered by the other formats
+# and by example tests).
+small_prose_blocks = _block("prose", markdown=text)
+small_code_blocks = _optional(
+    {"text": text},
+    {"language": st.one_of(st.sampled_from(["python", "rust", "js", "json", "c++", "x`y", "two words"]),
+                           non_blank_text)},
+    "code",
+)
+small_blocks = st.one_of(
+    small_prose_blocks, small_code_blocks, tool_blocks, reasoning_blocks, error_blocks,
+    attachment_blocks, notice_blocks, speech_blocks, unknown_blocks,
+)
+
 
 @st.composite
 def messages(draw: st.DrawFn, content: st.SearchStrategy[dict[str, Any]] = blocks) -> dict[str, Any]:

@@ -214,3 +214,31 @@ def test_lenient_event_log_and_json_lines(tmp_path: Path) -> None:
     assert result.exit_code == 0
     assert "kept" in result.stdout and "lost" not in result.stdout
     assert [line.split(": warning: ")[0] for line in result.stderr.splitlines()] == [f"{log}", f"{log}"]
+
+
+def test_convert_html_and_template_override(tmp_path: Path) -> None:
+    page = tmp_path / "chat.html"
+    result = run("convert", str(SESSION), "--to", "html", "--theme", "dark", "-o", str(page))
+    assert result.exit_code == 0, result.stderr
+    html = page.read_text()
+    assert html.startswith("<!DOCTYPE html>") and 'data-theme="dark"' in html
+    templates = tmp_path / "templates"
+    (templates / "blocks").mkdir(parents=True)
+    (templates / "blocks" / "notice.html.j2").write_text('<p class="my-notice">{{ block.message }}</p>\n')
+    (templates / "document.html.j2").write_text(
+        '{% extends "builtin/document.html.j2" %}{% block meta %}{{ super() }}\n'
+        '<meta name="author" content="Team {{ session.id }}">{% endblock %}')
+    custom = run("convert", str(SESSION), "--to", "html", "--template-dir", str(templates)).stdout
+    assert '<p class="my-notice">Stopped by user.</p>' in custom
+    assert '<meta name="author" content="Team golden_session">' in custom
+    assert '<meta name="generator"' in custom  # the built-in block is still there
+
+
+def test_convert_pdf_to_a_file_and_a_pipe(tmp_path: Path) -> None:
+    target = tmp_path / "chat.pdf"
+    result = run("convert", str(SESSION), "--to", "pdf", "--paper", "Letter", "-o", str(target))
+    assert result.exit_code == 0, result.stderr
+    assert target.read_bytes().startswith(b"%PDF")
+    piped = subprocess.run([sys.executable, "-m", "vis_export", "convert", str(SESSION), "--to", "pdf"],
+                           capture_output=True)
+    assert piped.returncode == 0 and piped.stdout.startswith(b"%PDF") and piped.stderr == b""

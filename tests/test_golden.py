@@ -41,7 +41,7 @@ def check(path: Path, actual: str, update: bool) -> None:
 
 
 # JSON takes only the reasoning option: its "none" variant would repeat "all".
-CASES = [(fmt, variant) for fmt in ("json", "text", "markdown") for variant in VARIANTS
+CASES = [(fmt, variant) for fmt in ("json", "text", "markdown", "html") for variant in VARIANTS
          if not (fmt == "json" and variant == "none")]
 
 

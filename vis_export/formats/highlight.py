@@ -44,9 +44,15 @@ def _lexer(language: str) -> Any:
         return None
 
 
+def _html_text(escaped: str) -> str:
+    # A parser turns a literal CR into LF, and drops NUL: a character reference
+    # keeps the CR; NUL, which HTML text cannot hold, shows as U+FFFD.
+    return escaped.replace("\r", "&#13;").replace("\x00", "\ufffd")
+
+
 def plain(text: str) -> Markup:
     """Escaped code, CRs kept as ``&#13;``."""
-    return Markup(str(escape(text)).replace("\r", "&#13;"))
+    return Markup(_html_text(str(escape(text))))
 
 
 def highlight(text: str, language: str | None) -> Markup:
@@ -69,7 +75,7 @@ def highlight(text: str, language: str | None) -> Markup:
     html = "".join(pieces)
     if total != len(text):  # a lexer that loses or adds text: show the code as it is
         return plain(text)
-    return Markup(html.replace("\r", "&#13;"))
+    return Markup(_html_text(html))
 
 
 def _flush(pieces: list[str], css: str, run: list[str]) -> None:

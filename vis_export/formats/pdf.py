@@ -9,11 +9,13 @@ the session's, and the file identifier is derived from the content.
 from __future__ import annotations
 
 import hashlib
+import logging
 from typing import Any
 
 from vis_export.formats.html import HtmlProjector
 from vis_export.formats.options import ExportOptions
 from vis_export.model import Session
+from vis_export.output import encode
 
 
 class PrintProjector(HtmlProjector):
@@ -43,6 +45,14 @@ def render_pdf(session: Session, options: ExportOptions) -> bytes:
     from weasyprint import HTML
 
     html = PrintProjector(options).render(session)
-    identifier = hashlib.sha256(html.encode("utf-8")).hexdigest()[:32].encode("ascii")
-    document = HTML(string=html, url_fetcher=_fetcher(), base_url="data:,")
-    return document.write_pdf(pdf_identifier=identifier, uncompressed_pdf=False)
+    identifier = hashlib.sha256(encode(html)).hexdigest()[:32].encode("ascii")
+    # WeasyPrint warns about the screen-only rules of the shared stylesheet
+    # (prefers-color-scheme); they are meant to be ignored in print.
+    logger = logging.getLogger("weasyprint")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        document = HTML(string=html, url_fetcher=_fetcher(), base_url="data:,")
+        return document.write_pdf(pdf_identifier=identifier)
+    finally:
+        logger.setLevel(level)

@@ -1,0 +1,89 @@
+"""PDF through pypdf and pdftoppm: pages, outline, metadata, text, determinism."""
+
+from __future__ import annotations
+
+import io
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from pypdf import PdfReader
+
+from conftest import INPUT
+from vis_export import load
+from vis_export.formats.pdf import to_pdf
+from vis_export.model import CodeBlock
+
+SESSION = next(load(INPUT / "session.json"))
+
+
+@pytest.fixture(scope="module")
+def pdf() -> bytes:
+    return to_pdf(SESSION)
+
+
+def squeeze(text: str) -> str:
+    """Text with every wrap and space removed: what survives a visual line wrap."""
+    return re.sub(r"\s+", "", text)
+
+
+def page_text(page) -> str:  # type: ignore[no-untyped-def]
+    """pypdf's text of a page. pypdf reads the custom single-byte encoding
+    WeasyPrint gives some fonts as two-byte codes; dropping the NULs it leaves
+    recovers the text (poppler's pdftotext reads it directly)."""
+    return page.extract_text().replace("\x00", "")
+
+
+def test_pages_outline_and_metadata(pdf: bytes) -> None:
+    reader = PdfReader(io.BytesIO(pdf))
+    pages = len(reader.pages)
+    assert pages >= 2
+    first = page_text(reader.pages[0])
+    assert f"1 / {pages}" in first
+    assert SESSION.title in first  # running header and title
+    titles = [item.title for item in reader.outline]
+    assert len(titles) == len(SESSION.messages)
+    assert titles[0].startswith("User (Ada)") and titles[1].startswith("Assistant")
+    meta = reader.metadata
+    assert meta.title == SESSION.title
+    assert "golden_session" in meta.subject and meta.get("/Keywords") == "gpt-5.6"
+    assert meta.creation_date.year == 2025
+
+
+def test_every_code_text_and_no_private_reasoning(pdf: bytes) -> None:
+    text = squeeze("".join(page_text(page) for page in PdfReader(io.BytesIO(pdf)).pages))
+    for _, block in SESSION.blocks():
+        if isinstance(block, CodeBlock):
+            assert squeeze(block.text) in text
+    assert "PRIVATE-CANARY" not in text
+
+
+def test_long_code_lines_wrap_and_are_never_clipped() -> None:
+    from vis_export.sources.messages import session_document
+
+    line = "x = '" + "abcdefghij" * 40 + "'  # the end of a very long line"
+    session = session_document({"id": "wide", "messages": [{
+        "id": "m", "role": "assistant", "status": "completed", "created_at": 0,
+        "content": [{"id": "c", "type": "code", "language": "python", "text": line + "\n"}]}]}, "w", "w").session
+    text = "".join(page_text(page) for page in PdfReader(io.BytesIO(to_pdf(session))).pages)
+    assert squeeze(line) in squeeze(text)
+
+
+def test_deterministic_bytes_and_paper(pdf: bytes) -> None:
+    assert to_pdf(SESSION) == pdf
+    letter = PdfReader(io.BytesIO(to_pdf(SESSION, paper="Letter"))).pages[0].mediabox
+    assert (round(float(letter.width)), round(float(letter.height))) == (612, 792)
+    a4 = PdfReader(io.BytesIO(pdf)).pages[0].mediabox
+    assert (round(float(a4.width)), round(float(a4.height))) == (595, 842)
+
+
+@pytest.mark.skipif(shutil.which("pdftoppm") is None, reason="poppler-utils is not installed here")
+def test_pages_render_to_images(pdf: bytes, tmp_path: Path) -> None:
+    source = tmp_path / "s.pdf"
+    source.write_bytes(pdf)
+    subprocess.run(["pdftoppm", "-r", "40", "-png", str(source), str(tmp_path / "page")], check=True, timeout=120)
+    images = sorted(tmp_path.glob("page-*.png"))
+    assert len(images) == len(PdfReader(io.BytesIO(pdf)).pages)
+    assert all(image.stat().st_size > 1000 for image in images)

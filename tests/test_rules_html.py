@@ -1,0 +1,116 @@
+"""R1, R2, R4 and R7 on HTML, over generated sessions, read by an HTML5 parser."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from htmldom import classes, code_elements, elements, parse, text_content
+from strategies import PRIVATE_CANARY, session_documents, small_blocks
+from vis_export.formats.html import to_html
+from vis_export.model import CodeBlock, ReasoningBlock
+from vis_export.sources.messages import session_document
+
+
+def session_of(document: dict[str, Any]):
+    return session_document(document, "s.json", "s").session
+
+
+def in_dom(code: str) -> str:
+    """What a DOM can hold of ``code``: NUL has no place in HTML text (the parser
+    turns it into U+FFFD); everything else, CRs and tabs included, stays."""
+    return code.replace("\x00", "\ufffd")
+
+
+@given(session_documents(small_blocks), st.booleans())
+def test_r1_dom_text_of_each_code_element_is_the_code(document: dict[str, Any], no_highlight: bool) -> None:
+    session = session_of(document)
+    dom = parse(to_html(session, reasoning="all", no_highlight=no_highlight))
+    codes = [b.text for _, b in session.blocks() if isinstance(b, CodeBlock)]
+    assert [text_content(c) for c in code_elements(dom)] == [in_dom(c) for c in codes]
+
+
+@given(session_documents(small_blocks), st.sampled_from(["none", "visible"]))
+def test_r2_no_private_reasoning_in_html(document: dict[str, Any], reasoning: str) -> None:
+    session = session_of(document)
+    assert PRIVATE_CANARY not in to_html(session, reasoning=reasoning)
+    for message in session.messages:
+        assert PRIVATE_CANARY not in to_html(message, reasoning=reasoning)
+    has_private = any(isinstance(b, ReasoningBlock) and b.is_private for _, b in session.blocks())
+    assert (PRIVATE_CANARY in to_html(session, reasoning="all")) == has_private
+
+
+@given(session_documents(small_blocks), st.sampled_from([None, "light", "dark"]))
+def test_r7_deterministic_and_r3_pure(document: dict[str, Any], theme: str | None) -> None:
+    original = copy.deepcopy(document)
+    session = session_of(document)
+    first = to_html(session, theme=theme, timestamps=True)
+    assert to_html(session, theme=theme, timestamps=True) == first
+    assert to_html(session_of(copy.deepcopy(original)), theme=theme, timestamps=True) == first
+    assert document == original
+
+
+ACTIVE_TAGS = {"script", "iframe", "object", "embed", "svg", "math", "link", "base", "form", "frame", "frameset",
+               "applet", "audio", "video", "source", "track", "portal", "noscript", "template", "button", "textarea",
+               "select"}
+
+
+def assert_inert(html: str) -> None:
+    """Nothing in the document can run, load or navigate by itself (R4)."""
+    dom = parse(html)
+    styles = list(elements(dom, "style"))
+    assert len(styles) == 1  # ours; its text is allowed by hash in the CSP
+    metas = [m for m in elements(dom, "meta") if m.get("http-equiv")]
+    assert [m.get("http-equiv") for m in metas] == ["Content-Security-Policy"]
+    for element in elements(dom):
+        tag = element.tag.split("}")[-1]
+        assert tag not in ACTIVE_TAGS, tag
+        for name, value in element.attrib.items():
+            assert not name.lower().startswith("on"), (tag, name)
+            assert name.lower() not in ("style", "srcdoc", "formaction", "action", "background", "ping"), name
+            normal = re.sub(r"[\x00-\x20]", "", value).lower()
+            if name in ("href", "src"):
+                assert not normal.startswith(("javascript:", "vbscript:", "data:text", "file:")), value
+            if name == "src":
+                assert tag == "img" and normal.startswith("data:image/"), value
+        if tag == "input":
+            assert element.get("type") == "checkbox" and element.get("disabled") is not None
+
+
+@given(session_documents(small_blocks))
+def test_r4_generated_sessions_are_inert(document: dict[str, Any]) -> None:
+    assert_inert(to_html(session_of(document), reasoning="all", timestamps=True))
+
+
+def test_r1_huge_code_block_with_every_awkward_character() -> None:
+    code = ("\ufeff\n\tdef f():\r\n    return '<&>'  \r" * 4000) + "```\x00"
+    session = session_of({"messages": [{"id": "m", "role": "assistant", "status": "completed", "created_at": 0,
+                                        "content": [{"id": "c", "type": "code", "text": code, "language": "python"}]}]})
+    for no_highlight in (False, True):
+        (element,) = code_elements(parse(to_html(session, no_highlight=no_highlight)))
+        assert text_content(element) == in_dom(code)
+
+
+def test_headings_in_prose_are_demoted_below_the_turns() -> None:
+    session = session_of({"messages": [{"id": "m", "role": "assistant", "status": "completed", "created_at": 0,
+                                        "content": [{"id": "p", "type": "prose", "markdown": "# A\n## B\n###### C"}]}]})
+    dom = parse(to_html(session))
+    article = next(e for e in elements(dom, "article"))
+    assert [e.tag.split("}")[-1] for e in article.iter() if re.fullmatch(r".*}h\d", str(e.tag))] == \
+        ["h2", "h3", "h4", "h6"]
+
+
+def test_unknown_block_fields_are_inert_text() -> None:
+    payload = "<img src=x onerror=alert(1)>{{ 7*7 }}"
+    session = session_of({"messages": [{"id": "m", "role": "assistant", "status": "completed", "created_at": 0,
+                                        "content": [{"id": "u", "type": "x<b>", "payload": payload}]}]})
+    html = to_html(session)
+    assert_inert(html)
+    unknown = next(e for e in elements(parse(html), "div") if "unknown" in classes(e))
+    assert json.dumps(payload) in text_content(unknown) and "x<b>" in text_content(unknown)
+    assert "49" not in text_content(unknown)
