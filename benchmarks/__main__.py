@@ -13,6 +13,7 @@ from benchmarks.generate import session_bytes
 from benchmarks.harness import Result, best_time, peak_mb, process_time, table
 
 SIZES = {"1 message": 1, "100 KB": 100_000, "1 MB": 1_000_000, "16 MB": 16_000_000}
+PDF_SIZE = 620_000  # about 350 pages of A4
 
 
 def load_validate(sizes: dict[str, int]) -> list[Result]:
@@ -61,9 +62,38 @@ def clipboard_block() -> list[Result]:
     from vis_export.model import block_from_json
 
     block = block_from_json({"id": "c", "type": "code", "language": "python", "text": "print('hi')\n" * 20})
-    ours = best_time(lambda: [clipboard(block) for _ in range(1000)], 5) / 1000
     anchor = best_time(lambda: [json.loads('{"id": "c"}') for _ in range(1000)], 5) / 1000
-    return [Result("clipboard(one code block)", ours, "json.loads(tiny)", anchor, "µs", None)]
+    text_only = best_time(lambda: [clipboard(block, flavours=("text/plain", "text/markdown"))
+                                   for _ in range(1000)], 5) / 1000
+    clipboard(block)  # the HTML renderer's imports, once
+    every = best_time(lambda: [clipboard(block) for _ in range(100)], 5) / 100
+    return [Result("clipboard(code block) text+md", text_only, "json.loads(tiny)", anchor, "µs", None),
+            Result("clipboard(code block) +html", every, "json.loads(tiny)", anchor, "< 1 ms", None)]
+
+
+def html_export(size: int, label: str) -> list[Result]:
+    from benchmarks.render import in_process
+
+    figures = in_process("html", str(size))
+    return [Result(f"html export {label}", figures["ours"], "mistune+Pygments", figures["anchor"], "<= 1.2x")]
+
+
+def pdf_export(size: int) -> tuple[list[Result], list[str]]:
+    from benchmarks.render import in_process
+
+    runs = {variant: in_process("pdf", str(size), variant) for variant in ("ours", "naive", "plain")}
+    pages = runs["ours"]["pages"]
+    results = [
+        Result(f"pdf {pages} pages (ours)", runs["ours"]["seconds"], "naive spans", runs["naive"]["seconds"],
+               "faster", runs["ours"]["peak_mb"]),
+        Result(f"pdf {pages} pages (ours)", runs["ours"]["seconds"], "plain <pre>", runs["plain"]["seconds"],
+               "faster", runs["plain"]["peak_mb"]),
+    ]
+    lines = [f"pdf pages/s: ours {pages / runs['ours']['seconds']:.1f} (goal >= 30, peak {runs['ours']['peak_mb']:.0f} MB)"
+             f", naive Pygments spans {runs['naive']['pages'] / runs['naive']['seconds']:.1f} "
+             f"(peak {runs['naive']['peak_mb']:.0f} MB), plain <pre> "
+             f"{runs['plain']['pages'] / runs['plain']['seconds']:.1f} (peak {runs['plain']['peak_mb']:.0f} MB)"]
+    return results, lines
 
 
 def import_time(repeat: int) -> list[Result]:
@@ -79,9 +109,11 @@ def main() -> None:
     args = parser.parse_args()
     sizes = {k: v for k, v in SIZES.items() if not args.quick or v <= 1_000_000}
     biggest = max(sizes, key=sizes.__getitem__)
-    results = (load_validate(sizes) + exports(sizes[biggest], biggest) + clipboard_block()
-               + import_time(5 if args.quick else 21))
+    pdf_results, pdf_lines = pdf_export(120_000 if args.quick else PDF_SIZE)
+    results = (load_validate(sizes) + exports(sizes[biggest], biggest) + html_export(sizes[biggest], biggest)
+               + pdf_results + clipboard_block() + import_time(5 if args.quick else 21))
     print(table(results))
+    print("\n".join(pdf_lines))
 
 
 if __name__ == "__main__":

@@ -87,3 +87,22 @@ def test_pages_render_to_images(pdf: bytes, tmp_path: Path) -> None:
     images = sorted(tmp_path.glob("page-*.png"))
     assert len(images) == len(PdfReader(io.BytesIO(pdf)).pages)
     assert all(image.stat().st_size > 1000 for image in images)
+
+
+def test_rendered_in_parts_the_pdf_is_one_document(pdf: bytes) -> None:
+    from vis_export.formats.options import ExportOptions
+    from vis_export.formats.pdf import render_pdf, split
+
+    assert split(SESSION, 2) == [(0, 1), (1, len(SESSION.messages))] or len(split(SESSION, 2)) == 2
+    joined = render_pdf(SESSION, ExportOptions(), parts=2)
+    assert render_pdf(SESSION, ExportOptions(), parts=2) == joined  # deterministic in parts too
+    reader = PdfReader(io.BytesIO(joined))
+    pages = len(reader.pages)
+    assert pages >= len(PdfReader(io.BytesIO(pdf)).pages)
+    assert [item.title for item in reader.outline] == [item.title for item in PdfReader(io.BytesIO(pdf)).outline]
+    texts = [page_text(page) for page in reader.pages]
+    assert all(f"{n} / {pages}" in text for n, text in enumerate(texts, 1))
+    assert all(SESSION.title in text for text in texts)  # the running title in every part
+    whole = squeeze("".join(texts))
+    assert "PRIVATE-CANARY" not in whole
+    assert all(squeeze(b.text) in whole for _, b in SESSION.blocks() if isinstance(b, CodeBlock))

@@ -53,6 +53,14 @@ def content_security_policy(style: str) -> str:
             "base-uri 'none'; form-action 'none'")
 
 
+@lru_cache(maxsize=1)
+def _prose_without_attachments() -> Any:
+    """Prose of a message or block copied on its own: no attachment to resolve."""
+    from vis_export.formats.html_prose import ProseToHtml
+
+    return ProseToHtml(lambda reference: None)
+
+
 class HtmlProjector(Projector):
     print_mode = False
 
@@ -60,18 +68,22 @@ class HtmlProjector(Projector):
         super().__init__(options)
         self.env = environment(self.options.template_dir)
         self.attachments = Attachments.of(None, self.options.attachments)
-        self.prose = self._prose_renderer([])
+        self._prose: Any = None  # built on first use: a copied code block needs no Markdown parser
 
-    def _prose_renderer(self, blocks: list[AttachmentBlock]) -> Any:
-        from vis_export.formats.html_prose import ProseToHtml
-
-        return ProseToHtml(self.attachments.lookup(blocks))
+    def prose(self, markdown: str) -> Markup:
+        if self._prose is None:
+            self._prose = _prose_without_attachments()
+        return self._prose(markdown)  # type: ignore[no-any-return]
 
     # --- frames ---------------------------------------------------------------------------
 
-    def session(self, session: Session) -> Iterator[str]:
+    def session(self, session: Session, first_index: int = 1, continuation: bool = False) -> Iterator[str]:
+        """The whole document; a PDF rendered in parts passes where its part starts."""
+        from vis_export.formats.html_prose import ProseToHtml
+
         self.attachments = Attachments.of(session, self.options.attachments)
-        self.prose = self._prose_renderer([b for _, b in session.blocks() if isinstance(b, AttachmentBlock)])
+        attached = [b for _, b in session.blocks() if isinstance(b, AttachmentBlock)]
+        self._prose = ProseToHtml(self.attachments.lookup(attached))
         style = self.env.get_template("style.css.j2").render(
             paper=PAGE_SIZES[self.options.paper] if self.print_mode else None)
         title = session.title if session.title and session.title.strip() else f"Session {session.id}"
@@ -82,7 +94,8 @@ class HtmlProjector(Projector):
             "created_iso": iso(created) if created is not None else None,
             "created_text": utc(created) if created is not None else None,
             "models": sorted({m.model for m in session.messages if m.model}),
-            "messages": [self.message_view(m, i) for i, m in enumerate(session.messages, 1)],
+            "messages": [self.message_view(m, i) for i, m in enumerate(session.messages, first_index)],
+            "continuation": continuation,
         }
         yield from self.env.get_template("document.html.j2").generate(
             session=view, style=Markup(style), csp=content_security_policy(style), lang="en",

@@ -1,21 +1,37 @@
 """PDF (``--to pdf``): WeasyPrint from the same templates, with the print stylesheet.
 
-Nothing is fetched while rendering: the URL fetcher serves ``data:`` URIs only
-(the document holds nothing else), so no file is read and no request is made,
-whatever the content says. The bytes are deterministic: the creation date is
-the session's, and the file identifier is derived from the content.
+Long transcripts are laid out in parts, one per core, in parallel processes,
+and joined with pypdf (outline entries kept, in order); each part starts on a
+new page. Page numbers ``N / M`` are stamped on the joined pages, since no part
+knows ``M`` while it is laid out. Nothing is fetched while rendering: the URL
+fetcher serves ``data:`` URIs only (the document holds nothing else), so no
+file is read and no request is made, whatever the content says. The bytes are
+deterministic: dates come from the session, the identifier from the content.
 """
 
 from __future__ import annotations
 
 import hashlib
+import io
 import logging
+import os
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import replace
+from datetime import datetime, timezone
+from multiprocessing import get_context
 from typing import Any
 
+from vis_export import __version__
 from vis_export.formats.html import HtmlProjector
 from vis_export.formats.options import ExportOptions
+from vis_export.formats.text import one_line
 from vis_export.model import Session
-from vis_export.output import encode
+from vis_export.policy import visible_session
+
+# Below this much message text a second process costs more than it saves.
+PARALLEL_THRESHOLD = 150_000
+FOOTER_SIZE = 8
+FOOTER_RISE = 22  # points above the bottom edge
 
 
 class PrintProjector(HtmlProjector):
@@ -41,18 +57,139 @@ def to_pdf(session: Session, **options: object) -> bytes:
     return render_pdf(session, ExportOptions(**options))  # type: ignore[arg-type]
 
 
-def render_pdf(session: Session, options: ExportOptions) -> bytes:
+def render_pdf(session: Session, options: ExportOptions, parts: int | None = None) -> bytes:
+    """``parts`` (default: one per core, for long sessions only) forces the split."""
+    session = visible_session(session, options.reasoning)  # R2: the parts are rendered from this view
+    chunks = split(session, parts) if parts is not None else split(session, _cores(), PARALLEL_THRESHOLD)
+    if len(chunks) == 1:
+        pdfs = [_render_part(session, options, 0, chunks)]
+    else:
+        pdfs = _render_in_parallel(session, options, chunks)
+    return _join(session, pdfs)
+
+
+def _cores() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def split(session: Session, parts: int, threshold: int = 0) -> list[tuple[int, int]]:
+    """Message ranges of about equal text: at most ``parts``, each at least ``threshold`` long."""
+    sizes = [sum(len(str(v)) for b in m.blocks for v in b.fields.values()) + 200 for m in session.messages]
+    total = sum(sizes)
+    parts = max(1, min(parts, len(sizes), total // threshold if threshold else parts))
+    bounds, start, running = [], 0, 0
+    for index, size in enumerate(sizes):
+        running += size
+        if len(bounds) < parts - 1 and running >= total * (len(bounds) + 1) / parts and index + 1 < len(sizes):
+            bounds.append((start, index + 1))
+            start = index + 1
+    bounds.append((start, len(sizes)))
+    return bounds
+
+
+def _render_part(session: Session, options: ExportOptions, index: int, chunks: list[tuple[int, int]]) -> bytes:
     from weasyprint import HTML
 
-    html = PrintProjector(options).render(session)
-    identifier = hashlib.sha256(encode(html)).hexdigest()[:32].encode("ascii")
+    start, end = chunks[index]
+    part = replace(session, messages=session.messages[start:end])
+    projector = PrintProjector(options)
+    html = "".join(projector.session(part, first_index=start + 1, continuation=index > 0))
     # WeasyPrint warns about the screen-only rules of the shared stylesheet
-    # (prefers-color-scheme); they are meant to be ignored in print.
+    # (prefers-color-scheme); print is meant to ignore them.
     logger = logging.getLogger("weasyprint")
     level = logger.level
     logger.setLevel(logging.ERROR)
     try:
-        document = HTML(string=html, url_fetcher=_fetcher(), base_url="data:,")
-        return document.write_pdf(pdf_identifier=identifier)
+        return HTML(string=html, url_fetcher=_fetcher(), base_url="data:,").write_pdf()
     finally:
         logger.setLevel(level)
+
+
+# The session a pool's forked workers render from: a frozen session holds
+# read-only maps, which cannot be pickled, and a fork shares it for free.
+_WORK: tuple[Session, ExportOptions, list[tuple[int, int]]] | None = None
+
+
+def _render_shared_part(index: int) -> bytes:
+    assert _WORK is not None
+    return _render_part(*_WORK[:2], index, _WORK[2])
+
+
+def _render_in_parallel(session: Session, options: ExportOptions, chunks: list[tuple[int, int]]) -> list[bytes]:
+    global _WORK
+    _WORK = (session, options, chunks)
+    try:
+        with ProcessPoolExecutor(max_workers=len(chunks), mp_context=get_context("fork")) as pool:
+            return list(pool.map(_render_shared_part, range(len(chunks))))
+    finally:
+        _WORK = None
+
+
+def _join(session: Session, pdfs: list[bytes]) -> bytes:
+    from pypdf import PdfReader, PdfWriter
+    from pypdf.generic import ArrayObject, ByteStringObject
+
+    writer = PdfWriter()
+    for pdf in pdfs:
+        writer.append(PdfReader(io.BytesIO(pdf)))
+    _stamp_page_numbers(writer)
+    writer.add_metadata(_metadata(session))
+    identifier = ByteStringObject(hashlib.sha256(b"".join(pdfs)).digest()[:16])
+    writer._ID = ArrayObject([identifier, identifier])  # deterministic, unlike pypdf's random one
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()
+
+
+def _metadata(session: Session) -> dict[str, str]:
+    created = session.created_at if session.created_at is not None else session.first_time or 0
+    stamp = datetime.fromtimestamp(created / 1000, tz=timezone.utc).strftime("D:%Y%m%d%H%M%SZ")
+    models = sorted({m.model for m in session.messages if m.model})
+    title = one_line(session.title or "") or f"Session {session.id}"
+    return {
+        "/Title": title, "/Subject": f"Vis session {session.id}", "/Keywords": ", ".join(models),
+        "/Creator": f"vis-export {__version__}", "/Producer": f"vis-export {__version__} (WeasyPrint, pypdf)",
+        "/CreationDate": stamp, "/ModDate": stamp,
+    }
+
+
+def _stamp_page_numbers(writer: Any) -> None:
+    """``N / M`` centred in each page's footer, in Helvetica (every PDF reader has it)."""
+    from pypdf.generic import DecodedStreamObject, DictionaryObject, NameObject
+
+    font = writer._add_object(DictionaryObject({
+        NameObject("/Type"): NameObject("/Font"), NameObject("/Subtype"): NameObject("/Type1"),
+        NameObject("/BaseFont"): NameObject("/Helvetica"), NameObject("/Encoding"): NameObject("/WinAnsiEncoding"),
+    }))
+    total = len(writer.pages)
+    for number, page in enumerate(writer.pages, 1):
+        label = f"{number} / {total}"
+        box = page.mediabox
+        width = FOOTER_SIZE * sum(0.556 if ch.isdigit() else 0.278 for ch in label)
+        x = float(box.left) + (float(box.width) - width) / 2
+        y = float(box.bottom) + FOOTER_RISE
+        stream = DecodedStreamObject()
+        stream.set_data(
+            f"q 0.35 0.39 0.43 rg BT /VisExportFooter {FOOTER_SIZE} Tf {x:.2f} {y:.2f} Td ({label}) Tj ET Q".encode()
+        )
+        resources = page.setdefault(NameObject("/Resources"), DictionaryObject()).get_object()
+        fonts = resources.setdefault(NameObject("/Font"), DictionaryObject()).get_object()
+        fonts[NameObject("/VisExportFooter")] = font
+        _append_content(writer, page, stream)
+
+
+def _append_content(writer: Any, page: Any, stream: Any) -> None:
+    from pypdf.generic import ArrayObject, NameObject
+
+    contents = page.get("/Contents")
+    reference = writer._add_object(stream)
+    if contents is None:
+        page[NameObject("/Contents")] = reference
+        return
+    existing = contents.get_object()
+    if isinstance(existing, ArrayObject):
+        existing.append(reference)
+    else:
+        page[NameObject("/Contents")] = ArrayObject([contents, reference])
+
+
