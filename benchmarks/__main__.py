@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
+import subprocess
 
 from benchmarks.generate import session_bytes
 from benchmarks.harness import Result, best_time, peak_mb, process_time, table
@@ -75,7 +77,17 @@ def html_export(size: int, label: str) -> list[Result]:
     from benchmarks.render import in_process
 
     figures = in_process("html", str(size))
-    return [Result(f"html export {label}", figures["ours"], "mistune+Pygments", figures["anchor"], "<= 1.2x")]
+    results = [Result(f"html export {label}", figures["ours"], "mistune+Pygments", figures["anchor"], "<= 1.2x")]
+    if shutil.which("pandoc"):  # the same Markdown through pandoc, where it is installed
+        from vis_export.formats.markdown import to_markdown
+        from vis_export.sources.files import read_bytes
+
+        (loaded,) = read_bytes(session_bytes(size), "bench", "bench")
+        markdown = to_markdown(loaded.session).encode("utf-8")
+        pandoc = best_time(lambda: subprocess.run(["pandoc", "-f", "gfm", "-t", "html"], input=markdown,
+                                                  capture_output=True, check=True), 1)
+        results.append(Result(f"html export {label}", figures["ours"], "pandoc gfm->html", pandoc, "report"))
+    return results
 
 
 def pdf_export(size: int) -> tuple[list[Result], list[str]]:
