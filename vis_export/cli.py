@@ -90,6 +90,7 @@ def main(ctx: click.Context, debug: bool) -> None:
     Examples:
       vis-export validate sessions/
       vis-export sessions ~/.vis/vis.db
+      vis-export index ~/.vis/vis.db --index idx && vis-export search parseConfig --index idx
       vis-export convert chat.json --to json -o chat.canonical.json
       vis-export convert ~/.vis/vis.db --to json -o exports/
     """
@@ -285,10 +286,10 @@ def convert(
 
 
 class _progress:
-    """A progress bar on stderr when it is a terminal and the work is more than one file."""
+    """A progress bar on stderr when it is a terminal and the work is more than one item."""
 
-    def __init__(self, total: int):
-        self.bar = click.progressbar(length=total, label="Exporting", file=sys.stderr) if (
+    def __init__(self, total: int, label: str = "Exporting"):
+        self.bar = click.progressbar(length=total, label=label, file=sys.stderr) if (
             total > 1 and sys.stderr.isatty()) else None
 
     def __enter__(self) -> Any:
@@ -300,3 +301,108 @@ class _progress:
     def __exit__(self, *exc: object) -> None:
         if self.bar is not None:
             self.bar.__exit__(*exc)
+
+
+def _millis(value: str | None, option: str) -> int | None:
+    """``2025-02-19``, ``2025-02-19T21:20:00`` (UTC unless it says otherwise) or ms."""
+    if value is None:
+        return None
+    if value.isdigit():
+        return int(value)
+    from datetime import datetime, timezone
+
+    try:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not a date, a date and time, or milliseconds", param_hint=option)
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return int(moment.timestamp() * 1000)
+
+
+@main.command(context_settings=CONTEXT)
+@sources_argument
+@click.option("--index", "directory", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="The index directory (created if needed).")
+@click.option("--engine", type=click.Choice(["tantivy", "whoosh"]), default="tantivy", show_default=True,
+              help="Search engine; an existing index must have been built with the same one.")
+@click.option("--reasoning", type=click.Choice(["none", "visible"]), default="none", show_default=True,
+              help="Index visible reasoning too; private reasoning is never indexed.")
+@click.option("--prune", is_flag=True, help="Remove sessions that are no longer in the sources.")
+@click.option("--wait", type=click.FloatRange(min=0), default=0, show_default=True, metavar="SECONDS",
+              help="How long to wait for another job writing to the same index.")
+@click.option("--jobs", type=click.IntRange(min=0), default=0, metavar="N",
+              help="Indexing threads (tantivy); 0 lets the engine choose.")
+@click.option("--lenient", is_flag=True, help="Index what can be read from invalid input, with warnings.")
+def index(sources: Sequence[str], directory: Path, engine: str, reasoning: str, prune: bool, wait: float,
+          jobs: int, lenient: bool) -> None:
+    """Add or update the sessions of SOURCE... in a search index.
+
+    Each session's documents are replaced when its content changed; a rerun over
+    unchanged sources changes nothing and says "0 added, 0 updated, N unchanged".
+
+    \b
+    Examples:
+      vis-export index ~/.vis/vis.db --index ~/.cache/vis-index
+      vis-export index exports/ --index idx --engine whoosh --prune --wait 60
+    """
+    from vis_export.search import IndexFailure, check_placement
+    from vis_export.search import index as run_index
+
+    reporter = Reporter()
+    try:
+        check_placement(directory, sources)
+        found = reporter.results(_read(sources, lenient))
+        with _progress(len(found), "Indexing") as advance:
+            counts = run_index(found, directory, engine=engine, reasoning=reasoning,  # type: ignore[arg-type]
+                               prune=prune, wait=wait, threads=jobs, progress=lambda _: advance(),
+                               warn=reporter.warning)
+    except IndexFailure as failure:
+        reporter.problem(f"vis-export: {failure}")
+        sys.exit(1)
+    click.echo(str(counts), err=True)
+    sys.exit(1 if reporter.failed else 0)
+
+
+@main.command(context_settings=CONTEXT)
+@click.argument("query")
+@click.option("--index", "directory", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="The index directory.")
+@click.option("--limit", type=click.IntRange(min=1), default=10, show_default=True, help="At most this many hits.")
+@click.option("--json", "as_json", is_flag=True, help="A JSON array of hits on standard output.")
+@click.option("--role", type=click.Choice(["user", "assistant", "system", "developer", "tool"]), default=None)
+@click.option("--type", "block_type", default=None, metavar="TYPE",
+              help="prose, code, tool, error, notice, speech or reasoning.")
+@click.option("--language", default=None, help="Code language, e.g. python.")
+@click.option("--session", "session_id", default=None, metavar="ID", help="Only this session.")
+@click.option("--since", default=None, metavar="DATE", help="Messages from this time on (ISO date or ms).")
+@click.option("--until", default=None, metavar="DATE", help="Messages up to this time (ISO date or ms).")
+def search(query: str, directory: Path, limit: int, as_json: bool, role: str | None, block_type: str | None,
+           language: str | None, session_id: str | None, since: str | None, until: str | None) -> None:
+    """Search an index: words must all match (code-aware: parseConfig finds
+    parse_config), "quoted phrases" must occur exactly as written.
+
+    \b
+    Examples:
+      vis-export search parseConfig --index idx
+      vis-export search '"fn(*args, **kwargs)"' --index idx --type code --language python
+      vis-export search deploy --index idx --role user --since 2025-02-01 --json
+    """
+    from vis_export.search import IndexFailure
+    from vis_export.search import search as run_search
+
+    try:
+        hits = run_search(query, directory, limit=limit, role=role, type=block_type, language=language,
+                          session=session_id, since=_millis(since, "--since"), until=_millis(until, "--until"))
+    except IndexFailure as failure:
+        click.echo(f"vis-export: {failure}", err=True)
+        sys.exit(1)
+    if as_json:
+        click.echo(json.dumps([hit.to_json() for hit in hits], ensure_ascii=False, indent=2))
+    else:
+        for hit in hits:
+            where = f"{hit.session_id} {hit.message_id} {hit.block_id}"
+            kind = hit.block_type + (f" ({hit.language})" if hit.language else "")
+            click.echo(f"{where}  {hit.role} {kind}  {hit.score:.2f}\n    {hit.snippet}")
+    if not hits:
+        click.echo("no hits", err=True)

@@ -1,0 +1,260 @@
+"""Search conformance over both engines: same documents, same hits, same options;
+code-aware matching, exact phrases, R2, incremental jobs, one writer, kill -9."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conftest import INPUT
+from strategies import PRIVATE_CANARY, session_documents, small_blocks
+from vis_export import load
+from vis_export.search import IndexFailure, index, search
+from vis_export.search.job import MANIFEST, writer_lock
+from vis_export.sources.messages import session_document
+
+ENGINES = ["tantivy", "whoosh"]
+GOLDEN = list(load(INPUT))
+
+
+def session_of(document: dict[str, Any], source: str = ""):
+    return session_document(document, source, "s").session
+
+
+CODE = {"messages": [
+    {"id": "m1", "role": "assistant", "status": "completed", "created_at": 1740000000000, "content": [
+        {"id": "py", "type": "code", "language": "python", "text": "def run(fn):\n    return parse_config(path)\n"},
+        {"id": "kw", "type": "code", "language": "Python", "text": "wrapper = lambda: fn(*args, **kwargs)\n"},
+        {"id": "near", "type": "code", "language": "python", "text": "fn(*args, kwargs)  # not the same\n"},
+        {"id": "srv", "type": "code", "language": "rust", "text": "let s = http_server::bind(addr);\n"},
+        {"id": "p1", "type": "prose", "markdown": "The parsers were **configured** and deployed."},
+    ]},
+    {"id": "m2", "role": "user", "status": "completed", "created_at": 1750000000000, "content": [
+        {"id": "p2", "type": "prose", "markdown": "Please deploy the HTTPServer now."},
+        {"id": "r1", "type": "reasoning", "text": "visible thoughts about deployment", "visibility": "visible"},
+        {"id": "r2", "type": "reasoning", "text": f"{PRIVATE_CANARY} secret deployment plan"},
+    ]},
+]}
+
+
+@pytest.fixture(params=ENGINES)
+def engine(request: pytest.FixtureRequest) -> str:
+    return request.param
+
+
+@pytest.fixture
+def code_index(tmp_path: Path, engine: str) -> Path:
+    directory = tmp_path / "index"
+    index([session_of({"id": "code", "title": "Code", **CODE})], directory, engine=engine, reasoning="visible")
+    return directory
+
+
+def ids(query: str, directory: Path, **filters: Any) -> set[str]:
+    return {hit.block_id for hit in search(query, directory, limit=100, **filters)}
+
+
+@pytest.mark.parametrize(("query", "expected"), [
+    ("parse_config", {"py"}), ("parseConfig", {"py"}), ("ParseConfig", {"py"}), ("config", {"py"}),
+    ("HTTPServer", {"srv", "p2"}), ("http_server", {"srv", "p2"}), ("server", {"srv", "p2"}),
+    ('"fn(*args, **kwargs)"', {"kw"}), ('"fn(*args"', {"kw", "near"}), ('"parse_config(path)"', {"py"}),
+    ("configure", {"p1"}), ("parser", {"p1"}), ("deploying", {"p1", "p2", "r1"}),
+    ('deploy "HTTPServer now"', {"p2"}), ("nothing_like_this", set()), ('"PARSE_CONFIG"', set()),
+])
+def test_code_aware_matching_and_exact_phrases(code_index: Path, query: str, expected: set[str]) -> None:
+    assert ids(query, code_index) == expected
+
+
+def test_filters(code_index: Path) -> None:
+    assert ids("deploy", code_index, role="user") == {"p2", "r1"}
+    assert ids("config", code_index, type="code") == {"py"}
+    assert ids("fn", code_index, language="PYTHON") == {"py", "kw", "near"}
+    assert ids("deploy", code_index, since=1745000000000) == {"p2", "r1"}
+    assert ids("deploy", code_index, until=1745000000000) == {"p1"}
+    assert ids("deploy", code_index, session="code") == {"p1", "p2", "r1"}
+    assert ids("deploy", code_index, session="other") == set()
+
+
+def test_hits_carry_their_fields_and_marked_snippets(code_index: Path) -> None:
+    (hit,) = search('"fn(*args, **kwargs)"', code_index)
+    assert (hit.session_id, hit.session_title, hit.message_id, hit.role, hit.block_type, hit.language) == \
+        ("code", "Code", "m1", "assistant", "code", "python")
+    assert "**fn(*args, **kwargs)**" in hit.snippet and "<mark>fn(*args, **kwargs)</mark>" in hit.snippet_html
+    assert set(hit.to_json()) == {"session_id", "session_title", "message_id", "block_id", "role", "block_type",
+                                  "language", "created_at", "score", "snippet", "snippet_html"}
+
+
+def test_private_reasoning_never_indexed(tmp_path: Path, engine: str) -> None:
+    for reasoning in ("none", "visible"):
+        directory = tmp_path / reasoning
+        index([session_of({"id": "code", **CODE})], directory, engine=engine, reasoning=reasoning)
+        assert search(PRIVATE_CANARY, directory) == [] and search("secret", directory) == []
+        everything = search("", directory, limit=1000)
+        assert PRIVATE_CANARY not in json.dumps([h.to_json() for h in everything])
+        assert ("r1" in {h.block_id for h in everything}) == (reasoning == "visible")
+    with pytest.raises(ValueError):
+        index([], tmp_path / "all", engine=engine, reasoning="all")  # type: ignore[arg-type]
+    for path in tmp_path.rglob("*"):
+        if path.is_file():
+            assert PRIVATE_CANARY.encode() not in path.read_bytes(), path
+
+
+def test_engines_agree_on_the_golden_sessions(tmp_path: Path) -> None:
+    queries = ["parse_config", "tests", "deploy", '"open(path) as f"', "run_tests", "unavailable", "Ünïcödé",
+               "config", "stopped"]
+    results = {}
+    for name in ENGINES:
+        directory = tmp_path / name
+        index(GOLDEN, directory, engine=name, reasoning="visible")
+        results[name] = {q: sorted((h.session_id, h.block_id, h.snippet) for h in search(q, directory, limit=50))
+                         for q in queries}
+    assert results["tantivy"] == results["whoosh"]
+    assert all(results["tantivy"][q] for q in queries)
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))
+@given(session_documents(small_blocks), st.data())
+def test_every_code_block_is_found_by_a_phrase_of_its_text(tmp_path_factory: pytest.TempPathFactory,
+                                                           document: dict[str, Any], data: st.DataObject) -> None:
+    session = session_of(document)
+    codes = [(m, b) for m, b in ((m, b) for m in session.messages for b in m.blocks) if b.type == "code"
+             and b.text.strip() and '"' not in b.text]
+    for engine in ENGINES:
+        directory = tmp_path_factory.mktemp(engine)
+        index([session], directory, engine=engine, reasoning="visible")
+        for message, block in codes:
+            start = data.draw(st.integers(0, len(block.text) - 1))
+            phrase = block.text[start:start + data.draw(st.integers(1, 30))]
+            if not phrase.strip():
+                continue
+            hits = search(f'"{phrase}"', directory, limit=10_000)
+            assert block.id in {h.block_id for h in hits if h.message_id == message.id}
+            assert all(any(phrase in text for text in _texts(session, h.message_id, h.block_id)) for h in hits)
+        assert PRIVATE_CANARY not in json.dumps([h.to_json() for h in search("", directory, limit=10_000)])
+
+
+def _texts(session, message_id: str, block_id: str) -> list[str]:  # type: ignore[no-untyped-def]
+    """The texts of the blocks with these ids (generated ids need not be unique)."""
+    from vis_export.search.documents import text_of
+
+    return [text_of(block) or "" for message in session.messages for block in message.blocks
+            if message.id == message_id and block.id == block_id]
+
+
+def test_incremental_reruns_changes_and_prune(tmp_path: Path, engine: str) -> None:
+    directory = tmp_path / "index"
+    first = session_of({"id": "a", "messages": [{"id": "m", "role": "user", "status": "completed", "created_at": 0,
+                                                  "content": [{"id": "b", "type": "prose", "markdown": "alpha"}]}]})
+    second = session_of({"id": "b", "messages": [{"id": "m", "role": "user", "status": "completed", "created_at": 0,
+                                                   "content": [{"id": "b", "type": "prose", "markdown": "beta"}]}]})
+    assert str(index([first, second], directory, engine=engine)) == "2 added, 0 updated, 0 unchanged"
+    assert str(index([first, second], directory, engine=engine)) == "0 added, 0 updated, 2 unchanged"
+    changed = session_of({"id": "a", "messages": [{"id": "m", "role": "user", "status": "completed", "created_at": 0,
+                                                    "content": [{"id": "b", "type": "prose", "markdown": "gamma"}]}]})
+    assert str(index([changed, second], directory, engine=engine)) == "0 added, 1 updated, 1 unchanged"
+    assert ids("alpha", directory) == set() and ids("gamma", directory) == {"b"}
+    assert str(index([second], directory, engine=engine)) == "0 added, 0 updated, 1 unchanged"
+    assert ids("gamma", directory) == {"b"}  # without --prune, sessions stay
+    assert str(index([second], directory, engine=engine, prune=True)) == "0 added, 0 updated, 1 unchanged, 1 removed"
+    assert ids("gamma", directory) == set()
+    assert sorted(json.loads((directory / MANIFEST).read_text())["sessions"]) == ["b"]
+
+
+def test_engine_and_directory_mismatches_are_refused(tmp_path: Path) -> None:
+    directory = tmp_path / "index"
+    index(GOLDEN, directory, engine="tantivy")
+    with pytest.raises(IndexFailure, match="built with tantivy, not whoosh"):
+        index(GOLDEN, directory, engine="whoosh")
+    stranger = tmp_path / "photos"
+    stranger.mkdir()
+    (stranger / "cat.jpg").write_bytes(b"x")
+    with pytest.raises(IndexFailure, match="not a vis-export index"):
+        index(GOLDEN, stranger)
+    with pytest.raises(IndexFailure, match="no index here"):
+        search("x", tmp_path / "nothing")
+
+
+def test_index_never_inside_or_beside_a_source(tmp_path: Path) -> None:
+    sources = tmp_path / "sessions"
+    sources.mkdir()
+    (sources / "s.json").write_text((INPUT / "session.json").read_text())
+    for place in (sources / "index", sources):
+        result = subprocess.run([sys.executable, "-m", "vis_export", "index", str(sources / "s.json"),
+                                 "--index", str(place)], capture_output=True, text=True)
+        assert result.returncode == 1 and "beside the source file" in result.stderr
+    result = subprocess.run([sys.executable, "-m", "vis_export", "index", str(sources), "--index",
+                             str(sources / "deep" / "index")], capture_output=True, text=True)
+    assert result.returncode == 1 and "inside the source directory" in result.stderr
+    assert sorted(p.name for p in sources.rglob("*")) == ["s.json"]
+
+
+def test_one_writer_at_a_time(tmp_path: Path) -> None:
+    directory = tmp_path / "index"
+    with writer_lock(directory, 0):
+        started = time.monotonic()
+        result = subprocess.run([sys.executable, "-m", "vis_export", "index", str(INPUT), "--index", str(directory),
+                                 "--wait", "1"], capture_output=True, text=True)
+        assert time.monotonic() - started >= 1
+    assert result.returncode == 1
+    assert result.stderr.strip() == f"vis-export: {directory}: another index job is writing to it (waited 1 s; " \
+                                    "see --wait)"
+    assert subprocess.run([sys.executable, "-m", "vis_export", "index", str(INPUT), "--index", str(directory)],
+                          capture_output=True).returncode == 0
+
+
+KILLED_JOB = """
+import sys, time
+from vis_export import load
+from vis_export.search import index
+from vis_export.search import job
+job.COMMIT_EVERY = 50
+sessions = list(load(sys.argv[1]))
+def slow(session):
+    time.sleep(0.01)
+index(sessions, sys.argv[2], engine=sys.argv[3], progress=slow)
+"""
+
+
+@pytest.mark.parametrize("delay", [0.6, 1.2])
+def test_a_job_killed_at_any_moment_leaves_a_usable_index(tmp_path: Path, engine: str, delay: float) -> None:
+    sources = tmp_path / "sources"
+    sources.mkdir()
+    base = json.loads((INPUT / "session.json").read_text())
+    for n in range(120):
+        (sources / f"s{n:03}.json").write_text(json.dumps({**base, "id": f"s{n:03}"}))
+    directory = tmp_path / "index"
+    job = subprocess.Popen([sys.executable, "-c", KILLED_JOB, str(sources), str(directory), engine])
+    time.sleep(delay)
+    job.send_signal(signal.SIGKILL)
+    job.wait()
+    search("config", directory)  # opens and searches whatever was committed
+    rerun = subprocess.run([sys.executable, "-m", "vis_export", "index", str(sources), "--index", str(directory),
+                            "--engine", engine], capture_output=True, text=True)
+    assert rerun.returncode == 0, rerun.stderr
+    hits = search("parse_config", directory, limit=10_000, type="code")
+    assert sorted(h.session_id for h in hits) == [f"s{n:03}" for n in range(120)]
+    again = subprocess.run([sys.executable, "-m", "vis_export", "index", str(sources), "--index", str(directory),
+                            "--engine", engine], capture_output=True, text=True)
+    assert again.stderr.strip() == "0 added, 0 updated, 120 unchanged"
+
+
+def test_search_cli(code_index: Path) -> None:
+    result = subprocess.run([sys.executable, "-m", "vis_export", "search", "parseConfig", "--index", str(code_index),
+                             "--json"], capture_output=True, text=True)
+    assert result.returncode == 0
+    assert [h["block_id"] for h in json.loads(result.stdout)] == ["py"]
+    empty = subprocess.run([sys.executable, "-m", "vis_export", "search", "zzzz", "--index", str(code_index)],
+                           capture_output=True, text=True)
+    assert empty.returncode == 0 and empty.stdout == "" and empty.stderr.strip() == "no hits"
+    dated = subprocess.run([sys.executable, "-m", "vis_export", "search", "deploy", "--index", str(code_index),
+                            "--since", "2025-05-01", "--json"], capture_output=True, text=True)
+    assert {h["block_id"] for h in json.loads(dated.stdout)} == {"p2", "r1"}

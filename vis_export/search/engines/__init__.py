@@ -1,0 +1,44 @@
+"""Search engines behind one interface; each is imported only when chosen.
+
+An engine stores the documents of ``search.documents`` and answers one kind of
+question: documents that have every query word (as a stemmed prose word or as a
+code-aware term), every required term, the filter values, and a time in range.
+Both engines analyse prose the same way (Unicode words, lowercase, Snowball
+English stems) and take the code-aware terms as made in ``documents``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Protocol
+
+ENGINES = ("tantivy", "whoosh")
+STORED = ("key", "session_id", "session_title", "message_id", "block_id", "role", "block_type", "language",
+          "created_at", "text", "plain")
+FILTERS = ("session_id", "role", "block_type", "language")
+
+
+class Engine(Protocol):
+    name: str
+
+    def add(self, documents: list[dict[str, Any]]) -> None: ...
+    def delete_session(self, session_id: str) -> None: ...
+    def commit(self) -> None: ...
+    def count(self) -> int: ...
+    def search(
+        self, words: list[str], terms: list[str], filters: dict[str, str],
+        since: int | None, until: int | None, limit: int | None,
+    ) -> list[tuple[float, dict[str, Any]]]: ...
+    def close(self) -> None: ...
+
+
+def open_engine(name: str, directory: Path, writable: bool, threads: int = 0) -> Engine:
+    if name == "tantivy":
+        from vis_export.search.engines.tantivy_engine import TantivyEngine
+
+        return TantivyEngine(directory, writable, threads)
+    if name == "whoosh":
+        from vis_export.search.engines.whoosh_engine import WhooshEngine
+
+        return WhooshEngine(directory, writable)
+    raise ValueError(f"unknown engine {name!r}; choose one of {', '.join(ENGINES)}")

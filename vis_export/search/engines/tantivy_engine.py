@@ -1,0 +1,106 @@
+"""The default engine: tantivy (Rust, through tantivy-py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import tantivy
+
+from vis_export.search.documents import identifier_key
+from vis_export.search.engines import STORED
+
+HEAP = 128 * 1024 * 1024
+_RAW = ("key", "session_id", "message_id", "block_id", "role", "block_type", "language")
+
+
+def _analyzers() -> dict[str, Any]:
+    builder, tokenizer, filters = tantivy.TextAnalyzerBuilder, tantivy.Tokenizer, tantivy.Filter
+    return {
+        "vis_words": builder(tokenizer.simple()).filter(filters.remove_long(40)).filter(filters.lowercase())
+        .filter(filters.stemmer("english")).build(),
+        "vis_terms": builder(tokenizer.whitespace()).filter(filters.remove_long(100)).build(),
+        # Stored-only text: nothing of it is indexed.
+        "vis_stored": builder(tokenizer.raw()).filter(filters.remove_long(1)).build(),
+    }
+
+
+def _schema() -> Any:
+    schema = tantivy.SchemaBuilder()
+    for name in _RAW:
+        schema.add_text_field(name, stored=True, tokenizer_name="raw", index_option="basic")
+    for name in ("session_title", "text", "plain"):
+        schema.add_text_field(name, stored=True, tokenizer_name="vis_stored", index_option="basic")
+    schema.add_integer_field("created_at", stored=True, indexed=True, fast=True)
+    schema.add_text_field("words", stored=False, tokenizer_name="vis_words")
+    schema.add_text_field("terms", stored=False, tokenizer_name="vis_terms", index_option="freq")
+    return schema.build()
+
+
+class TantivyEngine:
+    name = "tantivy"
+
+    def __init__(self, directory: Path, writable: bool, threads: int = 0):
+        directory.mkdir(parents=True, exist_ok=True)
+        self.analyzers = _analyzers()
+        self.index = tantivy.Index(_schema(), path=str(directory), reuse=True)
+        for name, analyzer in self.analyzers.items():
+            self.index.register_tokenizer(name, analyzer)
+        self.schema = self.index.schema
+        self.writer = self.index.writer(HEAP, threads) if writable else None
+
+    def add(self, documents: list[dict[str, Any]]) -> None:
+        assert self.writer is not None
+        for document in documents:
+            values = {name: [document[name]] for name in STORED}
+            values["words"] = [document["plain"]]
+            values["terms"] = [document["terms"]]
+            self.writer.add_document(tantivy.Document(**values))
+
+    def delete_session(self, session_id: str) -> None:
+        assert self.writer is not None
+        self.writer.delete_documents_by_term("session_id", session_id)
+
+    def commit(self) -> None:
+        assert self.writer is not None
+        self.writer.commit()
+        self.writer.wait_merging_threads()
+        self.writer = self.index.writer(HEAP)
+
+    def count(self) -> int:
+        self.index.reload()
+        return int(self.index.searcher().num_docs)
+
+    def _term(self, field: str, value: Any) -> Any:
+        return tantivy.Query.term_query(self.schema, field, value)
+
+    def search(
+        self, words: list[str], terms: list[str], filters: dict[str, str],
+        since: int | None, until: int | None, limit: int | None,
+    ) -> list[tuple[float, dict[str, Any]]]:
+        must, should = tantivy.Occur.Must, tantivy.Occur.Should
+        clauses = []
+        for word in words:
+            stems = [token for token in self.analyzers["vis_words"].analyze(word)]
+            as_prose = tantivy.Query.boolean_query([(must, self._term("words", s)) for s in stems]) if stems \
+                else tantivy.Query.empty_query()
+            clauses.append((must, tantivy.Query.boolean_query(
+                [(should, self._term("terms", identifier_key(word))), (should, as_prose)])))
+        clauses += [(must, self._term("terms", term)) for term in terms]
+        clauses += [(must, self._term(field, value)) for field, value in filters.items()]
+        if since is not None or until is not None:
+            clauses.append((must, tantivy.Query.range_query(
+                self.schema, "created_at", tantivy.FieldType.Integer, since, until)))
+        query = tantivy.Query.boolean_query(clauses) if clauses else tantivy.Query.all_query()
+        self.index.reload()
+        searcher = self.index.searcher()
+        size = limit if limit is not None else max(1, searcher.num_docs)
+        hits = searcher.search(query, size).hits
+        return [(float(score), _flat(searcher.doc(address).to_dict())) for score, address in hits]
+
+    def close(self) -> None:
+        self.writer = None
+
+
+def _flat(stored: dict[str, list[Any]]) -> dict[str, Any]:
+    return {name: values[0] if values else "" for name, values in stored.items()}

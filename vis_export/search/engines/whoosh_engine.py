@@ -1,0 +1,87 @@
+"""The Whoosh engine (whoosh-reloaded), for deployments that already run Whoosh."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from whoosh import index as whoosh_index
+from whoosh import query as q
+from whoosh.analysis import LowercaseFilter, RegexTokenizer, SpaceSeparatedTokenizer, StemFilter, StopFilter
+from whoosh.fields import ID, NUMERIC, STORED, TEXT, Schema
+from whoosh.lang import stemmer_for_language
+
+from vis_export.search.documents import identifier_key
+
+# The same analysis as the tantivy engine: Unicode words (no underscore), long
+# tokens dropped, lowercase, Snowball English stems.
+WORDS = (RegexTokenizer(r"[^\W_]+") | StopFilter(stoplist=frozenset(), minsize=1, maxsize=39)
+         | LowercaseFilter() | StemFilter(stemfn=stemmer_for_language("en")))
+
+
+def _schema() -> Schema:
+    return Schema(
+        key=ID(stored=True, unique=True), session_id=ID(stored=True), session_title=STORED(),
+        message_id=STORED(), block_id=STORED(), role=ID(stored=True), block_type=ID(stored=True),
+        language=ID(stored=True), created_at=NUMERIC(stored=True, bits=64, signed=True),
+        text=STORED(), plain=STORED(), words=TEXT(analyzer=WORDS), terms=TEXT(analyzer=SpaceSeparatedTokenizer()),
+    )
+
+
+class WhooshEngine:
+    name = "whoosh"
+
+    def __init__(self, directory: Path, writable: bool):
+        directory.mkdir(parents=True, exist_ok=True)
+        if whoosh_index.exists_in(str(directory)):
+            self.index = whoosh_index.open_dir(str(directory))
+        else:
+            self.index = whoosh_index.create_in(str(directory), _schema())
+        self.writer: Any = None
+        self.writable = writable
+
+    def _writing(self) -> Any:
+        if self.writer is None:
+            self.writer = self.index.writer()
+        return self.writer
+
+    def add(self, documents: list[dict[str, Any]]) -> None:
+        writer = self._writing()
+        for document in documents:
+            writer.add_document(**{**{k: v for k, v in document.items() if k != "plain"},
+                                   "plain": document["plain"], "words": document["plain"]})
+
+    def delete_session(self, session_id: str) -> None:
+        self._writing().delete_by_term("session_id", session_id)
+
+    def commit(self) -> None:
+        if self.writer is not None:
+            self.writer.commit()
+            self.writer = None
+
+    def count(self) -> int:
+        with self.index.searcher() as searcher:
+            return int(searcher.doc_count())
+
+    def search(
+        self, words: list[str], terms: list[str], filters: dict[str, str],
+        since: int | None, until: int | None, limit: int | None,
+    ) -> list[tuple[float, dict[str, Any]]]:
+        clauses: list[Any] = []
+        for word in words:
+            stems = [token.text for token in WORDS(word)]
+            as_prose = q.And([q.Term("words", s) for s in stems]) if stems else q.NullQuery
+            clauses.append(q.Or([q.Term("terms", identifier_key(word)), as_prose]))
+        clauses += [q.Term("terms", term) for term in terms]
+        clauses += [q.Term(field, value) for field, value in filters.items()]
+        if since is not None or until is not None:
+            clauses.append(q.NumericRange("created_at", since, until))
+        query = q.And(clauses) if clauses else q.Every()
+        with self.index.searcher() as searcher:
+            hits = searcher.search(query, limit=limit)
+            return [(float(hit.score or 0.0), dict(hit.fields())) for hit in hits]
+
+    def close(self) -> None:
+        if self.writer is not None:
+            self.writer.cancel()
+            self.writer = None

@@ -1,0 +1,91 @@
+"""Queries: free text with quoted phrases, turned into one engine-neutral form,
+and snippets with the matches marked (the same for every engine)."""
+
+from __future__ import annotations
+
+import html
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from vis_export.search.documents import _IDENTIFIER, _WORDS_OF_IDENTIFIER, identifier_key
+
+_PHRASE_OR_WORD = re.compile(r'"([^"]*)"|(\S+)')
+SNIPPET_WIDTH = 160
+
+
+@dataclass(frozen=True)
+class ParsedQuery:
+    """``words`` must each match (stemmed prose or code-aware terms); ``phrases``
+    must each occur exactly, as written, in the block's text."""
+
+    words: tuple[str, ...]
+    phrases: tuple[str, ...]
+
+    @property
+    def empty(self) -> bool:
+        return not self.words and not self.phrases
+
+
+def parse(query: str) -> ParsedQuery:
+    words, phrases = [], []
+    for phrase, word in _PHRASE_OR_WORD.findall(query):
+        if phrase.strip():
+            phrases.append(phrase)
+        elif word:
+            words.extend(w for w in _IDENTIFIER.findall(word) if w.strip("_"))
+    return ParsedQuery(tuple(words), tuple(phrases))
+
+
+def phrase_terms(phrase: str) -> list[str]:
+    """Terms every block containing ``phrase`` has: the identifiers the phrase
+    holds whole. One touching the phrase's edge may be part of a longer one in
+    the block (``fn(`` inside ``my_fn(``), so it does not count."""
+    return [
+        identifier_key(m.group()) for m in _IDENTIFIER.finditer(phrase)
+        if m.start() > 0 and m.end() < len(phrase) and identifier_key(m.group())
+    ]
+
+
+@dataclass
+class Snippet:
+    text: str
+    html: str
+
+
+@dataclass
+class SnippetMaker:
+    words: tuple[str, ...]
+    phrases: tuple[str, ...]
+    _pattern: Any = field(init=False, default=None)
+
+    def __post_init__(self) -> None:
+        alternatives = [re.escape(p) for p in self.phrases]
+        for word in self.words:
+            parts = _WORDS_OF_IDENTIFIER.findall(word)
+            if len(parts) > 1:  # parseConfig marks parse_config too
+                alternatives.append("[_-]?".join(re.escape(p) for p in parts))
+            else:  # a stem's forms: config marks configured
+                alternatives.append(re.escape(word[:max(4, len(word) - 3)]) + r"\w*")
+        self._pattern = re.compile("|".join(alternatives), re.IGNORECASE) if alternatives else None
+
+    def __call__(self, text: str) -> Snippet:
+        match = self._pattern.search(text) if self._pattern else None
+        start = max(0, (match.start() if match else 0) - SNIPPET_WIDTH // 3)
+        end = min(len(text), start + SNIPPET_WIDTH)
+        window = text[start:end]
+        prefix = "…" if start > 0 else ""
+        suffix = "…" if end < len(text) else ""
+        plain_parts, html_parts, last = [], [], 0
+        for found in (self._pattern.finditer(window) if self._pattern else []):
+            if found.start() == found.end():
+                continue
+            plain_parts.append(window[last:found.start()])
+            html_parts.append(html.escape(window[last:found.start()]))
+            plain_parts.append(f"**{found.group()}**")
+            html_parts.append(f"<mark>{html.escape(found.group())}</mark>")
+            last = found.end()
+        plain_parts.append(window[last:])
+        html_parts.append(html.escape(window[last:]))
+        flat = lambda s: " ".join(s.split())  # noqa: E731 - one line per hit
+        return Snippet(prefix + flat("".join(plain_parts)) + suffix, prefix + flat("".join(html_parts)) + suffix)
