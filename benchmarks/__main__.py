@@ -122,10 +122,17 @@ def main() -> None:
     sizes = {k: v for k, v in SIZES.items() if not args.quick or v <= 1_000_000}
     biggest = max(sizes, key=sizes.__getitem__)
     pdf_results, pdf_lines = pdf_export(120_000 if args.quick else PDF_SIZE)
+    from benchmarks import search as search_bench
+
+    search_results, search_lines = [], []
+    for engine, blocks in (("tantivy", 10_000 if args.quick else 100_000), ("whoosh", 2_000 if args.quick else 20_000)):
+        found, line = search_bench.run(blocks, engine)
+        search_results += found
+        search_lines.append(line)
     results = (load_validate(sizes) + exports(sizes[biggest], biggest) + html_export(sizes[biggest], biggest)
-               + pdf_results + clipboard_block() + import_time(5 if args.quick else 21))
+               + pdf_results + search_results + clipboard_block() + import_time(5 if args.quick else 21))
     print(table(results))
-    print("\n".join(pdf_lines))
+    print("\n".join(pdf_lines + search_lines))
 
 
 if __name__ == "__main__":

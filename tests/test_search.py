@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import INPUT
-from strategies import PRIVATE_CANARY, session_documents, small_blocks
+from strategies import PRIVATE_CANARY, session_documents, small_blocks, small_code_blocks
 from vis_export import load
 from vis_export.search import IndexFailure, index, search
 from vis_export.search.job import MANIFEST, writer_lock
@@ -121,8 +121,8 @@ def test_engines_agree_on_the_golden_sessions(tmp_path: Path) -> None:
     assert all(results["tantivy"][q] for q in queries)
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))
-@given(session_documents(small_blocks), st.data())
+@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@given(session_documents(st.one_of(small_code_blocks, small_blocks)), st.data())
 def test_every_code_block_is_found_by_a_phrase_of_its_text(tmp_path_factory: pytest.TempPathFactory,
                                                            document: dict[str, Any], data: st.DataObject) -> None:
     session = session_of(document)
@@ -258,3 +258,12 @@ def test_search_cli(code_index: Path) -> None:
     dated = subprocess.run([sys.executable, "-m", "vis_export", "search", "deploy", "--index", str(code_index),
                             "--since", "2025-05-01", "--json"], capture_output=True, text=True)
     assert {h["block_id"] for h in json.loads(dated.stdout)} == {"p2", "r1"}
+
+
+def test_the_package_api(tmp_path: Path) -> None:
+    import vis_export
+
+    counts = vis_export.index(vis_export.load(INPUT / "session.json"), tmp_path / "i")
+    assert (counts.added, counts.updated, counts.unchanged) == (1, 0, 0)
+    hits = vis_export.search("parseConfig", tmp_path / "i", type="code")
+    assert [h.block_id for h in hits] == ["a1b5"]

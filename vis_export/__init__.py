@@ -22,6 +22,8 @@ _LAZY = {
     "clipboard": "vis_export.clipboard",
     "to_html": "vis_export.formats.html",
     "to_pdf": "vis_export.formats.pdf",
+    "index": "vis_export.search",
+    "search": "vis_export.search",
     "Session": "vis_export.model",
     "Message": "vis_export.model",
     "Block": "vis_export.model",
@@ -37,6 +39,7 @@ if TYPE_CHECKING:
     from vis_export.formats.html import to_html
     from vis_export.formats.markdown import to_markdown
     from vis_export.formats.pdf import to_pdf
+    from vis_export.search import index, search
     from vis_export.formats.text import to_text
     from vis_export.model import Block, Message, Session
     from vis_export.problems import InvalidInput, Problem

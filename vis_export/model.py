@@ -37,11 +37,15 @@ _CONTAINERS = frozenset({dict, list})
 
 def thaw(value: Any) -> Any:
     """The plain JSON value (dicts and lists) of a frozen one."""
-    if isinstance(value, Mapping):
-        return {key: thaw(item) for key, item in value.items()}
-    if isinstance(value, tuple):
-        return [thaw(item) for item in value]
+    kind = type(value)
+    if kind is MappingProxyType or kind is dict:
+        return {key: thaw(item) if type(item) in _FROZEN else item for key, item in value.items()}
+    if kind is tuple or kind is list:
+        return [thaw(item) if type(item) in _FROZEN else item for item in value]
     return value
+
+
+_FROZEN = frozenset({MappingProxyType, dict, tuple, list})
 
 
 # --- blocks ----------------------------------------------------------------------

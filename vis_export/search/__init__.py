@@ -8,17 +8,20 @@ blocks that contain each phrase exactly, and makes a snippet per hit.
 from __future__ import annotations
 
 import os
+import sys
+import types
 from dataclasses import asdict, dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from vis_export.model import Session
-from vis_export.search.documents import IndexReasoning, check_index_reasoning
-from vis_export.search.engines import FILTERS, open_engine
+from vis_export.search.documents import IndexReasoning, check_index_reasoning, plain_text
+from vis_export.search.engines import FILTERS, Engine, open_engine
 from vis_export.search.job import (
-    ENGINE_DATA, IndexCounts, IndexFailure, check_placement, index_sessions, read_manifest,
+    ENGINE_DATA, MANIFEST, IndexCounts, IndexFailure, check_placement, index_sessions, read_manifest,
 )
-from vis_export.search.query import SnippetMaker, parse, phrase_terms
+from vis_export.search.query import ParsedQuery, SnippetMaker, parse, phrase_words
 
 __all__ = ["Hit", "IndexCounts", "IndexFailure", "index", "search", "check_placement"]
 
@@ -60,28 +63,60 @@ def search(
     """Ranked hits for ``query`` (words must all match; ``"quoted phrases"`` must
     occur exactly); ``since``/``until`` are times in ms."""
     path = Path(directory)
-    if not (path / ENGINE_DATA).exists():
-        raise IndexFailure(f"{path}: no index here (run vis-export index first)")
-    manifest = read_manifest(path, None)
+    engine = _reader(path)
     parsed = parse(query)
     filters = {name: value for name, value in zip(FILTERS, (session, role, type, language.lower() if language
                                                             else None)) if value}
-    engine = open_engine(manifest["engine"], path / ENGINE_DATA, writable=False)
-    try:
-        terms = [t for phrase in parsed.phrases for t in phrase_terms(phrase)]
-        # With a phrase, every candidate is checked, so none may be cut first.
-        found = engine.search(list(parsed.words), terms, filters, since, until,
-                              None if parsed.phrases else limit)
-    finally:
-        engine.close()
-    if parsed.phrases:
-        found = [(score, doc) for score, doc in found if all(p in doc["text"] for p in parsed.phrases)]
+    words = [*parsed.words, *(w for phrase in parsed.phrases for w in phrase_words(phrase))]
+    found = _matching(engine, parsed, words, filters, since, until, limit)
     found.sort(key=lambda hit: (-hit[0], hit[1]["key"]))
     snippet = SnippetMaker(parsed.words, parsed.phrases)
     hits = []
     for score, doc in found[:limit]:
-        made = snippet(doc["text"] if parsed.phrases or doc["block_type"] == "code" else doc["plain"])
+        shown = doc["text"] if parsed.phrases or doc["block_type"] != "prose" else plain_text(doc["text"])
+        made = snippet(shown)
         hits.append(Hit(doc["session_id"], doc["session_title"], doc["message_id"], doc["block_id"], doc["role"],
                         doc["block_type"], doc["language"], int(doc["created_at"]), round(score, 4),
                         made.text, made.html))
     return hits
+
+
+def _reader(path: Path) -> Engine:
+    """The engine of the index at ``path``, kept open while its manifest is unchanged."""
+    manifest = path / MANIFEST
+    if not (path / ENGINE_DATA).exists() or not manifest.exists():
+        raise IndexFailure(f"{path}: no index here (run vis-export index first)")
+    return _open_reader(path.resolve(), manifest.stat().st_mtime_ns)
+
+
+@lru_cache(maxsize=8)
+def _open_reader(path: Path, version: int) -> Engine:
+    return open_engine(read_manifest(path, None)["engine"], path / ENGINE_DATA, writable=False)
+
+
+def _matching(engine: Engine, parsed: ParsedQuery, words: list[str], filters: dict[str, str],
+              since: int | None, until: int | None, limit: int) -> list[tuple[float, dict[str, Any]]]:
+    """The best ``limit`` matches. Candidates for a phrase come in batches, best
+    first, and each is checked to contain the phrase exactly, until enough pass."""
+    if not parsed.phrases:
+        return engine.search(words, filters, since, until, limit, 0)
+    kept: list[tuple[float, dict[str, Any]]] = []
+    offset, batch = 0, max(100, limit * 10)
+    while True:
+        found = engine.search(words, filters, since, until, batch, offset)
+        kept += [(score, doc) for score, doc in found if all(p in doc["text"] for p in parsed.phrases)]
+        if len(kept) >= limit or len(found) < batch:
+            return kept
+        offset, batch = offset + batch, batch * 4
+
+
+class _CallableModule(types.ModuleType):
+    """``vis_export.search`` is both this package and the function the API
+    promises (``vis_export.search("query", "index-dir")``): once the package is
+    imported, Python binds the name to the package, so the package answers calls."""
+
+    def __call__(self, query: str, directory: str | os.PathLike[str], **filters: Any) -> list[Hit]:
+        return search(query, directory, **filters)
+
+
+sys.modules[__name__].__class__ = _CallableModule

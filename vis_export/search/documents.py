@@ -2,10 +2,15 @@
 
 Prose, code, speech, tool names, error and notice messages, and visible
 reasoning when asked for; private reasoning never, whatever the option (R2).
-Every text also gets code-aware terms, made here so both engines see the same:
-an identifier is indexed whole without separators (``parse_config``,
-``parseConfig`` and ``ParseConfig`` all give ``parseconfig``) and as its words
-(``parse``, ``config``; ``HTTPServer`` gives ``http`` and ``server``).
+
+Each text is indexed twice. As words (the engine's own analysis: Unicode
+words, lowercase, English stems), which already splits ``parse_config`` into
+``parse`` and ``config`` and keeps ``parseConfig`` whole as ``parseconfig``. And
+as code-aware terms, made here so both engines see the same, for what word
+analysis misses: a snake_case identifier whole without separators
+(``parse_config`` gives ``parseconfig``) and a camelCase one as its words
+(``parseConfig`` gives ``parse``, ``config``; ``HTTPServer`` gives ``http``,
+``server``). A query word then matches either way (see ``search.query``).
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from functools import lru_cache
 from typing import Any, Iterator, Literal
 
 from vis_export.model import (
@@ -25,6 +31,9 @@ IndexReasoning = Literal["none", "visible"]
 INDEX_REASONING: tuple[IndexReasoning, ...] = ("none", "visible")
 
 _IDENTIFIER = re.compile(r"[A-Za-z0-9_]+")
+# Only identifiers word analysis would index differently: with an underscore
+# or a change of case inside.
+_COMPOUND = re.compile(r"\b\w*?(?:_|[a-z0-9][A-Z]|[A-Z][A-Z][a-z])\w*", re.ASCII)
 _WORDS_OF_IDENTIFIER = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 _MARKDOWN_NOISE = re.compile(r"(^|\n)\s{0,3}(#{1,6}|>|[-*+]|\d+[.)])\s+|[*_~`]{1,3}|!?\[|\]\([^)]*\)")
 
@@ -34,22 +43,32 @@ def identifier_key(word: str) -> str:
     return word.replace("_", "").lower()
 
 
+def identifier_words(identifier: str) -> list[str]:
+    """``parseConfig``, ``parse_config`` -> ``["parse", "config"]``."""
+    return [part.lower() for part in _WORDS_OF_IDENTIFIER.findall(identifier)]
+
+
+@lru_cache(maxsize=1 << 16)
+def _terms_of(identifier: str) -> tuple[str, ...]:
+    key = identifier_key(identifier)
+    words = identifier_words(identifier)
+    return (key, *words) if key else tuple(words)
+
+
 def code_terms(text: str) -> str:
-    """The code-aware terms of a text, space separated, each once."""
-    seen: dict[str, None] = {}
-    for identifier in _IDENTIFIER.findall(text):
-        key = identifier_key(identifier)
-        if key:
-            seen.setdefault(key, None)
-        parts = _WORDS_OF_IDENTIFIER.findall(identifier)
-        if len(parts) > 1:
-            for part in parts:
-                seen.setdefault(part.lower(), None)
-    return " ".join(seen)
+    """The code-aware terms of a text, space separated, each once.
+
+    Texts repeat a few identifiers many times, and sessions repeat them across
+    texts: each distinct compound identifier is split once per text, and cached."""
+    terms: dict[str, None] = {}
+    for identifier in dict.fromkeys(_COMPOUND.findall(text)):
+        terms.update(dict.fromkeys(_terms_of(identifier)))
+    return " ".join(terms)
 
 
 def plain_text(markdown: str) -> str:
-    """Prose without its Markdown marks: what a snippet shows."""
+    """Prose without its Markdown marks: what a snippet shows (made for the hits
+    only, at query time)."""
     return _MARKDOWN_NOISE.sub(lambda m: m.group(1) or "", markdown)
 
 
@@ -96,7 +115,6 @@ def documents(session: Session, reasoning: IndexReasoning) -> Iterator[dict[str,
 
 
 def _document(session: Session, message: Message, block: Block, text: str) -> dict[str, Any]:
-    plain = plain_text(text) if isinstance(block, ProseBlock) else text
     language = block.language.lower() if isinstance(block, CodeBlock) and block.language else ""
     return {
         "key": f"{session.id}\x1f{message.id}\x1f{block.id}",
@@ -109,6 +127,5 @@ def _document(session: Session, message: Message, block: Block, text: str) -> di
         "language": language,
         "created_at": int(message.created_at),
         "text": text,
-        "plain": plain,
         "terms": code_terms(text),
     }

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import html
 import re
+import string
 from dataclasses import dataclass, field
 from typing import Any
 
-from vis_export.search.documents import _IDENTIFIER, _WORDS_OF_IDENTIFIER, identifier_key
+from vis_export.search.documents import _IDENTIFIER, _WORDS_OF_IDENTIFIER
 
 _PHRASE_OR_WORD = re.compile(r'"([^"]*)"|(\S+)')
+_WORD = re.compile(r"\w+")
 SNIPPET_WIDTH = 160
 
 
@@ -33,17 +35,24 @@ def parse(query: str) -> ParsedQuery:
         if phrase.strip():
             phrases.append(phrase)
         elif word:
-            words.extend(w for w in _IDENTIFIER.findall(word) if w.strip("_"))
+            words.extend(w for w in _WORD.findall(word) if w.strip("_"))
     return ParsedQuery(tuple(words), tuple(phrases))
 
 
-def phrase_terms(phrase: str) -> list[str]:
-    """Terms every block containing ``phrase`` has: the identifiers the phrase
-    holds whole. One touching the phrase's edge may be part of a longer one in
-    the block (``fn(`` inside ``my_fn(``), so it does not count."""
+# ASCII punctuation (but "_") and white space: a boundary for every analyser.
+_BOUNDARY = frozenset(string.punctuation.replace("_", "") + string.whitespace)
+_LONGEST_WORD = 39  # longer words are not indexed as words
+
+
+def phrase_words(phrase: str) -> list[str]:
+    """Words every block containing ``phrase`` matches: the ASCII identifiers the
+    phrase holds whole, between punctuation or spaces. One touching the phrase's
+    edge may be part of a longer one in the block (``fn(`` inside ``my_fn(``),
+    and a letter of another script next to it may join it into one word."""
     return [
-        identifier_key(m.group()) for m in _IDENTIFIER.finditer(phrase)
-        if m.start() > 0 and m.end() < len(phrase) and identifier_key(m.group())
+        m.group() for m in _IDENTIFIER.finditer(phrase)
+        if m.start() > 0 and m.end() < len(phrase) and m.group().strip("_") and len(m.group()) <= _LONGEST_WORD
+        and phrase[m.start() - 1] in _BOUNDARY and phrase[m.end()] in _BOUNDARY
     ]
 
 

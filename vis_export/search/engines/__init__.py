@@ -1,8 +1,10 @@
 """Search engines behind one interface; each is imported only when chosen.
 
 An engine stores the documents of ``search.documents`` and answers one kind of
-question: documents that have every query word (as a stemmed prose word or as a
-code-aware term), every required term, the filter values, and a time in range.
+question: documents that match every query word, the required terms, the
+filter values, and a time in range. A query word matches as its identifier key
+among the terms (``parseConfig`` -> ``parseconfig``), as its analysed words, or
+as its identifier words among the terms (``http_server`` -> ``http``, ``server``).
 Both engines analyse prose the same way (Unicode words, lowercase, Snowball
 English stems) and take the code-aware terms as made in ``documents``.
 """
@@ -14,7 +16,7 @@ from typing import Any, Protocol
 
 ENGINES = ("tantivy", "whoosh")
 STORED = ("key", "session_id", "session_title", "message_id", "block_id", "role", "block_type", "language",
-          "created_at", "text", "plain")
+          "created_at", "text")
 FILTERS = ("session_id", "role", "block_type", "language")
 
 
@@ -26,8 +28,8 @@ class Engine(Protocol):
     def commit(self) -> None: ...
     def count(self) -> int: ...
     def search(
-        self, words: list[str], terms: list[str], filters: dict[str, str],
-        since: int | None, until: int | None, limit: int | None,
+        self, words: list[str], filters: dict[str, str],
+        since: int | None, until: int | None, limit: int, offset: int,
     ) -> list[tuple[float, dict[str, Any]]]: ...
     def close(self) -> None: ...
 

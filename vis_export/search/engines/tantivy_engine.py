@@ -7,7 +7,7 @@ from typing import Any
 
 import tantivy
 
-from vis_export.search.documents import identifier_key
+from vis_export.search.documents import identifier_key, identifier_words
 from vis_export.search.engines import STORED
 
 HEAP = 128 * 1024 * 1024
@@ -29,7 +29,7 @@ def _schema() -> Any:
     schema = tantivy.SchemaBuilder()
     for name in _RAW:
         schema.add_text_field(name, stored=True, tokenizer_name="raw", index_option="basic")
-    for name in ("session_title", "text", "plain"):
+    for name in ("session_title", "text"):
         schema.add_text_field(name, stored=True, tokenizer_name="vis_stored", index_option="basic")
     schema.add_integer_field("created_at", stored=True, indexed=True, fast=True)
     schema.add_text_field("words", stored=False, tokenizer_name="vis_words")
@@ -53,7 +53,7 @@ class TantivyEngine:
         assert self.writer is not None
         for document in documents:
             values = {name: [document[name]] for name in STORED}
-            values["words"] = [document["plain"]]
+            values["words"] = [document["text"]]
             values["terms"] = [document["terms"]]
             self.writer.add_document(tantivy.Document(**values))
 
@@ -75,18 +75,18 @@ class TantivyEngine:
         return tantivy.Query.term_query(self.schema, field, value)
 
     def search(
-        self, words: list[str], terms: list[str], filters: dict[str, str],
-        since: int | None, until: int | None, limit: int | None,
+        self, words: list[str], filters: dict[str, str],
+        since: int | None, until: int | None, limit: int, offset: int,
     ) -> list[tuple[float, dict[str, Any]]]:
         must, should = tantivy.Occur.Must, tantivy.Occur.Should
         clauses = []
         for word in words:
-            stems = [token for token in self.analyzers["vis_words"].analyze(word)]
-            as_prose = tantivy.Query.boolean_query([(must, self._term("words", s)) for s in stems]) if stems \
-                else tantivy.Query.empty_query()
-            clauses.append((must, tantivy.Query.boolean_query(
-                [(should, self._term("terms", identifier_key(word))), (should, as_prose)])))
-        clauses += [(must, self._term("terms", term)) for term in terms]
+            ways = [self._term("terms", identifier_key(word))]
+            for field, tokens in (("words", self.analyzers["vis_words"].analyze(word)),
+                                  ("terms", identifier_words(word))):
+                if tokens:
+                    ways.append(tantivy.Query.boolean_query([(must, self._term(field, t)) for t in tokens]))
+            clauses.append((must, tantivy.Query.boolean_query([(should, way) for way in ways])))
         clauses += [(must, self._term(field, value)) for field, value in filters.items()]
         if since is not None or until is not None:
             clauses.append((must, tantivy.Query.range_query(
@@ -94,8 +94,7 @@ class TantivyEngine:
         query = tantivy.Query.boolean_query(clauses) if clauses else tantivy.Query.all_query()
         self.index.reload()
         searcher = self.index.searcher()
-        size = limit if limit is not None else max(1, searcher.num_docs)
-        hits = searcher.search(query, size).hits
+        hits = searcher.search(query, limit, count=False, offset=offset).hits
         return [(float(score), _flat(searcher.doc(address).to_dict())) for score, address in hits]
 
     def close(self) -> None:

@@ -11,7 +11,7 @@ from whoosh.analysis import LowercaseFilter, RegexTokenizer, SpaceSeparatedToken
 from whoosh.fields import ID, NUMERIC, STORED, TEXT, Schema
 from whoosh.lang import stemmer_for_language
 
-from vis_export.search.documents import identifier_key
+from vis_export.search.documents import identifier_key, identifier_words
 
 # The same analysis as the tantivy engine: Unicode words (no underscore), long
 # tokens dropped, lowercase, Snowball English stems.
@@ -24,7 +24,7 @@ def _schema() -> Schema:
         key=ID(stored=True, unique=True), session_id=ID(stored=True), session_title=STORED(),
         message_id=STORED(), block_id=STORED(), role=ID(stored=True), block_type=ID(stored=True),
         language=ID(stored=True), created_at=NUMERIC(stored=True, bits=64, signed=True),
-        text=STORED(), plain=STORED(), words=TEXT(analyzer=WORDS), terms=TEXT(analyzer=SpaceSeparatedTokenizer()),
+        text=STORED(), words=TEXT(analyzer=WORDS), terms=TEXT(analyzer=SpaceSeparatedTokenizer()),
     )
 
 
@@ -48,8 +48,7 @@ class WhooshEngine:
     def add(self, documents: list[dict[str, Any]]) -> None:
         writer = self._writing()
         for document in documents:
-            writer.add_document(**{**{k: v for k, v in document.items() if k != "plain"},
-                                   "plain": document["plain"], "words": document["plain"]})
+            writer.add_document(**document, words=document["text"])
 
     def delete_session(self, session_id: str) -> None:
         self._writing().delete_by_term("session_id", session_id)
@@ -64,22 +63,23 @@ class WhooshEngine:
             return int(searcher.doc_count())
 
     def search(
-        self, words: list[str], terms: list[str], filters: dict[str, str],
-        since: int | None, until: int | None, limit: int | None,
+        self, words: list[str], filters: dict[str, str],
+        since: int | None, until: int | None, limit: int, offset: int,
     ) -> list[tuple[float, dict[str, Any]]]:
         clauses: list[Any] = []
         for word in words:
-            stems = [token.text for token in WORDS(word)]
-            as_prose = q.And([q.Term("words", s) for s in stems]) if stems else q.NullQuery
-            clauses.append(q.Or([q.Term("terms", identifier_key(word)), as_prose]))
-        clauses += [q.Term("terms", term) for term in terms]
+            ways = [q.Term("terms", identifier_key(word))]
+            for field, tokens in (("words", [token.text for token in WORDS(word)]), ("terms", identifier_words(word))):
+                if tokens:
+                    ways.append(q.And([q.Term(field, t) for t in tokens]))
+            clauses.append(q.Or(ways))
         clauses += [q.Term(field, value) for field, value in filters.items()]
         if since is not None or until is not None:
             clauses.append(q.NumericRange("created_at", since, until))
         query = q.And(clauses) if clauses else q.Every()
         with self.index.searcher() as searcher:
-            hits = searcher.search(query, limit=limit)
-            return [(float(hit.score or 0.0), dict(hit.fields())) for hit in hits]
+            hits = searcher.search(query, limit=offset + limit)
+            return [(float(hit.score or 0.0), dict(hit.fields())) for hit in hits[offset:]]
 
     def close(self) -> None:
         if self.writer is not None:

@@ -1,0 +1,89 @@
+"""Search benchmarks: our index job (loading included) against raw tantivy-py
+adding the same texts, a no-op rerun, and query latency with snippets."""
+
+from __future__ import annotations
+
+import json
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from benchmarks.generate import session
+from benchmarks.harness import Result
+
+QUERIES = ["parse_config", "parseConfig", "config", "server request", '"toml.load(f)"', "deploy",
+           "handler cache", "tests pass", '"JSON.parse(text)"', "index query"]
+
+
+def write_sessions(folder: Path, blocks: int) -> list[str]:
+    """Session files holding about ``blocks`` blocks in all; their texts."""
+    texts, made, n = [], 0, 0
+    while made < blocks:
+        document = session(160_000, seed=n)
+        document["id"] = f"bench_{n}"
+        (folder / f"bench_{n}.json").write_text(json.dumps(document))
+        for message in document["messages"]:
+            for block in message["content"]:
+                text = block.get("markdown") or block.get("text") or block.get("tool")
+                if text and not (block["type"] == "reasoning" and block.get("visibility") != "visible"):
+                    texts.append(text)
+                made += 1
+        n += 1
+    return texts
+
+
+def raw_tantivy(texts: list[str], folder: Path) -> float:
+    import tantivy
+
+    schema = tantivy.SchemaBuilder()
+    schema.add_text_field("body", stored=True)
+    folder.mkdir()
+    index = tantivy.Index(schema.build(), path=str(folder))
+    start = time.perf_counter()
+    writer = index.writer(128 * 1024 * 1024)
+    for text in texts:
+        writer.add_document(tantivy.Document(body=[text]))
+    writer.commit()
+    writer.wait_merging_threads()
+    return time.perf_counter() - start
+
+
+def our_job(sources: Path, folder: Path, engine: str) -> float:
+    from vis_export import index, load
+
+    start = time.perf_counter()
+    index(load(sources), folder, engine=engine)
+    return time.perf_counter() - start
+
+
+def query_p95(folder: Path) -> float:
+    from vis_export import search
+
+    times = []
+    for _ in range(5):
+        for query in QUERIES:
+            start = time.perf_counter()
+            search(query, folder, limit=10)
+            times.append(time.perf_counter() - start)
+    return statistics.quantiles(times, n=20)[18]
+
+
+def run(blocks: int, engine: str) -> tuple[list[Result], str]:
+    with tempfile.TemporaryDirectory() as scratch:
+        root = Path(scratch)
+        (root / "sources").mkdir()
+        texts = write_sessions(root / "sources", blocks)
+        raw = raw_tantivy(texts, root / "raw") if engine == "tantivy" else None
+        full = our_job(root / "sources", root / "index", engine)
+        rerun = our_job(root / "sources", root / "index", engine)
+        p95 = query_p95(root / "index")
+    label = f"{len(texts) // 1000}k blocks"
+    results = []
+    if raw is not None:
+        results.append(Result(f"index {label} ({engine})", full, "raw tantivy adds", raw, "<= 2x"))
+    results.append(Result(f"no-op rerun {label} ({engine})", rerun, "full index", full, "<= 0.1x"))
+    line = (f"search ({engine}, {label}): throughput {len(texts) / full:,.0f} blocks/s"
+            + (f" vs raw tantivy {len(texts) / raw:,.0f} blocks/s ({raw / full:.2f}x, goal >= 0.5x)" if raw else "")
+            + f"; query p95 with snippets {p95 * 1000:.2f} ms (goal <= 5 ms)")
+    return results, line
