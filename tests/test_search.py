@@ -267,3 +267,27 @@ def test_the_package_api(tmp_path: Path) -> None:
     assert (counts.added, counts.updated, counts.unchanged) == (1, 0, 0)
     hits = vis_export.search("parseConfig", tmp_path / "i", type="code")
     assert [h.block_id for h in hits] == ["a1b5"]
+
+
+def test_a_rerun_does_not_read_unchanged_files(tmp_path: Path) -> None:
+    sources = tmp_path / "sources"
+    sources.mkdir()
+    for name in ("a", "b"):
+        (sources / f"{name}.json").write_text(json.dumps({**json.loads((INPUT / "session.json").read_text()),
+                                                          "id": name}))
+    directory = tmp_path / "index"
+    command = [sys.executable, "-m", "vis_export", "index", str(sources), "--index", str(directory)]
+    assert subprocess.run(command, capture_output=True, text=True).stderr.strip() == "2 added, 0 updated, 0 unchanged"
+    (sources / "a.json").chmod(0)  # unreadable now: a rerun that read it would fail (root reads it anyway)
+    assert subprocess.run(command, capture_output=True, text=True).stderr.strip() == "0 added, 0 updated, 2 unchanged"
+    (sources / "a.json").chmod(0o644)
+    time.sleep(0.01)
+    document = json.loads((sources / "b.json").read_text())
+    document["messages"][0]["content"][0]["markdown"] = "A brand new request about zebras."
+    (sources / "b.json").write_text(json.dumps(document))
+    assert subprocess.run(command, capture_output=True, text=True).stderr.strip() == "0 added, 1 updated, 1 unchanged"
+    assert ids("zebras", directory) == {"u1b1"}
+    (sources / "b.json").unlink()
+    pruned = subprocess.run([*command, "--prune"], capture_output=True, text=True).stderr.strip()
+    assert pruned == "0 added, 0 updated, 1 unchanged, 1 removed"
+    assert ids("zebras", directory) == set()

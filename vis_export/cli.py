@@ -339,7 +339,8 @@ def index(sources: Sequence[str], directory: Path, engine: str, reasoning: str, 
     """Add or update the sessions of SOURCE... in a search index.
 
     Each session's documents are replaced when its content changed; a rerun over
-    unchanged sources changes nothing and says "0 added, 0 updated, N unchanged".
+    unchanged sources changes nothing and says "0 added, 0 updated, N unchanged"
+    (a file whose size and modification time are unchanged is not even read).
 
     \b
     Examples:
@@ -347,16 +348,35 @@ def index(sources: Sequence[str], directory: Path, engine: str, reasoning: str, 
       vis-export index exports/ --index idx --engine whoosh --prune --wait 60
     """
     from vis_export.search import IndexFailure, check_placement
-    from vis_export.search import index as run_index
+    from vis_export.search.job import Batch, file_stamp, index_sessions
+    from vis_export.sources import source_files
 
     reporter = Reporter()
+    files = list(source_files(sources))
+
+    def batch(name: str, path: Path | None, advance: Any) -> Batch:
+        problems: list[bool] = []
+
+        def load() -> list[Any]:
+            results = list(_read([name], lenient))
+            problems.extend(bool(r.problems) for r in results)
+            advance()
+            return reporter.results(results)
+
+        stamp = None
+        if path is not None and path.is_file():
+            stamp = file_stamp(path)
+            wal = file_stamp(Path(f"{path}-wal"))
+            stamp = stamp + wal if stamp is not None and wal is not None else stamp
+        key = str(path.resolve()) if path is not None else None
+        return Batch(key, stamp, load, lambda: not any(problems))
+
     try:
         check_placement(directory, sources)
-        found = reporter.results(_read(sources, lenient))
-        with _progress(len(found), "Indexing") as advance:
-            counts = run_index(found, directory, engine=engine, reasoning=reasoning,  # type: ignore[arg-type]
-                               prune=prune, wait=wait, threads=jobs, progress=lambda _: advance(),
-                               warn=reporter.warning)
+        with _progress(len(files), "Indexing") as advance:
+            counts = index_sessions((batch(name, path, advance) for name, path in files), directory,
+                                    engine=engine, reasoning=reasoning,  # type: ignore[arg-type]
+                                    prune=prune, wait=wait, threads=jobs, warn=reporter.warning)
     except IndexFailure as failure:
         reporter.problem(f"vis-export: {failure}")
         sys.exit(1)

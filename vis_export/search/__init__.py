@@ -19,7 +19,7 @@ from vis_export.model import Session
 from vis_export.search.documents import IndexReasoning, check_index_reasoning, plain_text
 from vis_export.search.engines import FILTERS, Engine, open_engine
 from vis_export.search.job import (
-    ENGINE_DATA, MANIFEST, IndexCounts, IndexFailure, check_placement, index_sessions, read_manifest,
+    ENGINE_DATA, MANIFEST, Batch, IndexCounts, IndexFailure, check_placement, index_sessions, read_manifest,
 )
 from vis_export.search.query import ParsedQuery, SnippetMaker, parse, phrase_words
 
@@ -52,7 +52,8 @@ def index(
     """Index ``sessions`` into ``directory``; returns how many were added, updated,
     unchanged and (with ``prune``) removed."""
     check_index_reasoning(reasoning)
-    return index_sessions(sessions, Path(directory), engine, reasoning, prune, wait, threads, progress, warn)
+    batches = [Batch(None, None, lambda: sessions)]
+    return index_sessions(batches, Path(directory), engine, reasoning, prune, wait, threads, progress, warn)
 
 
 def search(

@@ -31,9 +31,6 @@ IndexReasoning = Literal["none", "visible"]
 INDEX_REASONING: tuple[IndexReasoning, ...] = ("none", "visible")
 
 _IDENTIFIER = re.compile(r"[A-Za-z0-9_]+")
-# Only identifiers word analysis would index differently: with an underscore
-# or a change of case inside.
-_COMPOUND = re.compile(r"\b\w*?(?:_|[a-z0-9][A-Z]|[A-Z][A-Z][a-z])\w*", re.ASCII)
 _WORDS_OF_IDENTIFIER = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 _MARKDOWN_NOISE = re.compile(r"(^|\n)\s{0,3}(#{1,6}|>|[-*+]|\d+[.)])\s+|[*_~`]{1,3}|!?\[|\]\([^)]*\)")
 
@@ -61,9 +58,12 @@ def code_terms(text: str) -> str:
     Texts repeat a few identifiers many times, and sessions repeat them across
     texts: each distinct compound identifier is split once per text, and cached."""
     terms: dict[str, None] = {}
-    for identifier in dict.fromkeys(_COMPOUND.findall(text)):
-        terms.update(dict.fromkeys(_terms_of(identifier)))
-    return " ".join(terms)
+    for identifier in set(_IDENTIFIER.findall(text)):
+        # Only identifiers word analysis indexes differently: with an underscore
+        # or mixed case.
+        if "_" in identifier or not (identifier.islower() or identifier.isupper() or identifier.isdigit()):
+            terms.update(dict.fromkeys(_terms_of(identifier)))
+    return " ".join(sorted(terms))
 
 
 def plain_text(markdown: str) -> str:

@@ -107,8 +107,28 @@ def _write_manifest(directory: Path, manifest: dict[str, Any]) -> None:
     write_atomic(directory / MANIFEST, json.dumps(manifest, ensure_ascii=False, indent=1, sort_keys=True) + "\n")
 
 
+@dataclass
+class Batch:
+    """Sessions read together: from one source file (``key``, with its size and
+    modification time as ``stamp``) or handed over by a caller (no key). A file
+    whose stamp and sessions the manifest already has is not read again."""
+
+    key: str | None
+    stamp: list[int] | None
+    load: Callable[[], Iterable[Session]]
+    complete: Callable[[], bool] = lambda: True  # read without problems (known after load)
+
+
+def file_stamp(path: Path) -> list[int] | None:
+    try:
+        info = path.stat()
+    except OSError:
+        return None
+    return [info.st_size, info.st_mtime_ns]
+
+
 def index_sessions(
-    sessions: Iterable[Session],
+    batches: Iterable[Batch],
     directory: Path,
     engine: str = "tantivy",
     reasoning: IndexReasoning = "none",
@@ -119,59 +139,96 @@ def index_sessions(
     warn: Callable[[str], None] | None = None,
 ) -> IndexCounts:
     """Add or update every session's documents; with ``prune``, remove sessions
-    that are no longer among ``sessions``."""
+    that are no longer among them."""
     if engine not in ENGINES:
         raise IndexFailure(f"unknown engine {engine!r}; choose one of {', '.join(ENGINES)}")
-    counts = IndexCounts()
     with writer_lock(directory, wait):
         manifest = read_manifest(directory, engine)
         manifest["engine"] = engine
-        known: dict[str, str] = manifest["sessions"]
+        manifest.setdefault("files", {})
         store = open_engine(engine, directory / ENGINE_DATA, writable=True, threads=threads)
         try:
-            pending = 0
-            seen: set[str] = set()
-            done: dict[str, str] = {}
-            for session in sessions:
-                if progress is not None:
-                    progress(session)
-                if session.source:
-                    check_placement(directory, [session.source])
-                if session.id in seen:
-                    if warn is not None:
-                        warn(f"{session.source}: session {session.id!r} was already indexed from another "
-                             "source in this job; this one is skipped")
-                    continue
-                seen.add(session.id)
-                digest = content_hash(session, reasoning)
-                if known.get(session.id) == digest:
-                    counts.unchanged += 1
-                    continue
-                docs = list(documents(session, reasoning))
-                store.delete_session(session.id)
-                store.add(docs)
-                if session.id in known:
-                    counts.updated += 1
-                else:
-                    counts.added += 1
-                done[session.id] = digest
-                pending += len(docs) + 1
-                if pending >= COMMIT_EVERY:
-                    _commit(store, directory, manifest, done)
-                    pending = 0
+            job = _Job(store, directory, manifest, reasoning, progress, warn)
+            for batch in batches:
+                job.run(batch)
             if prune:
-                for session_id in sorted(set(known) - seen):
-                    store.delete_session(session_id)
-                    del known[session_id]
-                    counts.removed += 1
-            _commit(store, directory, manifest, done)
+                job.prune()
+            job.commit()
+            return job.counts
         finally:
             store.close()
-    return counts
 
 
-def _commit(store: Engine, directory: Path, manifest: dict[str, Any], done: dict[str, str]) -> None:
-    store.commit()
-    manifest["sessions"].update(done)
-    done.clear()
-    _write_manifest(directory, manifest)
+class _Job:
+    def __init__(self, store: Engine, directory: Path, manifest: dict[str, Any], reasoning: IndexReasoning,
+                 progress: Callable[[Session], None] | None, warn: Callable[[str], None] | None):
+        self.store, self.directory, self.manifest, self.reasoning = store, directory, manifest, reasoning
+        self.progress, self.warn = progress, warn
+        self.known: dict[str, str] = manifest["sessions"]
+        self.counts = IndexCounts()
+        self.seen: set[str] = set()
+        self.done: dict[str, str] = {}
+        self.files_done: dict[str, Any] = {}
+        self.pending = 0
+
+    def run(self, batch: Batch) -> None:
+        entry = self.manifest["files"].get(batch.key) if batch.key else None
+        if (entry is not None and entry["stamp"] == batch.stamp
+                and all(self.known.get(i) == h for i, h in entry["sessions"].items())
+                and not self.seen.intersection(entry["sessions"])):
+            self.counts.unchanged += len(entry["sessions"])
+            self.seen.update(entry["sessions"])
+            return
+        hashes = {}
+        for session in batch.load():
+            digest = self.session(session)
+            if digest is not None:
+                hashes[session.id] = digest
+        if batch.key is not None and batch.stamp is not None and batch.complete():
+            self.files_done[batch.key] = {"stamp": batch.stamp, "sessions": hashes}
+
+    def session(self, session: Session) -> str | None:
+        if self.progress is not None:
+            self.progress(session)
+        if session.source:
+            check_placement(self.directory, [session.source])
+        if session.id in self.seen:
+            if self.warn is not None:
+                self.warn(f"{session.source}: session {session.id!r} was already indexed from another "
+                          "source in this job; this one is skipped")
+            return None
+        self.seen.add(session.id)
+        digest = content_hash(session, self.reasoning)
+        if self.known.get(session.id) == digest:
+            self.counts.unchanged += 1
+            return digest
+        docs = list(documents(session, self.reasoning))
+        self.store.delete_session(session.id)
+        self.store.add(docs)
+        if session.id in self.known:
+            self.counts.updated += 1
+        else:
+            self.counts.added += 1
+        self.done[session.id] = digest
+        self.pending += len(docs) + 1
+        if self.pending >= COMMIT_EVERY:
+            self.commit()
+        return digest
+
+    def prune(self) -> None:
+        for session_id in sorted(set(self.known) - self.seen):
+            self.store.delete_session(session_id)
+            del self.known[session_id]
+            self.counts.removed += 1
+        self.manifest["files"] = {key: entry for key, entry in self.manifest["files"].items()
+                                  if set(entry["sessions"]) <= self.seen}
+
+    def commit(self) -> None:
+        """Engine first, manifest after: the manifest is never ahead of the index."""
+        self.store.commit()
+        self.known.update(self.done)
+        self.done.clear()
+        self.manifest["files"].update(self.files_done)
+        self.files_done.clear()
+        self.pending = 0
+        _write_manifest(self.directory, self.manifest)

@@ -43,6 +43,23 @@ def load(sources: Source | Iterable[Source]) -> Iterator[Session]:
         yield result.session
 
 
+def source_files(sources: Iterable[Source]) -> Iterator[tuple[str, Path | None]]:
+    """Every file ``read`` would read, as (name, path); stdin has no path, and a
+    directory with no session file or a missing source comes as its own name."""
+    for source in sources:
+        name = os.fspath(source)
+        path = Path(name)
+        if name == STDIN or not path.is_dir():
+            yield name, (None if name == STDIN else path)
+            continue
+        found = False
+        for file in _session_files(path):
+            found = True
+            yield str(file), file
+        if not found:
+            yield name, path
+
+
 def _read_one(source: Source, lenient: bool) -> Iterator[LoadResult]:
     name = os.fspath(source)
     if name == STDIN:
@@ -85,4 +102,4 @@ def _starts_like_sqlite(path: Path) -> bool:
         return False
 
 
-__all__ = ["LoadResult", "Source", "load", "read"]
+__all__ = ["LoadResult", "Source", "load", "read", "source_files"]
