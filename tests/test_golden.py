@@ -15,7 +15,7 @@ from vis_export.formats.options import ExportOptions
 from vis_export.sources import read
 
 EXPECTED = GOLDEN / "expected"
-INPUTS = ["session.json", "messages.jsonl", "events.jsonl", "store"]
+INPUTS = ["session.json", "messages.jsonl", "events.jsonl", "lonis.jsonl", "store"]
 VARIANTS = {
     "": ExportOptions(),
     "all": ExportOptions(reasoning="all", timestamps=True, front_matter=True, tool_output_limit=40,

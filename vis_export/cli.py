@@ -16,6 +16,7 @@ import click
 
 from vis_export import __version__
 from vis_export.formats import FORMAT_NAMES
+from vis_export.model import thaw
 from vis_export.policy import DEFAULT_REASONING, REASONING_CHOICES
 from vis_export.timefmt import utc
 
@@ -120,12 +121,32 @@ def validate(sources: Sequence[str], as_json: bool) -> None:
       vis-export validate session.json
       vis-export validate --json sessions/ | jq '.[] | select(.valid | not)'
     """
+    from vis_export.contract.lonis_check import replay_verdict
+    from vis_export.model import LonisBlock
+
     reporter = Reporter()
     files: dict[str, dict[str, Any]] = {}
     for result in _read(sources):
         entry = files.setdefault(result.source, {"file": result.source, "valid": True, "problems": [], "sessions": 0})
         if result.session is not None:
             entry["sessions"] += 1
+            lonis = [b for _, b in result.session.blocks() if isinstance(b, LonisBlock)]
+            for number, block in enumerate(lonis, 1):
+                envelope = thaw(block.envelope)
+                verdict = replay_verdict(envelope)
+                kind = envelope["payload"]["kind"]
+                entry.setdefault("blocks", []).append(
+                    {"block": number, "kind": kind, "content_hash": verdict.content_hash, "replay": verdict.to_json()})
+                if not as_json:
+                    click.echo(f"{result.source}: block {number} ({kind}): sha256 {verdict.content_hash}; {verdict}")
+                if verdict.status == "failed":
+                    entry["valid"] = False
+                    failure = {"location": f"block {number}, provenance.replay", "message": str(verdict)}
+                    entry["problems"].append(failure)
+                    if as_json:
+                        reporter.failed = True
+                    else:
+                        reporter.problem(f"{result.source}: {failure['location']}: {failure['message']}")
         for problem in result.problems:
             entry["valid"] = False
             entry["problems"].append({"location": problem.location, "message": problem.message})

@@ -152,6 +152,13 @@ class SpeechBlock(Block):
     text = _field("text")
 
 
+class LonisBlock(Block):
+    """A Lonis block (``lonis.block/v1``) carried whole in ``envelope``."""
+
+    __slots__ = ()
+    envelope = _field("envelope")
+
+
 class UnknownBlock(Block):
     """A block type this version does not know: kept whole, shown only as inert data."""
 
@@ -167,6 +174,7 @@ BLOCK_CLASSES: dict[str, type[Block]] = {
     "attachment": AttachmentBlock,
     "notice": NoticeBlock,
     "speech": SpeechBlock,
+    "lonis": LonisBlock,
 }
 
 

@@ -23,8 +23,10 @@ from vis_export.formats.highlight import highlight, plain
 from vis_export.formats.options import ExportOptions
 from vis_export.formats.projector import Projector, author_name, json_text, role_label, status_note
 from vis_export.formats.text import one_line
+from vis_export.lonis import view as lonis_view
 from vis_export.model import (
-    AttachmentBlock, Block, CodeBlock, ErrorBlock, Message, NoticeBlock, ProseBlock, ReasoningBlock, Session,
+    AttachmentBlock, Block, CodeBlock, ErrorBlock, LonisBlock, Message, NoticeBlock, ProseBlock, ReasoningBlock,
+    Session,
     SpeechBlock, ToolBlock,
 )
 from vis_export.policy import Exportable
@@ -178,6 +180,15 @@ class HtmlProjector(Projector):
 
     def block_speech(self, block: SpeechBlock) -> dict[str, Any]:
         return {"kind": "speech", "text": block.text}
+
+    def block_lonis(self, block: LonisBlock) -> dict[str, Any]:
+        shown = lonis_view(block.envelope)
+        fields = [{"name": f.name, "style": f.style,
+                   "value": self.code_html(f.value, "json") if f.style == "json" else f.value}
+                  for f in shown.fields]
+        return {"kind": "lonis", "lonis_kind": shown.kind, "category": shown.category,
+                "one_line": shown.one_line, "header": shown.header, "fields": fields,
+                "content_hash": shown.content_hash, "replay": shown.replay}
 
     def block_unknown(self, block: Block) -> dict[str, Any]:
         fields = [(key, json_text(value)) for key, value in block.fields.items() if key not in ("id", "type")]

@@ -17,8 +17,10 @@ from vis_export.formats.markdown_syntax import (
 from vis_export.formats.options import ExportOptions
 from vis_export.formats.projector import Projector, json_text
 from vis_export.formats.prose import contained
+from vis_export.lonis import view as lonis_view
 from vis_export.model import (
-    AttachmentBlock, Block, CodeBlock, ErrorBlock, Message, NoticeBlock, ProseBlock, ReasoningBlock, Session,
+    AttachmentBlock, Block, CodeBlock, ErrorBlock, LonisBlock, Message, NoticeBlock, ProseBlock, ReasoningBlock,
+    Session,
     SpeechBlock, ToolBlock,
 )
 from vis_export.policy import Exportable
@@ -102,6 +104,21 @@ class MarkdownProjector(Projector):
 
     def block_speech(self, block: SpeechBlock) -> str:
         return f"*Speech:* {escape(block.text)}\n"
+
+    def block_lonis(self, block: LonisBlock) -> str:
+        shown = lonis_view(block.envelope)
+        parts = [f"**{escape_one_line(shown.one_line)}** *({shown.category})*",
+                 " · ".join(f"*{label}* {escape_one_line(value)}" for label, value in shown.header)]
+        for field in shown.fields:
+            label = f"**{escape_one_line(field.name)}:**"
+            if field.style == "list":
+                items = "\n".join(f"{n}. {escape_one_line(item)}" for n, item in enumerate(field.value, 1))
+                parts.append(f"{label}\n\n{items}" if items else label)
+            elif field.style in ("json", "code"):
+                parts.append(f"{label}\n\n{fenced(field.value, 'json' if field.style == 'json' else None)}".rstrip())
+            else:
+                parts.append(f"{label} {escape(field.value)}")
+        return "\n\n".join(parts) + "\n"
 
     def block_unknown(self, block: Block) -> str:
         summary = f"Unsupported block <code>{escape_html(block.type)}</code>"

@@ -12,8 +12,10 @@ from typing import Iterator
 
 from vis_export.formats.options import ExportOptions
 from vis_export.formats.projector import Projector, json_text
+from vis_export.lonis import view as lonis_view
 from vis_export.model import (
-    AttachmentBlock, Block, CodeBlock, ErrorBlock, Message, NoticeBlock, ProseBlock, ReasoningBlock, Session,
+    AttachmentBlock, Block, CodeBlock, ErrorBlock, LonisBlock, Message, NoticeBlock, ProseBlock, ReasoningBlock,
+    Session,
     SpeechBlock, ToolBlock,
 )
 from vis_export.policy import Exportable
@@ -92,6 +94,21 @@ class TextProjector(Projector):
 
     def block_speech(self, block: SpeechBlock) -> str:
         return f"Speech: {_labelled(block.text)}\n"
+
+    def block_lonis(self, block: LonisBlock) -> str:
+        shown = lonis_view(block.envelope)
+        lines = [clean(shown.one_line).replace("\n", " "),
+                 "  " + " · ".join(f"{label} {one_line(value)}" for label, value in shown.header)]
+        for field in shown.fields:
+            if field.style == "list":
+                lines.append(f"  {field.name}:")
+                lines += [f"    {n}. {one_line(item)}" for n, item in enumerate(field.value, 1)]
+            elif field.style == "json" or "\n" in field.value:
+                lines.append(f"  {field.name}:")
+                lines += [f"    {line}" for line in clean(field.value).split("\n")]
+            else:
+                lines.append(f"  {field.name}: {field.value}")
+        return "\n".join(line.rstrip() for line in lines) + "\n"
 
     def block_unknown(self, block: Block) -> str:
         return f"[unsupported block: {one_line(block.type) or '?'}]\n"

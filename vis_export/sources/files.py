@@ -14,6 +14,7 @@ from typing import Any, Iterator
 
 from vis_export.problems import Problem
 from vis_export.sources.events import event_log, is_gateway_event
+from vis_export.sources.lonis import lonis_blocks
 from vis_export.sources.messages import message_array, message_lines, session_document, single_message
 from vis_export.sources.result import LoadResult, failed
 from vis_export.sources.store import is_store, read_store
@@ -82,7 +83,7 @@ def _first_line_parses(text: str) -> bool:
 def _document(value: Any, source: str, default_id: str, lenient: bool) -> list[LoadResult]:
     if isinstance(value, dict):
         if _is_lonis(value):
-            return [_lonis(source)]
+            return [lonis_blocks([("", value)], source, default_id)]
         if "messages" in value:
             return [session_document(value, source, default_id, lenient)]
         if is_gateway_event(value):
@@ -90,7 +91,7 @@ def _document(value: Any, source: str, default_id: str, lenient: bool) -> list[L
         return [single_message(value, source, default_id, lenient)]
     if isinstance(value, list):
         if any(_is_lonis(item) for item in value):
-            return [_lonis(source)]
+            return [lonis_blocks([(f"[{n}]", item) for n, item in enumerate(value)], source, default_id)]
         if value and all(is_gateway_event(item) for item in value):
             return event_log(list(enumerate(value, 1)), source, default_id, lenient)
         if value and all(isinstance(item, dict) and "messages" in item for item in value):
@@ -113,7 +114,7 @@ def _json_lines(text: str, source: str, default_id: str, lenient: bool) -> list[
     if problems and not (lenient and lines):
         return [LoadResult(source, None, tuple(problems))]
     if any(_is_lonis(value) for _, value in lines):
-        return [_lonis(source)]
+        return [lonis_blocks([(f"line {n}", value) for n, value in lines], source, default_id)]
     if any(is_gateway_event(value) for _, value in lines):
         results = event_log(lines, source, default_id, lenient)
     else:
@@ -124,7 +125,3 @@ def _json_lines(text: str, source: str, default_id: str, lenient: bool) -> list[
 
 def _is_lonis(value: Any) -> bool:
     return isinstance(value, dict) and str(value.get("schema_version", "")).startswith(LONIS_PREFIX)
-
-
-def _lonis(source: str) -> LoadResult:
-    return failed(source, Problem("", "Lonis blocks are not supported by this version of vis-export yet"))

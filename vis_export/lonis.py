@@ -1,0 +1,114 @@
+"""What a Lonis block says, parsed once: its one-line human form and every data
+field, from which every format renders (render parity, ``spec/lonis.md``)."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from vis_export.contract.lonis_check import SEED_KINDS, content_hash, replay_verdict
+from vis_export.model import thaw
+
+CATEGORIES = {**dict.fromkeys(("message", "question", "answer", "decision", "action", "assumption", "summary"),
+                              "participant"),
+              **dict.fromkeys(("evidence", "definition", "capability", "intent"), "knowledge"),
+              **dict.fromkeys(("plan", "result", "outcome"), "process")}
+CODE_FIELDS = {"input_schema", "output_schema", "signature"}
+
+
+@dataclass(frozen=True)
+class Field:
+    """One data field: ``style`` is ``text``, ``code`` (monospace), ``list``
+    (``value`` is a list of strings, numbered in order) or ``json``."""
+
+    name: str
+    style: str
+    value: Any
+
+
+@dataclass(frozen=True)
+class LonisView:
+    kind: str
+    category: str
+    one_line: str
+    header: tuple[tuple[str, str], ...]
+    fields: tuple[Field, ...]
+    content_hash: str
+    replay: str
+
+
+def pascal(word: Any) -> str:
+    """``no_match`` -> ``NoMatch``, ``insufficient-evidence`` -> ``InsufficientEvidence``."""
+    return "".join(part[:1].upper() + part[1:] for part in re.split(r"[_\-\s]+", str(word)) if part)
+
+
+def compact(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+
+
+def one_line(kind: str, data: Mapping[str, Any]) -> str:
+    get = lambda name: data.get(name, "")  # noqa: E731
+    forms = {
+        "message": lambda: f"message: {get('content')}",
+        "question": lambda: f"question: {get('text')}",
+        "answer": lambda: f"answer: {get('text')}",
+        "decision": lambda: f"decision: {get('statement')}",
+        "action": lambda: f"action: {get('verb')} {pascal(get('status'))}",
+        "assumption": lambda: f"assumption: {get('statement')} ({pascal(get('status'))})",
+        "summary": lambda: f"summary: {get('text')}",
+        "evidence": lambda: f"evidence[{get('kind')}]: {get('summary')}",
+        "definition": lambda: f"definition: {get('name')} ({get('kind')})",
+        "capability": lambda: f"capability: {get('name')} — {get('description')}",
+        "intent": lambda: f"intent: {get('statement')}",
+        "plan": lambda: f"plan: {len(data.get('steps') or ())} step(s)",
+        "result": lambda: f"result: {len(data.get('validated_assumptions') or ())} assumption(s) validated",
+        "outcome": lambda: f"outcome[{pascal(get('status'))}]: {get('message')}",
+    }
+    if kind in forms:
+        return forms[kind]()
+    return f"extension[{kind}]: {compact(data)}"
+
+
+def _field(kind: str, name: str, value: Any) -> Field:
+    if kind == "plan" and name == "steps" and isinstance(value, list):
+        return Field(name, "list", [f"{s.get('kind', '?')}: {compact(s.get('detail', {}))}"
+                                    if isinstance(s, dict) else compact(s) for s in value])
+    if name == "evidence" and isinstance(value, list):
+        return Field(name, "list", [f"[{e.get('kind', '?')}] {e.get('summary', '')}" if isinstance(e, dict)
+                                    else compact(e) for e in value])
+    if name in CODE_FIELDS and isinstance(value, str):
+        return Field(name, "code", value)
+    if isinstance(value, str):
+        return Field(name, "text", value)
+    if isinstance(value, bool) or value is None or isinstance(value, (int, float)):
+        return Field(name, "text", json.dumps(value))
+    if isinstance(value, list) and all(isinstance(v, (str, int, float)) for v in value):
+        return Field(name, "list", [v if isinstance(v, str) else json.dumps(v) for v in value])
+    return Field(name, "json", json.dumps(value, ensure_ascii=False, indent=2))
+
+
+def view(envelope: Mapping[str, Any]) -> LonisView:
+    block = thaw(envelope)
+    payload = block.get("payload") if isinstance(block.get("payload"), dict) else {}
+    kind = str(payload.get("kind", "?"))
+    data = payload.get("data")
+    attribution = block.get("attribution") or {}
+    made = attribution.get("provenance") or {}
+    header = [("by", str(attribution.get("identity", "")))]
+    for label, value in (("viewpoint", attribution.get("viewpoint")), ("when", made.get("when")),
+                         ("where", made.get("where")), ("producer", made.get("producer"))):
+        if value:
+            header.append((label, str(value)))
+    for name, value in (block.get("bounds") or {}).items():
+        header.append((name, str(value)))
+    for warning in block.get("warnings") or ():
+        header.append(("warning", str(warning)))
+    if isinstance(data, dict) and kind in SEED_KINDS:
+        fields = tuple(_field(kind, name, value) for name, value in data.items())
+    else:
+        fields = (Field("data", "json", json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True)),)
+    return LonisView(kind, CATEGORIES.get(kind, "extension"),
+                     one_line(kind, data if isinstance(data, dict) else {}),
+                     tuple(header), fields, content_hash(payload), str(replay_verdict(block)))

@@ -1,0 +1,54 @@
+"""Lonis blocks as a source (``spec/lonis.md``): a block, an array, or JSON Lines.
+
+A set of blocks becomes one session, one message per block, in file order: a
+block is one act of one participant, and grouping by attribution would reorder
+what was said. The role is the ``message`` kind's own ``role`` when it is a
+Vis role, else ``assistant``; the author is the attribution's identity.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from vis_export.contract import MESSAGE_ROLES
+from vis_export.contract.lonis_check import check_lonis_block
+from vis_export.model import Session, message_from_json
+from vis_export.problems import Problem
+from vis_export.sources.result import LoadResult, failed
+
+
+def _created(block: dict[str, Any]) -> int:
+    when = ((block.get("attribution") or {}).get("provenance") or {}).get("when")
+    try:
+        return max(0, int(datetime.fromisoformat(str(when).replace("Z", "+00:00")).timestamp() * 1000))
+    except ValueError:
+        return 0
+
+
+def _message(block: dict[str, Any], block_id: str) -> dict[str, Any]:
+    payload = block["payload"]
+    role = (payload.get("data") or {}).get("role") if payload.get("kind") == "message" else None
+    created = _created(block)
+    return {
+        "id": block_id,
+        "role": role if role in MESSAGE_ROLES else "assistant",
+        "status": "completed",
+        "content": [{"id": f"{block_id}_block", "type": "lonis", "envelope": block}],
+        "created_at": created,
+        "author": {"display_name": block["attribution"]["identity"]},
+    }
+
+
+def lonis_blocks(items: list[tuple[str, Any]], source: str, default_id: str) -> LoadResult:
+    """``items`` pairs each block with where it is (``line 3``, ``[2]``, or "")."""
+    problems: list[Problem] = []
+    for where, block in items:
+        problems.extend(p.at(where) for p in check_lonis_block(block))
+    if problems:
+        return LoadResult(source, None, tuple(problems))
+    if not items:
+        return failed(source, Problem("", "no Lonis blocks"))
+    messages = tuple(message_from_json(_message(block, f"{default_id}_{n}")) for n, (_, block) in
+                     enumerate(items, 1))
+    return LoadResult(source, Session(id=default_id, messages=messages, source=source))
