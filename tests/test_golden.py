@@ -21,6 +21,7 @@ VARIANTS = {
     "all": ExportOptions(reasoning="all", timestamps=True, front_matter=True, tool_output_limit=40,
                          attachments=Path("attachments")),
     "none": ExportOptions(reasoning="none", no_tools=True),
+    "anthropic": ExportOptions(provider_format="anthropic", attachments=Path("attachments")),
 }
 
 
@@ -41,8 +42,8 @@ def check(path: Path, actual: str, update: bool) -> None:
 
 
 # JSON takes only the reasoning option: its "none" variant would repeat "all".
-CASES = [(fmt, variant) for fmt in ("json", "text", "markdown", "html") for variant in VARIANTS
-         if not (fmt == "json" and variant == "none")]
+CASES = [(fmt, variant) for fmt in ("json", "text", "markdown", "html") for variant in ("", "all", "none")
+         if not (fmt == "json" and variant == "none")] + [("provider", ""), ("provider", "anthropic")]
 
 
 @pytest.mark.parametrize("name", INPUTS)

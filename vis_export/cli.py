@@ -209,7 +209,7 @@ def _fit(cell: str, width: int) -> str:
 @main.command(context_settings=CONTEXT)
 @sources_argument
 @click.option("--to", "to", type=click.Choice(FORMAT_NAMES), required=True,
-              help="Output format: json, text, markdown (md), html, pdf.")
+              help="Output format: json, text, markdown (md), html, pdf, provider (chat messages, JSON Lines).")
 @click.option(
     "-o", "--output", type=click.Path(dir_okay=True, file_okay=True, path_type=Path), default=None,
     help="A file for one session, a directory for several (one <session_id>.<ext> each); "
@@ -236,10 +236,13 @@ def _fit(cell: str, width: int) -> str:
 @click.option("--no-highlight", is_flag=True, help="Code without syntax colours (html, pdf).")
 @click.option("--paper", type=click.Choice(["A4", "Letter"]), default="A4", show_default=True,
               help="Page size (pdf).")
+@click.option("--provider-format", type=click.Choice(["openai", "anthropic"]), default="openai",
+              show_default=True, help="Chat message format (provider).")
 def convert(
     sources: Sequence[str], to: str, output: Path | None, reasoning: str, session_ids: Sequence[str],
     timestamps: bool, no_tools: bool, tool_output_limit: int | None, front_matter: bool, attachments: Path | None,
     lenient: bool, template_dir: Path | None, theme: str | None, no_highlight: bool, paper: str,
+    provider_format: str,
 ) -> None:
     """Convert sessions to another format.
 
@@ -252,6 +255,7 @@ def convert(
     Examples:
       vis-export convert golden/input/session.json --to html -o chat.html
       vis-export convert vis.db --to pdf --paper Letter -o exports/
+      vis-export convert vis.db --to provider --provider-format anthropic > replay.jsonl
       vis-export convert chat.jsonl --to md --front-matter --timestamps -o chat.md
       vis-export convert vis.db --to text --session 01JSESSION | less
       vis-export convert vis.db --to markdown --reasoning none --no-tools -o exports/
@@ -263,7 +267,7 @@ def convert(
     options = ExportOptions(reasoning=reasoning, timestamps=timestamps, no_tools=no_tools,  # type: ignore[arg-type]
                             tool_output_limit=tool_output_limit, attachments=attachments,
                             front_matter=front_matter, template_dir=template_dir, theme=theme,
-                            no_highlight=no_highlight, paper=paper)
+                            no_highlight=no_highlight, paper=paper, provider_format=provider_format)
     reporter = Reporter()
     found = reporter.results(_read(sources, lenient))
     if session_ids:

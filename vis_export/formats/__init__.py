@@ -73,8 +73,14 @@ def _pdf() -> Format:
     return Format("pdf", "pdf", "application/pdf", render_pdf, render_many, None, binary=True)
 
 
+def _provider() -> Format:
+    from vis_export.formats import provider as module
+
+    return Format("provider", "jsonl", "application/jsonl", module.session_lines, module.sessions_lines)
+
+
 FORMATS: dict[str, Callable[[], Format]] = {
-    "json": _json, "text": _text, "markdown": _markdown, "html": _html, "pdf": _pdf,
+    "json": _json, "text": _text, "markdown": _markdown, "html": _html, "pdf": _pdf, "provider": _provider,
 }
 ALIASES: dict[str, str] = {"md": "markdown", "txt": "text"}
 FORMAT_NAMES = [*FORMATS, *ALIASES]

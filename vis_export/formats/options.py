@@ -19,7 +19,8 @@ class ExportOptions:
     live (``DIR/<attachment_id>``); ``front_matter``: YAML front matter (Markdown);
     ``template_dir``: templates overriding the built-in ones by name (HTML, PDF);
     ``theme``: force ``light`` or ``dark`` (HTML); ``no_highlight``: plain code
-    (HTML, PDF); ``paper``: ``A4`` or ``Letter`` (PDF)."""
+    (HTML, PDF); ``paper``: ``A4`` or ``Letter`` (PDF); ``provider_format``:
+    ``openai`` or ``anthropic`` (provider messages)."""
 
     reasoning: Reasoning = DEFAULT_REASONING
     timestamps: bool = False
@@ -31,6 +32,7 @@ class ExportOptions:
     theme: str | None = None
     no_highlight: bool = False
     paper: str = "A4"
+    provider_format: str = "openai"
 
     def __post_init__(self) -> None:
         check_reasoning(self.reasoning)
@@ -40,6 +42,8 @@ class ExportOptions:
                 object.__setattr__(self, name, Path(value))
         if self.theme not in (None, "light", "dark"):
             raise ValueError("theme must be light or dark")
+        if self.provider_format not in ("openai", "anthropic"):
+            raise ValueError("provider_format must be openai or anthropic")
         if self.paper not in PAPERS:
             raise ValueError(f"paper must be one of {', '.join(PAPERS)}")
         if self.tool_output_limit is not None and self.tool_output_limit < 0:

@@ -1,0 +1,132 @@
+"""Provider messages: every user request once and in order, no private reasoning,
+every tool call with exactly one result, unfinished turns closed with a notice."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from conftest import INPUT
+from strategies import PRIVATE_CANARY, session_documents, small_blocks
+from vis_export import load
+from vis_export.formats.options import ExportOptions
+from vis_export.formats.provider import conversation
+from vis_export.sources.messages import session_document
+
+SESSION = next(load(INPUT / "session.json"))
+
+
+def session_of(document: dict[str, Any]):
+    return session_document(document, "s.json", "s").session
+
+
+def user_texts_openai(messages: list[dict[str, Any]]) -> list[str]:
+    texts = []
+    for m in messages:
+        if m["role"] == "user" and not str(m["content"]).startswith("[Notice:"):
+            texts.append(m["content"] if isinstance(m["content"], str) else m["content"][0]["text"])
+    return texts
+
+
+def user_texts_anthropic(messages: list[dict[str, Any]]) -> list[str]:
+    return [part["text"] for m in messages if m["role"] == "user" for part in m["content"]
+            if part["type"] == "text" and not part["text"].startswith("[Notice:")]
+
+
+def expected_requests(session) -> list[str]:  # type: ignore[no-untyped-def]
+    openai = conversation(session, ExportOptions())
+    return user_texts_openai(openai["messages"])
+
+
+@given(session_documents(small_blocks), st.sampled_from(["none", "visible"]))
+def test_properties_of_both_formats(document: dict[str, Any], reasoning: str) -> None:
+    session = session_of(document)
+    requests = [m for m in session.messages if m.role in ("user", "tool")]
+    for flavour in ("openai", "anthropic"):
+        result = conversation(session, ExportOptions(reasoning=reasoning), flavour)
+        assert PRIVATE_CANARY not in json.dumps(result)
+        messages = result["messages"]
+        if flavour == "openai":
+            assert len(user_texts_openai(messages)) == len(requests)  # one user message per request, in order
+            calls = [c["id"] for m in messages for c in m.get("tool_calls") or ()]
+            results = [m["tool_call_id"] for m in messages if m["role"] == "tool"]
+            for index, m in enumerate(messages):  # each call's results come right after it
+                for call in m.get("tool_calls") or ():
+                    following = [r["tool_call_id"] for r in messages[index + 1:index + 1 + len(m["tool_calls"])]]
+                    assert call["id"] in following
+        else:
+            calls = [p["id"] for m in messages for p in m["content"] if p["type"] == "tool_use"]
+            results = [p["tool_use_id"] for m in messages for p in m["content"] if p["type"] == "tool_result"]
+            assert all(a["role"] != b["role"] for a, b in zip(messages, messages[1:]))
+        assert sorted(calls) == sorted(results) and len(set(calls)) == len(calls)
+    texts = [t for t in user_texts_openai(conversation(session, ExportOptions())["messages"])]
+    for request, text in zip(requests, texts):
+        for block in request.blocks:
+            if block.type == "prose":
+                assert block.markdown in text
+
+
+def test_reasoning_only_when_all_is_authorised() -> None:
+    assert "I will write `parse_config` first" not in json.dumps(conversation(SESSION, ExportOptions()))
+    every = json.dumps(conversation(SESSION, ExportOptions(reasoning="all")))
+    assert "PRIVATE-CANARY" in every and "I will write `parse_config` first" in every
+
+
+def test_unfinished_turns_close_with_a_notice() -> None:
+    def closing(status: str, content: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        session = session_of({"messages": [
+            {"id": "u", "role": "user", "status": "completed", "created_at": 0,
+             "content": [{"id": "p", "type": "prose", "markdown": "Go."}]},
+            {"id": "a", "role": "assistant", "status": status, "created_at": 1, "content": content}]})
+        return conversation(session, ExportOptions())["messages"][1:]
+
+    said = [{"id": "t", "type": "prose", "markdown": "Half"}]
+    cancelled = closing("cancelled", said)
+    assert cancelled[0] == {"role": "assistant", "content": "Half"}
+    assert cancelled[1]["role"] == "user" and "cancelled" in cancelled[1]["content"]
+    assert "What was said before it stopped is above." in cancelled[1]["content"]
+    interrupted = closing("streaming", [])
+    assert interrupted == [{"role": "user", "content": "[Notice: the previous turn was interrupted before it "
+                                                       "finished. No partial answer exists.]"}]
+    assert "interrupted" in closing("failed", said)[1]["content"]
+    failed = closing("failed", [*said, {"id": "e", "type": "error", "code": "boom", "message": "SECRET-ERROR"}])
+    assert failed == [{"role": "assistant", "content": "Half"}]  # an error's text is not replayed
+    assert closing("completed", []) == []  # a finished turn without an answer closes with nothing
+
+
+def test_system_and_developer_keep_their_roles() -> None:
+    session = session_of({"messages": [
+        {"id": "s", "role": "system", "status": "completed", "created_at": 0,
+         "content": [{"id": "a", "type": "prose", "markdown": "Be brief."}]},
+        {"id": "d", "role": "developer", "status": "completed", "created_at": 0,
+         "content": [{"id": "b", "type": "prose", "markdown": "Use tools."}]},
+        {"id": "u", "role": "user", "status": "completed", "created_at": 0,
+         "content": [{"id": "c", "type": "prose", "markdown": "Hi"}]}]})
+    openai = conversation(session, ExportOptions())["messages"]
+    assert [m["role"] for m in openai] == ["system", "developer", "user"]
+    anthropic = conversation(session, ExportOptions(), "anthropic")
+    assert anthropic["system"] == "Be brief.\n\nUse tools." and anthropic["messages"][0]["role"] == "user"
+
+
+def test_images_with_attachment_bytes(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    (tmp_path / "att_01").write_bytes(b"\x89PNG fake")
+    openai = conversation(SESSION, ExportOptions(attachments=tmp_path))["messages"][0]
+    assert openai["content"][1]["image_url"]["url"].startswith("data:image/png;base64,")
+    anthropic = conversation(SESSION, ExportOptions(attachments=tmp_path), "anthropic")["messages"][0]
+    assert anthropic["content"][1]["source"]["media_type"] == "image/png"
+
+
+@pytest.mark.parametrize("flavour", ["openai", "anthropic"])
+def test_cli_writes_json_lines(flavour: str) -> None:
+    from click.testing import CliRunner
+
+    from vis_export.cli import main
+
+    result = CliRunner().invoke(main, ["convert", str(INPUT), "--to", "provider", "--provider-format", flavour])
+    assert result.exit_code == 0, result.output
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [line["session_id"] for line in lines] == ["golden_events", "lonis", "messages", "golden_session"]

@@ -1,0 +1,225 @@
+"""Provider messages (``--to provider``): a stored session replayed as the chat
+messages a model provider takes, one JSON line per session.
+
+It follows the rules the Vis runtime uses for prior turns: each user message
+opens a turn, each assistant message closes it with its answer; tool blocks
+become the provider's tool call and tool result pair (ids ``vis_<message>_<n>``,
+failed tools marked as errors, a tool without output answered with an explicit
+"result unavailable"); an unfinished turn closes with what was said plus a
+notice that it was cancelled or interrupted; error blocks are not replayed;
+reasoning never is, unless ``reasoning="all"``; system and developer messages
+keep their roles (Anthropic takes them as its ``system`` text).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from vis_export.attachments import Attachments
+from vis_export.formats.markdown_syntax import fenced
+from vis_export.formats.options import ExportOptions
+from vis_export.model import (
+    AttachmentBlock, Block, CodeBlock, ErrorBlock, LonisBlock, Message, NoticeBlock, ProseBlock, ReasoningBlock,
+    Session, SpeechBlock, ToolBlock,
+)
+from vis_export.policy import visible_session
+
+FLAVOURS = ("openai", "anthropic")
+_NAME_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+CANCELLED = "[Notice: the previous turn was cancelled before it finished.{partial}]"
+INTERRUPTED = "[Notice: the previous turn was interrupted before it finished.{partial}]"
+UNAVAILABLE = "Result unavailable: the tool call ended ({status}) without a result."
+
+
+def safe_name(name: str, limit: int = 64) -> str:
+    """Tool names and ids as providers accept them: ``[A-Za-z0-9_-]``, at most 64."""
+    return (_NAME_UNSAFE.sub("_", name) or "_")[:limit]
+
+
+@dataclass
+class _Call:
+    id: str
+    name: str
+    arguments: Any
+    result: str
+    is_error: bool
+
+
+@dataclass
+class _Step:
+    """Assistant text followed by the tool calls made after it."""
+
+    text: list[str] = field(default_factory=list)
+    calls: list[_Call] = field(default_factory=list)
+
+
+def _text_of(block: Block, attachments: Attachments) -> str | None:
+    """A block as text in a provider message (None: not replayed)."""
+    if isinstance(block, ProseBlock):
+        return block.markdown
+    if isinstance(block, CodeBlock):
+        return fenced(block.text, block.language).rstrip("\n")
+    if isinstance(block, SpeechBlock):
+        return block.text
+    if isinstance(block, ReasoningBlock):  # only here when the caller authorised all reasoning
+        return f"[reasoning]\n{block.text}"
+    if isinstance(block, AttachmentBlock):
+        return f"[attachment: {block.name} ({block.media_type})]"
+    if isinstance(block, LonisBlock):
+        from vis_export.lonis import view
+
+        return view(block.envelope).one_line
+    if isinstance(block, (ErrorBlock, NoticeBlock)):
+        return None  # an error's text is not replayed; notices are the runtime's own
+    return None
+
+
+def _call(message: Message, number: int, block: ToolBlock, taken: set[str]) -> _Call:
+    fields = block.fields
+    call_id = f"vis_{safe_name(message.id, 48)}_{number}"
+    while call_id in taken:  # message ids need not be unique; call ids must be
+        call_id += "_"
+    taken.add(call_id)
+    if block.status == "failed":
+        detail = fields.get("error", fields.get("output"))
+        result = json.dumps(detail, ensure_ascii=False, default=dict) if detail is not None else "failed"
+        return _Call(call_id, safe_name(block.tool), fields.get("input", {}), f"Error: {result}", True)
+    if "output" in fields:
+        output = fields["output"]
+        result = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False, default=dict)
+    else:
+        result = UNAVAILABLE.format(status=block.status)
+    return _Call(call_id, safe_name(block.tool), fields.get("input", {}), result, False)
+
+
+def _steps(message: Message, attachments: Attachments, taken: set[str]) -> list[_Step]:
+    steps = [_Step()]
+    number = 0
+    for block in message.blocks:
+        if isinstance(block, ToolBlock):
+            number += 1
+            steps[-1].calls.append(_call(message, number, block, taken))
+            continue
+        text = _text_of(block, attachments)
+        if text is None:
+            continue
+        if steps[-1].calls:  # text after tool calls starts the next step
+            steps.append(_Step())
+        steps[-1].text.append(text)
+    return [step for step in steps if step.text or step.calls]
+
+
+def _closing_notice(message: Message, said: bool) -> str | None:
+    partial = " What was said before it stopped is above." if said else " No partial answer exists."
+    if message.status == "cancelled":
+        return CANCELLED.format(partial=partial)
+    failed_silently = message.status == "failed" and not any(isinstance(b, ErrorBlock) for b in message.blocks)
+    if message.status == "streaming" or failed_silently:
+        return INTERRUPTED.format(partial=partial)
+    return None
+
+
+def _images(message: Message, attachments: Attachments) -> list[str]:
+    return [uri for b in message.blocks if isinstance(b, AttachmentBlock)
+            for uri in [attachments.data_uri(b.attachment_id, b.media_type)] if uri]
+
+
+# --- the two wire formats ----------------------------------------------------------------
+
+
+def _openai(session: Session, attachments: Attachments) -> dict[str, Any]:
+    out: list[dict[str, Any]] = []
+    taken: set[str] = set()
+    for message in session.messages:
+        if message.role == "assistant":
+            steps = _steps(message, attachments, taken)
+            for step in steps:
+                reply: dict[str, Any] = {"role": "assistant", "content": "\n\n".join(step.text) or None}
+                if step.calls:
+                    reply["tool_calls"] = [
+                        {"id": c.id, "type": "function",
+                         "function": {"name": c.name, "arguments": json.dumps(c.arguments, ensure_ascii=False,
+                                                                              default=dict)}}
+                        for c in step.calls]
+                out.append(reply)
+                out += [{"role": "tool", "tool_call_id": c.id, "content": c.result} for c in step.calls]
+            notice = _closing_notice(message, bool(steps))
+            if notice:
+                out.append({"role": "user", "content": notice})
+            continue
+        text = "\n\n".join(t for t in (_text_of(b, attachments) for b in message.blocks) if t is not None)
+        role = message.role if message.role in ("system", "developer", "user") else "user"
+        images = _images(message, attachments) if role == "user" else []
+        if images:
+            parts: Any = [{"type": "text", "text": text}] + [
+                {"type": "image_url", "image_url": {"url": uri}} for uri in images]
+            out.append({"role": role, "content": parts})
+        elif text or role == "user":
+            out.append({"role": role, "content": text})
+    return {"session_id": session.id, "messages": out}
+
+
+def _anthropic(session: Session, attachments: Attachments) -> dict[str, Any]:
+    system: list[str] = []
+    out: list[dict[str, Any]] = []
+    taken: set[str] = set()
+
+    def say(role: str, parts: list[dict[str, Any]]) -> None:
+        if out and out[-1]["role"] == role:  # roles must alternate: one message per run
+            out[-1]["content"].extend(parts)
+        else:
+            out.append({"role": role, "content": parts})
+
+    for message in session.messages:
+        if message.role in ("system", "developer"):
+            text = "\n\n".join(t for t in (_text_of(b, attachments) for b in message.blocks) if t is not None)
+            if text:
+                system.append(text)
+            continue
+        if message.role == "assistant":
+            steps = _steps(message, attachments, taken)
+            for step in steps:
+                parts: list[dict[str, Any]] = [{"type": "text", "text": "\n\n".join(step.text)}] if step.text else []
+                parts += [{"type": "tool_use", "id": c.id, "name": c.name,
+                           "input": c.arguments if hasattr(c.arguments, "keys") else {"input": c.arguments}}
+                          for c in step.calls]
+                say("assistant", json.loads(json.dumps(parts, default=dict)))
+                if step.calls:
+                    say("user", [{"type": "tool_result", "tool_use_id": c.id, "content": c.result,
+                                  **({"is_error": True} if c.is_error else {})} for c in step.calls])
+            notice = _closing_notice(message, bool(steps))
+            if notice:
+                say("user", [{"type": "text", "text": notice}])
+            continue
+        text = "\n\n".join(t for t in (_text_of(b, attachments) for b in message.blocks) if t is not None)
+        parts = [{"type": "text", "text": text}] if text else []
+        for uri in _images(message, attachments):
+            kind, data = uri[len("data:"):].split(";base64,", 1)
+            parts.append({"type": "image", "source": {"type": "base64", "media_type": kind, "data": data}})
+        say("user", parts or [{"type": "text", "text": ""}])
+    result: dict[str, Any] = {"session_id": session.id}
+    if system:
+        result["system"] = "\n\n".join(system)
+    result["messages"] = out
+    return result
+
+
+def conversation(session: Session, options: ExportOptions, flavour: str = "openai") -> dict[str, Any]:
+    """The session as one provider conversation (``openai`` or ``anthropic``)."""
+    if flavour not in FLAVOURS:
+        raise ValueError(f"provider format must be one of {', '.join(FLAVOURS)}")
+    # Reasoning never goes to a provider, not even visible reasoning, unless all is authorised.
+    shown = visible_session(session, "all" if options.reasoning == "all" else "none")
+    attachments = Attachments.of(session, options.attachments)
+    return (_openai if flavour == "openai" else _anthropic)(shown, attachments)
+
+
+def session_lines(session: Session, options: ExportOptions) -> str:
+    return json.dumps(conversation(session, options, options.provider_format), ensure_ascii=False) + "\n"
+
+
+def sessions_lines(sessions: Sequence[Session], options: ExportOptions) -> str:
+    return "".join(session_lines(session, options) for session in sessions)
