@@ -21,7 +21,9 @@ from vis_export import __version__
 from vis_export.attachments import Attachments, human_size
 from vis_export.formats.highlight import highlight, plain
 from vis_export.formats.options import ExportOptions
-from vis_export.formats.projector import Projector, author_name, json_text, role_label, status_note
+from vis_export.formats.projector import (
+    TRUNCATED_NOTE, Projector, author_name, json_text, role_label, status_note, tool_duration,
+)
 from vis_export.formats.text import one_line
 from vis_export.lonis import view as lonis_view
 from vis_export.model import (
@@ -149,20 +151,11 @@ class HtmlProjector(Projector):
                 "html": self.code_html(block.text, language)}
 
     def block_tool(self, block: ToolBlock) -> dict[str, Any]:
-        parts = []
-        for label, key in (("Input", "input"), ("Output", "output"), ("Error", "error")):
-            if key in block.fields:
-                text = json_text(block.fields[key])
-                truncated = None
-                limit = self.options.tool_output_limit
-                if key == "output" and limit is not None and len(text) > limit:
-                    truncated = f"{len(text) - limit} more characters of tool output not shown"
-                    text = text[:limit]
-                parts.append({"label": label, "html": self.code_html(text, "json"), "truncated": truncated})
-        start, end = block.started_at, block.completed_at
-        duration = (f"{(end - start) / 1000:.1f} s"
-                    if isinstance(start, int) and isinstance(end, int) and end >= start else None)
-        return {"kind": "tool", "name": block.tool, "status": block.status, "duration": duration, "parts": parts}
+        parts = [{"label": label, "html": self.code_html(text, "json"),
+                  "truncated": TRUNCATED_NOTE.format(cut) if cut else None}
+                 for label, text, cut in self.tool_parts(block)]
+        return {"kind": "tool", "name": block.tool, "status": block.status, "duration": tool_duration(block),
+                "parts": parts}
 
     def block_reasoning(self, block: ReasoningBlock) -> dict[str, Any]:
         return {"kind": "reasoning", "private": block.is_private, "html": self.prose(block.text)}

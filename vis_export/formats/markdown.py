@@ -15,7 +15,7 @@ from vis_export.formats.markdown_syntax import (
     escape, escape_html, escape_one_line, fenced, yaml_string,
 )
 from vis_export.formats.options import ExportOptions
-from vis_export.formats.projector import Projector, json_text
+from vis_export.formats.projector import Projector, json_text, tool_duration, with_marker
 from vis_export.formats.prose import contained
 from vis_export.lonis import view as lonis_view
 from vis_export.model import (
@@ -69,15 +69,11 @@ class MarkdownProjector(Projector):
 
     def block_tool(self, block: ToolBlock) -> str:
         summary = f"Tool <code>{escape_html(block.tool)}</code> · {escape_html(block.status)}"
-        timing = _duration(block)
+        timing = tool_duration(block)
         if timing:
             summary += f" · {timing}"
         parts = [f"<details>\n<summary>{summary}</summary>\n"]
-        for label, key in (("Input", "input"), ("Output", "output"), ("Error", "error")):
-            if key in block.fields:
-                value = block.fields[key]
-                text = self.tool_output(value) if key == "output" else json_text(value)
-                parts.append(f"**{label}**\n\n{fenced(text, 'json')}")
+        parts += [f"**{label}**\n\n{fenced(with_marker(text, cut), 'json')}" for label, text, cut in self.tool_parts(block)]
         parts.append("</details>\n")
         return "\n".join(parts)
 
@@ -130,13 +126,6 @@ class MarkdownProjector(Projector):
 
 def _quote(text: str) -> str:
     return "> " + text.replace("\n", "\n> ") + "\n"
-
-
-def _duration(block: ToolBlock) -> str | None:
-    start, end = block.started_at, block.completed_at
-    if isinstance(start, int) and isinstance(end, int) and end >= start:
-        return f"{(end - start) / 1000:.1f} s"
-    return None
 
 
 def to_markdown(obj: Exportable, **options: object) -> str:

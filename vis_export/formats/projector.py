@@ -17,7 +17,9 @@ from vis_export.model import Block, Message, Session, ToolBlock, UnknownBlock
 from vis_export.policy import Exportable, visible
 from vis_export.timefmt import utc
 
-TRUNCATED = "… [{} more characters of tool output not shown]"
+# The same words in every format that cuts tool output.
+TRUNCATED_NOTE = "{} more characters of tool output not shown"
+TRUNCATED = f"… [{TRUNCATED_NOTE}]"
 
 
 class Projector:
@@ -98,13 +100,29 @@ class Projector:
             parts.append(utc(message.created_at))
         return parts
 
-    def tool_output(self, value: Any) -> str:
-        """Tool output as indented JSON, cut at ``tool_output_limit`` with a visible marker."""
-        text = json_text(value)
+    def tool_parts(self, block: ToolBlock) -> list[tuple[str, str, int]]:
+        """``(label, indented JSON, characters cut)`` for the tool's input, output
+        and error, as stored; output is cut at ``tool_output_limit``."""
+        parts = []
         limit = self.options.tool_output_limit
-        if limit is not None and len(text) > limit:
-            return text[:limit] + "\n" + TRUNCATED.format(len(text) - limit)
-        return text
+        for label, key in (("Input", "input"), ("Output", "output"), ("Error", "error")):
+            if key in block.fields:
+                text = json_text(block.fields[key])
+                cut = len(text) - limit if key == "output" and limit is not None and len(text) > limit else 0
+                parts.append((label, text[:len(text) - cut], cut))
+        return parts
+
+
+def with_marker(text: str, cut: int) -> str:
+    """Cut tool output with the visible marker that says how much is missing."""
+    return f"{text}\n{TRUNCATED.format(cut)}" if cut else text
+
+
+def tool_duration(block: ToolBlock) -> str | None:
+    start, end = block.started_at, block.completed_at
+    if isinstance(start, int) and isinstance(end, int) and end >= start:
+        return f"{(end - start) / 1000:.1f} s"
+    return None
 
 
 def json_text(value: Any) -> str:

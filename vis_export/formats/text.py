@@ -11,7 +11,7 @@ import re
 from typing import Iterator
 
 from vis_export.formats.options import ExportOptions
-from vis_export.formats.projector import Projector, json_text
+from vis_export.formats.projector import Projector, with_marker
 from vis_export.lonis import view as lonis_view
 from vis_export.model import (
     AttachmentBlock, Block, CodeBlock, ErrorBlock, LonisBlock, Message, NoticeBlock, ProseBlock, ReasoningBlock,
@@ -71,11 +71,7 @@ class TextProjector(Projector):
 
     def block_tool(self, block: ToolBlock) -> str:
         lines = [f"Tool {one_line(block.tool)} ({block.status})"]
-        for label, key in (("Input", "input"), ("Output", "output"), ("Error", "error")):
-            if key in block.fields:
-                value = block.fields[key]
-                text = self.tool_output(value) if key == "output" else json_text(value)
-                lines.append(f"{label}:\n{clean(text)}")
+        lines += [f"{label}:\n{clean(with_marker(text, cut))}" for label, text, cut in self.tool_parts(block)]
         return "\n".join(lines) + "\n"
 
     def block_reasoning(self, block: ReasoningBlock) -> str:
