@@ -111,7 +111,7 @@ def _read(sources: Sequence[str], lenient: bool = False) -> Iterable[Any]:
 @sources_argument
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per source file on standard output.")
 def validate(sources: Sequence[str], as_json: bool) -> None:
-    """Check sources against the Vis content contract.
+    """Check sources against their contracts (Vis, Lonis).
 
     Prints every problem as FILE: LOCATION: message on standard error and exits
     with 1 if there is any, 0 when everything is valid.
@@ -170,7 +170,7 @@ def validate(sources: Sequence[str], as_json: bool) -> None:
 @sources_argument
 @click.option("--json", "as_json", is_flag=True, help="A JSON array of sessions on standard output.")
 def sessions(sources: Sequence[str], as_json: bool) -> None:
-    """List the sessions in the sources: id, title, messages, first and last time (UTC).
+    """List sessions: id, title, messages, first and last time (UTC).
 
     \b
     Examples:
@@ -345,7 +345,7 @@ def _millis(value: str | None, option: str) -> int | None:
     return int(moment.timestamp() * 1000)
 
 
-@main.command(context_settings=CONTEXT)
+@main.command(context_settings=CONTEXT, short_help="Add or update sessions in a search index.")
 @sources_argument
 @click.option("--index", "directory", type=click.Path(file_okay=False, path_type=Path), required=True,
               help="The index directory (created if needed).")
@@ -409,7 +409,7 @@ def index(sources: Sequence[str], directory: Path, engine: str, reasoning: str, 
     sys.exit(1 if reporter.failed else 0)
 
 
-@main.command(context_settings=CONTEXT)
+@main.command(context_settings=CONTEXT, short_help="Search an index: code-aware words, exact phrases.")
 @click.argument("query")
 @click.option("--index", "directory", type=click.Path(file_okay=False, path_type=Path), required=True,
               help="The index directory.")
