@@ -295,10 +295,10 @@ def convert(
         else:
             pieces = fmt.pieces(found[0], options) if len(found) == 1 and fmt.pieces else [
                 fmt.render_many(found, options) if len(found) > 1 else fmt.render(found[0], options)]
-            stream = click.get_binary_stream("stdout")
+            sys.stdout.flush()
             for piece in pieces:
-                stream.write(encode(piece))
-            stream.flush()
+                sys.stdout.buffer.write(encode(piece))
+            sys.stdout.buffer.flush()
     elif len(found) == 1 and not output.is_dir():
         write_atomic(output, content(found[0]))
     else:
