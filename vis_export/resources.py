@@ -8,12 +8,10 @@ from pathlib import Path
 
 @lru_cache(maxsize=1)
 def builtin_templates() -> Path:
-    """The built-in templates: ``vis_export.templates`` when installed from a
+    """The built-in templates: ``vis_export/templates`` when installed from a
     wheel; the checkout's top-level ``templates/`` in an editable install, where
-    that package exists only in the wheel's layout."""
-    try:
-        from importlib.resources import files
-
-        return Path(str(files("vis_export.templates")))
-    except ModuleNotFoundError:
-        return Path(__file__).resolve().parent.parent / "templates"
+    that folder exists only in the wheel's layout."""
+    installed = Path(__file__).resolve().parent / "templates"
+    if (installed / "document.html.j2").is_file():
+        return installed
+    return Path(__file__).resolve().parent.parent / "templates"
