@@ -22,3 +22,27 @@ def test_wheel_ships_templates_and_schemas(tmp_path: Path) -> None:
                  for p in (ROOT / "vis_export" / "contract").rglob("*.json")}
     assert expected <= names, sorted(expected - names)
     assert "vis_export/py.typed" in names
+
+
+def test_every_library_the_package_imports_is_a_runtime_dependency() -> None:
+    """Test-only extras install more than users get: an import that only they
+    satisfy would pass here and fail for a user (as pypdf once did)."""
+    import ast
+    import importlib.metadata as metadata
+    import re
+    import tomllib
+
+    declared = {re.split(r"[<>=\[; ]", d, maxsplit=1)[0].lower().replace("_", "-")
+                for d in tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]}
+    owners = metadata.packages_distributions()
+    imported: set[str] = set()
+    for path in (ROOT / "vis_export").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                imported |= {alias.name.split(".")[0] for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                imported.add(node.module.split(".")[0])
+    third_party = {name for name in imported if name not in sys.stdlib_module_names and name != "vis_export"}
+    needed = {dist.lower().replace("_", "-") for name in third_party for dist in owners.get(name, [name])}
+    # markupsafe comes with jinja2, referencing with jsonschema: declared through them.
+    assert needed - declared <= {"markupsafe", "referencing"}, sorted(needed - declared)
