@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from conftest import GOLDEN, INPUT
+from conftest import INPUT
 from vis_export import __version__
 from vis_export.cli import main
 

@@ -146,3 +146,31 @@ def test_every_kind_in_every_format_from_the_same_value() -> None:
     assert "exit_code: 4" in text  # outcome exit code
     assert "lonis.echo/input/v1" in dom_text and "policy forbids" in " ".join(pdf_text.split())
     assert "by lonis:test:golden" in text  # attribution as a header
+
+
+def test_a_vis_block_typed_lonis_without_an_envelope_is_just_unknown() -> None:
+    from vis_export.model import UnknownBlock, block_from_json
+
+    for fields in ({"id": "x", "type": "lonis"}, {"id": "x", "type": "lonis", "envelope": 5},
+                   {"id": "x", "type": "lonis", "envelope": {"payload": []}}):
+        block = block_from_json(fields)
+        assert isinstance(block, UnknownBlock)
+        assert "unsupported block: lonis" in to_text(block)
+
+
+from hypothesis import given  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from strategies import json_values  # noqa: E402
+
+
+@given(st.dictionaries(st.sampled_from(["attribution", "bounds", "warnings", "provenance", "payload"]), json_values),
+       st.text(min_size=1, max_size=12), json_values)
+def test_any_envelope_carried_in_vis_json_renders(envelope: dict[str, Any], kind: str, data: Any) -> None:
+    from vis_export.model import block_from_json
+
+    envelope["payload"] = {"kind": kind, "data": data}
+    block = block_from_json({"id": "x", "type": "lonis", "envelope": envelope})
+    assert isinstance(block, LonisBlock)
+    for render in (to_text, to_markdown, to_html):
+        assert render(block) is not None

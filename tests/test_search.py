@@ -4,7 +4,6 @@ code-aware matching, exact phrases, R2, incremental jobs, one writer, kill -9.""
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys

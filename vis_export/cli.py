@@ -134,7 +134,7 @@ def validate(sources: Sequence[str], as_json: bool) -> None:
             for number, block in enumerate(lonis, 1):
                 envelope = thaw(block.envelope)
                 verdict = replay_verdict(envelope)
-                kind = envelope["payload"]["kind"]
+                kind = envelope["payload"]["kind"]  # a LonisBlock always has one
                 entry.setdefault("blocks", []).append(
                     {"block": number, "kind": kind, "content_hash": verdict.content_hash, "replay": verdict.to_json()})
                 if not as_json:
@@ -339,7 +339,8 @@ def _millis(value: str | None, option: str) -> int | None:
     try:
         moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
-        raise click.BadParameter(f"{value!r} is not a date, a date and time, or milliseconds", param_hint=option)
+        raise click.BadParameter(f"{value!r} is not a date, a date and time, or milliseconds",
+                                 param_hint=option) from None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=timezone.utc)
     return int(moment.timestamp() * 1000)

@@ -89,21 +89,28 @@ def _field(kind: str, name: str, value: Any) -> Field:
     return Field(name, "json", json.dumps(value, ensure_ascii=False, indent=2))
 
 
+def _mapping(value: Any) -> dict[str, Any]:
+    """A part of the envelope as a map: a block read from Vis JSON was not
+    checked against the Lonis schemas, and must still render."""
+    return value if isinstance(value, dict) else {}
+
+
 def view(envelope: Mapping[str, Any]) -> LonisView:
     block = thaw(envelope)
     payload = block.get("payload") if isinstance(block.get("payload"), dict) else {}
     kind = str(payload.get("kind", "?"))
     data = payload.get("data")
-    attribution = block.get("attribution") or {}
-    made = attribution.get("provenance") or {}
+    attribution = _mapping(block.get("attribution"))
+    made = _mapping(attribution.get("provenance"))
     header = [("by", str(attribution.get("identity", "")))]
     for label, value in (("viewpoint", attribution.get("viewpoint")), ("when", made.get("when")),
                          ("where", made.get("where")), ("producer", made.get("producer"))):
         if value:
             header.append((label, str(value)))
-    for name, value in (block.get("bounds") or {}).items():
+    for name, value in _mapping(block.get("bounds")).items():
         header.append((name, str(value)))
-    for warning in block.get("warnings") or ():
+    warnings = block.get("warnings")
+    for warning in warnings if isinstance(warnings, list) else ():
         header.append(("warning", str(warning)))
     if isinstance(data, dict) and kind in SEED_KINDS:
         fields = tuple(_field(kind, name, value) for name, value in data.items())

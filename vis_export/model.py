@@ -181,7 +181,16 @@ BLOCK_CLASSES: dict[str, type[Block]] = {
 def block_from_json(data: Mapping[str, Any]) -> Block:
     """The model of one block that passed ``check_block``."""
     fields = freeze(data) if type(data) is dict else data
-    return BLOCK_CLASSES.get(fields["type"], UnknownBlock)(fields)
+    kind = BLOCK_CLASSES.get(fields["type"], UnknownBlock)
+    if kind is LonisBlock and not _carries_lonis(fields):
+        kind = UnknownBlock  # "lonis" is no Vis type: without an envelope it is just unknown
+    return kind(fields)
+
+
+def _carries_lonis(fields: Mapping[str, Any]) -> bool:
+    envelope = fields.get("envelope")
+    return isinstance(envelope, Mapping) and isinstance(envelope.get("payload"), Mapping) \
+        and isinstance(envelope.get("payload", {}).get("kind"), str)
 
 
 # --- messages and sessions ----------------------------------------------------------------
