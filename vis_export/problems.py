@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Sequence
 
 Path = tuple[str | int, ...]
 
@@ -63,6 +63,3 @@ class InvalidInput(Exception):
         self.problems = tuple(problems)
         super().__init__("\n".join(p.line(source) for p in self.problems))
 
-
-def located(problems: Iterable[Problem], prefix: str) -> list[Problem]:
-    return [p.at(prefix) for p in problems]

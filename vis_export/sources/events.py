@@ -17,7 +17,6 @@ from vis_export.model import Session, message_from_json
 from vis_export.problems import Problem
 from vis_export.sources.result import LoadResult
 
-EVENT_PREFIXES = ("content.block.", "turn.")
 # The one field a streaming block may grow, by block type (the content-block protocol).
 STREAMING_FIELDS = {"prose": "markdown", "reasoning": "text"}
 INTERRUPTED_NOTICE = "The turn was interrupted before it finished."
@@ -31,11 +30,6 @@ def is_gateway_event(value: Any) -> bool:
         and isinstance(value.get("type"), str)
         and "." in value["type"]
     )
-
-
-def is_event(value: Any) -> bool:
-    """A content or turn event: what an event log is folded from."""
-    return is_gateway_event(value) and value["type"].startswith(EVENT_PREFIXES)
 
 
 @dataclass
