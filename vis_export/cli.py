@@ -282,6 +282,9 @@ def convert(
         sys.exit(1)
 
     def content(session: Any) -> Any:
+        if fmt.binary and sys.stderr.isatty():  # a long PDF takes seconds: say what is happening
+            click.echo(f"vis-export: rendering {session.id} ({len(session.messages)} messages) to {fmt.name}…",
+                       err=True)
         return fmt.pieces(session, options) if fmt.pieces else fmt.render(session, options)
 
     if output is None or str(output) == "-":

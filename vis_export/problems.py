@@ -62,4 +62,3 @@ class InvalidInput(Exception):
         self.source = source
         self.problems = tuple(problems)
         super().__init__("\n".join(p.line(source) for p in self.problems))
-
