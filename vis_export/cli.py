@@ -326,7 +326,7 @@ class _progress:
         bar = self.bar.__enter__()
         return lambda: bar.update(1)
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, *exc: Any) -> None:
         if self.bar is not None:
             self.bar.__exit__(*exc)
 

@@ -120,7 +120,7 @@ def replay_verdict(block: dict[str, Any]) -> ReplayVerdict:
     A name this toolkit can compute (the content hash; ``plan_hash`` of a plan)
     must equal its computed value."""
     digest = content_hash(block.get("payload"))
-    provenance = block.get("provenance") if isinstance(block.get("provenance"), dict) else {}
+    provenance: dict[str, Any] = block["provenance"] if isinstance(block.get("provenance"), dict) else {}
     replay = provenance.get("replay")
     if not isinstance(replay, dict):
         return ReplayVerdict("undeclared", content_hash=digest)
@@ -128,11 +128,12 @@ def replay_verdict(block: dict[str, Any]) -> ReplayVerdict:
         reasons = replay.get("reasons")
         return ReplayVerdict("not_replayable", tuple(map(str, reasons)) if isinstance(reasons, list) else (),
                              content_hash=digest)
-    payload = block.get("payload") if isinstance(block.get("payload"), dict) else {}
+    payload: dict[str, Any] = block["payload"] if isinstance(block.get("payload"), dict) else {}
     known = {"content_hash": digest}
     if payload.get("kind") == "plan" and isinstance(payload.get("data"), dict) and "plan_hash" in payload["data"]:
         known["plan_hash"] = payload["data"]["plan_hash"]
-    missing, mismatched = [], []
+    missing: list[str] = []
+    mismatched: list[str] = []
     required = replay.get("required_hashes")
     for entry in required if isinstance(required, list) else ():
         name, _, expected = str(entry).partition("=")

@@ -62,7 +62,7 @@ def highlight(text: str, language: str | None) -> Markup:
     if lexer is None or not text:
         return plain(text)
     pieces: list[str] = []
-    current, run = "", []  # merge adjacent tokens that share a class
+    current, run = "", []  # type: tuple[str, list[str]]  # merge adjacent tokens that share a class
     total = 0
     for _, ttype, value in lexer.get_tokens_unprocessed(text):
         total += len(value)

@@ -83,4 +83,4 @@ class ProseToHtml:
         )
 
     def __call__(self, markdown: str) -> Markup:
-        return Markup(self._cleaner.clean(self._markdown(markdown)))
+        return Markup(self._cleaner.clean(str(self._markdown(markdown))))

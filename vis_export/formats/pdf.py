@@ -77,7 +77,8 @@ def split(session: Session, parts: int, threshold: int = 0) -> list[tuple[int, i
     sizes = [sum(len(str(v)) for b in m.blocks for v in b.fields.values()) + 200 for m in session.messages]
     total = sum(sizes)
     parts = max(1, min(parts, len(sizes), total // threshold if threshold else parts))
-    bounds, start, running = [], 0, 0
+    bounds: list[tuple[int, int]] = []
+    start = running = 0
     for index, size in enumerate(sizes):
         running += size
         if len(bounds) < parts - 1 and running >= total * (len(bounds) + 1) / parts and index + 1 < len(sizes):

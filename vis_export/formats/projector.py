@@ -42,7 +42,7 @@ class Projector:
         elif isinstance(shown, Block):
             yield from self.lone_block(shown)
         else:
-            yield from self.messages(shown)
+            yield from self.messages(list(shown))
 
     # --- frames a format overrides ----------------------------------------------------
 
@@ -69,15 +69,16 @@ class Projector:
             return [b for b in message.blocks if not isinstance(b, ToolBlock)]
         return list(message.blocks)
 
-    def block(self, block: Block) -> str:
-        method: Callable[[Any], str]
+    def block(self, block: Block) -> Any:
+        """What this format makes of one block: text for text formats, a view for templates."""
+        method: Callable[[Any], Any]
         if isinstance(block, UnknownBlock):
             method = self.block_unknown
         else:
             method = getattr(self, f"block_{block.type}")
         return method(block)
 
-    def block_unknown(self, block: Block) -> str:
+    def block_unknown(self, block: Block) -> Any:
         raise NotImplementedError
 
     # --- shared helpers -----------------------------------------------------------------

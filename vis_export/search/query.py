@@ -30,7 +30,8 @@ class ParsedQuery:
 
 
 def parse(query: str) -> ParsedQuery:
-    words, phrases = [], []
+    words: list[str] = []
+    phrases: list[str] = []
     for phrase, word in _PHRASE_OR_WORD.findall(query):
         if phrase.strip():
             phrases.append(phrase)

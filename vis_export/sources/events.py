@@ -74,7 +74,7 @@ class _Turn:
 def _ordered(events: list[tuple[int, dict[str, Any]]]) -> list[tuple[int, dict[str, Any]]]:
     """Sort by ``seq`` (lines without one keep their place after the last seen)
     and drop replays of a ``seq`` already applied."""
-    keyed = []
+    keyed: list[tuple[tuple[int, int, int], int | None, int, dict[str, Any]]] = []
     last = -1
     for position, (lineno, event) in enumerate(events):
         seq = event.get("seq")

@@ -19,8 +19,8 @@ def session_document(value: dict[str, Any], source: str, default_id: str, lenien
         return LoadResult(source, session_from_json(value, default_id, source))
     if not lenient:
         return LoadResult(source, None, tuple(problems))
-    messages = value.get("messages") if isinstance(value.get("messages"), list) else []
-    session_id = value.get("id") if isinstance(value.get("id"), str) and value["id"].strip() else default_id
+    messages: list[Any] = value["messages"] if isinstance(value.get("messages"), list) else []
+    session_id: str = value["id"] if isinstance(value.get("id"), str) and value["id"].strip() else default_id
     title = value.get("title") if isinstance(value.get("title"), str) else None
     created = value.get("created_at") if isinstance(value.get("created_at"), int) else None
     session = Session(id=session_id, messages=salvage_messages(messages), title=title, created_at=created,

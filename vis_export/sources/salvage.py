@@ -59,7 +59,7 @@ def salvage_message(value: Any, index: int) -> Message | None:
     for field in ("model", "provider"):
         if not isinstance(envelope.get(field), str):
             envelope.pop(field, None)
-    content = value.get("content") if isinstance(value.get("content"), list) else []
+    content: list[Any] = value["content"] if isinstance(value.get("content"), list) else []
     blocks = tuple(b for b in (_block(item, i) for i, item in enumerate(content)) if b is not None)
     return replace(message_from_json(envelope), blocks=blocks)
 

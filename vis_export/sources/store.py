@@ -88,7 +88,7 @@ def _session(
     if state is None:
         return failed(source, Problem(where, "has no session_state row"))
     problems: list[Problem] = []
-    messages = []
+    messages: list[dict[str, Any] | Message] = []
     turns = db.execute(
         "SELECT id, position, user_request, created_at FROM session_turn_soul"
         " WHERE session_state_id = ? ORDER BY position, created_at", (state["id"],)
