@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
@@ -16,7 +16,6 @@ import click
 
 from vis_export import __version__
 from vis_export.formats import FORMAT_NAMES
-from vis_export.model import thaw
 from vis_export.policy import DEFAULT_REASONING, REASONING_CHOICES
 from vis_export.timefmt import utc
 
@@ -28,7 +27,6 @@ class Reporter:
     """Problem lines on stderr, remembering whether anything failed."""
 
     failed: bool = False
-    counts: dict[str, int] = field(default_factory=dict)
 
     def problem(self, line: str) -> None:
         self.failed = True
@@ -121,8 +119,7 @@ def validate(sources: Sequence[str], as_json: bool) -> None:
       vis-export validate session.json
       vis-export validate --json sessions/ | jq '.[] | select(.valid | not)'
     """
-    from vis_export.contract.lonis_check import replay_verdict
-    from vis_export.model import LonisBlock
+    from vis_export.lonis import replay_reports
 
     reporter = Reporter()
     files: dict[str, dict[str, Any]] = {}
@@ -130,11 +127,7 @@ def validate(sources: Sequence[str], as_json: bool) -> None:
         entry = files.setdefault(result.source, {"file": result.source, "valid": True, "problems": [], "sessions": 0})
         if result.session is not None:
             entry["sessions"] += 1
-            lonis = [b for _, b in result.session.blocks() if isinstance(b, LonisBlock)]
-            for number, block in enumerate(lonis, 1):
-                envelope = thaw(block.envelope)
-                verdict = replay_verdict(envelope)
-                kind = envelope["payload"]["kind"]  # a LonisBlock always has one
+            for number, kind, verdict in replay_reports(result.session):
                 entry.setdefault("blocks", []).append(
                     {"block": number, "kind": kind, "content_hash": verdict.content_hash, "replay": verdict.to_json()})
                 if not as_json:
@@ -177,6 +170,8 @@ def sessions(sources: Sequence[str], as_json: bool) -> None:
       vis-export sessions ~/.vis/vis.db
       vis-export sessions --json exports/ | jq -r '.[].id'
     """
+    from vis_export.formats.text import one_line
+
     reporter = Reporter()
     found = reporter.results(_read(sources))
     rows = [
@@ -188,7 +183,7 @@ def sessions(sources: Sequence[str], as_json: bool) -> None:
         click.echo(json.dumps(rows, ensure_ascii=False, indent=2))
     elif rows:
         table = [("ID", "TITLE", "MESSAGES", "FIRST", "LAST")] + [
-            (r["id"], _one_line(r["title"] or ""), str(r["messages"]), utc(r["first_at"]), utc(r["last_at"]))
+            (r["id"], one_line(r["title"] or ""), str(r["messages"]), utc(r["first_at"]), utc(r["last_at"]))
             for r in rows
         ]
         widths = [min(max(len(row[i]) for row in table), 48) for i in range(5)]
@@ -196,10 +191,6 @@ def sessions(sources: Sequence[str], as_json: bool) -> None:
             cells = [_fit(cell, width) for cell, width in zip(row, widths)]
             click.echo("  ".join(cells).rstrip())
     sys.exit(1 if reporter.failed else 0)
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
 
 
 def _fit(cell: str, width: int) -> str:
@@ -220,10 +211,10 @@ def _fit(cell: str, width: int) -> str:
     help="Which reasoning to keep; 'all' authorises private reasoning.",
 )
 @click.option("--session", "session_ids", multiple=True, metavar="ID", help="Only this session (repeatable).")
-@click.option("--timestamps", is_flag=True, help="Times in message headers (text, markdown).")
-@click.option("--no-tools", is_flag=True, help="Leave tool blocks out (text, markdown).")
+@click.option("--timestamps", is_flag=True, help="Times in message headers (text, markdown, html).")
+@click.option("--no-tools", is_flag=True, help="Leave tool blocks out (text, markdown, html, pdf).")
 @click.option("--tool-output-limit", type=click.IntRange(min=0), metavar="N", default=None,
-              help="Keep the first N characters of each tool output, then a visible marker (text, markdown).")
+              help="Keep the first N characters of each tool output, then a visible marker (text, markdown, html, pdf).")
 @click.option("--front-matter", is_flag=True, help="YAML front matter: session id, title, created, model (markdown).")
 @click.option("--attachments", type=click.Path(file_okay=False, path_type=Path), default=None, metavar="DIR",
               help="Where attachment bytes live (DIR/<attachment_id>): attachments become links or images.")
@@ -377,33 +368,16 @@ def index(sources: Sequence[str], directory: Path, engine: str, reasoning: str, 
       vis-export index exports/ --index idx --engine whoosh --prune --wait 60
     """
     from vis_export.search import IndexFailure, check_placement
-    from vis_export.search.job import Batch, file_stamp, index_sessions
-    from vis_export.sources import source_files
+    from vis_export.search.job import index_sessions, source_batches
 
     reporter = Reporter()
-    files = list(source_files(sources))
-
-    def batch(name: str, path: Path | None, advance: Any) -> Batch:
-        problems: list[bool] = []
-
-        def load() -> list[Any]:
-            results = list(_read([name], lenient))
-            problems.extend(bool(r.problems) for r in results)
-            advance()
-            return reporter.results(results)
-
-        stamp = None
-        if path is not None and path.is_file():
-            stamp = file_stamp(path)
-            wal = file_stamp(Path(f"{path}-wal"))
-            stamp = stamp + wal if stamp is not None and wal is not None else stamp
-        key = str(path.resolve()) if path is not None else None
-        return Batch(key, stamp, load, lambda: not any(problems))
-
+    tick = [lambda: None]  # the progress bar's, once it exists
     try:
         check_placement(directory, sources)
-        with _progress(len(files), "Indexing") as advance:
-            counts = index_sessions((batch(name, path, advance) for name, path in files), directory,
+        batches = source_batches(sources, lenient, reporter.results, lambda: tick[0]())
+        with _progress(len(batches), "Indexing") as advance:
+            tick[0] = advance
+            counts = index_sessions(batches, directory,
                                     engine=engine, reasoning=reasoning,  # type: ignore[arg-type]
                                     prune=prune, wait=wait, threads=jobs, warn=reporter.warning)
     except IndexFailure as failure:

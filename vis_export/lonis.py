@@ -8,8 +8,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from vis_export.contract.lonis_check import SEED_KINDS, content_hash, replay_verdict
-from vis_export.model import thaw
+from vis_export.contract.lonis_check import SEED_KINDS, ReplayVerdict, content_hash, replay_verdict
+from vis_export.model import LonisBlock, Session, thaw
 
 CATEGORIES = {**dict.fromkeys(("message", "question", "answer", "decision", "action", "assumption", "summary"),
                               "participant"),
@@ -119,3 +119,13 @@ def view(envelope: Mapping[str, Any]) -> LonisView:
     return LonisView(kind, CATEGORIES.get(kind, "extension"),
                      one_line(kind, data if isinstance(data, dict) else {}),
                      tuple(header), fields, content_hash(payload), str(replay_verdict(block)))
+
+
+def replay_reports(session: Session) -> list[tuple[int, str, ReplayVerdict]]:
+    """(number, kind, verdict) of each Lonis block of the session, numbered from 1."""
+    reports = []
+    blocks = [block for _, block in session.blocks() if isinstance(block, LonisBlock)]
+    for number, block in enumerate(blocks, 1):
+        envelope = thaw(block.envelope)
+        reports.append((number, str(envelope["payload"]["kind"]), replay_verdict(envelope)))
+    return reports

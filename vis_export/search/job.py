@@ -119,6 +119,34 @@ class Batch:
     complete: Callable[[], bool] = lambda: True  # read without problems (known after load)
 
 
+def source_batches(
+    sources: Iterable[str], lenient: bool, report: Callable[[list[Any]], list[Session]],
+    advance: Callable[[], None] = lambda: None,
+) -> list[Batch]:
+    """One batch per source file (stdin: one without a key). ``report`` receives
+    each file's load results, says what is wrong, and returns the sessions."""
+    from vis_export.sources import read, source_files
+
+    def batch(name: str, path: Path | None) -> Batch:
+        problems: list[bool] = []
+
+        def load() -> list[Session]:
+            results = list(read([name], lenient=lenient))
+            problems.extend(bool(r.problems) for r in results)
+            advance()
+            return report(results)
+
+        stamp = None
+        if path is not None and path.is_file():
+            stamp = file_stamp(path)
+            wal = file_stamp(Path(f"{path}-wal"))  # a store's recent turns may live only there
+            stamp = stamp + wal if stamp is not None and wal is not None else stamp
+        key = str(path.resolve()) if path is not None else None
+        return Batch(key, stamp, load, lambda: not any(problems))
+
+    return [batch(name, path) for name, path in source_files(sources)]
+
+
 def file_stamp(path: Path) -> list[int] | None:
     try:
         info = path.stat()
