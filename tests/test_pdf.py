@@ -106,3 +106,21 @@ def test_rendered_in_parts_the_pdf_is_one_document(pdf: bytes) -> None:
     whole = squeeze("".join(texts))
     assert "PRIVATE-CANARY" not in whole
     assert all(squeeze(b.text) in whole for _, b in SESSION.blocks() if isinstance(b, CodeBlock))
+
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+
+from strategies import PRIVATE_CANARY, session_documents, small_blocks  # noqa: E402
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=list(HealthCheck))
+@given(session_documents(small_blocks))
+def test_r2_r7_generated_sessions_in_pdf(document: dict) -> None:
+    """Few examples: each is a real WeasyPrint render (about half a second)."""
+    from vis_export.sources.messages import session_document
+
+    session = session_document(document, "s.json", "s").session
+    pdf = to_pdf(session)
+    text = "".join(page_text(page) for page in PdfReader(io.BytesIO(pdf)).pages)
+    assert PRIVATE_CANARY not in text and PRIVATE_CANARY.encode() not in pdf
+    assert to_pdf(session) == pdf

@@ -114,3 +114,17 @@ def test_unknown_block_fields_are_inert_text() -> None:
     unknown = next(e for e in elements(parse(html), "div") if "unknown" in classes(e))
     assert json.dumps(payload) in text_content(unknown) and "x<b>" in text_content(unknown)
     assert "49" not in text_content(unknown)
+
+
+@given(session_documents(small_blocks))
+def test_r5_messages_and_blocks_keep_their_order_and_roles(document: dict[str, Any]) -> None:
+    session = session_of(document)
+    dom = parse(to_html(session, reasoning="all"))
+    articles = list(elements(dom, "article"))
+    assert [a.get("class").split()[1] for a in articles] == [f"role-{m.role}" for m in session.messages]
+    for article, message in zip(articles, session.messages):
+        names = [e.get("class").split() for e in article if "block" in classes(e)]
+        kinds = [n[2] if n[1] == "callout" else n[1] for n in names]  # templates: "block <kind> ..."
+        expected = [b.type if b.type in ("prose", "code", "tool", "reasoning", "error", "notice", "attachment",
+                                         "speech") else "unknown" for b in message.blocks]
+        assert kinds == expected
