@@ -13,6 +13,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from vis_export.policy import looks_like_reasoning
+
 KNOWN_TYPES = ("prose", "speech", "code", "tool", "reasoning", "error", "attachment", "notice")
 ROLES = ("assistant", "developer", "system", "tool", "user")
 STATUSES = ("cancelled", "completed", "failed", "streaming", "suspended")
@@ -78,6 +80,23 @@ def _reasoning_block(draw: st.DrawFn) -> dict[str, Any]:
 
 
 reasoning_blocks = _reasoning_block()
+
+# Reasoning in disguise that the strict contract accepts (as unknown block types):
+# mis-cased or renamed types, and any block marked with a visibility other than
+# exactly "visible". Each is private (R2), so each carries the canary.
+DISGUISED_TYPES = ("Reasoning", "REASONING", "reasoning ", " Reasoning", "Thinking", "thinking", "redacted_thinking",
+                   "thought", "chain_of_thought", "reasoning_v2", "reasoning-summary", "ReasoningBlock")
+disguised_reasoning_blocks = st.one_of(
+    st.fixed_dictionaries(
+        {"id": ids, "type": st.sampled_from(DISGUISED_TYPES), "text": text.map(f"{PRIVATE_CANARY} {{}}".format)},
+        optional={"visibility": st.sampled_from(["visible", "Visible", "private", "hidden", None, 1, ""])},
+    ),
+    st.fixed_dictionaries({
+        "id": ids, "type": st.sampled_from(["note", "summary", "x_block"]),
+        "visibility": st.sampled_from(["private", "Private", "hidden", None, 0, "VISIBLE", " visible"]),
+        "body": text.map(f"{PRIVATE_CANARY} {{}}".format),
+    }),
+)
 error_blocks = _optional({"code": snake_keys, "message": non_blank_text}, {"retryable": st.booleans()}, "error")
 attachment_blocks = _block(
     "attachment", attachment_id=ids, name=non_blank_text,
@@ -88,12 +107,12 @@ speech_blocks = _block("speech", text=non_blank_text)
 unknown_blocks = st.builds(
     lambda block_id, kind, extra: {"id": block_id, "type": kind, **extra},
     ids,
-    st.text(min_size=1, max_size=16).filter(lambda t: t not in KNOWN_TYPES),
-    st.dictionaries(snake_keys.filter(lambda k: k not in ("id", "type")), json_values, max_size=4),
+    st.text(min_size=1, max_size=16).filter(lambda t: t not in KNOWN_TYPES and not looks_like_reasoning(t)),
+    st.dictionaries(snake_keys.filter(lambda k: k not in ("id", "type", "visibility")), json_values, max_size=4),
 )
 
 blocks = st.one_of(
-    prose_blocks, code_blocks, tool_blocks, reasoning_blocks, error_blocks,
+    prose_blocks, code_blocks, tool_blocks, reasoning_blocks, disguised_reasoning_blocks, error_blocks,
     attachment_blocks, notice_blocks, speech_blocks, unknown_blocks,
 )
 
@@ -108,7 +127,7 @@ small_code_blocks = _optional(
     "code",
 )
 small_blocks = st.one_of(
-    small_prose_blocks, small_code_blocks, tool_blocks, reasoning_blocks, error_blocks,
+    small_prose_blocks, small_code_blocks, tool_blocks, reasoning_blocks, disguised_reasoning_blocks, error_blocks,
     attachment_blocks, notice_blocks, speech_blocks, unknown_blocks,
 )
 

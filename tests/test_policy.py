@@ -6,11 +6,10 @@ from typing import Any
 
 import pytest
 from hypothesis import given
-
 from strategies import PRIVATE_CANARY, session_documents
+
 from vis_export.formats.json import to_json
-from vis_export.model import ReasoningBlock
-from vis_export.policy import shows, visible, visible_session
+from vis_export.policy import is_private, shows, visible, visible_session
 from vis_export.sources.messages import session_document
 
 
@@ -21,11 +20,11 @@ def session_of(document: dict[str, Any]):
 @given(session_documents())
 def test_private_reasoning_never_in_json_unless_all(document: dict[str, Any]) -> None:
     session = session_of(document)
-    has_private = any(isinstance(b, ReasoningBlock) and b.is_private for _, b in session.blocks())
+    has_private = any(is_private(b) for _, b in session.blocks())
     for reasoning in ("none", "visible"):
         assert PRIVATE_CANARY not in to_json(session, reasoning=reasoning)
         shown = visible_session(session, reasoning)
-        assert not any(isinstance(b, ReasoningBlock) and b.is_private for _, b in shown.blocks())
+        assert not any(is_private(b) for _, b in shown.blocks())
     assert (PRIVATE_CANARY in to_json(session, reasoning="all")) == has_private
     assert visible_session(session, "all") is session
 

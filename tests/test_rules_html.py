@@ -7,13 +7,14 @@ import json
 import re
 from typing import Any
 
+from htmldom import classes, code_elements, elements, parse, text_content
 from hypothesis import given
 from hypothesis import strategies as st
-
-from htmldom import classes, code_elements, elements, parse, text_content
 from strategies import PRIVATE_CANARY, session_documents, small_blocks
+
 from vis_export.formats.html import to_html
-from vis_export.model import CodeBlock, ReasoningBlock
+from vis_export.model import CodeBlock
+from vis_export.policy import is_private
 from vis_export.sources.messages import session_document
 
 
@@ -41,7 +42,7 @@ def test_r2_no_private_reasoning_in_html(document: dict[str, Any], reasoning: st
     assert PRIVATE_CANARY not in to_html(session, reasoning=reasoning)
     for message in session.messages:
         assert PRIVATE_CANARY not in to_html(message, reasoning=reasoning)
-    has_private = any(isinstance(b, ReasoningBlock) and b.is_private for _, b in session.blocks())
+    has_private = any(is_private(b) for _, b in session.blocks())
     assert (PRIVATE_CANARY in to_html(session, reasoning="all")) == has_private
 
 

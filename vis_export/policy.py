@@ -4,14 +4,22 @@ Private reasoning (``visibility`` private, or none given) reaches an output only
 when the caller passes ``reasoning="all"``. Visible reasoning is shown by
 default and dropped with ``reasoning="none"``. No format filters reasoning on
 its own; each calls ``visible_session``, ``visible_message`` or ``visible_blocks``.
+
+Disguises count (hostile or careless input must not leak): a block whose type
+only *looks* like reasoning (``"Reasoning"``, ``"thinking"``, ``" reasoning_v2"``),
+a reasoning block salvaged by ``--lenient`` because its ``visibility`` was
+mis-cased, unknown or ``null``, and any block that carries a ``visibility`` other
+than exactly ``"visible"`` are all private. Only a well-formed ``reasoning``
+block that says exactly ``visible`` is visible reasoning.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import Iterable, Literal
 
-from vis_export.model import Block, Message, ReasoningBlock, Session
+from vis_export.model import Block, Message, ReasoningBlock, Session, UnknownBlock
 
 Exportable = Session | Message | Block | list[Message] | tuple[Message, ...]
 
@@ -26,13 +34,44 @@ def check_reasoning(reasoning: str) -> Reasoning:
     return reasoning  # type: ignore[return-value]
 
 
+# Words that make a block type look like reasoning once case, digits and
+# punctuation are stripped: what agents and providers call private thought.
+_REASONING_WORDS = ("reason", "think", "thought")
+_NOT_LETTERS = re.compile(r"[^a-z]+")
+
+
+def looks_like_reasoning(block_type: object) -> bool:
+    """Whether a block type is reasoning or a disguise of it (any case, spacing or suffix)."""
+    if not isinstance(block_type, str):
+        return False
+    letters = _NOT_LETTERS.sub("", block_type.casefold())
+    return any(word in letters for word in _REASONING_WORDS)
+
+
+def is_reasoning(block: Block) -> bool:
+    """Whether the policy treats ``block`` as reasoning: ``reasoning="none"`` drops it."""
+    return isinstance(block, ReasoningBlock) or (
+        isinstance(block, UnknownBlock) and looks_like_reasoning(block.fields.get("type"))
+    ) or block.fields.get("visibility", "visible") != "visible"
+
+
+def is_private(block: Block) -> bool:
+    """Whether ``block`` is private reasoning: reasoning that does not say exactly ``visible``.
+
+    Only a block the loader typed as reasoning can be visible reasoning; a
+    disguised one (an unknown type that looks like reasoning, a salvaged
+    block) is private whatever it says.
+    """
+    if isinstance(block, ReasoningBlock):
+        return block.is_private
+    return is_reasoning(block)
+
+
 def shows(block: Block, reasoning: Reasoning = DEFAULT_REASONING) -> bool:
     """Whether ``block`` may reach an output under this policy."""
-    if not isinstance(block, ReasoningBlock):
+    if reasoning == "all" or not is_reasoning(block):
         return True
-    if reasoning == "all":
-        return True
-    return reasoning == "visible" and not block.is_private
+    return reasoning == "visible" and not is_private(block)
 
 
 def visible_blocks(blocks: Iterable[Block], reasoning: Reasoning = DEFAULT_REASONING) -> tuple[Block, ...]:
