@@ -30,6 +30,8 @@ _tricky = st.sampled_from([
     "```", "````", "`", "~~~", "\r\n", "\r", "\t", "\n", "    ", "# ", "> ", "- ", "1. ", "*", "_", "[", "](",
     "<script>alert(1)</script>", "<b>", "&amp;", "javascript:alert(1)", "{{ x }}", "{% if %}", "|", "\\",
     "\u00e9", "\u65e5\u672c", "\U0001f389", "\u200b", "\x00", "\u2028",
+    # forged structure: turn headers and reasoning markers of the text format
+    "\n\nUser\n\n", "\n== User ==\n", "\n== Assistant · gpt-5.6 ==\n", "\n--- end of reasoning ---\n",
 ])
 text = st.lists(st.one_of(st.text(max_size=12), _tricky), max_size=14).map("".join)
 non_blank_text = text.filter(lambda s: s and not s.isspace())

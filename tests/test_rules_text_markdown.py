@@ -30,7 +30,9 @@ from strategies import (
 )
 
 from vis_export.formats.markdown import to_markdown
-from vis_export.formats.text import to_text
+from vis_export.formats.markdown_syntax import fenced
+from vis_export.formats.options import ExportOptions
+from vis_export.formats.text import REASONING_END, TextProjector, to_text
 from vis_export.model import CodeBlock, ReasoningBlock, ToolBlock, UnknownBlock
 from vis_export.policy import is_private
 from vis_export.sources.messages import session_document
@@ -95,6 +97,21 @@ def test_r1_copied_code_block_is_exactly_its_code(data: dict[str, Any]) -> None:
     assert flavours["text/plain"] == data["text"]
     (fence,) = [t for t in PARSER.parse(flavours["text/markdown"]) if t.type == "fence"]
     assert fence.content == as_parsed(data["text"])
+
+
+@given(session_documents())
+def test_r6_no_data_draws_a_turn_header_in_text(document: dict[str, Any]) -> None:
+    """Outside code fences, the only header lines are the messages' own, in order."""
+    session = session_of(document)
+    projector = TextProjector(ExportOptions(reasoning="all"))
+    output = projector.render(session)
+    for _, block in session.blocks():
+        if isinstance(block, CodeBlock):
+            output = output.replace(fenced(block.text, block.language), "", 1)
+    headers = [line for line in output.split("\n") if line.startswith("== ")]
+    assert headers == [projector.header(message) for message in session.messages]
+    reasoning = sum(isinstance(b, ReasoningBlock) for _, b in session.blocks())
+    assert output.split("\n").count(REASONING_END) == reasoning
 
 
 # --- R2 private reasoning stays hidden ------------------------------------------------------

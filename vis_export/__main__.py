@@ -1,3 +1,5 @@
+"""``python -m vis_export``: the same command as ``vis-export``."""
+
 from vis_export.cli import main
 
-main()
+main(prog_name="vis-export")

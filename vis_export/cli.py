@@ -22,6 +22,14 @@ from vis_export.timefmt import utc
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
+def echo(text: str, err: bool = False) -> None:
+    """Print a line: to a person on standard error (always escaped, R6), or data on
+    standard output (escaped only when that is a terminal)."""
+    from vis_export.terminal import escaped, for_stream
+
+    click.echo(escaped(text) if err else for_stream(text, sys.stdout), err=err)
+
+
 @dataclass
 class Reporter:
     """Problem lines on stderr, remembering whether anything failed."""
@@ -30,10 +38,10 @@ class Reporter:
 
     def problem(self, line: str) -> None:
         self.failed = True
-        click.echo(line, err=True)
+        echo(line, err=True)
 
     def warning(self, line: str) -> None:
-        click.echo(line, err=True)
+        echo(line, err=True)
 
     def results(self, results: Iterable[Any]) -> list[Any]:
         """Report every problem; return the sessions that loaded.
@@ -62,7 +70,7 @@ class VisExportGroup(click.Group):
         except (click.exceptions.Exit, click.ClickException, click.Abort):
             raise
         except KeyboardInterrupt:
-            click.echo("vis-export: interrupted", err=True)
+            echo("vis-export: interrupted", err=True)
             sys.exit(130)
         except BrokenPipeError:
             sys.stderr.close()
@@ -70,7 +78,7 @@ class VisExportGroup(click.Group):
         except Exception as error:  # noqa: BLE001 - the last line of defence
             if ctx.params.get("debug") or (ctx.obj or {}).get("debug"):
                 raise
-            click.echo(f"vis-export: error: {error}", err=True)
+            echo(f"vis-export: error: {error}", err=True)
             sys.exit(1)
 
 
@@ -131,7 +139,7 @@ def validate(sources: Sequence[str], as_json: bool) -> None:
                 entry.setdefault("blocks", []).append(
                     {"block": number, "kind": kind, "content_hash": verdict.content_hash, "replay": verdict.to_json()})
                 if not as_json:
-                    click.echo(f"{result.source}: block {number} ({kind}): sha256 {verdict.content_hash}; {verdict}")
+                    echo(f"{result.source}: block {number} ({kind}): sha256 {verdict.content_hash}; {verdict}")
                 if verdict.status == "failed":
                     entry["valid"] = False
                     failure = {"location": f"block {number}, provenance.replay", "message": str(verdict)}
@@ -148,14 +156,14 @@ def validate(sources: Sequence[str], as_json: bool) -> None:
             else:
                 reporter.problem(problem.line(result.source))
     if as_json:
-        click.echo(json.dumps(list(files.values()), ensure_ascii=False, indent=2))
+        echo(json.dumps(list(files.values()), ensure_ascii=False, indent=2))
     else:
         bad = sum(1 for entry in files.values() if not entry["valid"])
         sessions = sum(entry["sessions"] for entry in files.values())
         if bad:
-            click.echo(f"{bad} of {len(files)} file(s) invalid", err=True)
+            echo(f"{bad} of {len(files)} file(s) invalid", err=True)
         else:
-            click.echo(f"{len(files)} file(s) valid, {sessions} session(s)", err=True)
+            echo(f"{len(files)} file(s) valid, {sessions} session(s)", err=True)
     sys.exit(1 if reporter.failed else 0)
 
 
@@ -180,16 +188,16 @@ def sessions(sources: Sequence[str], as_json: bool) -> None:
         for s in found
     ]
     if as_json:
-        click.echo(json.dumps(rows, ensure_ascii=False, indent=2))
+        echo(json.dumps(rows, ensure_ascii=False, indent=2))
     elif rows:
         table = [("ID", "TITLE", "MESSAGES", "FIRST", "LAST")] + [
-            (r["id"], one_line(r["title"] or ""), str(r["messages"]), utc(r["first_at"]), utc(r["last_at"]))
+            (one_line(r["id"]), one_line(r["title"] or ""), str(r["messages"]), utc(r["first_at"]), utc(r["last_at"]))
             for r in rows
         ]
         widths = [min(max(len(row[i]) for row in table), 48) for i in range(5)]
         for row in table:
             cells = [_fit(cell, width) for cell, width in zip(row, widths)]
-            click.echo("  ".join(cells).rstrip())
+            echo("  ".join(cells).rstrip())
     sys.exit(1 if reporter.failed else 0)
 
 
@@ -254,6 +262,7 @@ def convert(
     from vis_export.formats import get_format
     from vis_export.formats.options import ExportOptions
     from vis_export.output import encode, file_names, write_atomic
+    from vis_export.terminal import for_stream
 
     options = ExportOptions(reasoning=reasoning, timestamps=timestamps, no_tools=no_tools,  # type: ignore[arg-type]
                             tool_output_limit=tool_output_limit, attachments=attachments,
@@ -274,7 +283,7 @@ def convert(
 
     def content(session: Any) -> Any:
         if fmt.binary and sys.stderr.isatty():  # a long PDF takes seconds: say what is happening
-            click.echo(f"vis-export: rendering {session.id} ({len(session.messages)} messages) to {fmt.name}…",
+            echo(f"vis-export: rendering {session.id} ({len(session.messages)} messages) to {fmt.name}…",
                        err=True)
         return fmt.pieces(session, options) if fmt.pieces else fmt.render(session, options)
 
@@ -291,7 +300,7 @@ def convert(
                 fmt.render_many(found, options) if len(found) > 1 else fmt.render(found[0], options)]
             sys.stdout.flush()
             for piece in pieces:
-                sys.stdout.buffer.write(encode(piece))
+                sys.stdout.buffer.write(encode(for_stream(piece, sys.stdout)))
             sys.stdout.buffer.flush()
     elif len(found) == 1 and not output.is_dir():
         write_atomic(output, content(found[0]))
@@ -383,7 +392,7 @@ def index(sources: Sequence[str], directory: Path, engine: str, reasoning: str, 
     except IndexFailure as failure:
         reporter.problem(f"vis-export: {failure}")
         sys.exit(1)
-    click.echo(str(counts), err=True)
+    echo(str(counts), err=True)
     sys.exit(1 if reporter.failed else 0)
 
 
@@ -418,14 +427,15 @@ def search(query: str, directory: Path, limit: int, as_json: bool, role: str | N
         hits = run_search(query, directory, limit=limit, role=role, type=block_type, language=language,
                           session=session_id, since=_millis(since, "--since"), until=_millis(until, "--until"))
     except IndexFailure as failure:
-        click.echo(f"vis-export: {failure}", err=True)
+        echo(f"vis-export: {failure}", err=True)
         sys.exit(1)
     if as_json:
-        click.echo(json.dumps([hit.to_json() for hit in hits], ensure_ascii=False, indent=2))
+        echo(json.dumps([hit.to_json() for hit in hits], ensure_ascii=False, indent=2))
     else:
         for hit in hits:
             where = f"{hit.session_id} {hit.message_id} {hit.block_id}"
             kind = hit.block_type + (f" ({hit.language})" if hit.language else "")
-            click.echo(f"{where}  {hit.role} {kind}  {hit.score:.2f}\n    {hit.snippet}")
+            snippet = "\n".join(f"    {line}" for line in hit.snippet.splitlines())
+            echo(f"{where}  {hit.role} {kind}  {hit.score:.2f}\n{snippet}")
     if not hits:
-        click.echo("no hits", err=True)
+        echo("no hits", err=True)

@@ -1,8 +1,15 @@
 """Plain text (``--to text``, the clipboard's ``text/plain``): readable with no renderer.
 
 Prose stays the Markdown it was written in; code is written verbatim and
-contiguous (R1), even a CR inside it; everything the projector writes itself
-ends lines with LF and leaves no trailing spaces.
+contiguous (R1), even a CR inside it, between backtick fences longer than any
+run inside it, so a reader sees where code starts and ends and nothing in it
+can close the fence; a copied code block on its own is exactly its code.
+Everything the projector writes itself ends lines with LF and leaves no
+trailing spaces.
+
+Structure is the projector's alone (R6): a message header is a line
+``== Role · ... ==``, and a line of data outside code that could pass for a
+header or a reasoning marker is written with a leading backslash.
 """
 
 from __future__ import annotations
@@ -10,6 +17,7 @@ from __future__ import annotations
 import re
 from typing import Iterator
 
+from vis_export.formats.markdown_syntax import fenced
 from vis_export.formats.options import ExportOptions
 from vis_export.formats.projector import Projector, with_marker
 from vis_export.lonis import view as lonis_view
@@ -25,6 +33,7 @@ _TRAILING = re.compile(r"[ \t]+$", re.MULTILINE)
 REASONING_BEGIN = "--- reasoning ---"
 PRIVATE_REASONING_BEGIN = "--- private reasoning ---"
 REASONING_END = "--- end of reasoning ---"
+_FORGED = re.compile(r"^(?=== |--- (?:private )?reasoning ---$|--- end of reasoning ---$)", re.MULTILINE)
 
 
 def lf(text: str) -> str:
@@ -41,9 +50,14 @@ def one_line(text: str) -> str:
     return " ".join(text.split())
 
 
+def data_lines(text: str) -> str:
+    """Data as lines of text that cannot draw a header or a reasoning marker."""
+    return _FORGED.sub("\\\\", clean(text))
+
+
 class TextProjector(Projector):
     def session(self, session: Session) -> Iterator[str]:
-        title = one_line(session.title or "") or f"Session {one_line(session.id)}"
+        title = data_lines(one_line(session.title or "")) or f"Session {one_line(session.id)}"
         yield f"{title}\n{'=' * min(len(title), 72)}\n\n"
         yield from self.messages(list(session.messages))
 
@@ -53,7 +67,7 @@ class TextProjector(Projector):
             yield "\n" + self.block(block)
 
     def header(self, message: Message) -> str:
-        return " · ".join(self.header_parts(message, one_line))
+        return f"== {' · '.join(self.header_parts(message, one_line))} =="
 
     def lone_block(self, block: Block) -> Iterator[str]:
         if isinstance(block, CodeBlock):
@@ -64,19 +78,19 @@ class TextProjector(Projector):
     # --- one method per block type ----------------------------------------------------
 
     def block_prose(self, block: ProseBlock) -> str:
-        return _ended(clean(block.markdown))
+        return _ended(data_lines(block.markdown))
 
     def block_code(self, block: CodeBlock) -> str:
-        return block.text if block.text.endswith("\n") or not block.text else block.text + "\n"
+        return fenced(block.text, block.language)
 
     def block_tool(self, block: ToolBlock) -> str:
         lines = [f"Tool {one_line(block.tool)} ({block.status})"]
-        lines += [f"{label}:\n{clean(with_marker(text, cut))}" for label, text, cut in self.tool_parts(block)]
+        lines += [f"{label}:\n{data_lines(with_marker(text, cut))}" for label, text, cut in self.tool_parts(block)]
         return "\n".join(lines) + "\n"
 
     def block_reasoning(self, block: ReasoningBlock) -> str:
         begin = PRIVATE_REASONING_BEGIN if block.is_private else REASONING_BEGIN
-        return f"{begin}\n{_ended(clean(block.text))}{REASONING_END}\n"
+        return f"{begin}\n{_ended(data_lines(block.text))}{REASONING_END}\n"
 
     def block_error(self, block: ErrorBlock) -> str:
         retry = " (retryable)" if block.retryable else ""
@@ -93,7 +107,7 @@ class TextProjector(Projector):
 
     def block_lonis(self, block: LonisBlock) -> str:
         shown = lonis_view(block.envelope)
-        lines = [clean(shown.one_line).replace("\n", " "),
+        lines = [one_line(shown.one_line),
                  "  " + " · ".join(f"{label} {one_line(value)}" for label, value in shown.header)]
         for field in shown.fields:
             if field.style == "list":
@@ -103,7 +117,7 @@ class TextProjector(Projector):
                 lines.append(f"  {field.name}:")
                 lines += [f"    {line}" for line in clean(field.value).split("\n")]
             else:
-                lines.append(f"  {field.name}: {field.value}")
+                lines.append(f"  {field.name}: {one_line(field.value)}")
         return "\n".join(line.rstrip() for line in lines) + "\n"
 
     def block_unknown(self, block: Block) -> str:
@@ -112,7 +126,7 @@ class TextProjector(Projector):
 
 def _labelled(text: str) -> str:
     """Text that follows a label on its line: it starts and ends with something to read."""
-    return clean(text).strip()
+    return data_lines(text.strip())
 
 
 def _ended(text: str) -> str:
