@@ -129,7 +129,7 @@ def test_failed_export_leaves_previous_file(tmp_path: Path, monkeypatch: pytest.
     monkeypatch.setattr(module, "session_json", explode)
     result = CliRunner().invoke(main, ["convert", str(SESSION), "--to", "json", "-o", str(target)])
     assert result.exit_code == 1
-    assert result.stderr.strip() == "vis-export: error: disk on fire"
+    assert result.stderr.strip() == f"{SESSION}: session golden_session: not exported to json: disk on fire"
     assert target.read_text() == "previous"
     assert os.listdir(tmp_path) == ["out.json"]
 

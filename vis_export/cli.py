@@ -7,6 +7,7 @@ with exit status 1; tracebacks only with ``--debug``.
 from __future__ import annotations
 
 import json
+import signal
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -102,6 +103,9 @@ def main(ctx: click.Context, debug: bool) -> None:
       vis-export convert ~/.vis/vis.db --to json -o exports/
     """
     ctx.obj = {"debug": debug}
+    # SIGTERM unwinds like an exception, so an export being written removes its
+    # temporary file instead of leaving it behind.
+    signal.signal(signal.SIGTERM, lambda number, frame: sys.exit(128 + number))
 
 
 sources_argument = click.argument("sources", nargs=-1, required=True, metavar="SOURCE...")
@@ -210,9 +214,9 @@ def _fit(cell: str, width: int) -> str:
 @click.option("--to", "to", type=click.Choice(FORMAT_NAMES), required=True,
               help="Output format: json, text, markdown (md), html, pdf, provider (chat messages, JSON Lines).")
 @click.option(
-    "-o", "--output", type=click.Path(dir_okay=True, file_okay=True, path_type=Path), default=None,
-    help="A file for one session, a directory for several (one <session_id>.<ext> each); "
-    "standard output when absent or -.",
+    "-o", "--output", type=click.Path(dir_okay=True, file_okay=True), default=None,
+    help="A file for one session; a directory (an existing one, a name ending in /, or any name when there "
+    "are several sessions), one <session_id>.<ext> each; standard output when absent or -.",
 )
 @click.option(
     "--reasoning", type=click.Choice(REASONING_CHOICES), default=DEFAULT_REASONING, show_default=True,
@@ -238,7 +242,7 @@ def _fit(cell: str, width: int) -> str:
 @click.option("--provider-format", type=click.Choice(["openai", "anthropic"]), default="openai",
               show_default=True, help="Chat message format (provider).")
 def convert(
-    sources: Sequence[str], to: str, output: Path | None, reasoning: str, session_ids: Sequence[str],
+    sources: Sequence[str], to: str, output: str | None, reasoning: str, session_ids: Sequence[str],
     timestamps: bool, no_tools: bool, tool_output_limit: int | None, front_matter: bool, attachments: Path | None,
     lenient: bool, template_dir: Path | None, theme: str | None, no_highlight: bool, paper: str,
     provider_format: str,
@@ -261,8 +265,8 @@ def convert(
     """
     from vis_export.formats import get_format
     from vis_export.formats.options import ExportOptions
-    from vis_export.output import encode, file_names, write_atomic
-    from vis_export.terminal import for_stream
+    from vis_export.output import OutputError, output_paths, source_guard, write_atomic
+    from vis_export.sources import SESSION_SUFFIXES
 
     options = ExportOptions(reasoning=reasoning, timestamps=timestamps, no_tools=no_tools,  # type: ignore[arg-type]
                             tool_output_limit=tool_output_limit, attachments=attachments,
@@ -283,34 +287,54 @@ def convert(
 
     def content(session: Any) -> Any:
         if fmt.binary and sys.stderr.isatty():  # a long PDF takes seconds: say what is happening
-            echo(f"vis-export: rendering {session.id} ({len(session.messages)} messages) to {fmt.name}…",
-                       err=True)
+            echo(f"vis-export: rendering {session.id} ({len(session.messages)} messages) to {fmt.name}…", err=True)
         return fmt.pieces(session, options) if fmt.pieces else fmt.render(session, options)
 
-    if output is None or str(output) == "-":
-        if fmt.binary:
-            if sys.stdout.isatty():
-                raise click.UsageError(f"{fmt.name} is binary: name an output file with -o, or pipe it")
-            if len(found) > 1:
-                raise click.UsageError(f"{len(found)} sessions: name an output directory with -o")
-            sys.stdout.buffer.write(fmt.render(found[0], options))
-            sys.stdout.flush()
-        else:
-            pieces = fmt.pieces(found[0], options) if len(found) == 1 and fmt.pieces else [
-                fmt.render_many(found, options) if len(found) > 1 else fmt.render(found[0], options)]
-            sys.stdout.flush()
-            for piece in pieces:
-                sys.stdout.buffer.write(encode(for_stream(piece, sys.stdout)))
-            sys.stdout.buffer.flush()
-    elif len(found) == 1 and not output.is_dir():
-        write_atomic(output, content(found[0]))
-    else:
-        names = file_names([s.id for s in found], fmt.extension)
-        with _progress(len(found)) as advance:
-            for session, name in zip(found, names):
-                write_atomic(output / name, content(session))
-                advance()
+    if output is None or output == "-":
+        _to_stdout(fmt, found, options)
+        sys.exit(1 if reporter.failed else 0)
+    try:
+        targets = output_paths(output, [s.id for s in found], fmt.extension)
+    except OutputError as error:
+        reporter.problem(f"vis-export: {error}")
+        sys.exit(1)
+    refusal = source_guard(sources, SESSION_SUFFIXES)
+    with _progress(len(found)) as advance:
+        for session, target in zip(found, targets):
+            why = refusal(target)
+            if why:
+                reporter.problem(f"{target}: not written: {why}")
+            else:
+                try:  # one session that cannot be written never stops the others
+                    write_atomic(target, content(session))
+                except Exception as error:  # noqa: BLE001 - reported, and the batch goes on
+                    reporter.problem(f"{session.source}: session {session.id}: not exported to {fmt.name}: "
+                                     f"{getattr(error, 'strerror', None) or error}")
+            advance()
     sys.exit(1 if reporter.failed else 0)
+
+
+def _to_stdout(fmt: Any, found: list[Any], options: Any) -> None:
+    from vis_export.output import encode
+    from vis_export.terminal import for_stream
+
+    if fmt.binary and sys.stdout.isatty():
+        raise click.UsageError(f"{fmt.name} is binary: name an output file with -o, or pipe it")
+    if len(found) > 1:
+        if fmt.render_many is None:
+            raise click.UsageError(f"{len(found)} sessions cannot share one {fmt.name} document: "
+                                   "name an output directory with -o")
+        pieces = [fmt.render_many(found, options)]
+    elif fmt.binary:
+        sys.stdout.buffer.write(fmt.render(found[0], options))
+        sys.stdout.flush()
+        return
+    else:
+        pieces = fmt.pieces(found[0], options) if fmt.pieces else [fmt.render(found[0], options)]
+    sys.stdout.flush()
+    for piece in pieces:
+        sys.stdout.buffer.write(encode(for_stream(piece, sys.stdout)))
+    sys.stdout.buffer.flush()
 
 
 class _progress:

@@ -1,4 +1,5 @@
-"""Writing exports: atomic files and file names made from session ids (rule R6)."""
+"""Writing exports: where each session goes, atomic files, and the sources an
+output must keep clear of (rule R6)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import os
 import re
 import tempfile
 from pathlib import Path
-from typing import Iterable
+from typing import Callable, Iterable, Sequence
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
@@ -63,3 +64,60 @@ def file_names(session_ids: list[str], extension: str) -> list[str]:
         taken.add(name.lower())
         names.append(name)
     return names
+
+
+class OutputError(Exception):
+    """An output that cannot be written as asked: one line for a person."""
+
+
+def output_paths(output: str, session_ids: Sequence[str], extension: str) -> list[Path]:
+    """The file each session goes to.
+
+    ``output`` names a file when there is one session, unless it ends with a path
+    separator or is an existing directory; with several sessions it is always a
+    directory (created if needed), one ``<id>.<ext>`` per session.
+    """
+    target = Path(output)
+    as_directory = output.endswith(("/", os.sep)) or target.is_dir() or len(session_ids) > 1
+    if not as_directory:
+        return [target]
+    if target.exists() and not target.is_dir():
+        raise OutputError(f"{output}: is a file; {len(session_ids)} sessions need a directory")
+    return [target / name for name in file_names(list(session_ids), extension)]
+
+
+def source_guard(sources: Iterable[str], read_suffixes: tuple[str, ...]) -> Callable[[Path], str | None]:
+    """A check that says why ``target`` must not be written, or ``None``.
+
+    An output never replaces a file being read (by name, link or hard link), and
+    a file that the readers would pick up (``read_suffixes``) is never written
+    inside a folder being read, where the next run would read it back as a source.
+    """
+    from vis_export.sources import STDIN, source_files
+
+    sources = [s for s in sources if s != STDIN]
+    read: set[tuple[int, int]] = set()
+    for _, path in source_files(sources):
+        try:
+            info = path.stat() if path else None
+        except OSError:
+            continue
+        if info is not None:
+            read.add((info.st_dev, info.st_ino))
+    folders = [Path(s).resolve() for s in sources if Path(s).is_dir()]
+
+    def refusal(target: Path) -> str | None:
+        try:
+            info = target.stat()
+            if (info.st_dev, info.st_ino) in read:
+                return "it is a source file being read"
+        except OSError:
+            pass
+        if target.name.endswith(read_suffixes):
+            real = target.resolve()
+            for folder in folders:
+                if real.is_relative_to(folder):
+                    return f"it is inside the source folder {folder}, where it would be read back as a source"
+        return None
+
+    return refusal

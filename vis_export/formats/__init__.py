@@ -20,8 +20,9 @@ class Format:
     extension: str
     media_type: str
     render: Callable[[Session, ExportOptions], Any]
-    # Several sessions written to one stream (standard output).
-    render_many: Callable[[Sequence[Session], ExportOptions], Any]
+    # Several sessions written to one stream (standard output); None for a format
+    # whose output is one document (HTML, PDF): several need a directory.
+    render_many: Callable[[Sequence[Session], ExportOptions], Any] | None
     # The output in pieces, so a large session is written without one big string.
     pieces: Callable[[Session, ExportOptions], Iterator[str]] | None = None
     binary: bool = False
@@ -45,7 +46,8 @@ def _markdown() -> Format:
     return _projected("markdown", "md", "text/markdown; charset=utf-8", MarkdownProjector)
 
 
-def _projected(name: str, extension: str, media_type: str, projector: type[Projector]) -> Format:
+def _projected(name: str, extension: str, media_type: str, projector: type[Projector],
+               one_document: bool = False) -> Format:
     def render(session: Session, options: ExportOptions) -> str:
         return projector(options).render(session)
 
@@ -55,22 +57,19 @@ def _projected(name: str, extension: str, media_type: str, projector: type[Proje
     def pieces(session: Session, options: ExportOptions) -> Iterator[str]:
         return projector(options).pieces(session)
 
-    return Format(name, extension, media_type, render, render_many, pieces)
+    return Format(name, extension, media_type, render, None if one_document else render_many, pieces)
 
 
 def _html() -> Format:
     from vis_export.formats.html import HtmlProjector
 
-    return _projected("html", "html", "text/html; charset=utf-8", HtmlProjector)
+    return _projected("html", "html", "text/html; charset=utf-8", HtmlProjector, one_document=True)
 
 
 def _pdf() -> Format:
     from vis_export.formats.pdf import render_pdf
 
-    def render_many(sessions: Sequence[Session], options: ExportOptions) -> bytes:
-        raise ValueError("several sessions cannot share one PDF stream: name an output directory with -o")
-
-    return Format("pdf", "pdf", "application/pdf", render_pdf, render_many, None, binary=True)
+    return Format("pdf", "pdf", "application/pdf", render_pdf, None, None, binary=True)
 
 
 def _provider() -> Format:

@@ -1,0 +1,105 @@
+"""R6 for outputs: never replace a source, a clear place for every session,
+and nothing half-written left behind, even when the export is killed."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from vis_export.cli import main
+
+
+def _session(session_id: str, text: str = "hello") -> dict:
+    return {"id": session_id, "title": session_id, "messages": [
+        {"id": "m", "role": "user", "status": "completed", "created_at": 1,
+         "content": [{"id": "p", "type": "prose", "markdown": text}]}]}
+
+
+def _run(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(main, list(args))
+    assert "Traceback" not in result.output
+    return result.exit_code, result.output
+
+
+def _snapshot(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_json_into_the_source_folder_never_replaces_a_source(tmp_path: Path) -> None:
+    # Session "b" would be written as b.json: the other source file's name.
+    (tmp_path / "a.json").write_text(json.dumps(_session("b", "from a")))
+    (tmp_path / "b.json").write_text(json.dumps(_session("a", "from b")))
+    before = _snapshot(tmp_path)
+    code, output = _run("convert", str(tmp_path), "--to", "json", "-o", str(tmp_path))
+    assert code == 1 and "not written" in output and "source" in output
+    assert _snapshot(tmp_path) == before
+
+
+def test_an_output_file_that_is_a_source_is_refused(tmp_path: Path) -> None:
+    source = tmp_path / "chat.json"
+    source.write_text(json.dumps(_session("s")))
+    (tmp_path / "link.txt").symlink_to(source)
+    os.link(source, tmp_path / "hard.md")
+    before = _snapshot(tmp_path)
+    for target, fmt in (("chat.json", "json"), ("link.txt", "text"), ("hard.md", "markdown")):
+        code, output = _run("convert", str(source), "--to", fmt, "-o", str(tmp_path / target))
+        assert code == 1 and f"{target}: not written: it is a source file being read" in output
+    assert _snapshot(tmp_path) == before
+
+
+def test_other_formats_may_go_into_a_source_folder(tmp_path: Path) -> None:
+    (tmp_path / "chat.json").write_text(json.dumps(_session("s")))
+    code, _ = _run("convert", str(tmp_path), "--to", "html", "-o", str(tmp_path))
+    assert code == 0 and (tmp_path / "s.html").is_file()
+
+
+def test_a_trailing_slash_names_a_folder(tmp_path: Path) -> None:
+    source = tmp_path / "chat.json"
+    source.write_text(json.dumps(_session("s")))
+    code, _ = _run("convert", str(source), "--to", "text", "-o", f"{tmp_path / 'out' / 'single'}/")
+    assert code == 0 and (tmp_path / "out" / "single" / "s.txt").is_file()
+
+
+def test_several_sessions_and_a_file_for_output(tmp_path: Path) -> None:
+    (tmp_path / "in").mkdir()
+    for name in ("a", "b"):
+        (tmp_path / "in" / f"{name}.json").write_text(json.dumps(_session(name)))
+    (tmp_path / "taken").write_text("a file")
+    code, output = _run("convert", str(tmp_path / "in"), "--to", "text", "-o", str(tmp_path / "taken"))
+    assert code == 1 and output.strip().endswith("is a file; 2 sessions need a directory")
+    code, _ = _run("convert", str(tmp_path / "in"), "--to", "text", "-o", str(tmp_path / "new"))
+    assert code == 0 and sorted(p.name for p in (tmp_path / "new").iterdir()) == ["a.txt", "b.txt"]
+
+
+def test_several_html_documents_never_share_standard_output(tmp_path: Path) -> None:
+    for name in ("a", "b"):
+        (tmp_path / f"{name}.json").write_text(json.dumps(_session(name)))
+    result = CliRunner().invoke(main, ["convert", str(tmp_path), "--to", "html"])
+    assert result.exit_code == 2 and "name an output directory with -o" in result.output
+    assert "<html" not in result.output
+
+
+def test_sigterm_during_an_export_leaves_no_partial_file(tmp_path: Path) -> None:
+    big = {"id": "big", "messages": [
+        {"id": f"m{n}", "role": "user", "status": "completed", "created_at": n,
+         "content": [{"id": "p", "type": "prose", "markdown": f"paragraph {n} " * 20}]} for n in range(60_000)]}
+    (tmp_path / "big.json").write_text(json.dumps(big))
+    out = tmp_path / "out"
+    out.mkdir()
+    process = subprocess.Popen([sys.executable, "-m", "vis_export", "convert", str(tmp_path / "big.json"),
+                                "--to", "html", "-o", str(out / "big.html")], stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while not list(out.glob(".*.part")) and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert process.poll() is None, "the export finished before it could be interrupted"
+    process.send_signal(signal.SIGTERM)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode != 0 and b"Traceback" not in stderr
+    assert list(out.iterdir()) == []
