@@ -121,3 +121,26 @@ def test_events_of_several_sessions_in_one_log(tmp_path: Path) -> None:
 def test_log_with_only_other_events(tmp_path: Path) -> None:
     (result,) = fold(tmp_path, [{"type": "queue.paused"}, {"type": "view.changed"}])
     assert result.problems[0].message == "no content or turn events"
+
+
+def test_each_session_of_a_log_has_its_own_seq(tmp_path: Path) -> None:
+    """``seq`` increases per session: two sessions both counting 1, 2, 3 are both read whole."""
+    events = [
+        started("t1", PROSE, seq=1, session_id="a"), started("t2", PROSE, seq=1, session_id="b"),
+        delta("t1", "b1", "from a", seq=2, session_id="a"), delta("t2", "b1", "from b", seq=2, session_id="b"),
+        delta("t1", "b1", "from a", seq=2, session_id="a"),  # a replay in session a only
+        ended("t1", seq=3, session_id="a"), ended("t2", seq=3, session_id="b"),
+    ]
+    results = fold(tmp_path, events)
+    assert [(r.session.id, r.session.messages[0].blocks[0].markdown, r.session.messages[0].status)
+            for r in results] == [("a", "from a", "completed"), ("b", "from b", "completed")]
+    assert all(r.ok for r in results)
+
+
+def test_a_bad_session_in_a_log_does_not_stop_the_others(tmp_path: Path) -> None:
+    events = [started("t1", PROSE, session_id="a"), started("t2", {"id": "x", "type": "prose"}, session_id="b"),
+              ended("t1", session_id="a"), delta("t3", "nope", "x", session_id="c")]
+    good, bad_event, bad_fold = fold(tmp_path, events)
+    assert good.ok and good.session.id == "a"
+    assert bad_event.session is None and bad_event.problems[0].location == "line 2, block"
+    assert bad_fold.session is None and "unknown block 'nope'" in bad_fold.problems[0].message

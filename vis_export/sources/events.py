@@ -1,6 +1,9 @@
 """Gateway event logs folded into messages (``sources.md`` section 2).
 
-Events are applied in ``seq`` order, a repeated ``seq`` once; each turn becomes
+A log may hold several sessions (``session_id``), each with its own ``seq``
+(it increases per session): every session is folded on its own and yielded as
+its own result, so a problem in one fails that one only. Within a session,
+events are applied in ``seq`` order, a repeated ``seq`` once; each turn becomes
 an assistant message. A turn the log never ends was interrupted: it is kept as
 ``cancelled`` with what the user saw, and a ``turn_interrupted`` notice is added
 to the model (never to the source).
@@ -72,8 +75,8 @@ class _Turn:
 
 
 def _ordered(events: list[tuple[int, dict[str, Any]]]) -> list[tuple[int, dict[str, Any]]]:
-    """Sort by ``seq`` (lines without one keep their place after the last seen)
-    and drop replays of a ``seq`` already applied."""
+    """One session's events sorted by ``seq`` (lines without one keep their place
+    after the last seen) without replays of a ``seq`` already applied."""
     keyed: list[tuple[tuple[int, int, int], int | None, int, dict[str, Any]]] = []
     last = -1
     for position, (lineno, event) in enumerate(events):
@@ -151,14 +154,43 @@ class _Folder:
             block.chunks.append(event["text"])
 
 
-def event_log(lines: list[tuple[int, Any]], source: str, default_id: str, lenient: bool = False) -> list[LoadResult]:
-    """Fold an event log into one session per ``session_id``.
+@dataclass
+class _Events:
+    """The valid events of one session, and the problems of its invalid ones."""
 
-    Read leniently, an event that is invalid or cannot be applied is left out
-    (and reported as a warning); the rest is folded as usual.
+    events: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+
+    def result(self, session_id: str, source: str, lenient: bool) -> LoadResult:
+        if not self.events or (self.problems and not lenient):
+            return LoadResult(source, None, tuple(self.problems) or (Problem("", "no content or turn events"),))
+        folder = _Folder()
+        ordered = _ordered(self.events)
+        for lineno, event in ordered:
+            folder.apply(lineno, event)
+        problems = (*self.problems, *folder.problems)
+        if folder.problems and not lenient:
+            return LoadResult(source, None, problems)
+        messages = tuple(message_from_json(turn.message()) for turn in folder.turns.values())
+        session = Session(id=session_id, messages=messages, created_at=ordered[0][1].get("ts"), source=source)
+        return LoadResult(source, session, problems)
+
+
+def _session_id(event: dict[str, Any], default_id: str) -> str | None:
+    """The session an event belongs to; ``None`` when its ``session_id`` is unusable."""
+    session_id = event.get("session_id", default_id)
+    return session_id if isinstance(session_id, str) and session_id.strip() else None
+
+
+def event_log(lines: list[tuple[int, Any]], source: str, default_id: str, lenient: bool = False) -> list[LoadResult]:
+    """Fold an event log into one result per ``session_id``, in order of first appearance.
+
+    A line that is not an event, or whose session cannot be told, is a problem
+    of the whole log. Read leniently, an event that is invalid or cannot be
+    applied is left out (and reported as a warning); the rest is folded as usual.
     """
     problems: list[Problem] = []
-    events: list[tuple[int, dict[str, Any]]] = []
+    sessions: dict[str, _Events] = {}
     for lineno, value in lines:
         if not is_gateway_event(value):
             problems.append(Problem(f"line {lineno}", "not an event (a log mixes events and other lines)"))
@@ -167,30 +199,20 @@ def event_log(lines: list[tuple[int, Any]], source: str, default_id: str, lenien
             continue  # queue.*, view.*, turn.queued, turn.progress, ...: not part of the content
         found: list[Problem] = []
         check_event(value, (), found)
-        problems.extend(p.at(f"line {lineno}") for p in found)
+        located = [p.at(f"line {lineno}") for p in found]
+        session_id = _session_id(value, default_id)
+        if session_id is None:
+            problems.extend(located)
+            continue
+        events = sessions.setdefault(session_id, _Events())
+        events.problems.extend(located)
         if not found:
-            events.append((lineno, value))
+            events.events.append((lineno, value))
     if problems and not lenient:
         return [LoadResult(source, None, tuple(problems))]
-
-    folders: dict[str, _Folder] = {}
-    first_ts: dict[str, int | None] = {}
-    for lineno, event in _ordered(events):
-        session_id = event.get("session_id") or default_id
-        folder = folders.setdefault(session_id, _Folder())
-        first_ts.setdefault(session_id, event.get("ts"))
-        folder.apply(lineno, event)
-    if not folders:
-        return [LoadResult(source, None, (Problem("", "no content or turn events"),))]
-
-    results = []
-    for session_id, folder in folders.items():
-        if folder.problems and not lenient:
-            results.append(LoadResult(source, None, tuple(folder.problems)))
-            continue
-        messages = tuple(message_from_json(turn.message()) for turn in folder.turns.values())
-        session = Session(id=session_id, messages=messages, created_at=first_ts[session_id], source=source)
-        results.append(LoadResult(source, session, tuple(folder.problems)))
-    if problems and results:
+    if not sessions:
+        return [LoadResult(source, None, (*problems, Problem("", "no content or turn events")))]
+    results = [events.result(session_id, source, lenient) for session_id, events in sessions.items()]
+    if problems:
         results[0] = LoadResult(source, results[0].session, (*problems, *results[0].problems))
     return results
