@@ -151,9 +151,9 @@ class HtmlProjector(Projector):
                 "html": self.code_html(block.text, language)}
 
     def block_tool(self, block: ToolBlock) -> dict[str, Any]:
-        parts = [{"label": label, "html": self.code_html(text, "json"),
-                  "truncated": TRUNCATED_NOTE.format(cut) if cut else None}
-                 for label, text, cut in self.tool_parts(block)]
+        parts = [{"label": part.label, "html": self.code_html(part.text, part.language),
+                  "language": part.language or "text", "truncated": TRUNCATED_NOTE.format(part.cut) if part.cut else None}
+                 for part in self.tool_parts(block)]
         return {"kind": "tool", "name": block.tool, "status": block.status, "duration": tool_duration(block),
                 "parts": parts}
 

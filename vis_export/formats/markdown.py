@@ -73,7 +73,8 @@ class MarkdownProjector(Projector):
         if timing:
             summary += f" · {timing}"
         parts = [f"<details>\n<summary>{summary}</summary>\n"]
-        parts += [f"**{label}**\n\n{fenced(with_marker(text, cut), 'json')}" for label, text, cut in self.tool_parts(block)]
+        parts += [f"**{escape_one_line(part.label)}**\n\n{fenced(with_marker(part.text, part.cut), part.language)}"
+                  for part in self.tool_parts(block)]
         parts.append("</details>\n")
         return "\n".join(parts)
 

@@ -10,7 +10,7 @@ session can be written without building one string.
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Mapping, NamedTuple
 
 from vis_export.formats.options import ExportOptions
 from vis_export.model import Block, Message, Session, ToolBlock, UnknownBlock
@@ -101,17 +101,42 @@ class Projector:
             parts.append(utc(message.created_at))
         return parts
 
-    def tool_parts(self, block: ToolBlock) -> list[tuple[str, str, int]]:
-        """``(label, indented JSON, characters cut)`` for the tool's input, output
-        and error, as stored; output is cut at ``tool_output_limit``."""
+    def tool_parts(self, block: ToolBlock) -> list[ToolPart]:
+        """What a tool block shows of its input, output and error, as stored;
+        each part of the output is cut at ``tool_output_limit``."""
         parts = []
         limit = self.options.tool_output_limit
         for label, key in (("Input", "input"), ("Output", "output"), ("Error", "error")):
-            if key in block.fields:
-                text = json_text(block.fields[key])
+            if key not in block.fields:
+                continue
+            for part in shown_parts(label, block.fields[key]):
+                text = part.text
                 cut = len(text) - limit if key == "output" and limit is not None and len(text) > limit else 0
-                parts.append((label, text[:len(text) - cut], cut))
+                parts.append(part._replace(text=text[:len(text) - cut], cut=cut))
         return parts
+
+
+class ToolPart(NamedTuple):
+    """One labelled piece of a tool block: JSON (``language`` "json") or terminal text (``None``)."""
+
+    label: str
+    text: str
+    language: str | None
+    cut: int = 0
+
+
+def shown_parts(label: str, value: Any) -> list[ToolPart]:
+    """A stored value as people read it: a string (a command's output) as its
+    lines, a map's multi-line strings (``stdout``, ``stderr``) each as their own
+    lines after the rest of the map as JSON, anything else as indented JSON."""
+    if isinstance(value, str):
+        return [ToolPart(label, value, None)]
+    if not isinstance(value, Mapping) or not any(isinstance(v, str) and "\n" in v for v in value.values()):
+        return [ToolPart(label, json_text(value), "json")]
+    rest = {key: item for key, item in value.items() if not (isinstance(item, str) and "\n" in item)}
+    parts = [ToolPart(label, json_text(rest), "json")] if rest else []
+    parts += [ToolPart(f"{label} · {key}", item, None) for key, item in value.items() if key not in rest]
+    return parts
 
 
 def with_marker(text: str, cut: int) -> str:

@@ -85,7 +85,7 @@ class TextProjector(Projector):
 
     def block_tool(self, block: ToolBlock) -> str:
         lines = [f"Tool {one_line(block.tool)} ({block.status})"]
-        lines += [f"{label}:\n{data_lines(with_marker(text, cut))}" for label, text, cut in self.tool_parts(block)]
+        lines += [f"{one_line(part.label)}:\n{data_lines(with_marker(part.text, part.cut))}" for part in self.tool_parts(block)]
         return "\n".join(lines) + "\n"
 
     def block_reasoning(self, block: ReasoningBlock) -> str:
