@@ -14,7 +14,9 @@ from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 
 from strategies import blocks, invalid_sessions, json_values, messages, session_documents, snake_keys
-from vis_export.contract import check_block, check_event, check_message, check_session
+from vis_export.contract import (
+    MAX_DEPTH, MAX_TIME, check_block, check_depth, check_event, check_message, check_session,
+)
 
 SCHEMAS = {
     name: json.loads((files("vis_export.contract") / "schema" / f"{name}.json").read_text())
@@ -82,7 +84,8 @@ loose_messages = st.one_of(
     st.dictionaries(
         st.sampled_from(["id", "role", "status", "content", "created_at", "completed_at", "model", "provider"]),
         st.one_of(json_values, st.lists(st.one_of(blocks, loose_fields), max_size=3),
-                  st.sampled_from(["user", "assistant", "completed", "Assistant", ":user", 0, 5.0, -3, 2**70])),
+                  st.sampled_from(["user", "assistant", "completed", "Assistant", ":user", 0, 5.0, -3, 2**70, 1e300,
+                                   MAX_TIME, MAX_TIME + 1])),
         max_size=8,
     ),
 )
@@ -163,3 +166,81 @@ def test_unknown_block_types_are_valid_and_need_id() -> None:
     assert problems == []
     check_block({"type": "diagram"}, (), problems)
     assert [p.message for p in problems] == ['missing required field "id"']
+
+
+# --- limits: times a format can show, nesting a renderer can walk -------------------------
+
+MESSAGE = {"id": "m", "role": "assistant", "status": "completed", "content": [], "created_at": 0}
+
+
+@pytest.mark.parametrize(("document", "location"), [
+    ({"created_at": 1e300}, "created_at"),
+    ({"created_at": 10**30}, "created_at"),
+    ({"created_at": MAX_TIME + 1}, "created_at"),
+    ({"completed_at": 2**64}, "completed_at"),
+    ({"content": [{"id": "t", "type": "tool", "tool": "x", "status": "completed", "started_at": 0,
+                   "completed_at": 10**400}]}, "content[0].completed_at"),
+    ({"content": [{"id": "t", "type": "tool", "tool": "x", "status": "completed", "started_at": -1e300}]},
+     "content[0].started_at"),
+])
+def test_times_beyond_the_year_9999_are_a_located_limit(document: dict[str, Any], location: str) -> None:
+    problems: list = []
+    check_message({**MESSAGE, **document}, (), problems)
+    assert [(p.location, p.kind) for p in problems] == [(location, "limit")]
+    assert "out of range" in problems[0].message
+
+
+def test_the_last_time_datetime_shows_is_valid() -> None:
+    problems: list = []
+    check_message({**MESSAGE, "created_at": MAX_TIME, "completed_at": MAX_TIME}, (), problems)
+    check_session({"created_at": MAX_TIME, "messages": []}, (), problems)
+    check_event({"type": "turn.completed", "turn_id": "t", "status": "completed", "ts": MAX_TIME}, (), problems)
+    assert problems == []
+    check_session({"created_at": MAX_TIME + 1, "messages": []}, (), problems)
+    check_event({"type": "turn.completed", "turn_id": "t", "status": "completed", "ts": 1e300}, (), problems)
+    assert [p.location for p in problems] == ["created_at", "ts"]
+
+
+def nested(levels: int, leaf: Any = 1) -> Any:
+    """``levels`` containers, lists and objects alternating, around ``leaf``."""
+    for level in range(levels):
+        leaf = [leaf] if level % 2 else {"k": leaf}
+    return leaf
+
+
+# Where a nested value can sit, and how many containers lie above it there.
+PLACES = {
+    "tool input": (lambda v: {**MESSAGE, "content": [{"id": "t", "type": "tool", "tool": "x", "status": "completed",
+                                                      "input": v}]}, 3),
+    "unknown block": (lambda v: {**MESSAGE, "content": [{"id": "x", "type": "diagram", "data": v}]}, 3),
+    "message field": (lambda v: {**MESSAGE, "meta": v}, 1),
+}
+
+
+@given(st.sampled_from(sorted(PLACES)), st.integers(MAX_DEPTH - 4, MAX_DEPTH + 4), st.booleans(), st.booleans())
+def test_nesting_deeper_than_the_limit_is_a_located_problem(place: str, levels: int, in_session: bool,
+                                                           other_problem: bool) -> None:
+    """Fast and detailed paths (another problem forces the detailed one) agree on
+    the limit, counted from the document down, in a session or a message file."""
+    build, above = PLACES[place]
+    message = build(nested(levels))
+    if other_problem:
+        message["badKey"] = 1
+    problems: list = []
+    if in_session:
+        check_session({"messages": [message]}, (), problems)
+        above += 2  # the session object and its messages array
+    else:
+        check_message(message, (), problems)
+    deep = [p for p in problems if p.kind == "limit"]
+    assert bool(deep) == (above + levels > MAX_DEPTH), (above + levels, problems)
+    assert all(p.message == f"nested deeper than {MAX_DEPTH} levels" and p.location.endswith("…") for p in deep)
+    assert len(problems) == len(deep) + other_problem
+
+
+def test_nesting_limit_for_documents_not_in_the_vis_contract() -> None:
+    problems: list = []
+    check_depth({"Any Key": nested(MAX_DEPTH - 1)}, (), problems)
+    assert problems == []
+    check_depth({"Any Key": nested(MAX_DEPTH)}, (), problems)
+    assert [p.kind for p in problems] == ["limit"] and problems[0].location.startswith('["Any Key"][0].k[0]')

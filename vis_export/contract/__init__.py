@@ -2,9 +2,12 @@
 
 from vis_export.contract.check import (
     BLOCK_TYPES,
+    MAX_DEPTH,
+    MAX_TIME,
     MESSAGE_ROLES,
     MESSAGE_STATUSES,
     check_block,
+    check_depth,
     check_event,
     check_message,
     check_session,
@@ -12,9 +15,12 @@ from vis_export.contract.check import (
 
 __all__ = [
     "BLOCK_TYPES",
+    "MAX_DEPTH",
+    "MAX_TIME",
     "MESSAGE_ROLES",
     "MESSAGE_STATUSES",
     "check_block",
+    "check_depth",
     "check_event",
     "check_message",
     "check_session",

@@ -6,7 +6,11 @@ valid and invalid documents. It exists because a generic validator is an order
 of magnitude slower than ``json.loads`` on large sessions, and because it can
 say *where* and *what* in words a person understands. Problems of kind
 ``"rule"`` are the contract rules no schema expresses (snake_case keys at every
-depth, ``completed_at`` not before ``created_at``).
+depth, ``completed_at`` not before ``created_at``). Problems of kind ``"limit"``
+are bounds that keep hostile input from breaking what comes after loading:
+nesting deeper than ``MAX_DEPTH`` (renderers and the model recurse), and times
+outside what ``datetime`` can show (every format shows times). ``--lenient``
+never keeps a value with a limit problem.
 """
 
 from __future__ import annotations
@@ -27,6 +31,16 @@ VISIBILITIES = ("private", "visible")
 DELTA_FIELDS = ("markdown", "text")
 TERMINAL_EVENTS = {"turn.completed": "completed", "turn.failed": "failed", "turn.cancelled": "cancelled"}
 EVENT_TYPES = ("content.block.started", "content.block.delta", "content.block.completed", *TERMINAL_EVENTS)
+
+LIMIT = "limit"
+# Containers nest at most this many levels, counted from the document (file or
+# line) down: deep enough for any real tool JSON, shallow enough that every
+# recursive step after loading stays far from Python's recursion limit.
+MAX_DEPTH = 100
+# The last millisecond datetime can show: 9999-12-31T23:59:59.999Z.
+MAX_TIME = 253_402_300_799_999
+_OUT_OF_RANGE = f"is out of range: a time is 0 to {MAX_TIME} ms (up to the year 9999)"
+_TOOL_TIMES = ("started_at", "completed_at")
 
 Out = list[Problem]
 
@@ -76,6 +90,16 @@ def _non_negative_integer(out: Out, path: Path, value: Any, nullable: bool = Fal
         return False
     if value < 0:
         _problem(out, path, "must not be negative")
+        return False
+    return True
+
+
+def _time(out: Out, path: Path, value: Any, nullable: bool = False) -> bool:
+    """A time: an integer of milliseconds (the schema) that a format can show (a limit)."""
+    if not _non_negative_integer(out, path, value, nullable):
+        return False
+    if value > MAX_TIME:
+        _problem(out, path, _OUT_OF_RANGE, LIMIT)
         return False
     return True
 
@@ -151,9 +175,12 @@ def _bad_keys(obj: dict[str, Any], path: Path, out: Out) -> None:
 
 
 def check_keys(value: Any, path: Path, out: Out) -> None:
-    """Every map key is a snake_case string, at every depth (tool input/output too)."""
+    """Every map key is a snake_case string, at every depth (tool input/output too);
+    no container nests deeper than ``MAX_DEPTH``, so this recursion is bounded too."""
     kind = type(value)
-    if kind is dict:
+    if kind in _CONTAINERS and len(path) >= MAX_DEPTH:
+        _too_deep(out, path)
+    elif kind is dict:
         _bad_keys(value, path, out)
         for key, item in value.items():
             if type(item) in _CONTAINERS:
@@ -164,7 +191,26 @@ def check_keys(value: Any, path: Path, out: Out) -> None:
                 check_keys(item, (*path, index), out)
 
 
+def check_depth(value: Any, path: Path, out: Out) -> None:
+    """Nesting deeper than ``MAX_DEPTH``, in documents whose keys are not the Vis
+    contract's to judge (Lonis envelopes); ``check_keys`` does this for Vis."""
+    if type(value) not in _CONTAINERS:
+        return
+    if len(path) >= MAX_DEPTH:
+        _too_deep(out, path)
+        return
+    for key, item in value.items() if type(value) is dict else enumerate(value):
+        if type(item) in _CONTAINERS:
+            check_depth(item, (*path, key), out)
+
+
+def _too_deep(out: Out, path: Path) -> None:
+    out.append(Problem(f"{format_path(path[:_SHOWN_PARTS])}…", f"nested deeper than {MAX_DEPTH} levels", LIMIT))
+
+
 _CONTAINERS = frozenset({dict, list})
+# A too-deep value is named by where it starts to nest, not by a hundred parts.
+_SHOWN_PARTS = 12
 
 
 def _check_own_keys(obj: dict[str, Any], path: Path, out: Out, structured: frozenset[str]) -> None:
@@ -205,6 +251,14 @@ def _tool(b: dict[str, Any], path: Path, out: Out) -> None:
         _non_blank(out, (*path, "tool"), b["tool"])
     if "status" in b:
         _enum(out, (*path, "status"), b["status"], TOOL_STATUSES)
+    for field in _TOOL_TIMES:
+        if field in b and not _tool_time_ok(b[field]):
+            _problem(out, (*path, field), _OUT_OF_RANGE, LIMIT)
+
+
+def _tool_time_ok(value: Any) -> bool:
+    """Tool times are not in the contract, but formats show a number there as a time."""
+    return type(value) not in (int, float) or 0 <= value <= MAX_TIME
 
 
 def _reasoning(b: dict[str, Any], path: Path, out: Out) -> None:
@@ -252,7 +306,7 @@ _NO_STRUCTURE: frozenset[str] = frozenset()
 
 def check_block(block: Any, path: Path, out: Out) -> None:
     """Append every problem of one content block (known or unknown type) to ``out``."""
-    if not _block_ok(block):
+    if not _block_ok(block, len(path)):
         _check_block_in_detail(block, path, out)
 
 
@@ -280,11 +334,12 @@ _MESSAGE_STRUCTURE = frozenset({"content"})
 
 def check_message(message: Any, path: Path, out: Out) -> None:
     """Append every problem of one message envelope and its blocks to ``out``."""
-    if not _envelope_ok(message):
+    depth = len(path)
+    if not _envelope_ok(message, depth):
         _check_message_in_detail(message, path, out)
         return
     for index, block in enumerate(message["content"]):
-        if not _block_ok(block):
+        if not _block_ok(block, depth + 2):
             _check_block_in_detail(block, (*path, "content", index), out)
 
 
@@ -302,9 +357,9 @@ def _check_message_in_detail(message: Any, path: Path, out: Out) -> None:
         _enum(out, (*path, "status"), message["status"], MESSAGE_STATUSES)
     created = completed = False
     if "created_at" in message:
-        created = _non_negative_integer(out, (*path, "created_at"), message["created_at"])
+        created = _time(out, (*path, "created_at"), message["created_at"])
     if "completed_at" in message:
-        completed = _non_negative_integer(out, (*path, "completed_at"), message["completed_at"], True)
+        completed = _time(out, (*path, "completed_at"), message["completed_at"], True)
     if created and completed and message["completed_at"] < message["created_at"]:
         _problem(out, (*path, "completed_at"), "is before created_at", "rule")
     for field in ("model", "provider"):
@@ -338,7 +393,7 @@ def check_session(session: Any, path: Path, out: Out) -> None:
     if "title" in session:
         _optional_string(out, (*path, "title"), session["title"])
     if "created_at" in session:
-        _non_negative_integer(out, (*path, "created_at"), session["created_at"], True)
+        _time(out, (*path, "created_at"), session["created_at"], True)
     messages = session.get("messages")
     if "messages" in session and not isinstance(messages, list):
         _problem(out, (*path, "messages"), f"must be an array, not {_json_type(messages)}")
@@ -361,9 +416,10 @@ def check_event(event: dict[str, Any], path: Path, out: Out) -> None:
     _require(out, path, event, ("turn_id",))
     if "turn_id" in event:
         _non_blank(out, (*path, "turn_id"), event["turn_id"])
-    for field in ("seq", "ts"):
-        if field in event:
-            _non_negative_integer(out, (*path, field), event[field])
+    if "seq" in event:
+        _non_negative_integer(out, (*path, "seq"), event["seq"])
+    if "ts" in event:
+        _time(out, (*path, "ts"), event["ts"])
     if "session_id" in event:
         _non_blank(out, (*path, "session_id"), event["session_id"])
     if kind == "content.block.started":
@@ -397,17 +453,20 @@ def check_event(event: dict[str, Any], path: Path, out: Out) -> None:
 # paths to the JSON Schemas' verdicts.
 
 
-def _keys_ok(value: Any) -> bool:
-    kind = type(value)
-    if kind is dict:
+def _keys_ok(value: Any, depth: int) -> bool:
+    """``depth`` is the length of the path to ``value``, as in ``check_keys``."""
+    if depth >= MAX_DEPTH:
+        return False
+    depth += 1
+    if type(value) is dict:
         if not _GOOD_KEYS.issuperset(value):
             return False
         for item in value.values():
-            if type(item) in _CONTAINERS and not _keys_ok(item):
+            if type(item) in _CONTAINERS and not _keys_ok(item, depth):
                 return False
-    elif kind is list:
+    else:
         for item in value:
-            if type(item) in _CONTAINERS and not _keys_ok(item):
+            if type(item) in _CONTAINERS and not _keys_ok(item, depth):
                 return False
     return True
 
@@ -416,9 +475,10 @@ def _text_ok(value: Any) -> bool:
     return type(value) is str and bool(value) and not value.isspace()
 
 
-def _values_ok(obj: dict[str, Any], skip: str = "") -> bool:
+def _values_ok(obj: dict[str, Any], depth: int, skip: str = "") -> bool:
+    depth += 1
     for key, item in obj.items():
-        if type(item) in _CONTAINERS and key != skip and not _keys_ok(item):
+        if type(item) in _CONTAINERS and key != skip and not _keys_ok(item, depth):
             return False
     return True
 
@@ -428,7 +488,8 @@ _FAST_BLOCK: dict[str, Callable[[dict[str, Any]], bool]] = {
     "code": lambda b: type(b.get("text")) is str and ("language" not in b or _text_ok(b["language"])),
     "speech": lambda b: _text_ok(b.get("text")),
     "reasoning": lambda b: type(b.get("text")) is str and b.get("visibility", "private") in VISIBILITIES,
-    "tool": lambda b: _text_ok(b.get("tool")) and b.get("status") in TOOL_STATUSES,
+    "tool": lambda b: _text_ok(b.get("tool")) and b.get("status") in TOOL_STATUSES
+    and _tool_time_ok(b.get("started_at")) and _tool_time_ok(b.get("completed_at")),
     "error": lambda b: _code_ok(b) and type(b.get("retryable", False)) is bool,
     "notice": lambda b: _code_ok(b),
     "attachment": lambda b: _text_ok(b.get("attachment_id")) and _text_ok(b.get("name"))
@@ -441,21 +502,21 @@ def _code_ok(block: dict[str, Any]) -> bool:
     return type(code) is str and _SNAKE_CASE_EXACT.fullmatch(code) is not None and _text_ok(block.get("message"))
 
 
-def _block_ok(block: Any) -> bool:
+def _block_ok(block: Any, depth: int) -> bool:
     if type(block) is not dict or not _GOOD_KEYS.issuperset(block) or not _text_ok(block.get("id")):
         return False
     kind = block.get("type")
     if type(kind) is not str:
         return False
     fast = _FAST_BLOCK.get(kind)
-    return (fast is None or fast(block)) and _values_ok(block)
+    return (fast is None or fast(block)) and _values_ok(block, depth)
 
 
 def _time_ok(value: Any) -> bool:
-    return type(value) is int and value >= 0
+    return type(value) is int and 0 <= value <= MAX_TIME
 
 
-def _envelope_ok(message: Any) -> bool:
+def _envelope_ok(message: Any, depth: int) -> bool:
     if type(message) is not dict or not _GOOD_KEYS.issuperset(message):
         return False
     created = message.get("created_at")
@@ -473,4 +534,4 @@ def _envelope_ok(message: Any) -> bool:
         value = message.get(field)
         if value is not None and (type(value) is not str or value.startswith(":")):
             return False
-    return _values_ok(message, skip="content")
+    return _values_ok(message, depth, skip="content")

@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from vis_export.contract import MESSAGE_ROLES
+from vis_export.contract import MAX_TIME, MESSAGE_ROLES, check_depth
 from vis_export.contract.lonis_check import check_lonis_block
 from vis_export.model import Session, message_from_json
 from vis_export.problems import Problem
@@ -19,11 +19,14 @@ from vis_export.sources.result import LoadResult, failed
 
 
 def _created(block: dict[str, Any]) -> int:
+    """``when`` in ms, clamped to the times a format can show (a valid ISO time
+    may lie a few hours past the year 9999 in UTC)."""
     when = ((block.get("attribution") or {}).get("provenance") or {}).get("when")
     try:
-        return max(0, int(datetime.fromisoformat(str(when).replace("Z", "+00:00")).timestamp() * 1000))
-    except ValueError:
+        moment = int(datetime.fromisoformat(str(when).replace("Z", "+00:00")).timestamp() * 1000)
+    except (ValueError, OverflowError):
         return 0
+    return min(max(0, moment), MAX_TIME)
 
 
 def _message(block: dict[str, Any], block_id: str) -> dict[str, Any]:
@@ -44,7 +47,9 @@ def lonis_blocks(items: list[tuple[str, Any]], source: str, default_id: str) -> 
     """``items`` pairs each block with where it is (``line 3``, ``[2]``, or "")."""
     problems: list[Problem] = []
     for where, block in items:
-        problems.extend(p.at(where) for p in check_lonis_block(block))
+        found: list[Problem] = []
+        check_depth(block, (), found)  # before the schema check, which recurses without a bound
+        problems.extend(p.at(where) for p in found or check_lonis_block(block))
     if problems:
         return LoadResult(source, None, tuple(problems))
     if not items:

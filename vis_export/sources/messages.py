@@ -9,7 +9,7 @@ from vis_export.contract import check_message, check_session
 from vis_export.model import Session, message_from_json, session_from_json
 from vis_export.problems import Problem
 from vis_export.sources.result import LoadResult, failed
-from vis_export.sources.salvage import salvage_messages
+from vis_export.sources.salvage import salvage_messages, time_or_none
 
 
 def session_document(value: dict[str, Any], source: str, default_id: str, lenient: bool = False) -> LoadResult:
@@ -22,7 +22,7 @@ def session_document(value: dict[str, Any], source: str, default_id: str, lenien
     messages: list[Any] = value["messages"] if isinstance(value.get("messages"), list) else []
     session_id: str = value["id"] if isinstance(value.get("id"), str) and value["id"].strip() else default_id
     title = value.get("title") if isinstance(value.get("title"), str) else None
-    created = value.get("created_at") if isinstance(value.get("created_at"), int) else None
+    created = time_or_none(value.get("created_at"))
     session = Session(id=session_id, messages=salvage_messages(messages), title=title, created_at=created,
                       source=source)
     return LoadResult(source, session, tuple(problems))

@@ -4,7 +4,9 @@ The problems are still reported (as warnings); this only decides what to keep:
 an envelope value that is merely mis-cased (``"Assistant"``, ``":user"``) is
 read as meant, a message whose role or status cannot be read is left out, a
 block that breaks its type's contract is kept as an unknown block (shown only
-as inert data), and a block that is not even an object is left out.
+as inert data), and a block that is not even an object is left out. A block or
+message envelope with a limit problem (nesting too deep, a time no format can
+show) is left out too: keeping it would only move the failure to the export.
 """
 
 from __future__ import annotations
@@ -12,8 +14,10 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from vis_export.contract import MESSAGE_ROLES, MESSAGE_STATUSES, check_block
+from vis_export.contract import MESSAGE_ROLES, MESSAGE_STATUSES, check_block, check_message
+from vis_export.contract.check import LIMIT, MAX_TIME
 from vis_export.model import Block, Message, UnknownBlock, block_from_json, freeze, message_from_json
+from vis_export.problems import Problem
 
 
 def _enum(value: Any, allowed: tuple[str, ...]) -> str | None:
@@ -23,8 +27,9 @@ def _enum(value: Any, allowed: tuple[str, ...]) -> str | None:
     return meant if meant in allowed else None
 
 
-def _time(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+def time_or_none(value: Any) -> int | None:
+    """``value`` if it is a time every format can show."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_TIME else None
 
 
 def _block(value: Any, index: int) -> Block | None:
@@ -35,8 +40,10 @@ def _block(value: Any, index: int) -> Block | None:
         data["id"] = f"block_{index}"
     if not isinstance(data.get("type"), str):
         data["type"] = "invalid"
-    problems: list = []
+    problems: list[Problem] = []
     check_block(data, (), problems)
+    if any(p.kind == LIMIT for p in problems):
+        return None
     if not [p for p in problems if p.kind == "schema"]:
         return block_from_json(data)
     return UnknownBlock(freeze(data))
@@ -49,16 +56,20 @@ def salvage_message(value: Any, index: int) -> Message | None:
     role, status = _enum(value.get("role"), MESSAGE_ROLES), _enum(value.get("status"), MESSAGE_STATUSES)
     if role is None or status is None:
         return None
-    created = _time(value.get("created_at")) or 0
+    created = time_or_none(value.get("created_at")) or 0
     envelope: dict[str, Any] = {**value, "role": role, "status": status, "content": [], "created_at": created}
     if not isinstance(envelope.get("id"), str) or not envelope["id"].strip():
         envelope["id"] = f"message_{index}"
-    completed = _time(value.get("completed_at"))
+    completed = time_or_none(value.get("completed_at"))
     if completed is None or completed < created:
         envelope.pop("completed_at", None)
     for field in ("model", "provider"):
         if not isinstance(envelope.get(field), str):
             envelope.pop(field, None)
+    problems: list[Problem] = []
+    check_message(envelope, (), problems)
+    if any(p.kind == LIMIT for p in problems):
+        return None
     content: list[Any] = value["content"] if isinstance(value.get("content"), list) else []
     blocks = tuple(b for b in (_block(item, i) for i, item in enumerate(content)) if b is not None)
     return replace(message_from_json(envelope), blocks=blocks)
