@@ -3,11 +3,18 @@ input is reported (one problem per line, with its place)."""
 
 from __future__ import annotations
 
+import copy
 import json
+import os
 from pathlib import Path
+from typing import Any, Iterator
 
 import pytest
 
+from conftest import INPUT
+from timelimit import time_limit
+from vis_export import to_html, to_json, to_markdown, to_text
+from vis_export.contract import MAX_TIME
 from vis_export.problems import InvalidInput
 from vis_export.sources import load, read
 
@@ -127,3 +134,181 @@ def test_stdin(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
     (session,) = load("-")
     assert session.id == "stdin" and len(session.messages) == 2
+
+
+# --- values Python's json takes but no output can carry -----------------------------------
+
+HOSTILE = [
+    ("NaN", "NaN is not a JSON number"),
+    ("Infinity", "Infinity is not a JSON number"),
+    ("-Infinity", "-Infinity is not a JSON number"),
+    ("1e400", "1e400 is too large for a number"),
+    ("-1E999", "-1E999 is too large for a number"),
+    ("1" * 5000, "a number of more than 4300 digits"),
+    ('"\\ud800"', "lone surrogate \\ud800 is not Unicode text"),
+    ('"ok \\\\ud800 \\udfff"', "lone surrogate \\udfff is not Unicode text"),
+    ("[" * 3000 + "]" * 3000, "nested deeper than 100 levels"),
+]
+TOOL = '{"id": "t", "type": "tool", "tool": "x", "status": "completed", "input": %s}'
+MESSAGE_WITH = ('{"id": "m1", "role": "user", "status": "completed", "created_at": 0, "content": [' + TOOL + ']}')
+LONIS_WITH = ('{"schema_version": "lonis.block/v1", "attribution": {"identity": "lonis:test:golden", '
+              '"provenance": {"when": "2026-08-10T00:00:00Z", "producer": "lonis:test:golden"}}, "payload": '
+              '{"kind": "action", "data": {"verb": "invoke", "target": "lonis:builtin:echo", "parameters": '
+              '{"input": %s}, "status": "pending"}}}')
+# Each reader's document with the hostile value in it, and the start of the located problem.
+READERS = {
+    "message.json": (MESSAGE_WITH, "line 1 column "),
+    "array.json": ("[" + json.dumps(MESSAGE) + ",\n" + MESSAGE_WITH + "]", "line 2 column "),
+    "session.json": ('{"messages": [\n' + MESSAGE_WITH + "]}", "line 2 column "),
+    "lines.jsonl": (json.dumps(MESSAGE) + "\n" + MESSAGE_WITH, "line 2: "),
+    "events.jsonl": ('{"type": "content.block.started", "turn_id": "t", "seq": 1, "block": ' + TOOL + "}", "line 1"),
+    "lonis.json": (LONIS_WITH, "line 1 column "),
+    "lonis.jsonl": (LONIS_WITH.replace("%s", "{}") + "\n" + LONIS_WITH, "line 2: "),
+}
+
+
+@pytest.mark.parametrize("reader", sorted(READERS))
+@pytest.mark.parametrize(("value", "expected"), HOSTILE)
+def test_values_json_cannot_carry_are_refused_where_they_are(tmp_path: Path, reader: str, value: str,
+                                                            expected: str) -> None:
+    template, location = READERS[reader]
+    path = write(tmp_path, reader, template.replace("%s", value))
+    for lenient in (False, True):
+        results = list(read(path, lenient=lenient))
+        lines = [p.line(r.source) for r in results for p in r.problems]
+        assert any(line.startswith(f"{path}: {location}") and expected in line for line in lines), lines
+        assert all(r.session is None or expected not in str(r.session.to_json()) for r in results)
+
+
+def test_the_column_of_a_refused_value(tmp_path: Path) -> None:
+    path = write(tmp_path, "m.json", '{"id": "m1",\n  "x": [1, 2.5, -Infinity]}')
+    assert problems_of(path) == [f"{path}: line 2 column 17: not JSON: -Infinity is not a JSON number"]
+
+
+def test_deep_input_is_a_problem_not_a_recursion_error(tmp_path: Path) -> None:
+    for levels in (150, 990, 5000, 200_000):
+        path = write(tmp_path, f"deep{levels}.json", MESSAGE_WITH % ("[" * levels + "]" * levels))
+        (line,) = problems_of(path)
+        assert line.endswith("nested deeper than 100 levels"), line
+
+
+# --- only regular files, of a bounded size ----------------------------------------------------
+
+
+def test_a_fifo_named_directly_is_refused_without_waiting_for_a_writer(tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe.json"
+    os.mkfifo(fifo)
+    with time_limit(10):
+        assert problems_of(fifo) == [f"{fifo}: not a regular file (a FIFO); only regular files are read"]
+
+
+def test_a_link_to_a_device_is_refused_before_reading(tmp_path: Path) -> None:
+    link = tmp_path / "zero.json"
+    link.symlink_to("/dev/zero")
+    with time_limit(10):
+        assert problems_of(link) == [f"{link}: not a regular file (a character device); only regular files are read"]
+
+
+def test_files_and_stdin_larger_than_the_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+    import sys
+
+    from vis_export.sources import files
+
+    document = json.dumps([MESSAGE, REPLY])
+    monkeypatch.setattr(files, "MAX_FILE_BYTES", len(document))
+    assert [s.id for s in load(write(tmp_path, "fits.json", document))] == ["fits"]
+    big = write(tmp_path, "big.json", document + " ")
+    assert problems_of(big) == [f"{big}: larger than the {len(document)} byte limit"]
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(document.encode() + b" ")))
+    assert problems_of("-") == [f"<stdin>: larger than the {len(document)} byte limit"]
+
+
+def test_a_store_may_be_larger_than_the_limit(golden_store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """SQLite reads a store page by page; only files read whole are bounded."""
+    from vis_export.sources import files
+
+    monkeypatch.setattr(files, "MAX_FILE_BYTES", 1024)
+    assert all(r.ok for r in read(golden_store))
+
+
+def test_symlinked_subfolders_are_followed_once(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    write(elsewhere, "kept.json", json.dumps([MESSAGE]))
+    root = tmp_path / "root"
+    (root / "sub").mkdir(parents=True)
+    write(root, "a.json", json.dumps([MESSAGE]))
+    (root / "linked").symlink_to(elsewhere)
+    (root / "sub" / "again").symlink_to(elsewhere)  # a second way to the same folder
+    (root / "sub" / "loop").symlink_to(root)  # a loop back up the tree
+    with time_limit(10):
+        assert [s.id for s in load(root)] == ["a", "kept"]
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root lists any folder")
+def test_a_folder_that_cannot_be_listed_is_reported(tmp_path: Path) -> None:
+    write(tmp_path, "a.json", json.dumps([MESSAGE]))
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0)
+    try:
+        results = list(read(tmp_path))
+    finally:
+        locked.chmod(0o700)
+    assert results[0].ok and results[1].problems[0].line(results[1].source) == f"{locked}: cannot read: Permission denied"
+
+
+# --- Lonis: wrong shapes are located, times are clamped -------------------------------------
+
+LONIS_BLOCKS = [json.loads(line) for line in (INPUT / "lonis.jsonl").read_text().splitlines()]
+
+
+def list_paths(value: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
+    if isinstance(value, list):
+        yield path
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        yield from list_paths(item, (*path, key))
+
+
+@pytest.mark.parametrize(("index", "path"), [(n, p) for n, block in enumerate(LONIS_BLOCKS)
+                                              for p in list_paths(block)])
+def test_a_lonis_number_where_a_list_belongs_is_located_or_rendered(tmp_path: Path, index: int, path: tuple[Any, ...]) -> None:
+    block = copy.deepcopy(LONIS_BLOCKS[index])
+    parent = block
+    for key in path[:-1]:
+        parent = parent[key]
+    parent[path[-1]] = 5
+    (result,) = read(write(tmp_path, "lonis.json", json.dumps(block)))
+    if result.session is not None:  # where the schema takes any JSON (an extension's data, an overlay)
+        to_text(result.session), to_markdown(result.session), to_html(result.session)
+    else:
+        assert any(p.location.startswith(path[0]) for p in result.problems), result.problems
+
+
+def test_a_lonis_time_past_the_year_9999_in_utc_is_shown_as_the_last_one(tmp_path: Path) -> None:
+    block = copy.deepcopy(LONIS_BLOCKS[0])
+    block["attribution"]["provenance"]["when"] = "9999-12-31T23:59:59-14:00"
+    (session,) = load(write(tmp_path, "late.json", json.dumps(block)))
+    assert session.messages[0].created_at == MAX_TIME
+    assert "9999-12-31" in to_markdown(session) and "9999-12-31" in to_html(session)
+
+
+# --- lenient: what has a limit problem is left out, the rest exported -----------------------
+
+
+def test_lenient_reading_leaves_out_what_no_format_could_show(tmp_path: Path) -> None:
+    deep = json.loads("[" * 150 + "]" * 150)
+    document = {"messages": [
+        {**MESSAGE, "created_at": 10**30},
+        {**REPLY, "content": [{"id": "deep", "type": "tool", "tool": "x", "status": "completed", "input": deep},
+                              *REPLY["content"]]},
+        {**REPLY, "id": "m3", "meta": deep},
+    ]}
+    (result,) = read(write(tmp_path, "s.json", json.dumps(document)), lenient=True)
+    assert [p.location.split(".")[0] for p in result.problems] == ["messages[0]", "messages[1]", "messages[2]"]
+    first, second = result.session.messages
+    assert first.created_at == 0 and [b.id for b in second.blocks] == ["b2"]
+    assert all("x\r\n\ty" in render(result.session) for render in (to_text, to_markdown))
+    assert '"b2"' in to_json(result.session) and "m3" not in to_html(result.session)

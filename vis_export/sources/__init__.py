@@ -14,9 +14,8 @@ from typing import Iterable, Iterator, Union
 
 from vis_export.model import Session
 from vis_export.problems import InvalidInput, Problem
-from vis_export.sources.files import read_bytes, read_file
+from vis_export.sources.files import read_file, read_stream, starts_like_store
 from vis_export.sources.result import LoadResult, failed
-from vis_export.sources.store import SQLITE_HEADER
 
 Source = Union[str, "os.PathLike[str]"]
 STDIN = "-"
@@ -63,7 +62,7 @@ def source_files(sources: Iterable[Source]) -> Iterator[tuple[str, Path | None]]
 def _read_one(source: Source, lenient: bool) -> Iterator[LoadResult]:
     name = os.fspath(source)
     if name == STDIN:
-        yield from read_bytes(sys.stdin.buffer.read(), "<stdin>", "stdin", lenient)
+        yield from read_stream(sys.stdin.buffer, "<stdin>", "stdin", lenient)
         return
     path = Path(name)
     if path.is_dir():
@@ -84,22 +83,47 @@ def _read_directory(root: Path, lenient: bool) -> Iterator[LoadResult]:
 
 
 def _session_files(root: Path) -> Iterator[Path]:
-    for folder, dirs, files in os.walk(root, onerror=None):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+    """Session files under ``root``, in name order, hidden names skipped.
+
+    Symlinked subfolders are followed: a link is how people gather sessions
+    kept elsewhere, and skipping it would lose them silently. Each real folder
+    is walked once, so a link back up the tree (a loop) or a second link to the
+    same folder ends the walk there instead of reading anything twice. A folder
+    that cannot be listed is yielded itself, so reading it reports why.
+    """
+    walked: set[tuple[int, int]] = set()
+    _first_visit(root, walked)
+    errors: list[OSError] = []
+    for folder, dirs, files in os.walk(root, onerror=errors.append, followlinks=True):
+        yield from _unlisted(errors)
+        dirs[:] = [d for d in sorted(dirs) if not d.startswith(".") and _first_visit(Path(folder) / d, walked)]
         for name in sorted(files):
             path = Path(folder) / name
             if name.startswith(".") or name.endswith(SQLITE_SIDE_FILES):
                 continue
-            if name.endswith(SESSION_SUFFIXES) or _starts_like_sqlite(path):
+            if name.endswith(SESSION_SUFFIXES) or starts_like_store(path):
                 yield path
+    yield from _unlisted(errors)
 
 
-def _starts_like_sqlite(path: Path) -> bool:
+def _first_visit(folder: Path, walked: set[tuple[int, int]]) -> bool:
+    """Whether the real folder behind ``folder`` is walked for the first time (and now is)."""
     try:
-        with open(path, "rb") as handle:
-            return handle.read(16) == SQLITE_HEADER
+        info = folder.stat()
     except OSError:
+        return True  # os.walk fails to list it and reports it
+    identity = (info.st_dev, info.st_ino)
+    if identity in walked:
         return False
+    walked.add(identity)
+    return True
+
+
+def _unlisted(errors: list[OSError]) -> Iterator[Path]:
+    while errors:
+        error = errors.pop(0)
+        if error.filename is not None:
+            yield Path(error.filename)
 
 
 __all__ = ["LoadResult", "Source", "load", "read", "source_files"]

@@ -2,37 +2,101 @@
 
 The extension is only a hint: a ``.json`` file holding JSON Lines, or a file
 with no extension holding a session, is read for what it is.
+
+Only regular files are read (after following links), and none larger than
+``MAX_FILE_BYTES``: a FIFO, a device such as ``/dev/zero`` or a socket would
+block or never end, so each is a one-line problem instead. The file is opened
+with ``O_NONBLOCK`` so that ``open`` itself cannot wait for a FIFO's writer.
 """
 
 from __future__ import annotations
 
 import gc
 import json
+import os
+import stat
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, BinaryIO, Iterator
 
 from vis_export.problems import Problem
 from vis_export.sources.events import event_log, is_gateway_event
+from vis_export.sources.jsontext import parse
 from vis_export.sources.lonis import lonis_blocks
 from vis_export.sources.messages import message_array, message_lines, session_document, single_message
 from vis_export.sources.result import LoadResult, failed
 from vis_export.sources.store import is_store, read_store
 
 LONIS_PREFIX = "lonis."
+# The most a file (or stdin) may hold: sessions are read into memory whole.
+MAX_FILE_BYTES = 1 << 30
+_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"),
+          (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+class Unreadable(Exception):
+    """Why a file is not read: the one-line message of its problem."""
 
 
 def read_file(path: Path, source: str, lenient: bool = False) -> list[LoadResult]:
     try:
-        with open(path, "rb") as handle:
+        with _open_regular(path) as handle:
             head = handle.read(16)
             if is_store(head):
                 handle.close()
                 return read_store(path, source, lenient)
-            data = head + handle.read()
+            data = _bounded(head + handle.read(MAX_FILE_BYTES + 1 - len(head)))
     except OSError as error:
         return [failed(source, Problem("", f"cannot read: {error.strerror or error}"))]
+    except Unreadable as error:
+        return [failed(source, Problem("", str(error)))]
     return read_bytes(data, source, path.stem or path.name, lenient)
+
+
+def read_stream(stream: BinaryIO, source: str, default_id: str, lenient: bool = False) -> list[LoadResult]:
+    """Standard input, up to the same limit (``-`` may well be ``/dev/zero``)."""
+    try:
+        data = _bounded(stream.read(MAX_FILE_BYTES + 1))
+    except Unreadable as error:
+        return [failed(source, Problem("", str(error)))]
+    return read_bytes(data, source, default_id, lenient)
+
+
+def starts_like_store(path: Path) -> bool:
+    """Whether ``path`` is a regular file that begins like a SQLite database."""
+    try:
+        with _open_regular(path) as handle:
+            return is_store(handle.read(16))
+    except (OSError, Unreadable):
+        return False
+
+
+def _open_regular(path: Path) -> BinaryIO:
+    """``path`` opened for reading if it is a regular file of at most ``MAX_FILE_BYTES``,
+    checked on the open descriptor (no race with a swapped file)."""
+    descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        mode = os.fstat(descriptor)
+        if not stat.S_ISREG(mode.st_mode):
+            kind = next((name for test, name in _KINDS if test(mode.st_mode)), "a special file")
+            raise Unreadable(f"not a regular file ({kind}); only regular files are read")
+        if mode.st_size > MAX_FILE_BYTES and not is_store(os.pread(descriptor, 16, 0)):
+            raise Unreadable(_too_large())
+    except BaseException:
+        os.close(descriptor)
+        raise
+    return os.fdopen(descriptor, "rb")
+
+
+def _bounded(data: bytes) -> bytes:
+    if len(data) > MAX_FILE_BYTES:
+        raise Unreadable(_too_large())
+    return data
+
+
+def _too_large() -> str:
+    limit = f"{MAX_FILE_BYTES // 2**20} MiB" if MAX_FILE_BYTES >= 2**20 else f"{MAX_FILE_BYTES} byte"
+    return f"larger than the {limit} limit"
 
 
 @contextmanager
@@ -63,7 +127,7 @@ def _read_text(data: bytes, source: str, default_id: str, lenient: bool) -> list
     if not text or text.isspace():
         return [failed(source, Problem("", "empty file"))]
     try:
-        value = json.loads(text)
+        value = parse(text)
     except json.JSONDecodeError as error:
         if error.msg == "Extra data" or _first_line_parses(text):
             return _json_lines(text, source, default_id, lenient)
@@ -74,7 +138,7 @@ def _read_text(data: bytes, source: str, default_id: str, lenient: bool) -> list
 def _first_line_parses(text: str) -> bool:
     first = text.lstrip().split("\n", 1)[0]
     try:
-        json.loads(first)
+        parse(first)
     except json.JSONDecodeError:
         return False
     return True
@@ -108,14 +172,14 @@ def _json_lines(text: str, source: str, default_id: str, lenient: bool) -> list[
         if not line.strip():
             continue
         try:
-            lines.append((lineno, json.loads(line)))
+            lines.append((lineno, parse(line)))
         except json.JSONDecodeError as error:
             problems.append(Problem(f"line {lineno}", f"not JSON: {error.msg} (column {error.colno})"))
     if problems and not (lenient and lines):
         return [LoadResult(source, None, tuple(problems))]
     if any(_is_lonis(value) for _, value in lines):
-        return [lonis_blocks([(f"line {n}", value) for n, value in lines], source, default_id)]
-    if any(is_gateway_event(value) for _, value in lines):
+        results = [lonis_blocks([(f"line {n}", value) for n, value in lines], source, default_id)]
+    elif any(is_gateway_event(value) for _, value in lines):
         results = event_log(lines, source, default_id, lenient)
     else:
         results = [message_lines(lines, source, default_id, lenient)]

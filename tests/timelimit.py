@@ -1,0 +1,24 @@
+"""A hard time limit for tests that a regression could make hang."""
+
+from __future__ import annotations
+
+import signal
+from contextlib import contextmanager
+from typing import Any, Iterator
+
+
+@contextmanager
+def time_limit(seconds: int) -> Iterator[None]:
+    """Raise ``TimeoutError`` in the block after ``seconds`` (SIGALRM: main thread, POSIX),
+    even inside a blocking ``open`` or ``read``, so the test fails instead of hanging."""
+
+    def expire(*_: Any) -> None:
+        raise TimeoutError(f"took longer than {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)

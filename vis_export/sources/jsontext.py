@@ -1,0 +1,104 @@
+"""JSON text to values, refusing what Python's parser takes but no output can carry.
+
+``json`` reads ``NaN``, ``Infinity`` and ``-Infinity``, turns ``1e400`` into
+``inf``, keeps a lone surrogate escape (``"\\ud800"``) as a string no UTF-8
+output can encode, stops with ``ValueError`` on an integer of more than 4300
+digits and with ``RecursionError`` on deep nesting. Every reader (JSON, JSON
+Lines, event logs, Lonis, the store's ``content_json``) parses through
+``parse`` here, so each of these is a ``json.JSONDecodeError`` at its line and
+column, reported like any other syntax error.
+
+Valid input pays next to nothing: the hooks run only for floats and constants,
+and the surrogate scan only when the text holds such an escape. Finding where
+a problem is (a scan of the text) happens only once a problem is known.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import sys
+from typing import Any, Callable
+
+from vis_export.contract.check import MAX_DEPTH
+
+# Tokens that matter for locating a problem: a whole string (so brackets and
+# escapes inside it are skipped), a bracket, a constant, a number.
+_TOKEN = re.compile(r'"(?:[^"\\]++|\\.)*+"|[\[\]{}]|NaN|-?Infinity|-?[0-9][0-9.eE+-]*', re.DOTALL)
+# The first lone surrogate escape: everything else (text, other escapes, escaped
+# backslashes, surrogate pairs) is consumed possessively, so this is one linear
+# pass, and a backslash's parity is always right.
+_LONE_SURROGATE = re.compile(
+    r"(?:[^\\]++|\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}|\\u(?![dD][89a-fA-F])|\\[^u])*+"
+    r"\\u([dD][89a-fA-F][0-9a-fA-F]{2})", re.DOTALL)
+_SURROGATE_HINT = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+class _Refused(ValueError):
+    """Raised by a parser hook with the refused token; its position is found afterwards."""
+
+    def __init__(self, token: str, message: str):
+        super().__init__(message)
+        self.token = token
+        self.message = message
+
+
+def _constant(name: str) -> Any:
+    raise _Refused(name, f"{name} is not a JSON number")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise _Refused(text, f"{text} is too large for a number")
+    return value
+
+
+_DECODER = json.JSONDecoder(parse_float=_finite, parse_constant=_constant)
+
+
+def parse(text: str) -> Any:
+    """The JSON value of ``text``; anything not JSON or not representable raises
+    ``json.JSONDecodeError`` with its position (``lineno``, ``colno``, ``msg``)."""
+    try:
+        value = _DECODER.decode(text)
+    except json.JSONDecodeError:
+        raise
+    except _Refused as refused:
+        raise _located(text, refused.token.__eq__, refused.message) from None
+    except ValueError:  # int(): more digits than Python converts
+        limit = sys.get_int_max_str_digits()
+        raise _located(text, lambda token: len(token.lstrip("-")) > limit,
+                       f"a number of more than {limit} digits") from None
+    except RecursionError:
+        raise _too_deep(text) from None
+    if _SURROGATE_HINT.search(text):
+        lone = _LONE_SURROGATE.match(text)
+        if lone:
+            raise json.JSONDecodeError(f"lone surrogate \\u{lone.group(1)} is not Unicode text", text, lone.start(1) - 2)
+    return value
+
+
+def _located(text: str, wanted: Callable[[str], bool], message: str) -> json.JSONDecodeError:
+    """``message`` at the first number or constant for which ``wanted`` holds."""
+    for match in _TOKEN.finditer(text):
+        token = match.group()
+        if token[0] not in '"[]{}' and wanted(token):
+            return json.JSONDecodeError(message, text, match.start())
+    return json.JSONDecodeError(message, text, 0)
+
+
+def _too_deep(text: str) -> json.JSONDecodeError:
+    """The problem at the bracket that opens level ``MAX_DEPTH + 1``."""
+    message = f"nested deeper than {MAX_DEPTH} levels"
+    depth = 0
+    for match in _TOKEN.finditer(text):
+        token = match.group()
+        if token in ("[", "{"):
+            depth += 1
+            if depth > MAX_DEPTH:
+                return json.JSONDecodeError(message, text, match.start())
+        elif token in ("]", "}"):
+            depth -= 1
+    return json.JSONDecodeError(message, text, 0)
