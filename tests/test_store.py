@@ -7,10 +7,14 @@ import hashlib
 import json
 import sqlite3
 from pathlib import Path
+from typing import Iterable
+
+import pytest
 
 from conftest import GOLDEN
 from visstore import build_store, build_store_with_wal
-from vis_export.sources import read
+from vis_export import to_html, to_json, to_markdown
+from vis_export.sources import LoadResult, read
 
 ROWS = json.loads((GOLDEN / "store" / "rows.json").read_text())
 
@@ -92,3 +96,85 @@ def test_bad_content_json_is_located_and_other_sessions_load(tmp_path: Path) -> 
         "quotes: line 1 column 2 (char 1)",
     ]
     assert good.session.id == "soul_second"
+
+
+RECENT = {
+    "session_turn_soul": [{"id": "turn_5", "session_state_id": "state_main_v2", "position": 5,
+                           "user_request": "Only in the WAL", "created_at": 1740000009000}],
+    "session_turn_state": [{"id": "ts_5", "session_turn_soul_id": "turn_5", "version": 1, "status": "done",
+                            "content_json": [{"id": "w", "type": "prose", "markdown": "From the WAL"}],
+                            "created_at": 1740000009100}],
+}
+
+
+def test_a_store_reached_through_a_link_is_read_with_its_wal(tmp_path: Path) -> None:
+    (tmp_path / "real").mkdir()
+    (tmp_path / "links").mkdir()
+    store = build_store_with_wal(tmp_path / "real" / "vis.db", ROWS, RECENT)
+    link = tmp_path / "links" / "vis.db"
+    link.symlink_to(store)
+    before = snapshot(tmp_path / "real")
+    main = next(r.session for r in read(link))
+    assert main.messages[-1].blocks[0].markdown == "From the WAL"
+    assert snapshot(tmp_path / "real") == before and sorted(p.name for p in link.parent.iterdir()) == ["vis.db"]
+
+
+def split(results: Iterable[LoadResult]) -> tuple[list[LoadResult], list[LoadResult]]:
+    """(results with problems, results without), each in read order."""
+    results = list(results)
+    return [r for r in results if not r.ok], [r for r in results if r.ok]
+
+
+def damage(store: Path, sql: str, *values: object) -> None:
+    """Put a wrong-typed value where the application never would (SQLite lets any column hold any type)."""
+    db = sqlite3.connect(store)
+    db.execute(sql, values)
+    db.commit()
+    db.close()
+
+
+@pytest.mark.parametrize(("sql", "values", "expected"), [
+    ("UPDATE session_state SET title = ? WHERE id = 'state_main_v2'", (b"\x00\x01",),
+     "session soul_main, title: must be text, not a BLOB"),
+    ("UPDATE session_soul SET created_at = ? WHERE id = 'soul_main'", ("yesterday",),
+     "session soul_main, created_at: must be an integer (milliseconds), not text"),
+    ("UPDATE session_soul SET created_at = ? WHERE id = 'soul_main'", (2**62,),
+     "session soul_main, created_at: is out of range"),
+    ("UPDATE session_soul SET llm_pref_model = ? WHERE id = 'soul_main'", (b"model",),
+     "session soul_main, llm_pref_model: must be text, not a BLOB"),
+    ("UPDATE session_turn_soul SET user_request = CAST(? AS TEXT) WHERE id = 'turn_1'", (b"caf\xe9",),
+     "session soul_main, turn 1, user_request: is not UTF-8 text"),
+    ("UPDATE session_turn_soul SET created_at = ? WHERE id = 'turn_2'", (1e300,),
+     "session soul_main, turn 2, created_at: is out of range"),
+    ("UPDATE session_turn_state SET llm_root_model = ? WHERE id = 'ts_1_v2'", (b"gpt",),
+     "session soul_main, turn 1, llm_root_model: must be text, not a BLOB"),
+    ("UPDATE session_turn_state SET created_at = ? WHERE id = 'ts_2'", ("later",),
+     "session soul_main, turn 2, created_at: must be an integer (milliseconds), not text"),
+    ("UPDATE session_turn_state SET content_json = ? WHERE id = 'ts_2'", ('[{"id": "b", "type": "x", "n": NaN}]',),
+     "session soul_main, turn 2, content_json: not JSON: NaN is not a JSON number: line 1 column 32"),
+    ("UPDATE session_turn_state SET content_json = ? WHERE id = 'ts_2'", ("[" * 3000 + "]" * 3000,),
+     "session soul_main, turn 2, content_json: not JSON: nested deeper than 100 levels"),
+    ("UPDATE session_turn_state SET content_json = ? WHERE id = 'ts_2'",
+     (json.dumps([{"id": "b", "type": "x", "deep": json.loads("[" * 200 + "]" * 200)}]),),
+     "session soul_main, turn 2, content[0].deep[0]"),
+    ("UPDATE session_attachment SET size_bytes = ? WHERE id = 'att_1'", ("big",),
+     "session soul_main, attachment att_1, size_bytes: must be an integer, not text"),
+])
+def test_wrong_typed_columns_are_located_per_row(tmp_path: Path, sql: str, values: tuple, expected: str) -> None:
+    store = build_store(tmp_path / "vis.db", ROWS)
+    damage(store, sql, *values)
+    (bad,), (good,) = split(read(store))
+    lines = [p.line(bad.source) for p in bad.problems]
+    assert bad.session is None and any(line.startswith(f"{store}: {expected}") for line in lines), lines
+    assert good.session.id == "soul_second"
+    (lenient,), _ = split(read(store, lenient=True))
+    assert lenient.session is not None and lenient.problems == bad.problems
+    to_json(lenient.session), to_markdown(lenient.session), to_html(lenient.session)  # and nothing crashes
+
+
+def test_a_session_whose_id_is_unusable_is_refused_even_leniently(tmp_path: Path) -> None:
+    store = build_store(tmp_path / "vis.db", ROWS)
+    damage(store, "UPDATE session_soul SET id = ? WHERE id = 'soul_second'", b"soul")
+    main, bad = read(store, lenient=True)
+    assert main.ok and bad.session is None
+    assert bad.problems[0].line(bad.source) == f"{store}: session b'soul', id: must be text, not a BLOB"

@@ -4,7 +4,13 @@ SQLite writes ``-wal``/``-shm`` files beside a WAL database it opens, even
 read-only, and fails in a read-only directory. So: with no ``-wal`` file the
 database is opened ``immutable=1`` (nothing is created); with one, recent turns
 may live only there, so a private temporary copy of the database and its WAL is
-opened instead and removed afterwards.
+opened instead and removed afterwards. A store reached through a symbolic link
+is read at its real path, where its ``-wal`` is.
+
+The store is not trusted to hold what its columns declare (SQLite stores any
+type in any column): every value used is checked, and one of the wrong type
+(a BLOB title, a text time, text that is not UTF-8) is a problem located at
+its session, turn and column, never a crash and never the whole store's failure.
 """
 
 from __future__ import annotations
@@ -16,18 +22,99 @@ import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 from urllib.parse import quote
 
 from vis_export.contract import check_message
+from vis_export.contract.check import MAX_TIME
 from vis_export.model import Message, Session, StoredAttachment, message_from_json
 from vis_export.problems import Problem
+from vis_export.sources.jsontext import parse
 from vis_export.sources.result import LoadResult, failed
 from vis_export.sources.salvage import salvage_message
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 REQUIRED_TABLES = ("session_soul", "session_state", "session_turn_soul", "session_turn_state")
 STATUS_OF_TURN = {"done": "completed", "error": "failed", "interrupted": "cancelled", "running": "streaming"}
+
+
+class NotUtf8(bytes):
+    """A TEXT value whose bytes are not UTF-8, kept for the column checks to name."""
+
+
+_SQL_TYPES = {type(None): "NULL", int: "an integer", float: "a real number", str: "text", bytes: "a BLOB",
+              NotUtf8: "text that is not UTF-8"}
+
+
+def _sql_type(value: Any) -> str:
+    return _SQL_TYPES.get(type(value), type(value).__name__)
+
+
+def _text(value: Any) -> str | None:
+    if isinstance(value, str):
+        return None
+    return "is not UTF-8 text" if isinstance(value, NotUtf8) else f"must be text, not {_sql_type(value)}"
+
+
+def _id(value: Any) -> str | None:
+    return _text(value) or ("must not be blank" if not value.strip() else None)
+
+
+def _text_or_null(value: Any) -> str | None:
+    return None if value is None else _text(value)
+
+
+def _int_or_null(value: Any) -> str | None:
+    return None if value is None or isinstance(value, int) else f"must be an integer, not {_sql_type(value)}"
+
+
+def _blob_or_null(value: Any) -> str | None:
+    return None if value is None or isinstance(value, bytes) else f"must be a BLOB, not {_sql_type(value)}"
+
+
+def _time_or_null(value: Any) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, (int, float)) or not float(value).is_integer():
+        return f"must be an integer (milliseconds), not {_sql_type(value)}"
+    return None if 0 <= value <= MAX_TIME else f"is out of range: a time is 0 to {MAX_TIME} ms (up to the year 9999)"
+
+
+Columns = dict[str, Callable[[Any], "str | None"]]
+SOUL_COLUMNS: Columns = {"id": _id, "created_at": _time_or_null, "llm_pref_provider": _text_or_null,
+                         "llm_pref_model": _text_or_null}
+STATE_COLUMNS: Columns = {"title": _text_or_null}
+TURN_COLUMNS: Columns = {"id": _id, "user_request": _text_or_null, "created_at": _time_or_null}
+TURN_STATE_COLUMNS: Columns = {"id": _id, "status": _text, "llm_root_provider": _text_or_null,
+                               "llm_root_model": _text_or_null, "content_json": _text_or_null,
+                               "created_at": _time_or_null}
+ATTACHMENT_COLUMNS: Columns = {"id": _id, "media_type": _text, "filename": _text_or_null, "size_bytes": _int_or_null,
+                               "bytes": _blob_or_null, "storage_uri": _text_or_null, "transcription": _text_or_null}
+
+
+def _bad_columns(row: sqlite3.Row, where: str, columns: Columns) -> list[Problem]:
+    """A problem for each column of ``row`` whose value is not what ``columns`` expects."""
+    found = []
+    for name, check in columns.items():
+        message = check(row[name])
+        if message is not None:
+            found.append(Problem(f"{where}, {name}", message))
+    return found
+
+
+def _good(row: sqlite3.Row, name: str, columns: Columns) -> Any:
+    """The value of a column, or ``None`` when it is not what ``columns`` expects."""
+    value = row[name]
+    return value if columns[name](value) is None else None
+
+
+def _decoded(raw: bytes) -> str | NotUtf8:
+    """TEXT as ``str``, else ``NotUtf8`` for the column checks to name (SQLite's
+    own decoding would fail the whole query, and with it every session)."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return NotUtf8(raw)
 
 
 @contextmanager
@@ -57,8 +144,9 @@ def _read_only(path: Path) -> Iterator[sqlite3.Connection]:
 
 def read_store(path: Path, source: str, lenient: bool = False) -> list[LoadResult]:
     try:
-        with _read_only(path) as db:
+        with _read_only(path.resolve()) as db:
             db.row_factory = sqlite3.Row
+            db.text_factory = _decoded
             tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
             missing = [t for t in REQUIRED_TABLES if t not in tables]
             if missing:
@@ -84,17 +172,24 @@ def _session(
     db: sqlite3.Connection, soul: sqlite3.Row, source: str, has_attachments: bool, lenient: bool
 ) -> LoadResult:
     where = f"session {soul['id']}"
+    problems = _bad_columns(soul, where, SOUL_COLUMNS)
+    if _good(soul, "id", SOUL_COLUMNS) is None:
+        return LoadResult(source, None, tuple(problems))
     state = _newest(db, "SELECT id, title FROM session_state WHERE session_soul_id = ?", soul["id"])
     if state is None:
         return failed(source, Problem(where, "has no session_state row"))
-    problems: list[Problem] = []
+    problems += _bad_columns(state, where, STATE_COLUMNS)
     messages: list[dict[str, Any] | Message] = []
     turns = db.execute(
         "SELECT id, position, user_request, created_at FROM session_turn_soul"
         " WHERE session_state_id = ? ORDER BY position, created_at", (state["id"],)
     ).fetchall()
     for turn in turns:
-        messages.append(_user_message(turn, soul))
+        turn_where = f"{where}, turn {turn['position']}"
+        bad_turn = _bad_columns(turn, turn_where, TURN_COLUMNS)
+        problems += bad_turn
+        if not bad_turn:
+            messages.append(_user_message(turn, soul))
         turn_state = _newest(
             db,
             "SELECT id, status, llm_root_provider, llm_root_model, content_json, created_at"
@@ -102,18 +197,19 @@ def _session(
             turn["id"],
         )
         if turn_state is not None:
-            message = _assistant_message(turn_state, turn, f"{where}, turn {turn['position']}", problems, lenient)
+            message = _assistant_message(turn_state, turn, turn_where, problems, lenient)
             if message is not None:
                 messages.append(message)
+    metadata = {key: value for key in ("llm_pref_provider", "llm_pref_model")
+                if (value := _good(soul, key, SOUL_COLUMNS)) is not None}
+    attachments = _attachments(db, [t["id"] for t in turns], where, problems) if has_attachments else {}
     if problems and not lenient:
         return LoadResult(source, None, tuple(problems))
-    metadata = {key: soul[key] for key in ("llm_pref_provider", "llm_pref_model") if soul[key] is not None}
-    attachments = _attachments(db, [t["id"] for t in turns]) if has_attachments else {}
     session = Session(
         id=soul["id"],
         messages=tuple(m if isinstance(m, Message) else message_from_json(m) for m in messages),
-        title=state["title"],
-        created_at=soul["created_at"],
+        title=_good(state, "title", STATE_COLUMNS),
+        created_at=_good(soul, "created_at", SOUL_COLUMNS),
         metadata=MappingProxyType(metadata),
         source=source,
         attachments=MappingProxyType(attachments),
@@ -121,8 +217,13 @@ def _session(
     return LoadResult(source, session, tuple(problems))
 
 
+def _time_of(*candidates: Any) -> int:
+    """The first usable time of ``candidates`` (a row's own, then its parent's), else 0."""
+    return next((value for value in candidates if value is not None and _time_or_null(value) is None), 0)
+
+
 def _user_message(turn: sqlite3.Row, soul: sqlite3.Row) -> dict[str, Any]:
-    created = turn["created_at"] if turn["created_at"] is not None else soul["created_at"] or 0
+    created = _time_of(turn["created_at"], soul["created_at"])
     return {
         "id": turn["id"],
         "role": "user",
@@ -135,13 +236,17 @@ def _user_message(turn: sqlite3.Row, soul: sqlite3.Row) -> dict[str, Any]:
 def _assistant_message(
     state: sqlite3.Row, turn: sqlite3.Row, where: str, problems: list[Problem], lenient: bool
 ) -> dict[str, Any] | Message | None:
+    bad = _bad_columns(state, where, TURN_STATE_COLUMNS)
+    if bad:
+        problems.extend(bad)
+        return None
     status = STATUS_OF_TURN.get(state["status"])
     if status is None:
         problems.append(Problem(f"{where}, status", f"unknown turn status {state['status']!r}"))
         return None
     try:
-        content = json.loads(state["content_json"]) if state["content_json"] is not None else []
-    except (json.JSONDecodeError, TypeError) as error:
+        content = parse(state["content_json"]) if state["content_json"] is not None else []
+    except json.JSONDecodeError as error:
         problems.append(Problem(f"{where}, content_json", f"not JSON: {error}"))
         if not lenient:
             return None
@@ -151,7 +256,7 @@ def _assistant_message(
         "role": "assistant",
         "status": status,
         "content": content,
-        "created_at": state["created_at"] if state["created_at"] is not None else turn["created_at"] or 0,
+        "created_at": _time_of(state["created_at"], turn["created_at"]),
     }
     if state["llm_root_model"] is not None:
         message["model"] = state["llm_root_model"]
@@ -165,13 +270,21 @@ def _assistant_message(
     return salvage_message(message, 0) if lenient else None
 
 
-def _attachments(db: sqlite3.Connection, turn_ids: list[str]) -> dict[str, StoredAttachment]:
+def _attachments(
+    db: sqlite3.Connection, turn_ids: list[str], where: str, problems: list[Problem]
+) -> dict[str, StoredAttachment]:
+    """The attachments of the session's turns; a row with a wrong-typed column is
+    left out with a problem."""
     found: dict[str, StoredAttachment] = {}
     for turn_id in turn_ids:
         for row in db.execute(
             "SELECT id, media_type, filename, size_bytes, bytes, storage_uri, transcription"
             " FROM session_attachment WHERE session_turn_soul_id = ? ORDER BY created_at, id", (turn_id,)
         ):
+            bad = _bad_columns(row, f"{where}, attachment {row['id']}", ATTACHMENT_COLUMNS)
+            if bad:
+                problems.extend(bad)
+                continue
             found[row["id"]] = StoredAttachment(
                 id=row["id"], turn_id=turn_id, media_type=row["media_type"], filename=row["filename"],
                 size_bytes=row["size_bytes"], data=row["bytes"], storage_uri=row["storage_uri"],
