@@ -4,10 +4,13 @@ line, interrupted turns kept with what the user saw."""
 from __future__ import annotations
 
 import json
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from vis_export.sources import read
 from vis_export.sources.events import INTERRUPTED_NOTICE
@@ -144,3 +147,25 @@ def test_a_bad_session_in_a_log_does_not_stop_the_others(tmp_path: Path) -> None
     assert good.ok and good.session.id == "a"
     assert bad_event.session is None and bad_event.problems[0].location == "line 2, block"
     assert bad_fold.session is None and "unknown block 'nope'" in bad_fold.problems[0].message
+
+
+@given(st.lists(st.lists(st.text("ab\n", min_size=1, max_size=3), min_size=1, max_size=4), min_size=1, max_size=4),
+       st.randoms(use_true_random=False), st.booleans())
+def test_interleaved_sessions_are_each_folded_by_their_own_seq(texts: list[list[str]], random: Any,
+                                                               replay: bool) -> None:
+    """Sessions of one log, each counting seq from 1, shuffled together (and a replay
+    of one event): every session comes back whole."""
+    events = []
+    for n, chunks in enumerate(texts):
+        session = {"session_id": f"s{n}"}
+        events += [started("t", PROSE, seq=1, **session),
+                   *(delta("t", "b1", chunk, seq=i, **session) for i, chunk in enumerate(chunks, 2)),
+                   ended("t", seq=len(chunks) + 2, **session)]
+    if replay:
+        events.append(random.choice(events))
+    random.shuffle(events)
+    with tempfile.TemporaryDirectory() as folder:
+        results = fold(Path(folder), events)
+    assert all(r.ok for r in results)
+    assert sorted((r.session.id, r.session.messages[0].blocks[0].markdown) for r in results) == \
+        [(f"s{n}", "".join(chunks)) for n, chunks in enumerate(texts)]
