@@ -12,7 +12,10 @@ from strategies import text
 from vis_export.formats.markdown_syntax import escape, escape_one_line, fence_for, info_string
 from vis_export.formats.prose import contained
 
+# GFM as GitHub renders it: URLs with a scheme and www. are links, bare domains
+# (example.com) are not, so they need no escape.
 PARSER = MarkdownIt("gfm-like")
+PARSER.linkify.set({"fuzzy_link": False})
 
 
 @pytest.mark.parametrize(("code", "fence"), [("", "```"), ("a ` b", "```"), ("```", "````"),
@@ -102,3 +105,13 @@ def test_quick_proof_defers_to_the_parser_on_tricky_prose(prose: str) -> None:
 
     assert not _surely_closed(prose + "\n")
     test_prose_cannot_swallow_what_follows(prose)
+
+
+@pytest.mark.parametrize(("value", "written"), [
+    ("Debugging a Flask KeyError on /profile", "Debugging a Flask KeyError on /profile"),
+    ("gpt-5.6", "gpt-5.6"), ("settings.toml (v2): 3 + 4 = 7?", "settings.toml (v2): 3 + 4 = 7?"),
+    ("C# and #1", "C# and \\#1"), ("**bold** `x` [a](b) <b> &amp;", "\\*\\*bold\\*\\* \\`x\\` \\[a\\](b) \\<b\\> \\&amp;"),
+    ("see https://x.y or www.x.y", "see https\\://x.y or www\\.x.y"), ("- item", "\\- item"), ("1. one", "1\\. one"),
+])
+def test_only_what_could_become_structure_is_escaped(value: str, written: str) -> None:
+    assert escape_one_line(value) == written

@@ -32,6 +32,7 @@ from strategies import (
 from vis_export.formats.markdown import to_markdown
 from vis_export.formats.markdown_syntax import fenced
 from vis_export.formats.options import ExportOptions
+from vis_export.formats.projector import shown_parts
 from vis_export.formats.text import REASONING_END, TextProjector, to_text
 from vis_export.model import CodeBlock, ReasoningBlock, ToolBlock, UnknownBlock
 from vis_export.policy import is_private
@@ -213,7 +214,8 @@ def test_r4_no_heading_fence_link_or_html_from_data(document: dict[str, Any], ti
     assert all(re.fullmatch(r"(<details>\n<summary>.*</summary>|</details>)", h, re.S) for h in html_blocks)
     expected_fences = sum(
         1 if isinstance(b, (CodeBlock, UnknownBlock))
-        else sum(key in b.fields for key in ("input", "output", "error")) if isinstance(b, ToolBlock) else 0
+        else sum(len(shown_parts("", b.fields[key])) for key in ("input", "output", "error") if key in b.fields)
+        if isinstance(b, ToolBlock) else 0
         for _, b in session.blocks()
     )
     assert len([t for t in tokens if t.type == "fence"]) == expected_fences

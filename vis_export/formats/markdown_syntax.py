@@ -12,7 +12,9 @@ import json
 import re
 
 _BACKTICK_RUNS = re.compile(r"`+")
-_PUNCTUATION = re.compile(r"([!\"#$%&'()*+\-./:;<=>?@\[\\\]^_`{|}~])")
+_INLINE = re.compile(r"([\\`*_\[\]<>&~|$]|(?:^|(?<=\s))#)")
+_LINE_START = re.compile(r"^(\d{1,9}(?=[.)])|(?=[-+=]))")
+_AUTOLINK = re.compile(r"(?i)\b(?:https?|ftps?|mailto|file|data|javascript|vbscript|xmpp|irc):|\bwww\.|@")
 _NEWLINES = re.compile(r"\r\n?|\n")
 _NOT_PRINTABLE_IN_YAML = re.compile("[\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff]")
 
@@ -42,17 +44,31 @@ def fenced(text: str, language: str | None = None) -> str:
 
 
 def escape(text: str) -> str:
-    """Inline text that renders as itself: every ASCII punctuation character is
-    backslash-escaped (always valid in CommonMark, and it defeats emphasis,
-    links, autolinks, HTML, entities, headings and list markers), and line breaks
-    become hard breaks so no line can start a block of its own."""
+    """Inline text that renders as itself, lines kept: each line escaped as
+    ``escape_one_line`` does (its spaces kept), and line breaks as hard breaks so
+    no line can start a block of its own."""
     lines = [line.strip() for line in _NEWLINES.split(text)]
-    return "\\\n".join(_PUNCTUATION.sub(r"\\\1", line) for line in lines if line)
+    return "\\\n".join(_inline(line) for line in lines if line)
 
 
 def escape_one_line(text: str) -> str:
-    """Inline text on one line (headings, labels): whitespace runs become one space."""
-    return _PUNCTUATION.sub(r"\\\1", " ".join(text.split()))
+    """Inline text on one line (headings, labels) that renders as itself, with
+    whitespace runs as one space.
+
+    Only what could become structure is escaped, so ``gpt-5.6`` and ``/profile``
+    read as written: the characters of emphasis, code, links, images, HTML,
+    entities, strikethrough, tables and math; a ``#`` that could open or close
+    a heading; a first character that could open a block (quote, list, setext
+    underline); the ``:`` or ``.`` that makes a URL scheme or ``www.`` an
+    autolink, and the ``@`` of an e-mail address. (Bare domains such as
+    ``example.com``, which only some renderers link, are left as written.)
+    """
+    return _inline(" ".join(text.split()))
+
+
+def _inline(text: str) -> str:
+    escaped = _LINE_START.sub(r"\1\\", _INLINE.sub(r"\\\1", text), count=1)
+    return _AUTOLINK.sub(lambda m: m.group()[:-1] + "\\" + m.group()[-1], escaped)
 
 
 def escape_html(text: str) -> str:
