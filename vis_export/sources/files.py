@@ -34,7 +34,7 @@ _KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"),
           (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
 
 
-class Unreadable(Exception):
+class _Unreadable(Exception):
     """Why a file is not read: the one-line message of its problem."""
 
 
@@ -48,7 +48,7 @@ def read_file(path: Path, source: str, lenient: bool = False) -> list[LoadResult
             data = _bounded(head + handle.read(MAX_FILE_BYTES + 1 - len(head)))
     except OSError as error:
         return [failed(source, Problem("", f"cannot read: {error.strerror or error}"))]
-    except Unreadable as error:
+    except _Unreadable as error:
         return [failed(source, Problem("", str(error)))]
     return read_bytes(data, source, path.stem or path.name, lenient)
 
@@ -57,7 +57,7 @@ def read_stream(stream: BinaryIO, source: str, default_id: str, lenient: bool = 
     """Standard input, up to the same limit (``-`` may well be ``/dev/zero``)."""
     try:
         data = _bounded(stream.read(MAX_FILE_BYTES + 1))
-    except Unreadable as error:
+    except _Unreadable as error:
         return [failed(source, Problem("", str(error)))]
     return read_bytes(data, source, default_id, lenient)
 
@@ -67,21 +67,22 @@ def starts_like_store(path: Path) -> bool:
     try:
         with _open_regular(path) as handle:
             return is_store(handle.read(16))
-    except (OSError, Unreadable):
+    except (OSError, _Unreadable):
         return False
 
 
 def _open_regular(path: Path) -> BinaryIO:
-    """``path`` opened for reading if it is a regular file of at most ``MAX_FILE_BYTES``,
-    checked on the open descriptor (no race with a swapped file)."""
+    """``path`` opened for reading if it is a regular file of at most ``MAX_FILE_BYTES``
+    (a SQLite store, which is read page by page, may be larger), checked on the
+    open descriptor, so a file swapped in after the check is not read."""
     descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     try:
         mode = os.fstat(descriptor)
         if not stat.S_ISREG(mode.st_mode):
             kind = next((name for test, name in _KINDS if test(mode.st_mode)), "a special file")
-            raise Unreadable(f"not a regular file ({kind}); only regular files are read")
+            raise _Unreadable(f"not a regular file ({kind}); only regular files are read")
         if mode.st_size > MAX_FILE_BYTES and not is_store(os.pread(descriptor, 16, 0)):
-            raise Unreadable(_too_large())
+            raise _Unreadable(_too_large())
     except BaseException:
         os.close(descriptor)
         raise
@@ -90,7 +91,7 @@ def _open_regular(path: Path) -> BinaryIO:
 
 def _bounded(data: bytes) -> bytes:
     if len(data) > MAX_FILE_BYTES:
-        raise Unreadable(_too_large())
+        raise _Unreadable(_too_large())
     return data
 
 

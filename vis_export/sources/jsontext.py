@@ -8,9 +8,10 @@ Lines, event logs, Lonis, the store's ``content_json``) parses through
 ``parse`` here, so each of these is a ``json.JSONDecodeError`` at its line and
 column, reported like any other syntax error.
 
-Valid input pays next to nothing: the hooks run only for floats and constants,
-and the surrogate scan only when the text holds such an escape. Finding where
-a problem is (a scan of the text) happens only once a problem is known.
+Valid input pays little: the hooks run only for floats and constants, one
+regular expression looks for a surrogate escape (about 0.3 ms per MB), and the
+exact check runs only when it finds one. Finding where a problem is (a scan of
+the text) happens only once a problem is known.
 """
 
 from __future__ import annotations
