@@ -21,6 +21,9 @@ FILTERS = ("session_id", "role", "block_type", "language")
 
 
 class Engine(Protocol):
+    """``search`` takes a ``limit`` of 1 or more, however large: the engine
+    never asks its library for more hits than the index holds."""
+
     name: str
 
     def add(self, documents: list[dict[str, Any]]) -> None: ...

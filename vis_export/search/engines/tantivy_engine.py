@@ -94,6 +94,11 @@ class TantivyEngine:
         query = tantivy.Query.boolean_query(clauses) if clauses else tantivy.Query.all_query()
         self.index.reload()
         searcher = self.index.searcher()
+        # tantivy allocates room for offset + limit hits up front (a huge limit
+        # aborts the process) and panics on a limit of 0: ask for no more than it holds.
+        limit = min(limit, searcher.num_docs - offset)
+        if limit < 1:
+            return []
         hits = searcher.search(query, limit, count=False, offset=offset).hits
         return [(float(score), _flat(searcher.doc(address).to_dict())) for score, address in hits]
 
