@@ -14,6 +14,9 @@ from vis_export.search.documents import _IDENTIFIER, _WORDS_OF_IDENTIFIER
 _PHRASE_OR_WORD = re.compile(r'"([^"]*)"|(\S+)')
 _WORD = re.compile(r"\w+")
 SNIPPET_WIDTH = 160
+# Words and phrases a query may hold: each costs the engine a clause, and a
+# hostile query of many thousands takes minutes and gigabytes.
+MAX_TERMS = 64
 
 
 @dataclass(frozen=True)
@@ -30,14 +33,33 @@ class ParsedQuery:
 
 
 def parse(query: str) -> ParsedQuery:
+    """Quoted phrases, and the words of the rest. A token with no word in it
+    (``!=``, ``->``, ``**``, an emoji) is a phrase: no engine indexes it as a
+    word, so only the exact check can find it."""
     words: list[str] = []
     phrases: list[str] = []
-    for phrase, word in _PHRASE_OR_WORD.findall(query):
+    for phrase, token in _PHRASE_OR_WORD.findall(query):
         if phrase.strip():
             phrases.append(phrase)
-        elif word:
-            words.extend(w for w in _WORD.findall(word) if w.strip("_"))
+        elif token:
+            found = [w for w in _WORD.findall(token) if w.strip("_")]
+            words.extend(found)
+            if not found:
+                phrases.append(token)
+    if len(words) + len(phrases) > MAX_TERMS:
+        raise ValueError(f"the query holds {len(words) + len(phrases)} words and phrases; at most {MAX_TERMS} "
+                         "are searched")
     return ParsedQuery(tuple(words), tuple(phrases))
+
+
+def engine_words(parsed: ParsedQuery) -> list[str]:
+    """The words to ask the engine for, each once: every free word, and words
+    that every block containing the phrases holds. A long pasted phrase holds
+    many; as many as fit narrow the candidates, and the exact check decides."""
+    words = dict.fromkeys(parsed.words)
+    for phrase in parsed.phrases:
+        words.update(dict.fromkeys(phrase_words(phrase)))
+    return list(words)[:MAX_TERMS]
 
 
 # ASCII punctuation (but "_") and white space: a boundary for every analyser.
