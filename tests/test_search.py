@@ -19,7 +19,7 @@ from conftest import INPUT
 from strategies import PRIVATE_CANARY, session_documents, small_blocks, small_code_blocks
 from vis_export import load
 from vis_export.search import IndexFailure, index, search
-from vis_export.search.job import MANIFEST, writer_lock
+from vis_export.search.directory import MANIFEST, writer_lock
 from vis_export.sources.messages import session_document
 
 ENGINES = ["tantivy", "whoosh"]

@@ -15,13 +15,14 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
+from vis_export.contract import MAX_TIME
 from vis_export.model import Session
 from vis_export.search.documents import IndexReasoning, check_index_reasoning, plain_text
-from vis_export.search.engines import FILTERS, Engine, open_engine
-from vis_export.search.job import (
-    ENGINE_DATA, MANIFEST, Batch, IndexCounts, IndexFailure, check_placement, index_sessions, read_manifest,
-)
-from vis_export.search.query import ParsedQuery, SnippetMaker, parse, phrase_words
+from vis_export.search.directory import ENGINE_DATA, MANIFEST, check_placement, open_index, read_manifest
+from vis_export.search.engines import FILTERS, Engine
+from vis_export.search.guard import IndexFailure
+from vis_export.search.job import Batch, IndexCounts, index_sessions
+from vis_export.search.query import ParsedQuery, SnippetMaker, engine_words, parse
 
 __all__ = ["Hit", "IndexCounts", "IndexFailure", "index", "search", "check_placement"]
 
@@ -61,15 +62,18 @@ def search(
     type: str | None = None, language: str | None = None, session: str | None = None,  # noqa: A002
     since: int | None = None, until: int | None = None,
 ) -> list[Hit]:
-    """Ranked hits for ``query`` (words must all match; ``"quoted phrases"`` must
-    occur exactly); ``since``/``until`` are times in ms."""
+    """Ranked hits for ``query`` (words must all match; ``"quoted phrases"`` and
+    words of punctuation or symbols only must occur exactly); at most ``limit``
+    (1 or more, however large); ``since``/``until`` are times in ms."""
+    if limit < 1:
+        raise ValueError(f"limit must be 1 or more, not {limit}")
     path = Path(directory)
     engine = _reader(path)
     parsed = parse(query)
     filters = {name: value for name, value in zip(FILTERS, (session, role, type, language.lower() if language
                                                             else None)) if value}
-    words = [*parsed.words, *(w for phrase in parsed.phrases for w in phrase_words(phrase))]
-    found = _matching(engine, parsed, words, filters, since, until, limit)
+    since, until = (None if t is None else _bound(t) for t in (since, until))
+    found = _matching(engine, parsed, engine_words(parsed), filters, since, until, limit)
     found.sort(key=lambda hit: (-hit[0], hit[1]["key"]))
     snippet = SnippetMaker(parsed.words, parsed.phrases)
     hits = []
@@ -77,9 +81,16 @@ def search(
         shown = doc["text"] if parsed.phrases or doc["block_type"] != "prose" else plain_text(doc["text"])
         made = snippet(shown)
         hits.append(Hit(doc["session_id"], doc["session_title"], doc["message_id"], doc["block_id"], doc["role"],
-                        doc["block_type"], doc["language"], int(doc["created_at"]), round(score, 4),
+                        doc["block_type"], doc["language"], doc["created_at"], round(score, 4),
                         made.text, made.html))
     return hits
+
+
+def _bound(ms: int) -> int:
+    """A time bound within a step of the times a session may hold: one further
+    out excludes nothing more, and the engines fail on (tantivy) or misread
+    (whoosh) bounds near the ends of 64 bits."""
+    return max(-1, min(ms, MAX_TIME + 1))
 
 
 def _reader(path: Path) -> Engine:
@@ -92,7 +103,7 @@ def _reader(path: Path) -> Engine:
 
 @lru_cache(maxsize=8)
 def _open_reader(path: Path, version: int) -> Engine:
-    return open_engine(read_manifest(path, None)["engine"], path / ENGINE_DATA, writable=False)
+    return open_index(path, read_manifest(path, None)["engine"], writable=False)
 
 
 def _matching(engine: Engine, parsed: ParsedQuery, words: list[str], filters: dict[str, str],

@@ -10,27 +10,20 @@ documents are always deleted before they are added again.
 
 from __future__ import annotations
 
-import fcntl
-import json
-import time
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable
 
 from vis_export.model import Session
-from vis_export.output import write_atomic
-from vis_export.search.documents import SCHEMA_VERSION, IndexReasoning, content_hash, documents
-from vis_export.search.engines import ENGINES, Engine, open_engine
+from vis_export.search.directory import (
+    PlacementRefused, check_ours, check_placement, first_missing, open_index, read_manifest, remove_created,
+    write_manifest, writer_lock,
+)
+from vis_export.search.documents import IndexReasoning, content_hash, documents
+from vis_export.search.engines import ENGINES, Engine
+from vis_export.search.guard import IndexFailure
 
-MANIFEST = "vis-export-index.json"
-LOCK = ".vis-export-index.lock"
-ENGINE_DATA = "engine"
 COMMIT_EVERY = 20_000  # documents
-
-
-class IndexFailure(Exception):
-    """An index job that cannot start or go on: one line that says why."""
 
 
 @dataclass
@@ -43,68 +36,6 @@ class IndexCounts:
     def __str__(self) -> str:
         text = f"{self.added} added, {self.updated} updated, {self.unchanged} unchanged"
         return text + (f", {self.removed} removed" if self.removed else "")
-
-
-@contextmanager
-def writer_lock(directory: Path, wait: float) -> Iterator[None]:
-    """One writer at a time; the lock goes with the process, even on kill -9."""
-    directory.mkdir(parents=True, exist_ok=True)
-    with open(directory / LOCK, "a+") as handle:
-        deadline = time.monotonic() + wait
-        while True:
-            try:
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    raise IndexFailure(
-                        f"{directory}: another index job is writing to it (waited {wait:g} s; see --wait)") from None
-                time.sleep(0.05)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
-def read_manifest(directory: Path, engine: str | None) -> dict[str, Any]:
-    """The manifest, checked against the engine asked for (``None``: any)."""
-    path = directory / MANIFEST
-    if not path.exists():
-        # New, or killed before its first commit: nothing to keep but our own files.
-        strangers = [p.name for p in directory.iterdir() if p.name not in (LOCK, ENGINE_DATA)] \
-            if directory.is_dir() else []
-        if strangers:
-            raise IndexFailure(f"{directory}: not a vis-export index and not empty; choose another directory")
-        return {"engine": engine, "schema_version": SCHEMA_VERSION, "sessions": {}}
-    try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as error:
-        raise IndexFailure(f"{path}: unreadable index manifest ({error})") from None
-    if engine is not None and manifest.get("engine") != engine:
-        raise IndexFailure(f"{directory}: this index was built with {manifest.get('engine')}, not {engine}; "
-                           f"use --engine {manifest.get('engine')} or another directory")
-    if manifest.get("schema_version") != SCHEMA_VERSION:
-        raise IndexFailure(f"{directory}: index schema version {manifest.get('schema_version')} is not "
-                           f"{SCHEMA_VERSION}; rebuild it in a new directory")
-    return manifest
-
-
-def check_placement(directory: Path, sources: Iterable[str]) -> None:
-    """The index never goes inside a source directory or beside a source file:
-    a job must not write where sessions are read from (R3)."""
-    target = directory.resolve()
-    for source in sources:
-        path = Path(source)
-        if source in ("-", "<stdin>") or not path.exists():
-            continue
-        home = path.resolve() if path.is_dir() else path.resolve().parent
-        if target == home or home in target.parents:
-            kind = "inside the source directory" if path.is_dir() else "beside the source file"
-            raise IndexFailure(f"{directory}: the index would be {kind} {source}; choose a directory elsewhere")
-
-
-def _write_manifest(directory: Path, manifest: dict[str, Any]) -> None:
-    write_atomic(directory / MANIFEST, json.dumps(manifest, ensure_ascii=False, indent=1, sort_keys=True) + "\n")
 
 
 @dataclass
@@ -167,24 +98,36 @@ def index_sessions(
     warn: Callable[[str], None] | None = None,
 ) -> IndexCounts:
     """Add or update every session's documents; with ``prune``, remove sessions
-    that are no longer among them."""
+    that are no longer among them (but not those of a source that failed to load).
+
+    Whatever can refuse the directory is checked before anything is created in
+    it; a session handed over by a caller (no source file known up front) that
+    turns out to come from beside the index undoes a directory this job created."""
     if engine not in ENGINES:
         raise IndexFailure(f"unknown engine {engine!r}; choose one of {', '.join(ENGINES)}")
-    with writer_lock(directory, wait):
-        manifest = read_manifest(directory, engine)
-        manifest["engine"] = engine
-        manifest.setdefault("files", {})
-        store = open_engine(engine, directory / ENGINE_DATA, writable=True, threads=threads)
-        try:
-            job = _Job(store, directory, manifest, reasoning, progress, warn)
-            for batch in batches:
-                job.run(batch)
-            if prune:
-                job.prune()
-            job.commit()
-            return job.counts
-        finally:
-            store.close()
+    batches = list(batches)
+    check_placement(directory, [batch.key for batch in batches if batch.key])
+    check_ours(directory)
+    created = first_missing(directory)
+    try:
+        with writer_lock(directory, wait):
+            manifest = read_manifest(directory, engine)
+            manifest["engine"] = engine
+            store = open_index(directory, engine, writable=True, threads=threads)
+            try:
+                job = _Job(store, directory, manifest, reasoning, progress, warn)
+                for batch in batches:
+                    job.run(batch)
+                if prune:
+                    job.prune()
+                job.commit()
+                return job.counts
+            finally:
+                store.close()
+    except PlacementRefused:
+        if created is not None:
+            remove_created(directory, created)
+        raise
 
 
 class _Job:
@@ -195,13 +138,14 @@ class _Job:
         self.known: dict[str, str] = manifest["sessions"]
         self.counts = IndexCounts()
         self.seen: set[str] = set()
+        self.unread: dict[str | None, set[str]] = {}  # source (None: stdin) -> the sessions it held
         self.done: dict[str, str] = {}
         self.files_done: dict[str, Any] = {}
         self.pending = 0
 
     def run(self, batch: Batch) -> None:
         entry = self.manifest["files"].get(batch.key) if batch.key else None
-        if (entry is not None and entry["stamp"] == batch.stamp
+        if (entry is not None and batch.stamp is not None and entry["stamp"] == batch.stamp
                 and all(self.known.get(i) == h for i, h in entry["sessions"].items())
                 and not self.seen.intersection(entry["sessions"])):
             self.counts.unchanged += len(entry["sessions"])
@@ -212,8 +156,14 @@ class _Job:
             digest = self.session(session)
             if digest is not None:
                 hashes[session.id] = digest
-        if batch.key is not None and batch.stamp is not None and batch.complete():
-            self.files_done[batch.key] = {"stamp": batch.stamp, "sessions": hashes}
+        if batch.complete():
+            if batch.key is not None and batch.stamp is not None:
+                self.files_done[batch.key] = {"stamp": batch.stamp, "sessions": hashes}
+        elif batch.key is None or batch.stamp is not None:  # not read, yet not gone
+            held = {i: h for i, h in (entry["sessions"] if entry else {}).items() if i not in hashes}
+            self.unread[batch.key] = set(held)
+            if batch.key is not None:  # no stamp: read again next time
+                self.files_done[batch.key] = {"stamp": None, "sessions": {**held, **hashes}}
 
     def session(self, session: Session) -> str | None:
         if self.progress is not None:
@@ -221,9 +171,8 @@ class _Job:
         if session.source:
             check_placement(self.directory, [session.source])
         if session.id in self.seen:
-            if self.warn is not None:
-                self.warn(f"{session.source}: session {session.id!r} was already indexed from another "
-                          "source in this job; this one is skipped")
+            self._warn(f"{session.source}: session {session.id!r} was already indexed from another "
+                       "source in this job; this one is skipped")
             return None
         self.seen.add(session.id)
         digest = content_hash(session, self.reasoning)
@@ -244,12 +193,26 @@ class _Job:
         return digest
 
     def prune(self) -> None:
-        for session_id in sorted(set(self.known) - self.seen):
+        """Removes the sessions no source holds any more. A source that failed
+        to load says nothing about what it holds: its sessions stay, and a
+        failed standard input (whose sessions are not known) stops pruning."""
+        if None in self.unread:
+            self._warn("<stdin>: not read in full, so nothing is pruned")
+            return
+        for source, held in self.unread.items():
+            if held:
+                self._warn(f"{source}: not read in full, so its sessions stay in the index ({len(held)} not pruned)")
+        alive = self.seen.union(*self.unread.values())
+        for session_id in sorted(set(self.known) - alive):
             self.store.delete_session(session_id)
             del self.known[session_id]
             self.counts.removed += 1
         self.manifest["files"] = {key: entry for key, entry in self.manifest["files"].items()
-                                  if set(entry["sessions"]) <= self.seen}
+                                  if set(entry["sessions"]) <= alive}
+
+    def _warn(self, line: str) -> None:
+        if self.warn is not None:
+            self.warn(line)
 
     def commit(self) -> None:
         """Engine first, manifest after: the manifest is never ahead of the index."""
@@ -259,4 +222,4 @@ class _Job:
         self.manifest["files"].update(self.files_done)
         self.files_done.clear()
         self.pending = 0
-        _write_manifest(self.directory, self.manifest)
+        write_manifest(self.directory, self.manifest)

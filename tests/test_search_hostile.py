@@ -1,0 +1,343 @@
+"""Search against hostile input: huge limits, damaged index files, queries of
+symbols only, refused directories, sources that fail to load, forged stored
+documents. Anything that could abort the interpreter runs in a subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from conftest import INPUT
+from vis_export import load
+from vis_export.search import IndexFailure, index, search
+from vis_export.search.directory import LOCK, MANIFEST
+from vis_export.search.documents import documents
+from vis_export.search.query import MAX_TERMS
+from vis_export.sources.messages import session_document
+
+ENGINES = ["tantivy", "whoosh"]
+GOLDEN = list(load(INPUT))
+TIMEOUT = 120
+
+
+def cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "vis_export", *args], capture_output=True, text=True, input=stdin,
+                          timeout=TIMEOUT, env={**os.environ, "RUST_BACKTRACE": "1"})
+
+
+def one_line_failure(result: subprocess.CompletedProcess[str]) -> bool:
+    return (result.returncode == 1 and len(result.stderr.splitlines()) == 1
+            and result.stderr.startswith("vis-export: ") and "Traceback" not in result.stderr)
+
+
+@pytest.fixture(params=ENGINES)
+def engine(request: pytest.FixtureRequest) -> str:
+    return request.param
+
+
+@pytest.fixture
+def golden_index(tmp_path: Path, engine: str) -> Path:
+    directory = tmp_path / "index"
+    index(GOLDEN, directory, engine=engine)
+    return directory
+
+
+# --- a huge limit ------------------------------------------------------------
+
+LIMITED = """
+import sys
+from vis_export.search import search
+print(len(search(sys.argv[2], sys.argv[1], limit=int(sys.argv[3]))))
+"""
+
+
+@pytest.mark.parametrize("query", ["config", '"config"'])
+def test_no_limit_aborts_the_host_program(golden_index: Path, query: str) -> None:
+    expected = len(search(query, golden_index, limit=1000))
+    for limit in (2 ** 31 - 1, 2 ** 63, 10 ** 30):
+        result = subprocess.run([sys.executable, "-c", LIMITED, str(golden_index), query, str(limit)],
+                                capture_output=True, text=True, timeout=TIMEOUT)
+        assert (result.returncode, result.stdout.strip(), result.stderr) == (0, str(expected), "")
+    for limit in (0, -1):
+        with pytest.raises(ValueError, match="limit must be 1 or more"):
+            search(query, golden_index, limit=limit)
+
+
+def test_the_cli_takes_any_limit(golden_index: Path) -> None:
+    result = cli("search", "config", "--index", str(golden_index), "--limit", "2147483647", "--json")
+    assert result.returncode == 0, result.stderr
+    assert len(json.loads(result.stdout)) == len(search("config", golden_index, limit=1000)) > 0
+
+
+# --- damaged index files -----------------------------------------------------
+
+def _flip(data: bytes, start: int) -> bytes:
+    return data[:start] + bytes(b ^ 0xFF for b in data[start:start + 16]) + data[start + 16:]
+
+
+DAMAGES: dict[str, Callable[[bytes], bytes]] = {
+    "emptied": lambda data: b"",
+    "cut in half": lambda data: data[:len(data) // 2],
+    "zeroed": lambda data: bytes(len(data)),
+    "flipped at the start": lambda data: _flip(data, 0),
+    "flipped in the middle": lambda data: _flip(data, len(data) // 2),
+}
+
+
+def _damaged_copies(pristine: Path, work: Path, damages: list[str]) -> Any:
+    """A copy of the index per (file, damage), each with one file damaged."""
+    for path in sorted(p for p in pristine.rglob("*") if p.is_file() and p.stat().st_size and p.name != LOCK):
+        for name in damages:
+            shutil.rmtree(work, ignore_errors=True)
+            shutil.copytree(pristine, work)
+            target = work / path.relative_to(pristine)
+            target.write_bytes(DAMAGES[name](target.read_bytes()))
+            yield f"{path.name} {name}"
+
+
+def test_a_damaged_index_fails_in_one_line(tmp_path: Path, golden_index: Path, engine: str) -> None:
+    failed = []
+    for case in _damaged_copies(golden_index, tmp_path / "copy", list(DAMAGES)):
+        result = cli("search", "config", "--index", str(tmp_path / "copy"), "--limit", "100")
+        assert result.returncode in (0, 1), (case, result.stderr)  # never a signal
+        assert "Traceback" not in result.stderr and "panicked" not in result.stderr, (case, result.stderr)
+        if result.returncode:  # damage that went unnoticed may still answer
+            assert one_line_failure(result), (case, result.stderr)
+            assert "is damaged" in result.stderr or MANIFEST in result.stderr, (case, result.stderr)
+            failed.append(case)
+    assert len(failed) >= 5, failed
+
+
+def test_an_index_job_over_a_damaged_index_fails_in_one_line(tmp_path: Path, golden_index: Path,
+                                                             engine: str) -> None:
+    for case in _damaged_copies(golden_index, tmp_path / "copy", ["cut in half"]):
+        result = cli("index", str(INPUT), "--index", str(tmp_path / "copy"), "--engine", engine)
+        assert result.returncode in (0, 1), (case, result.stderr)
+        if result.returncode:
+            assert one_line_failure(result), (case, result.stderr)
+
+
+PANIC = """
+import os, sys
+from pathlib import Path
+import tantivy
+from vis_export.search.engines.tantivy_engine import TantivyEngine
+from vis_export.search.guard import IndexFailure, engine_call
+
+directory = Path(sys.argv[1])
+engine = TantivyEngine(directory / "engine", writable=False)
+with engine_call(directory):
+    os.write(2, b"kept\\n")  # what a call that succeeds writes goes through
+try:
+    with engine_call(directory):
+        engine.index.searcher().search(tantivy.Query.all_query(), 0)  # tantivy panics on a limit of 0
+except IndexFailure as failure:
+    print(failure)
+print("after", file=sys.stderr)
+"""
+
+
+def test_a_rust_panic_becomes_one_line_and_its_report_stays_off_stderr(tmp_path: Path) -> None:
+    directory = tmp_path / "index"
+    index(GOLDEN, directory)
+    result = subprocess.run([sys.executable, "-c", PANIC, str(directory)], capture_output=True, text=True,
+                            timeout=TIMEOUT, env={**os.environ, "RUST_BACKTRACE": "1"})
+    assert result.returncode == 0
+    assert result.stdout.startswith(f"index {directory} is damaged: ") and "Limit must be greater than 0" in result.stdout
+    assert len(result.stdout.splitlines()) == 1
+    assert result.stderr == "kept\nafter\n"
+
+
+@pytest.mark.parametrize("manifest", [[], {"engine": "lucene"}, {"engine": "tantivy", "schema_version": 1},
+                                      {"engine": "tantivy", "schema_version": 1, "sessions": {},
+                                       "files": {"a.json": {"stamp": [1, 2]}}}])
+def test_a_forged_manifest_is_refused(tmp_path: Path, manifest: Any) -> None:
+    directory = tmp_path / "index"
+    index(GOLDEN, directory)
+    (directory / MANIFEST).write_text(json.dumps(manifest))
+    with pytest.raises(IndexFailure, match="not a vis-export index manifest"):
+        search("config", directory)
+    with pytest.raises(IndexFailure, match="not a vis-export index manifest"):
+        index(GOLDEN, directory)
+
+
+def test_a_forged_stored_document_is_damage(tmp_path: Path) -> None:
+    from whoosh import index as whoosh_index
+
+    directory = tmp_path / "index"
+    index(GOLDEN, directory, engine="whoosh")
+    writer = whoosh_index.open_dir(str(directory / "engine")).writer()
+    writer.add_document(key="k", session_id="s", words="forged", text="forged")
+    writer.commit()
+    with pytest.raises(IndexFailure, match="is damaged: stored document 'k' lacks fields"):
+        search("forged", directory)
+
+
+# --- what a search returns ---------------------------------------------------
+
+def session_of(document: dict[str, Any], source: str = "") -> Any:
+    return session_document(document, source, "s").session
+
+
+def _message(message_id: str, *blocks: dict[str, Any], created_at: int = 1740000000000) -> dict[str, Any]:
+    return {"id": message_id, "role": "assistant", "status": "completed", "created_at": created_at,
+            "content": list(blocks)}
+
+
+SYMBOLS = session_of({"id": "symbols", "title": "Symbols", "messages": [_message("m", *(
+    {"id": f"b{n}", "type": "code" if n % 2 else "prose", **({"text": text, "language": "text"} if n % 2
+                                                            else {"markdown": text})}
+    for n, text in enumerate([
+        "if a != b: return x -> y", "fn(*args, **kwargs)", "std::vec::Vec<u8>", "price: 5 € + 3 $ = ?",
+        "emoji 🙂 and 🚀 launched 🙂🙂", "a -> b => c |> d", "/* comment */ // done", "@decorator #tag %s ^ & ~",
+        "**bold** and *em* and `tick`", "© ® ™ → ← ≠ ≤ ≥ ∞", "__init__ and __ and _", "!!! ??? ... ,,, ;;;",
+        "no symbols here at all", "{[()]} <tag/> '' \\ \\n",
+    ])))]})
+CORPUS = [SYMBOLS, *GOLDEN]
+STORED = {doc["key"]: doc["text"] for session in CORPUS for doc in documents(session, "none")}
+CORPUS_SYMBOLS = sorted({c for text in STORED.values() for c in text
+                         if not c.isspace() and not c.isalnum() and c != '"'})
+
+
+@pytest.fixture(scope="module")
+def symbol_indexes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    indexes = {}
+    for name in ENGINES:
+        indexes[name] = tmp_path_factory.mktemp(name) / "index"
+        index(CORPUS, indexes[name], engine=name)
+    return indexes
+
+
+symbol_tokens = st.text(st.one_of(st.sampled_from(CORPUS_SYMBOLS),
+                                  st.characters(categories=["P", "S"], exclude_characters='"')), min_size=1, max_size=3)
+
+
+@given(st.lists(symbol_tokens, min_size=1, max_size=2))
+def test_a_query_of_symbols_finds_exactly_the_blocks_that_hold_it(symbol_indexes: dict[str, Path],
+                                                                  tokens: list[str]) -> None:
+    expected = {key for key, text in STORED.items() if all(token in text for token in tokens)}
+    for name, directory in symbol_indexes.items():
+        hits = search(" ".join(tokens), directory, limit=10_000)
+        assert {"\x1f".join((h.session_id, h.message_id, h.block_id)) for h in hits} == expected, name
+
+
+@pytest.mark.parametrize(("query", "expected"), [
+    ("!=", {"b0"}), ("->", {"b0", "b5"}), ("**", {"b1", "b8"}), ("::", {"b2"}), ("🙂", {"b4"}), ("*", {"b1", "b6", "b8"}),
+    ("→", {"b9"}), ("_", {"b10"}), ("__", {"b10"}), ("-> =>", {"b5"}), ("return ->", {"b0"}), ("∉", set()),
+])
+def test_symbol_queries(symbol_indexes: dict[str, Path], query: str, expected: set[str]) -> None:
+    for directory in symbol_indexes.values():
+        assert {h.block_id for h in search(query, directory, limit=100, session="symbols")} == expected
+
+
+def test_a_query_of_many_terms_is_refused_at_once(golden_index: Path) -> None:
+    started = time.monotonic()
+    with pytest.raises(ValueError, match=f"at most {MAX_TERMS}"):
+        search(" ".join(f"w{n}" for n in range(100_000)), golden_index)
+    assert time.monotonic() - started < 5
+
+
+def test_a_long_pasted_phrase_is_found(tmp_path: Path, engine: str) -> None:
+    code = " + ".join(f"value_{n}" for n in range(300))
+    directory = tmp_path / "index"
+    index([session_of({"id": "long", "messages": [_message("m", {"id": "c", "type": "code", "text": code})]})],
+          directory, engine=engine)
+    assert [h.block_id for h in search(f'"{code[40:-40]}"', directory)] == ["c"]
+
+
+def test_time_bounds_of_any_size(golden_index: Path) -> None:
+    def keys(hits: list[Any]) -> set[tuple[str, str, str]]:
+        return {(h.session_id, h.message_id, h.block_id) for h in hits}
+
+    everything = keys(search("config", golden_index, limit=100))
+    assert keys(search("config", golden_index, limit=100, since=-(10 ** 30), until=10 ** 30)) == everything
+    assert search("config", golden_index, since=10 ** 30) == [] == search("config", golden_index, until=-(10 ** 30))
+    result = cli("search", "config", "--index", str(golden_index), "--since", str(10 ** 30))
+    assert (result.returncode, result.stdout, result.stderr) == (0, "", "no hits\n")
+
+
+def test_hits_are_plain_data(tmp_path: Path, engine: str) -> None:
+    """Control characters from data reach a ``Hit`` as they are (the terminal
+    is the command line's business), and every field has its plain type."""
+    hostile = "\x1b]52;c;cGF5bG9hZA==\x07 \x1b[2J zebra \x9b31m"
+    directory = tmp_path / "index"
+    index([session_of({"id": "s\x1b[1m", "title": hostile, "messages": [
+        _message("m", {"id": "p", "type": "prose", "markdown": hostile})]})], directory, engine=engine)
+    (hit,) = search("zebra", directory)
+    assert hit.session_title == hostile and hit.session_id == "s\x1b[1m"
+    types = {name: type(value) for name, value in hit.to_json().items()}
+    assert types == {**dict.fromkeys(hit.to_json(), str), "created_at": int, "score": float}
+
+
+# --- refused directories -----------------------------------------------------
+
+def test_a_refused_directory_is_not_even_created(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    shutil.copy(INPUT / "session.json", elsewhere / "s.json")
+    linked = tmp_path / "linked"
+    linked.mkdir()
+    (linked / "s.json").symlink_to(elsewhere / "s.json")  # read through a link, from beside the index
+    result = cli("index", str(linked), "--index", str(elsewhere / "deep" / "index"))
+    assert one_line_failure(result) and "beside the source file" in result.stderr
+    with pytest.raises(IndexFailure, match="beside the source file"):
+        index(load(elsewhere / "s.json"), elsewhere / "new" / "index")
+    assert sorted(p.name for p in elsewhere.rglob("*")) == ["s.json"]
+
+
+def test_a_directory_of_other_files_gets_no_lock_file(tmp_path: Path) -> None:
+    photos = tmp_path / "photos"
+    photos.mkdir()
+    (photos / "cat.jpg").write_bytes(b"x")
+    result = cli("index", str(INPUT), "--index", str(photos))
+    assert one_line_failure(result) and "not a vis-export index" in result.stderr
+    assert sorted(p.name for p in photos.iterdir()) == ["cat.jpg"]
+
+
+# --- --prune and sources that fail to load -----------------------------------
+
+def _two_sources(tmp_path: Path) -> Path:
+    sources = tmp_path / "sources"
+    sources.mkdir()
+    base = json.loads((INPUT / "session.json").read_text())
+    for name in ("a", "b"):
+        base["messages"][0]["content"][0]["markdown"] = f"Only in {name}: zebra{name}"
+        (sources / f"{name}.json").write_text(json.dumps({**base, "id": name}))
+    return sources
+
+
+def test_prune_keeps_the_sessions_of_a_source_that_failed_to_load(tmp_path: Path, engine: str) -> None:
+    sources = _two_sources(tmp_path)
+    directory = tmp_path / "index"
+    command = ["index", str(sources), "--index", str(directory), "--engine", engine, "--prune"]
+    assert cli(*command).returncode == 0
+    (sources / "a.json").write_text("{broken")
+    for _ in range(2):  # and again: the file is still known to hold its session
+        result = cli(*command)
+        assert result.returncode == 1
+        assert [line.split(":")[0] for line in result.stderr.splitlines()] == \
+            [str(sources / "a.json"), str((sources / "a.json").resolve()), "0 added, 0 updated, 1 unchanged"]
+        assert "not read in full, so its sessions stay in the index" in result.stderr
+        assert [h.session_id for h in search("zebraa", directory)] == ["a"]
+    (sources / "a.json").unlink()
+    assert cli(*command).stderr.strip() == "0 added, 0 updated, 1 unchanged, 1 removed"
+    assert search("zebraa", directory) == [] and [h.session_id for h in search("zebrab", directory)] == ["b"]
+
+
+def test_prune_with_an_unreadable_standard_input_prunes_nothing(tmp_path: Path) -> None:
+    sources = _two_sources(tmp_path)
+    directory = tmp_path / "index"
+    assert cli("index", str(sources), "--index", str(directory)).returncode == 0
+    result = cli("index", str(sources / "b.json"), "-", "--index", str(directory), "--prune", stdin="{broken")
+    assert result.returncode == 1 and "<stdin>: not read in full, so nothing is pruned" in result.stderr
+    assert [h.session_id for h in search("zebraa", directory)] == ["a"]

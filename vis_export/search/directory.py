@@ -1,0 +1,143 @@
+"""The index directory: where it may be, what it may hold, who writes to it.
+
+Every check that can refuse a directory runs before anything is created in
+it, so a refused job leaves the disk as it found it.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import shutil
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+from vis_export.output import write_atomic
+from vis_export.search.documents import SCHEMA_VERSION
+from vis_export.search.engines import ENGINES, Engine, open_engine
+from vis_export.search.guard import GuardedEngine, IndexFailure
+
+MANIFEST = "vis-export-index.json"
+LOCK = ".vis-export-index.lock"
+ENGINE_DATA = "engine"
+
+
+class PlacementRefused(IndexFailure):
+    """The index would be where sessions are read from."""
+
+
+def check_placement(directory: Path, sources: Iterable[str]) -> None:
+    """The index never goes inside a source directory or beside a source file:
+    a job must not write where sessions are read from (R3)."""
+    target = directory.resolve()
+    for source in sources:
+        path = Path(source)
+        if source in ("-", "<stdin>") or not path.exists():
+            continue
+        home = path.resolve() if path.is_dir() else path.resolve().parent
+        if target == home or home in target.parents:
+            kind = "inside the source directory" if path.is_dir() else "beside the source file"
+            raise PlacementRefused(f"{directory}: the index would be {kind} {source}; choose a directory elsewhere")
+
+
+def check_ours(directory: Path) -> None:
+    """An index directory holds an index, or nothing but what a job killed
+    before its first commit left: never someone else's files."""
+    if not directory.is_dir() or (directory / MANIFEST).exists():
+        return
+    if any(p.name not in (LOCK, ENGINE_DATA) for p in directory.iterdir()):
+        raise IndexFailure(f"{directory}: not a vis-export index and not empty; choose another directory")
+
+
+def first_missing(directory: Path) -> Path | None:
+    """The outermost directory that creating ``directory`` would create."""
+    missing = None
+    for path in (directory, *directory.parents):
+        if path.exists():
+            return missing
+        missing = path
+    return missing
+
+
+def remove_created(directory: Path, top: Path) -> None:
+    """Undoes a job that created ``top`` (``directory`` or one of its parents):
+    its own files go, then each directory up to ``top`` that is left empty."""
+    shutil.rmtree(directory / ENGINE_DATA, ignore_errors=True)
+    for name in (LOCK, MANIFEST):
+        (directory / name).unlink(missing_ok=True)
+    for path in (directory, *directory.parents):
+        try:
+            path.rmdir()
+        except OSError:
+            return
+        if path == top:
+            return
+
+
+@contextmanager
+def writer_lock(directory: Path, wait: float) -> Iterator[None]:
+    """One writer at a time; the lock goes with the process, even on kill -9."""
+    directory.mkdir(parents=True, exist_ok=True)
+    with open(directory / LOCK, "a+") as handle:
+        deadline = time.monotonic() + wait
+        while True:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise IndexFailure(
+                        f"{directory}: another index job is writing to it (waited {wait:g} s; see --wait)") from None
+                time.sleep(0.05)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def read_manifest(directory: Path, engine: str | None) -> dict[str, Any]:
+    """The manifest, checked against the engine asked for (``None``: any)."""
+    path = directory / MANIFEST
+    if not path.exists():
+        check_ours(directory)  # new, or killed before its first commit
+        return {"engine": engine, "schema_version": SCHEMA_VERSION, "sessions": {}, "files": {}}
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise IndexFailure(f"{path}: unreadable index manifest ({error})") from None
+    if not _well_formed(manifest):
+        raise IndexFailure(f"{path}: not a vis-export index manifest; remove the index and rebuild it with "
+                           "vis-export index")
+    if engine is not None and manifest["engine"] != engine:
+        raise IndexFailure(f"{directory}: this index was built with {manifest['engine']}, not {engine}; "
+                           f"use --engine {manifest['engine']} or another directory")
+    if manifest.get("schema_version") != SCHEMA_VERSION:
+        raise IndexFailure(f"{directory}: index schema version {manifest.get('schema_version')} is not "
+                           f"{SCHEMA_VERSION}; rebuild it in a new directory")
+    manifest.setdefault("files", {})
+    return manifest
+
+
+def _well_formed(manifest: Any) -> bool:
+    """The shape a job relies on: an engine, session hashes, and per source
+    file a stamp (or none) and the hashes of its sessions."""
+    def hashes(value: Any) -> bool:
+        return isinstance(value, dict) and all(isinstance(v, str) for v in value.values())
+
+    def file_entry(value: Any) -> bool:
+        return isinstance(value, dict) and hashes(value.get("sessions")) and (
+            value.get("stamp") is None or isinstance(value["stamp"], list))
+
+    return (isinstance(manifest, dict) and manifest.get("engine") in ENGINES and hashes(manifest.get("sessions"))
+            and isinstance(manifest.get("files", {}), dict) and all(map(file_entry, manifest.get("files", {}).values())))
+
+
+def write_manifest(directory: Path, manifest: dict[str, Any]) -> None:
+    write_atomic(directory / MANIFEST, json.dumps(manifest, ensure_ascii=False, indent=1, sort_keys=True) + "\n")
+
+
+def open_index(directory: Path, engine: str, writable: bool, threads: int = 0) -> Engine:
+    """The engine over the index in ``directory``; a damaged index fails in one line."""
+    return GuardedEngine(directory, lambda: open_engine(engine, directory / ENGINE_DATA, writable, threads))
