@@ -169,7 +169,7 @@ def test_convert_markdown_front_matter_and_attachments(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.stderr
     written = target.read_text()
     assert written.startswith('---\nsession_id: "golden_session"\n')
-    assert "![screenshot \\<1\\>\\.png](files/att_01)" in written
+    assert "![screenshot \\<1\\>.png](files/att_01)" in written
 
 
 def test_convert_leaves_sources_byte_identical(tmp_path: Path, golden_store: Path) -> None:

@@ -24,6 +24,7 @@ from vis_export.formats.options import ExportOptions
 from vis_export.formats.projector import (
     TRUNCATED_NOTE, Projector, author_name, json_text, role_label, status_note, tool_duration,
 )
+from vis_export.formats.prose_words import prose_words
 from vis_export.formats.text import one_line
 from vis_export.lonis import view as lonis_view
 from vis_export.model import (
@@ -122,7 +123,8 @@ class HtmlProjector(Projector):
         if name:
             label += f" ({one_line(name)})"
         first_prose = next((b.markdown for b in message.blocks if isinstance(b, ProseBlock)), "")
-        summary = one_line(first_prose)
+        # The words a reader sees, not the Markdown: a preview needs only the start.
+        summary = one_line(prose_words(first_prose[:SUMMARY_LENGTH * 8]))
         return {
             "anchor": f"m{index}",
             "role": message.role,

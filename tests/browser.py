@@ -1,0 +1,52 @@
+"""A real headless Chromium driven by WebDriver, to test pages as a person sees them.
+
+Debian's ``chromium`` and ``chromium-driver`` (``.ci/run`` installs both): the
+driver is named explicitly, so Selenium never tries to download one. Locally a
+test that needs them skips with that reason; in CI (``CI=true``) it fails.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from typing import Any, Iterator
+
+import pytest
+
+DRIVER = "/usr/bin/chromedriver"
+
+
+def require(*tools: str) -> None:
+    """Skip (locally) or fail (CI) when a system tool a test needs is missing."""
+    missing = [tool for tool in tools if shutil.which(tool) is None]
+    if not missing:
+        return
+    message = f"needs {', '.join(missing)} (Debian packages; .ci/run installs them)"
+    if os.environ.get("CI"):
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    require("chromium", "chromedriver")
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = shutil.which("chromium") or "chromium"
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--disable-dev-shm-usage"):
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=Service(shutil.which("chromedriver") or DRIVER), options=options)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def viewport(driver: Any, width: int, height: int) -> None:
+    """Make the page's viewport (not the window) this size, as a phone's would be."""
+    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                           {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600})

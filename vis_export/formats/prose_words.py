@@ -1,0 +1,37 @@
+"""What a reader sees of prose, as plain words: previews and search snippets.
+
+A regular expression cannot tell ``parse_config`` (a word) from ``_emphasis_``
+or keep a link's text while dropping its address, so the prose is parsed
+(markdown-it-py, CommonMark) and only the text a renderer would show is kept:
+words, code spans as their code, link and image text, line breaks as breaks.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+_TEXT_CHILDREN = {"text": None, "code_inline": None, "html_inline": None, "softbreak": "\n", "hardbreak": "\n",
+                  "image": None}
+
+
+@lru_cache(maxsize=1)
+def _parser() -> Any:
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark")
+
+
+def prose_words(markdown: str) -> str:
+    """``markdown`` as the words a reader sees, blocks ending in a newline."""
+    out: list[str] = []
+    for token in _parser().parse(markdown):
+        if token.type == "inline":
+            for child in token.children or ():
+                if child.type in _TEXT_CHILDREN:
+                    out.append(_TEXT_CHILDREN[child.type] or child.content)
+        elif token.type in ("fence", "code_block", "html_block"):
+            out.append(token.content)
+        elif token.nesting == -1 and token.block and out and not out[-1].endswith("\n"):
+            out.append("\n")
+    return "".join(out)
