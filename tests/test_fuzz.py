@@ -1,0 +1,198 @@
+"""A fuzzer that keeps looking: input that is almost the contract, through every format.
+
+Each example is a generated session with a few things broken the way careless
+or hostile input breaks them (wrong letter case, wrong types, extreme numbers,
+NaN and 1e400, lone surrogates, deep nesting, every Pygments lexer name as a
+code language), written as a file and read strictly and with ``--lenient``.
+Whatever loads goes through every text format, the index's documents and a
+real index. Nothing may raise, nothing may hang (each example runs under a hard
+time limit that ends the whole run with a traceback rather than hang), no
+private reasoning may show, and code stays exact.
+"""
+
+from __future__ import annotations
+
+import copy
+import faulthandler
+import json
+import os
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from pygments.lexers import get_all_lexers
+
+from htmldom import code_elements, parse, text_content
+from strategies import PRIVATE_CANARY, session_documents, small_blocks, text
+from vis_export.formats import FORMATS, get_format
+from vis_export.formats.options import ExportOptions
+from vis_export.model import CodeBlock, Session
+from vis_export.policy import visible_session
+from vis_export.search.documents import documents
+from vis_export.sources import read
+
+LEXER_NAMES = sorted({alias for _, aliases, _, _ in get_all_lexers() for alias in aliases})
+EXAMPLE_SECONDS = 60 if os.environ.get("CI") else 30
+DEPTHS = (20, 63, 64, 65, 99, 100, 101, 200, 1000, 5000)
+# Raw JSON tokens that json.dumps cannot make; placeholders are swapped for them.
+RAW = {"__NAN__": "NaN", "__INF__": "Infinity", "__NEGINF__": "-Infinity", "__HUGE__": "1e400",
+       "__BIGINT__": "9" * 400}
+
+code_with_any_language = st.fixed_dictionaries({
+    "id": st.text(min_size=1, max_size=6).filter(str.strip), "type": st.just("code"),
+    "text": text, "language": st.sampled_from(LEXER_NAMES),
+})
+fuzz_blocks = st.one_of(small_blocks, code_with_any_language)
+
+
+def _places(value: Any) -> Iterator[tuple[Any, Any]]:
+    """Every (container, key) in a JSON tree."""
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in list(items):
+        yield value, key
+        yield from _places(item)
+
+
+def _nested(depth: int, leaf: Any, draw: st.DrawFn) -> Any:
+    marker = f"__DEEP_{depth}_{draw(st.sampled_from(['list', 'dict']))}__"
+    return marker if depth > 90 else _build_nested(depth, leaf)
+
+
+def _build_nested(depth: int, leaf: Any) -> Any:
+    for level in range(depth):
+        leaf = [leaf] if level % 2 else {"k": leaf}
+    return leaf
+
+
+@st.composite
+def near_miss_documents(draw: st.DrawFn) -> str:
+    """JSON text of a session with one to four things broken."""
+    document = copy.deepcopy(draw(session_documents(fuzz_blocks)))
+    for _ in range(draw(st.integers(1, 4))):
+        places = list(_places(document))
+        container, key = draw(st.sampled_from(places))
+        value = container[key]
+        if isinstance(container, dict) and key == "type" and value == "reasoning":
+            # A reasoning block may be disguised, not renamed: a block renamed to "note" no longer says it is reasoning.
+            container[key] = draw(st.sampled_from(["Reasoning", "REASONING", " reasoning", 7, None, ["reasoning"]]))
+            continue
+        mutation = draw(st.sampled_from(["case", "type", "extreme", "surrogate", "deep", "drop", "key"]))
+        if mutation == "case" and isinstance(value, str):
+            container[key] = draw(st.sampled_from([value.upper(), value.capitalize(), value.swapcase(),
+                                                   f":{value}", f"{value} ", value.title()]))
+        elif mutation == "type":
+            container[key] = draw(st.sampled_from([None, True, 0, -1, 1.5, "", "x", [], {}, [value], {"v": value}]))
+        elif mutation == "extreme":
+            container[key] = draw(st.sampled_from([
+                10**30, -(10**30), 2**63, 2**64 + 1, 1e300, -1e300, 5e-324, -0.0, *RAW]))
+        elif mutation == "surrogate" and isinstance(value, str):
+            cut = draw(st.integers(0, len(value)))
+            container[key] = value[:cut] + draw(st.sampled_from(["\ud800", "\udfff", "\udc00x\ud83d"])) + value[cut:]
+        elif mutation == "deep":
+            container[key] = _nested(draw(st.sampled_from(DEPTHS)), value if not isinstance(value, (dict, list))
+                                     else "leaf", draw)
+        elif mutation == "drop" and isinstance(container, dict):
+            del container[key]
+        elif mutation == "key" and isinstance(container, dict):
+            container[draw(st.sampled_from([key.upper(), key.title(), f"{key}Id", f" {key}", "Type", "ID"]))] = \
+                container.pop(key)
+    written = json.dumps(document, ensure_ascii=draw(st.booleans()))
+    for placeholder, token in RAW.items():
+        written = written.replace(json.dumps(placeholder), token)
+    for depth in DEPTHS:
+        written = written.replace(f'"__DEEP_{depth}_list__"', "[" * depth + "1" + "]" * depth)
+        written = written.replace(f'"__DEEP_{depth}_dict__"', '{"k":' * depth + "1" + "}" * depth)
+    return written
+
+
+@contextmanager
+def hard_time_limit(seconds: int) -> Iterator[None]:
+    """End the process with every thread's traceback if the body hangs: a hang in
+    C code (a regex backtracking, a layout engine) cannot be interrupted otherwise."""
+    faulthandler.dump_traceback_later(seconds, exit=True)
+    try:
+        yield
+    finally:
+        faulthandler.cancel_dump_traceback_later()
+
+
+def _loaded(tmp_path: Path, written: str) -> list[Session]:
+    path = tmp_path / "source" / "near_miss.json"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(written, encoding="utf-8", errors="surrogatepass")
+    sessions = []
+    for lenient in (False, True):
+        for result in read(path, lenient=lenient):
+            for problem in result.problems:
+                assert problem.message and "Traceback" not in problem.message
+            if result.session is not None:
+                sessions.append(result.session)
+    return sessions
+
+
+def _check_session(session: Session) -> None:
+    codes = [b.text for _, b in visible_session(session, "visible").blocks() if isinstance(b, CodeBlock)]
+    for name in FORMATS:
+        if name == "pdf":
+            continue  # its own, slower fuzz test below
+        fmt = get_format(name)
+        output = fmt.render(session, ExportOptions(reasoning="visible"))
+        assert PRIVATE_CANARY not in output, name
+        if name == "text":
+            position = 0
+            for code in codes:  # R1: every code block's text, whole and in order
+                found = output.find(code, position)
+                assert found >= 0
+                position = found + len(code)
+        if name == "html":
+            shown = [text_content(c) for c in code_elements(parse(output))]
+            assert shown == [code.replace("\x00", "\ufffd") for code in codes]
+    for document in documents(session, "visible"):
+        assert PRIVATE_CANARY not in json.dumps(document)
+
+
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
+                                 HealthCheck.data_too_large])
+@given(near_miss_documents())
+def test_near_miss_input_never_crashes_hangs_or_leaks(tmp_path: Path, written: str) -> None:
+    with hard_time_limit(EXAMPLE_SECONDS):
+        for session in _loaded(tmp_path, written):
+            _check_session(session)
+
+
+@settings(max_examples=8 if not os.environ.get("CI") else 40, suppress_health_check=[
+    HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(near_miss_documents())
+def test_near_miss_input_in_pdf_and_a_real_index(tmp_path: Path, written: str) -> None:
+    from pypdf import PdfReader
+
+    from vis_export.search import index, search
+
+    with hard_time_limit(EXAMPLE_SECONDS * 4):
+        sessions = _loaded(tmp_path, written)
+        for session in sessions:
+            pdf = get_format("pdf").render(session, ExportOptions(reasoning="visible"))
+            assert PRIVATE_CANARY.encode() not in pdf
+            from io import BytesIO
+
+            assert all(PRIVATE_CANARY not in (page.extract_text() or "") for page in PdfReader(BytesIO(pdf)).pages)
+        directory = tmp_path / "index"
+        if directory.exists():
+            import shutil
+
+            shutil.rmtree(directory)
+        index(sessions, directory, reasoning="visible")
+        assert search(PRIVATE_CANARY, directory) == []
+
+
+@pytest.mark.parametrize("token", ["NaN", "Infinity", "-Infinity", "1e400"])
+def test_non_finite_numbers_are_refused_with_a_location(tmp_path: Path, token: str) -> None:
+    path = tmp_path / "s.json"
+    path.write_text('{"id": "s", "messages": [{"id": "m", "role": "user", "status": "completed", '
+                    f'"created_at": 1, "content": [{{"id": "t", "type": "tool", "tool": "x", "status": "completed", '
+                    f'"input": {{"n": {token}}}}}]}}]}}')
+    (result,) = list(read(path))
+    assert result.session is None and result.problems and all(p.location for p in result.problems)
