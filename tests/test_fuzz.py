@@ -75,9 +75,12 @@ def near_miss_documents(draw: st.DrawFn) -> str:
         places = list(_places(document))
         container, key = draw(st.sampled_from(places))
         value = container[key]
-        if isinstance(container, dict) and key == "type" and value == "reasoning":
-            # A reasoning block may be disguised, not renamed: a block renamed to "note" no longer says it is reasoning.
-            container[key] = draw(st.sampled_from(["Reasoning", "REASONING", " reasoning", 7, None, ["reasoning"]]))
+        if isinstance(container, dict) and key in ("type", "visibility") and PRIVATE_CANARY in json.dumps(container):
+            # Private reasoning may be disguised, not declared something else: a block
+            # renamed "note", or told it is visible, no longer says it is private.
+            container[key] = draw(st.sampled_from(
+                ["Reasoning", "REASONING", " reasoning", "thinking", 7, None, ["reasoning"]] if key == "type"
+                else ["Private", "hidden", None, 7, "VISIBLE", "", ["private"]]))
             continue
         mutation = draw(st.sampled_from(["case", "type", "extreme", "surrogate", "deep", "drop", "key"]))
         if mutation == "case" and isinstance(value, str):

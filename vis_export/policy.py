@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from typing import Iterable, Literal
+from typing import Iterable, Literal, Mapping
 
 from vis_export.model import Block, Message, ReasoningBlock, Session, UnknownBlock
 
@@ -49,10 +49,29 @@ def looks_like_reasoning(block_type: object) -> bool:
 
 
 def is_reasoning(block: Block) -> bool:
-    """Whether the policy treats ``block`` as reasoning: ``reasoning="none"`` drops it."""
-    return isinstance(block, ReasoningBlock) or (
-        isinstance(block, UnknownBlock) and looks_like_reasoning(block.fields.get("type"))
-    ) or block.fields.get("visibility", "visible") != "visible"
+    """Whether the policy treats ``block`` as reasoning: ``reasoning="none"`` drops it.
+
+    An unknown block is searched through: one that wraps a reasoning block (or
+    anything marked with a visibility) is shown as data, so it hides it.
+    """
+    if isinstance(block, ReasoningBlock):
+        return True
+    if isinstance(block, UnknownBlock):
+        return _holds_reasoning(block.fields)
+    return block.fields.get("visibility", "visible") != "visible"
+
+
+def _holds_reasoning(value: object) -> bool:
+    """Whether a stored value is or holds a map that is or looks like reasoning.
+
+    Loading bounds nesting, so the recursion is bounded too."""
+    if isinstance(value, Mapping):
+        if looks_like_reasoning(value.get("type")) or value.get("visibility", "visible") != "visible":
+            return True
+        return any(_holds_reasoning(item) for item in value.values() if isinstance(item, (Mapping, tuple, list)))
+    if isinstance(value, (tuple, list)):
+        return any(_holds_reasoning(item) for item in value if isinstance(item, (Mapping, tuple, list)))
+    return False
 
 
 def is_private(block: Block) -> bool:
