@@ -30,6 +30,9 @@ DISGUISES: list[tuple[dict[str, Any], bool]] = [
     ({"type": "reasoning", "text": SECRET, "visibility": None}, False),
     ({"type": "reasoning", "text": SECRET, "visibility": "Visible"}, False),
     ({"type": "reasoning", "text": [SECRET]}, False),
+    ({"type": "wrapper", "items": [{"inner": {"type": "reasoning", "text": SECRET}}]}, True),
+    ({"type": 7, "text": SECRET}, False),
+    ({"text": SECRET}, False),
 ]
 
 
