@@ -312,3 +312,13 @@ def test_lenient_reading_leaves_out_what_no_format_could_show(tmp_path: Path) ->
     assert first.created_at == 0 and [b.id for b in second.blocks] == ["b2"]
     assert all("x\r\n\ty" in render(result.session) for render in (to_text, to_markdown))
     assert '"b2"' in to_json(result.session) and "m3" not in to_html(result.session)
+
+
+def test_every_bad_line_of_json_lines_is_reported(tmp_path: Path) -> None:
+    good = '{"id": "m%d", "role": "%s", "status": "completed", "created_at": 1, "content": []%s}'
+    path = tmp_path / "chat.jsonl"
+    path.write_text("\n".join([good % (1, "user", ""), "not json", good % (2, "User", ""), "{bad",
+                               good % (3, "user", ', "badKey": 1')]) + "\n")
+    (result,) = list(read(path))
+    assert result.session is None
+    assert [p.location.split(",")[0] for p in result.problems] == ["line 2", "line 3", "line 4", "line 5"]

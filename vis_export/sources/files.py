@@ -14,6 +14,7 @@ from __future__ import annotations
 import gc
 import json
 import os
+import re
 import stat
 from contextlib import contextmanager
 from pathlib import Path
@@ -28,6 +29,7 @@ from vis_export.sources.result import LoadResult, failed
 from vis_export.sources.store import is_store, read_store
 
 LONIS_PREFIX = "lonis."
+_LINE = re.compile(r"line (\d+)")
 # The most a file (or stdin) may hold: sessions are read into memory whole.
 MAX_FILE_BYTES = 1 << 30
 _KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"),
@@ -176,7 +178,7 @@ def _json_lines(text: str, source: str, default_id: str, lenient: bool) -> list[
             lines.append((lineno, parse(line)))
         except json.JSONDecodeError as error:
             problems.append(Problem(f"line {lineno}", f"not JSON: {error.msg} (column {error.colno})"))
-    if problems and not (lenient and lines):
+    if not lines:
         return [LoadResult(source, None, tuple(problems))]
     if any(_is_lonis(value) for _, value in lines):
         results = [lonis_blocks([(f"line {n}", value) for n, value in lines], source, default_id)]
@@ -184,8 +186,19 @@ def _json_lines(text: str, source: str, default_id: str, lenient: bool) -> list[
         results = event_log(lines, source, default_id, lenient)
     else:
         results = [message_lines(lines, source, default_id, lenient)]
+    if not problems:
+        return results
+    if not lenient:  # refused: every bad line is reported, those that parse but break the contract too
+        found = (*problems, *(problem for r in results for problem in r.problems))
+        return [LoadResult(source, None, tuple(sorted(found, key=_line_of)))]
     # Lines left out as not JSON are warnings of the session(s) read from the rest.
-    return [LoadResult(r.source, r.session, (*problems, *r.problems)) for r in results] if problems else results
+    return [LoadResult(r.source, r.session, (*problems, *r.problems)) for r in results]
+
+
+def _line_of(problem: Problem) -> int:
+    """The line a problem is on (``line 12...``), for reporting in file order."""
+    match = _LINE.match(problem.location)
+    return int(match.group(1)) if match else 0
 
 
 def _is_lonis(value: Any) -> bool:
