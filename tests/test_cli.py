@@ -242,3 +242,30 @@ def test_convert_pdf_to_a_file_and_a_pipe(tmp_path: Path) -> None:
     piped = subprocess.run([sys.executable, "-m", "vis_export", "convert", str(SESSION), "--to", "pdf"],
                            capture_output=True)
     assert piped.returncode == 0 and piped.stdout.startswith(b"%PDF") and piped.stderr == b""
+
+
+def test_template_syntax_error_names_file_and_line(tmp_path: Path) -> None:
+    templates = tmp_path / "templates"
+    templates.mkdir()
+    (templates / "message.html.j2").write_text("<div>\n{{ message.label }\n</div>\n")
+    result = CliRunner().invoke(main, ["convert", str(SESSION), "--to", "html", "--template-dir", str(templates),
+                                       "-o", str(tmp_path / "out.html")])
+    assert result.exit_code == 1 and not (tmp_path / "out.html").exists()
+    assert result.stderr.startswith(f"{templates / 'message.html.j2'}:2: template error: ")
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_options_a_format_ignores_are_named(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["convert", str(SESSION), "--to", "text", "--paper", "Letter", "--no-tools",
+                                       "-o", str(tmp_path / "out.txt")])
+    assert result.exit_code == 0
+    assert "--paper does not apply to text (only to pdf); ignored" in result.stderr
+    assert "--no-tools" not in result.stderr  # it does apply
+
+
+def test_a_refused_session_points_to_lenient(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"id": "m", "role": "User", "status": "completed", "created_at": 1, "content": []}')
+    result = CliRunner().invoke(main, ["convert", str(bad), "--to", "text"])
+    assert result.exit_code == 1 and "1 refused source(s) can be exported in part with --lenient" in result.stderr
+    assert CliRunner().invoke(main, ["convert", str(bad), "--to", "text", "--lenient"]).exit_code == 0

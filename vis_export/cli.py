@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import signal
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
@@ -36,6 +36,7 @@ class Reporter:
     """Problem lines on stderr, remembering whether anything failed."""
 
     failed: bool = False
+    refused: list[str] = field(default_factory=list)  # sources with a session that could not be read
 
     def problem(self, line: str) -> None:
         self.failed = True
@@ -52,6 +53,8 @@ class Reporter:
         """
         sessions = []
         for result in results:
+            if result.session is None:
+                self.refused.append(result.source)
             for problem in result.problems:
                 if result.session is None:
                     self.problem(problem.line(result.source))
@@ -274,12 +277,22 @@ def convert(
                             no_highlight=no_highlight, paper=paper, provider_format=provider_format)
     reporter = Reporter()
     found = reporter.results(_read(sources, lenient))
+    if reporter.refused and not lenient:
+        _hint_lenient(reporter.refused)
     if session_ids:
         wanted = set(session_ids)
         for missing in sorted(wanted - {s.id for s in found}):
             reporter.problem(f"vis-export: no session with id {missing!r} in the sources")
         found = [s for s in found if s.id in wanted]
     fmt = get_format(to)
+    _warn_unused_options(reporter, fmt.name)
+    if template_dir is not None and fmt.name in ("html", "pdf"):
+        from vis_export.formats.html import template_problems
+
+        for line in template_problems(template_dir):
+            reporter.problem(line)
+        if reporter.failed:
+            sys.exit(1)
     if not found:
         if not reporter.failed:
             reporter.problem("vis-export: no sessions to convert")
@@ -312,6 +325,31 @@ def convert(
                                      f"{getattr(error, 'strerror', None) or error}")
             advance()
     sys.exit(1 if reporter.failed else 0)
+
+
+def _hint_lenient(refused: list[str]) -> None:
+    """Point to --lenient when it would export something of a refused source."""
+    from vis_export.sources import STDIN, read
+
+    files = sorted({name for name in refused if name not in (STDIN, "<stdin>") and Path(name).is_file()})
+    rescued = [name for name in files if any(r.session is not None for r in read(name, lenient=True))]
+    if rescued:
+        echo(f"vis-export: {len(rescued)} refused source(s) can be exported in part with --lenient "
+             f"(what can be shown safely, with each problem as a warning): {', '.join(rescued)}", err=True)
+
+
+def _warn_unused_options(reporter: Reporter, format_name: str) -> None:
+    """Say so when an option given on the command line does nothing for this format."""
+    from vis_export.formats import SPECIFIC_OPTIONS, TAKES, formats_taking
+
+    ctx = click.get_current_context()
+    for param in ctx.command.params:
+        name = param.name or ""
+        if name in SPECIFIC_OPTIONS and name not in TAKES[format_name] \
+                and ctx.get_parameter_source(name) is click.core.ParameterSource.COMMANDLINE:
+            flag = param.opts[-1] if isinstance(param, click.Option) else name
+            reporter.warning(f"vis-export: warning: {flag} does not apply to {format_name} "
+                             f"(only to {', '.join(formats_taking(name))}); ignored")
 
 
 def _to_stdout(fmt: Any, found: list[Any], options: Any) -> None:

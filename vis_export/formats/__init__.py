@@ -85,5 +85,21 @@ ALIASES: dict[str, str] = {"md": "markdown", "txt": "text"}
 FORMAT_NAMES = [*FORMATS, *ALIASES]
 
 
+# The format-specific options (``ExportOptions`` fields) each format uses: the
+# command line warns about one given to a format that ignores it.
+_PROJECTED = frozenset({"timestamps", "no_tools", "tool_output_limit"})
+_PAGE = _PROJECTED | {"attachments", "template_dir", "no_highlight"}
+TAKES: dict[str, frozenset[str]] = {
+    "json": frozenset(), "text": _PROJECTED, "markdown": _PROJECTED | {"attachments", "front_matter"},
+    "html": _PAGE | {"theme"}, "pdf": _PAGE | {"paper"}, "provider": frozenset({"attachments", "provider_format"}),
+}
+SPECIFIC_OPTIONS = frozenset().union(*TAKES.values())
+
+
+def formats_taking(option: str) -> list[str]:
+    """The formats that use a format-specific option, for a person's message."""
+    return [name for name, takes in TAKES.items() if option in takes]
+
+
 def get_format(name: str) -> Format:
     return FORMATS[ALIASES.get(name, name)]()

@@ -52,6 +52,25 @@ def environment(template_dir: Path | None) -> Any:
     return Environment(loader=loader, autoescape=True, undefined=StrictUndefined, keep_trailing_newline=True)
 
 
+def template_problems(template_dir: Path) -> list[str]:
+    """One line per template in ``template_dir`` that does not compile, naming its
+    file and line: found before any session is rendered, not once per session."""
+    from jinja2 import TemplateError, TemplateSyntaxError
+
+    env = environment(template_dir)
+    problems = []
+    for path in sorted(template_dir.rglob("*")):
+        if not path.is_file() or path.name.startswith("."):
+            continue
+        try:
+            env.get_template(path.relative_to(template_dir).as_posix())
+        except TemplateSyntaxError as error:
+            problems.append(f"{path}:{error.lineno}: template error: {error.message}")
+        except (TemplateError, UnicodeDecodeError) as error:
+            problems.append(f"{path}: template error: {error}")
+    return problems
+
+
 def content_security_policy(style: str) -> str:
     digest = base64.b64encode(hashlib.sha256(style.encode("utf-8")).digest()).decode("ascii")
     return (f"default-src 'none'; style-src 'sha256-{digest}'; img-src data:; font-src 'none'; "
