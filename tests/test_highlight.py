@@ -1,0 +1,146 @@
+"""Highlighting keeps the code exactly (R1) and within a time bound (R6), for every Pygments lexer.
+
+Every test that could hang runs under ``hard_limit`` (SIGALRM, which Python's
+regular-expression engine notices mid-match), so a regression fails instead.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from contextlib import contextmanager
+from multiprocessing import get_context
+from typing import Any, Iterator
+
+import pytest
+from pygments.lexers import get_all_lexers
+
+from htmldom import elements, fragment, text_content
+from vis_export.formats import lexing
+from vis_export.formats.highlight import highlight, plain
+
+# One alias per lexer while developing; every alias in CI.
+ALIASES = sorted({alias for _, aliases, _, _ in get_all_lexers()
+                  for alias in (aliases if os.environ.get("CI") else aliases[:1])})
+ADVERSARIAL = [
+    "a\rb\r", "\r\n\r\n x", "\t x\t\ty\t", "nul\x00x", "\ud800x\udfffy", "(" * 100, "[" * 100, "{" * 100,
+    "<" * 100, "a" * 300, " " * 300 + "x", "\n" * 300, '"' + "\\" * 60, "'" + "\\" * 60, "'abc\n", '"abc',
+    "`abc", "/* abc", "<!-- x", "x" + "\n" * 300, "'" + "\r\n" * 100, "#!x\n\u2028\x0c\x0b",
+]
+CALL_LIMIT = 2.0  # seconds any one block may take
+
+
+class HardLimit(Exception):
+    pass
+
+
+@contextmanager
+def hard_limit(seconds: int) -> Iterator[None]:
+    def expire(signum: int, frame: Any) -> None:
+        raise HardLimit(f"still running after {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def dom_text(html: str) -> str:
+    (code,) = elements(fragment(f"<pre><code>{html}</code></pre>"), "code")
+    return text_content(code)
+
+
+def in_thread(text: str, language: str) -> str:
+    """``highlight`` from a thread other than the main one (a server's): the worker's path."""
+    result: list[str] = []
+    thread = threading.Thread(target=lambda: result.append(str(highlight(text, language))))
+    thread.start()
+    thread.join()
+    return result[0]
+
+
+@pytest.mark.parametrize("language", ALIASES)
+def test_every_lexer_keeps_the_code_exactly_and_in_bounded_time(language: str) -> None:
+    with hard_limit(60):
+        for code in ADVERSARIAL:
+            start = time.monotonic()
+            html = str(highlight(code, language))
+            assert time.monotonic() - start < CALL_LIMIT, (language, code[:20])
+            assert dom_text(html) == code.replace("\x00", "\ufffd"), (language, code[:20])
+
+
+@pytest.mark.parametrize(("language", "code"), [
+    ("maple", '"' + "\\" * 80),  # one catastrophic match: minutes without the budget
+    ("scala", '"' + "\\" * 80),
+    ("c", "x" + "\n" * 8000),  # one quadratic match: five seconds
+    ("python", "'" + "\r\n" * 20000),  # quadratic over many tokens: about twenty seconds
+], ids=["maple", "scala", "c", "python"])
+def test_a_runaway_lexer_is_cut_short_and_the_code_shown_plain(language: str, code: str) -> None:
+    with hard_limit(30):
+        for highlighted in (lambda: str(highlight(code, language)), lambda: in_thread(code, language)):
+            start = time.monotonic()
+            assert highlighted() == plain(code)
+            assert time.monotonic() - start < 2 * lexing.budget(code) + CALL_LIMIT
+
+
+def test_a_lexer_that_moves_a_cr_is_shown_plain() -> None:
+    """robotframework turns a CR into LF and keeps the length: the text itself is compared."""
+    assert highlight("x\r", "robotframework") == plain("x\r")
+    assert dom_text(str(highlight("x\r", "robotframework"))) == "x\r"
+
+
+def real_code() -> dict[str, str]:
+    import argparse
+    import json
+    import pathlib
+
+    source = pathlib.Path(argparse.__file__).read_text()[:20000]
+    data = json.dumps({"items": [{"id": i, "name": f"item {i}", "tags": ["a", "b"], "ok": i % 2 == 0}
+                                 for i in range(400)]}, indent=2)
+    return {"python": source, "json": data, "scala": 'object Main { def main(a: Array[String]) = println("hi") }\n' * 50}
+
+
+def test_real_code_keeps_its_colours_the_same_in_any_thread() -> None:
+    """The budget is far above what real code needs, and the worker (any thread but
+    the main one) gives the same bytes as this process does."""
+    with hard_limit(60):
+        for language, code in real_code().items():
+            here = str(highlight(code, language))
+            assert '<span class="' in here, language
+            assert dom_text(here) == code
+            assert in_thread(code, language) == here, language
+
+
+def test_a_worker_that_stops_answering_is_replaced(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(lexing, "WORKER_GRACE", 0.5)
+    code = "def f():\n    return 1\n"
+    with hard_limit(30):
+        expected = in_thread(code, "python")
+        worker = lexing._worker().process
+        assert worker is not None
+        os.kill(worker.pid, signal.SIGSTOP)  # alive, silent, deaf to its own CPU timer
+        assert in_thread(code, "python") == plain(code)
+        assert worker.poll() is not None  # killed, not left behind
+        assert in_thread(code, "python") == expected  # a new worker
+
+
+def _highlight_in_child(queue: Any) -> None:
+    queue.put(in_thread("def f(): pass\n", "python"))
+
+
+def test_a_forked_child_has_its_own_worker() -> None:
+    """PDF parts are forked: a child must never talk over its parent's worker pipes."""
+    with hard_limit(30):
+        expected = in_thread("def f(): pass\n", "python")  # the parent's worker is running
+        context = get_context("fork")
+        queue = context.Queue()
+        child = context.Process(target=_highlight_in_child, args=(queue,))
+        child.start()
+        assert queue.get(timeout=20) == expected
+        child.join(20)
+        assert in_thread("def f(): pass\n", "python") == expected

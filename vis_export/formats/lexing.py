@@ -1,0 +1,227 @@
+"""Pygments tokens under a CPU-time budget, so that no code block can stall an export (R6).
+
+Measured with Pygments 2.21: some lexers backtrack catastrophically inside a
+single regular-expression match (``maple``, ``scala``, ``cddl``, ``chapel``,
+``rego``, ``smithy`` and more on ``"`` followed by 40 backslashes: minutes),
+even ``c`` spends seconds in one match on a line followed by a few thousand
+newlines, and others go quadratic over many tokens (``python`` on ``'``
+followed by CRLFs). An allow-list of "safe" lexers cannot hold when C fails
+it, so every block gets a budget instead: ``BASE + PER_CHAR × len(text)``
+seconds of CPU, far above what a lexer needs on real code (at most 3 µs a
+character measured over every lexer); past it the code is shown plain.
+
+Python's regular-expression engine checks for signals while it matches, so a
+CPU timer (``ITIMER_VIRTUAL``, whose ``SIGVTALRM`` raises ``Overrun`` here)
+stops even one runaway match, and counting CPU rather than wall time keeps the
+verdict independent of the machine's load. A signal reaches only the main
+thread: in any other thread (a server's), and for a block that overran in this
+process (which may have been a garbage-collection pause of a large process
+rather than the lexer), the block goes to a worker process that lexes it the
+same way in its own main thread, under a memory limit, and is killed if it
+ever stops answering.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import threading
+from functools import lru_cache
+from typing import Any, Sequence
+
+Runs = Sequence[Sequence[str]]  # (css class, text) pairs whose texts add up to the code
+
+BASE = 0.05
+PER_CHAR = 20e-6
+WORKER_MEMORY = 512 * 1024 * 1024  # address space of the worker
+WORKER_GRACE = 10.0  # wall seconds beyond 10 budgets before a silent worker is killed
+
+# Coarse classes, from the most specific token type to the least: far fewer
+# inline boxes for a browser or WeasyPrint to lay out than Pygments' own.
+_CLASSES = (
+    ("Comment", "c"), ("Literal.String", "s"), ("Literal.Number", "m"), ("Keyword", "k"),
+    ("Name.Builtin", "nb"), ("Name.Function", "nf"), ("Name.Class", "nc"), ("Name.Decorator", "nd"),
+    ("Name.Tag", "nt"), ("Name.Attribute", "na"), ("Operator.Word", "k"), ("Generic.Deleted", "gd"),
+    ("Generic.Inserted", "gi"), ("Generic.Heading", "gh"), ("Generic.Subheading", "gh"), ("Error", ""),
+)
+
+
+def budget(text: str) -> float:
+    """CPU seconds a block may take."""
+    return BASE + PER_CHAR * len(text)
+
+
+@lru_cache(maxsize=None)
+def _class_of(ttype: Any) -> str:
+    name = str(ttype)[len("Token."):]
+    for prefix, css in _CLASSES:
+        if name == prefix or name.startswith(prefix + "."):
+            return css
+    return ""
+
+
+@lru_cache(maxsize=64)
+def lexer_for(language: str) -> Any:
+    """The lexer with every text rewrite off. Markdown and reStructuredText do not
+    lex fenced code with the lexer its info string names: compiling that lexer on
+    first use would spend the block's budget differently from one run to the next."""
+    from pygments.lexers import get_lexer_by_name
+
+    try:
+        return get_lexer_by_name(language.lower(), stripnl=False, ensurenl=False, tabsize=0,
+                                 handlecodeblocks=False)
+    except Exception:  # ClassNotFound, or a lexer that fails to build: no colours
+        return None
+
+
+def token_runs(lexer: Any, text: str) -> Runs | None:
+    """Adjacent tokens of one class merged; ``None`` unless they add up to ``text``
+    exactly (a lexer that turns CR into LF keeps the length, not the text)."""
+    runs: list[tuple[str, str]] = []
+    current, run = "", list[str]()  # the class and the texts of the run being merged
+    try:
+        for _, ttype, value in lexer.get_tokens_unprocessed(text):
+            css = _class_of(ttype)
+            if css != current and run:
+                runs.append((current, "".join(run)))
+                run = []
+            current = css
+            run.append(value)
+    except Exception:  # a lexer's own bug on odd input: the code is shown plain
+        return None
+    if run:
+        runs.append((current, "".join(run)))
+    return runs if "".join(value for _, value in runs) == text else None
+
+
+def runs(language: str, text: str) -> Runs | None:
+    """Coloured runs of ``text``, or ``None`` when it is to be shown plain."""
+    lexer = lexer_for(language)
+    if lexer is None:
+        return None
+    if _can_time():
+        try:
+            return _timed(lexer, text)
+        except Overrun:
+            pass
+    return _worker().ask(language, text)
+
+
+# --- the budget in this thread ----------------------------------------------------------
+
+
+class Overrun(BaseException):
+    """Raised by the CPU timer; not an ``Exception``, so no lexer's ``except`` swallows it."""
+
+
+_armed = False
+
+
+def _on_timer(signum: int, frame: Any) -> None:
+    if _armed:  # a late signal after the block finished is ignored
+        raise Overrun
+
+
+def _can_time() -> bool:
+    """Main thread, and nobody else's CPU timer: take ``SIGVTALRM`` (once)."""
+    if threading.current_thread() is not threading.main_thread():
+        return False
+    if signal.getsignal(signal.SIGVTALRM) is _on_timer:
+        return True
+    if signal.getsignal(signal.SIGVTALRM) != signal.SIG_DFL or signal.getitimer(signal.ITIMER_VIRTUAL)[0]:
+        return False
+    signal.signal(signal.SIGVTALRM, _on_timer)
+    return True
+
+
+def _timed(lexer: Any, text: str) -> Runs | None:
+    global _armed
+    _armed = True
+    signal.setitimer(signal.ITIMER_VIRTUAL, budget(text))
+    try:
+        return token_runs(lexer, text)
+    finally:
+        signal.setitimer(signal.ITIMER_VIRTUAL, 0)
+        _armed = False
+
+
+# --- the worker process -----------------------------------------------------------------
+
+
+class _Worker:
+    """One lexing process, with JSON lines both ways (``ensure_ascii`` carries lone surrogates)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def ask(self, language: str, text: str) -> Runs | None:
+        request = json.dumps([language, text]).encode("ascii") + b"\n"
+        with self.lock:
+            try:
+                process = self._start()
+                assert process.stdin is not None and process.stdout is not None
+                process.stdin.write(request)
+                process.stdin.flush()
+                ready, _, _ = select.select([process.stdout], [], [], WORKER_GRACE + 10 * budget(text))
+                line = process.stdout.readline() if ready else b""
+                if not line:
+                    raise OSError("the lexing worker stopped answering")
+                return json.loads(line)  # type: ignore[no-any-return]
+            except (OSError, ValueError):  # no worker, a dead or silent one: plain, and a new one next time
+                self.stop()
+                return None
+
+    def _start(self) -> subprocess.Popen[bytes]:
+        if self.process is None:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", __name__], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL)
+        return self.process
+
+    def stop(self) -> None:
+        if self.process is not None:
+            self.process.kill()
+            self.process.wait()
+            self.process = None
+
+
+_WORKERS: dict[int, _Worker] = {}  # by process: a forked child never talks to its parent's worker
+
+
+def _worker() -> _Worker:
+    if not _WORKERS:
+        atexit.register(_stop_worker)
+    return _WORKERS.setdefault(os.getpid(), _Worker())
+
+
+def _stop_worker() -> None:
+    """At exit, this process's worker only (a child inherits the parent's handlers)."""
+    worker = _WORKERS.get(os.getpid())
+    if worker is not None:
+        worker.stop()
+
+
+def main() -> None:
+    """The worker: one request per line, ``[language, text]``; one answer per line."""
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (WORKER_MEMORY, WORKER_MEMORY))
+    for line in sys.stdin.buffer:
+        language, text = json.loads(line)
+        lexer = lexer_for(language)
+        try:
+            answer = _timed(lexer, text) if lexer is not None and _can_time() else None
+        except (Overrun, MemoryError):
+            answer = None
+        sys.stdout.write(json.dumps(answer) + "\n")
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
