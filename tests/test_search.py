@@ -182,18 +182,29 @@ def test_engine_and_directory_mismatches_are_refused(tmp_path: Path) -> None:
         search("x", tmp_path / "nothing")
 
 
-def test_index_never_inside_or_beside_a_source(tmp_path: Path) -> None:
+def test_index_beside_a_named_file_but_never_inside_a_folder_that_is_read(tmp_path: Path) -> None:
     sources = tmp_path / "sessions"
     sources.mkdir()
     (sources / "s.json").write_text((INPUT / "session.json").read_text())
-    for place in (sources / "index", sources):
-        result = subprocess.run([sys.executable, "-m", "vis_export", "index", str(sources / "s.json"),
-                                 "--index", str(place)], capture_output=True, text=True)
-        assert result.returncode == 1 and "beside the source file" in result.stderr
-    result = subprocess.run([sys.executable, "-m", "vis_export", "index", str(sources), "--index",
-                             str(sources / "deep" / "index")], capture_output=True, text=True)
-    assert result.returncode == 1 and "inside the source directory" in result.stderr
+
+    def run(source: str, place: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "vis_export", "index", source, "--index", place],
+                              capture_output=True, text=True, cwd=sources)
+
+    result = run("s.json", ".")  # the index would hold the source
+    assert result.returncode == 1 and "would hold the source s.json" in result.stderr, result.stderr
+    for place in (str(sources), str(sources / "deep" / "index")):  # inside the folder being read
+        result = run(str(sources), place)
+        assert result.returncode == 1 and "a folder sessions are read from" in result.stderr, result.stderr
     assert sorted(p.name for p in sources.rglob("*")) == ["s.json"]
+    assert run("s.json", "idx").stderr == "1 added, 0 updated, 0 unchanged\n"  # beside the file the user named
+    assert run("s.json", "idx").stderr == "0 added, 0 updated, 1 unchanged\n"
+    assert ids("parseConfig", sources / "idx") == {"a1b5"}
+    result = run(str(sources), "idx")  # once the folder itself is read, its index is in the way
+    assert result.returncode == 1 and "a folder sessions are read from" in result.stderr
+    (sources / "idx" / "copy.json").write_text((sources / "s.json").read_text())
+    result = run("idx/copy.json", "idx")
+    assert result.returncode == 1 and "would hold the source idx/copy.json" in result.stderr
 
 
 def test_one_writer_at_a_time(tmp_path: Path) -> None:

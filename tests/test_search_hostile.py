@@ -287,12 +287,24 @@ def test_a_refused_directory_is_not_even_created(tmp_path: Path) -> None:
     shutil.copy(INPUT / "session.json", elsewhere / "s.json")
     linked = tmp_path / "linked"
     linked.mkdir()
-    (linked / "s.json").symlink_to(elsewhere / "s.json")  # read through a link, from beside the index
+    (linked / "sub").symlink_to(elsewhere)  # a folder read through a link: the index may not go in it
     result = cli("index", str(linked), "--index", str(elsewhere / "deep" / "index"))
-    assert one_line_failure(result) and "beside the source file" in result.stderr
-    with pytest.raises(IndexFailure, match="beside the source file"):
-        index(load(elsewhere / "s.json"), elsewhere / "new" / "index")
+    assert one_line_failure(result) and "a folder sessions are read from" in result.stderr
+    # A caller's sessions may come from walking their file's folder (load(folder)): it counts as read.
+    with pytest.raises(IndexFailure, match="a folder sessions are read from"):
+        index(load(elsewhere), elsewhere / "new" / "index")
     assert sorted(p.name for p in elsewhere.rglob("*")) == ["s.json"]
+
+
+def test_a_file_read_through_a_link_leaves_its_folder_free(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    shutil.copy(INPUT / "session.json", elsewhere / "s.json")
+    linked = tmp_path / "linked"
+    linked.mkdir()
+    (linked / "s.json").symlink_to(elsewhere / "s.json")  # the file is read, its folder is not
+    result = cli("index", str(linked), "--index", str(elsewhere / "index"))
+    assert (result.returncode, result.stderr) == (0, "1 added, 0 updated, 0 unchanged\n")
 
 
 def test_a_directory_of_other_files_gets_no_lock_file(tmp_path: Path) -> None:

@@ -29,17 +29,23 @@ class PlacementRefused(IndexFailure):
 
 
 def check_placement(directory: Path, sources: Iterable[str]) -> None:
-    """The index never goes inside a source directory or beside a source file:
-    a job must not write where sessions are read from (R3)."""
+    """A job never writes where sessions are read from (R3): the index is never
+    inside a folder being read (a later run would read its files back as
+    sessions), and it never is, or holds, a source. ``sources`` are files and
+    folders that are read; beside a file the user named is fine, as that
+    file's folder is not read."""
     target = directory.resolve()
     for source in sources:
         path = Path(source)
         if source in ("-", "<stdin>") or not path.exists():
             continue
-        home = path.resolve() if path.is_dir() else path.resolve().parent
-        if target == home or home in target.parents:
-            kind = "inside the source directory" if path.is_dir() else "beside the source file"
-            raise PlacementRefused(f"{directory}: the index would be {kind} {source}; choose a directory elsewhere")
+        real = path.resolve()
+        if path.is_dir() and real in (target, *target.parents):
+            raise PlacementRefused(f"{directory}: the index would be inside {source}, a folder sessions are read "
+                                   "from; choose a directory outside it")
+        if target in (real, *real.parents):
+            raise PlacementRefused(f"{directory}: the index directory would hold the source {source}; "
+                                   "choose another directory")
 
 
 def check_ours(directory: Path) -> None:
@@ -98,7 +104,8 @@ def writer_lock(directory: Path, wait: float) -> Iterator[None]:
 
 
 def read_manifest(directory: Path, engine: str | None) -> dict[str, Any]:
-    """The manifest, checked against the engine asked for (``None``: any)."""
+    """The manifest, checked against the engine asked for (``None``: any; a new
+    index's manifest then names none)."""
     path = directory / MANIFEST
     if not path.exists():
         check_ours(directory)  # new, or killed before its first commit
@@ -112,7 +119,7 @@ def read_manifest(directory: Path, engine: str | None) -> dict[str, Any]:
                            "vis-export index")
     if engine is not None and manifest["engine"] != engine:
         raise IndexFailure(f"{directory}: this index was built with {manifest['engine']}, not {engine}; "
-                           f"use --engine {manifest['engine']} or another directory")
+                           "leave the engine out to use its own, or choose another directory")
     if manifest.get("schema_version") != SCHEMA_VERSION:
         raise IndexFailure(f"{directory}: index schema version {manifest.get('schema_version')} is not "
                            f"{SCHEMA_VERSION}; rebuild it in a new directory")

@@ -20,7 +20,7 @@ from vis_export.search.directory import (
     write_manifest, writer_lock,
 )
 from vis_export.search.documents import IndexReasoning, content_hash, documents
-from vis_export.search.engines import ENGINES, Engine
+from vis_export.search.engines import DEFAULT_ENGINE, ENGINES, Engine
 from vis_export.search.guard import IndexFailure
 
 COMMIT_EVERY = 20_000  # documents
@@ -42,12 +42,15 @@ class IndexCounts:
 class Batch:
     """Sessions read together: from one source file (``key``, with its size and
     modification time as ``stamp``) or handed over by a caller (no key). A file
-    whose stamp and sessions the manifest already has is not read again."""
+    whose stamp and sessions the manifest already has is not read again.
+    ``folder`` is the folder a file was found in by walking a source folder:
+    a folder that is read, where the index may not go."""
 
     key: str | None
     stamp: list[int] | None
     load: Callable[[], Iterable[Session]]
     complete: Callable[[], bool] = lambda: True  # read without problems (known after load)
+    folder: str | None = None
 
 
 def source_batches(
@@ -58,7 +61,7 @@ def source_batches(
     each file's load results, says what is wrong, and returns the sessions."""
     from vis_export.sources import read, source_files
 
-    def batch(name: str, path: Path | None) -> Batch:
+    def batch(name: str, path: Path | None, walked: bool) -> Batch:
         problems: list[bool] = []
 
         def load() -> list[Session]:
@@ -67,15 +70,16 @@ def source_batches(
             advance()
             return report(results)
 
-        stamp = None
+        stamp, folder = None, None
         if path is not None and path.is_file():
             stamp = file_stamp(path)
             wal = file_stamp(Path(f"{path}-wal"))  # a store's recent turns may live only there
             stamp = stamp + wal if stamp is not None and wal is not None else stamp
+            folder = str(path.parent) if walked else None
         key = str(path.resolve()) if path is not None else None
-        return Batch(key, stamp, load, lambda: not any(problems))
+        return Batch(key, stamp, load, lambda: not any(problems), folder)
 
-    return [batch(name, path) for name, path in source_files(sources)]
+    return [batch(name, path, Path(source).is_dir()) for source in sources for name, path in source_files([source])]
 
 
 def file_stamp(path: Path) -> list[int] | None:
@@ -89,7 +93,7 @@ def file_stamp(path: Path) -> list[int] | None:
 def index_sessions(
     batches: Iterable[Batch],
     directory: Path,
-    engine: str = "tantivy",
+    engine: str | None = None,
     reasoning: IndexReasoning = "none",
     prune: bool = False,
     wait: float = 0.0,
@@ -99,21 +103,23 @@ def index_sessions(
 ) -> IndexCounts:
     """Add or update every session's documents; with ``prune``, remove sessions
     that are no longer among them (but not those of a source that failed to load).
+    ``engine`` is by default the one the index was built with, else tantivy.
 
     Whatever can refuse the directory is checked before anything is created in
     it; a session handed over by a caller (no source file known up front) that
-    turns out to come from beside the index undoes a directory this job created."""
-    if engine not in ENGINES:
+    turns out to come from a folder holding the index undoes a directory this
+    job created."""
+    if engine is not None and engine not in ENGINES:
         raise IndexFailure(f"unknown engine {engine!r}; choose one of {', '.join(ENGINES)}")
     batches = list(batches)
-    check_placement(directory, [batch.key for batch in batches if batch.key])
+    check_placement(directory, [place for batch in batches for place in (batch.folder, batch.key) if place])
     check_ours(directory)
     created = first_missing(directory)
     try:
         with writer_lock(directory, wait):
             manifest = read_manifest(directory, engine)
-            manifest["engine"] = engine
-            store = open_index(directory, engine, writable=True, threads=threads)
+            manifest["engine"] = manifest["engine"] or DEFAULT_ENGINE
+            store = open_index(directory, manifest["engine"], writable=True, threads=threads)
             try:
                 job = _Job(store, directory, manifest, reasoning, progress, warn)
                 for batch in batches:
@@ -153,7 +159,7 @@ class _Job:
             return
         hashes = {}
         for session in batch.load():
-            digest = self.session(session)
+            digest = self.session(session, handed_over=batch.key is None)
             if digest is not None:
                 hashes[session.id] = digest
         if batch.complete():
@@ -165,11 +171,13 @@ class _Job:
             if batch.key is not None:  # no stamp: read again next time
                 self.files_done[batch.key] = {"stamp": None, "sessions": {**held, **hashes}}
 
-    def session(self, session: Session) -> str | None:
+    def session(self, session: Session, handed_over: bool) -> str | None:
         if self.progress is not None:
             self.progress(session)
-        if session.source:
-            check_placement(self.directory, [session.source])
+        if handed_over and session.source and Path(session.source).is_file():
+            # A caller's sessions may come from walking their file's folder
+            # (load(folder)): that folder counts as read.
+            check_placement(self.directory, [str(Path(session.source).absolute().parent), session.source])
         if session.id in self.seen:
             self._warn(f"{session.source}: session {session.id!r} was already indexed from another "
                        "source in this job; this one is skipped")

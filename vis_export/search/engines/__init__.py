@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 ENGINES = ("tantivy", "whoosh")
+DEFAULT_ENGINE = "tantivy"  # for a new index; an existing one keeps its own
 STORED = ("key", "session_id", "session_title", "message_id", "block_id", "role", "block_type", "language",
           "created_at", "text")
 FILTERS = ("session_id", "role", "block_type", "language")
