@@ -18,6 +18,7 @@ import click
 from vis_export import __version__
 from vis_export.formats import FORMAT_NAMES
 from vis_export.policy import DEFAULT_REASONING, REASONING_CHOICES
+from vis_export.search.documents import INDEXED_TYPES
 from vis_export.timefmt import utc
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -415,8 +416,9 @@ def _millis(value: str | None, option: str) -> int | None:
 @sources_argument
 @click.option("--index", "directory", type=click.Path(file_okay=False, path_type=Path), required=True,
               help="The index directory (created if needed).")
-@click.option("--engine", type=click.Choice(["tantivy", "whoosh"]), default="tantivy", show_default=True,
-              help="Search engine; an existing index must have been built with the same one.")
+@click.option("--engine", type=click.Choice(["tantivy", "whoosh"]), default=None,
+              help="Search engine: by default an existing index's own, else tantivy; another one than an existing "
+              "index's is refused.")
 @click.option("--reasoning", type=click.Choice(["none", "visible"]), default="none", show_default=True,
               help="Index visible reasoning too; private reasoning is never indexed.")
 @click.option("--prune", is_flag=True, help="Remove sessions that are no longer in the sources.")
@@ -425,7 +427,7 @@ def _millis(value: str | None, option: str) -> int | None:
 @click.option("--jobs", type=click.IntRange(min=0), default=0, metavar="N",
               help="Indexing threads (tantivy); 0 lets the engine choose.")
 @click.option("--lenient", is_flag=True, help="Index what can be read from invalid input, with warnings.")
-def index(sources: Sequence[str], directory: Path, engine: str, reasoning: str, prune: bool, wait: float,
+def index(sources: Sequence[str], directory: Path, engine: str | None, reasoning: str, prune: bool, wait: float,
           jobs: int, lenient: bool) -> None:
     """Add or update the sessions of SOURCE... in a search index.
 
@@ -433,9 +435,13 @@ def index(sources: Sequence[str], directory: Path, engine: str, reasoning: str, 
     unchanged sources changes nothing and says "0 added, 0 updated, N unchanged"
     (a file whose size and modification time are unchanged is not even read).
 
+    The index may sit beside a source file, never inside a source folder (its
+    files would be read back as sessions) nor hold a source.
+
     \b
     Examples:
       vis-export index ~/.vis/vis.db --index ~/.cache/vis-index
+      vis-export index chat.json --index idx
       vis-export index exports/ --index idx --engine whoosh --prune --wait 60
     """
     from vis_export.search import IndexFailure, check_placement
@@ -465,8 +471,8 @@ def index(sources: Sequence[str], directory: Path, engine: str, reasoning: str, 
 @click.option("--limit", type=click.IntRange(min=1), default=10, show_default=True, help="At most this many hits.")
 @click.option("--json", "as_json", is_flag=True, help="A JSON array of hits on standard output.")
 @click.option("--role", type=click.Choice(["user", "assistant", "system", "developer", "tool"]), default=None)
-@click.option("--type", "block_type", default=None, metavar="TYPE",
-              help="prose, code, tool, error, notice, speech or reasoning.")
+@click.option("--type", "block_type", type=click.Choice(INDEXED_TYPES), default=None,
+              help="Only blocks of this type.")
 @click.option("--language", default=None, help="Code language, e.g. python.")
 @click.option("--session", "session_id", default=None, metavar="ID", help="Only this session.")
 @click.option("--since", default=None, metavar="DATE", help="Messages from this time on (ISO date or ms).")
@@ -476,28 +482,32 @@ def search(query: str, directory: Path, limit: int, as_json: bool, role: str | N
     """Search an index: words must all match (code-aware: parseConfig finds
     parse_config), "quoted phrases" must occur exactly as written.
 
+    Each hit shows where it is, its session's title and a snippet; on a terminal
+    the matches are highlighted, elsewhere marked **so**. A query that starts
+    with - goes after --, which ends the options.
+
     \b
     Examples:
       vis-export search parseConfig --index idx
       vis-export search '"fn(*args, **kwargs)"' --index idx --type code --language python
       vis-export search deploy --index idx --role user --since 2025-02-01 --json
+      vis-export search --index idx -- '-> None'
     """
     from vis_export.search import IndexFailure
     from vis_export.search import search as run_search
+    from vis_export.search.show import shown
 
     try:
         hits = run_search(query, directory, limit=limit, role=role, type=block_type, language=language,
                           session=session_id, since=_millis(since, "--since"), until=_millis(until, "--until"))
-    except IndexFailure as failure:
+    except (IndexFailure, ValueError) as failure:  # ValueError: a query of too many words
         echo(f"vis-export: {failure}", err=True)
         sys.exit(1)
     if as_json:
         echo(json.dumps([hit.to_json() for hit in hits], ensure_ascii=False, indent=2))
     else:
+        terminal = sys.stdout.isatty()
         for hit in hits:
-            where = f"{hit.session_id} {hit.message_id} {hit.block_id}"
-            kind = hit.block_type + (f" ({hit.language})" if hit.language else "")
-            snippet = "\n".join(f"    {line}" for line in hit.snippet.splitlines())
-            echo(f"{where}  {hit.role} {kind}  {hit.score:.2f}\n{snippet}")
+            click.echo(shown(hit, terminal))
     if not hits:
         echo("no hits", err=True)

@@ -1,8 +1,12 @@
-"""Search: index the prose and code of many sessions, and query them.
+"""Search: index the blocks of many sessions, and query them.
 
 ``index`` runs an incremental job (see ``job``); ``search`` parses a query
 (free words and quoted phrases, see ``query``), asks the engine, keeps only the
 blocks that contain each phrase exactly, and makes a snippet per hit.
+
+The command line imports this package to know the block types it can filter
+on, before any command runs: the engines, the job and the query parser are
+imported only when a function needs them.
 """
 
 from __future__ import annotations
@@ -10,21 +14,33 @@ from __future__ import annotations
 import os
 import sys
 import types
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, field, fields
 from functools import lru_cache
+from importlib import import_module
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
-from vis_export.contract import MAX_TIME
-from vis_export.model import Session
-from vis_export.search.documents import IndexReasoning, check_index_reasoning, plain_text
-from vis_export.search.directory import ENGINE_DATA, MANIFEST, check_placement, open_index, read_manifest
-from vis_export.search.engines import FILTERS, Engine
-from vis_export.search.guard import IndexFailure
-from vis_export.search.job import Batch, IndexCounts, index_sessions
-from vis_export.search.query import ParsedQuery, SnippetMaker, engine_words, parse
+from vis_export.search.documents import IndexReasoning, check_index_reasoning
+
+if TYPE_CHECKING:
+    from vis_export.model import Session
+    from vis_export.search.directory import check_placement
+    from vis_export.search.engines import Engine
+    from vis_export.search.guard import IndexFailure
+    from vis_export.search.job import IndexCounts
+    from vis_export.search.query import ParsedQuery, Snippet
 
 __all__ = ["Hit", "IndexCounts", "IndexFailure", "index", "search", "check_placement"]
+
+_LAZY = {"IndexCounts": "vis_export.search.job", "IndexFailure": "vis_export.search.guard",
+         "check_placement": "vis_export.search.directory"}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(import_module(module), name)
 
 
 @dataclass(frozen=True)
@@ -38,20 +54,24 @@ class Hit:
     language: str
     created_at: int
     score: float
-    snippet: str
-    snippet_html: str
+    snippet: str  # matches marked **so**
+    snippet_html: str  # matches marked <mark>so</mark>
+    marks: Snippet = field(repr=False, compare=False)  # the same in pieces, for other marks (a terminal's colour)
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "marks"}
 
 
 def index(
-    sessions: Iterable[Session], directory: str | os.PathLike[str], engine: str = "tantivy",
+    sessions: Iterable[Session], directory: str | os.PathLike[str], engine: str | None = None,
     reasoning: IndexReasoning = "none", prune: bool = False, wait: float = 0.0, threads: int = 0,
     progress: Callable[[Session], None] | None = None, warn: Callable[[str], None] | None = None,
 ) -> IndexCounts:
-    """Index ``sessions`` into ``directory``; returns how many were added, updated,
-    unchanged and (with ``prune``) removed."""
+    """Index ``sessions`` into ``directory`` with ``engine`` (by default the one
+    the index there was built with, else tantivy); returns how many were added,
+    updated, unchanged and (with ``prune``) removed."""
+    from vis_export.search.job import Batch, index_sessions
+
     check_index_reasoning(reasoning)
     batches = [Batch(None, None, lambda: sessions)]
     return index_sessions(batches, Path(directory), engine, reasoning, prune, wait, threads, progress, warn)
@@ -64,7 +84,12 @@ def search(
 ) -> list[Hit]:
     """Ranked hits for ``query`` (words must all match; ``"quoted phrases"`` and
     words of punctuation or symbols only must occur exactly); at most ``limit``
-    (1 or more, however large); ``since``/``until`` are times in ms."""
+    (1 or more, however large); ``since``/``until`` are times in ms.
+
+    A query of more words and phrases than ``query.MAX_TERMS`` raises ``ValueError``."""
+    from vis_export.search.engines import FILTERS
+    from vis_export.search.query import SnippetMaker, engine_words, parse
+
     if limit < 1:
         raise ValueError(f"limit must be 1 or more, not {limit}")
     path = Path(directory)
@@ -78,11 +103,10 @@ def search(
     snippet = SnippetMaker(parsed.words, parsed.phrases)
     hits = []
     for score, doc in found[:limit]:
-        shown = doc["text"] if parsed.phrases or doc["block_type"] != "prose" else plain_text(doc["text"])
-        made = snippet(shown)
+        made = snippet.of_prose(doc["text"]) if doc["block_type"] == "prose" else snippet(doc["text"])
         hits.append(Hit(doc["session_id"], doc["session_title"], doc["message_id"], doc["block_id"], doc["role"],
                         doc["block_type"], doc["language"], doc["created_at"], round(score, 4),
-                        made.text, made.html))
+                        made.text, made.html, made))
     return hits
 
 
@@ -90,11 +114,16 @@ def _bound(ms: int) -> int:
     """A time bound within a step of the times a session may hold: one further
     out excludes nothing more, and the engines fail on (tantivy) or misread
     (whoosh) bounds near the ends of 64 bits."""
+    from vis_export.contract import MAX_TIME
+
     return max(-1, min(ms, MAX_TIME + 1))
 
 
 def _reader(path: Path) -> Engine:
     """The engine of the index at ``path``, kept open while its manifest is unchanged."""
+    from vis_export.search.directory import ENGINE_DATA, MANIFEST
+    from vis_export.search.guard import IndexFailure
+
     manifest = path / MANIFEST
     if not (path / ENGINE_DATA).exists() or not manifest.exists():
         raise IndexFailure(f"{path}: no index here (run vis-export index first)")
@@ -103,6 +132,8 @@ def _reader(path: Path) -> Engine:
 
 @lru_cache(maxsize=8)
 def _open_reader(path: Path, version: int) -> Engine:
+    from vis_export.search.directory import open_index, read_manifest
+
     return open_index(path, read_manifest(path, None)["engine"], writable=False)
 
 

@@ -1,7 +1,8 @@
 """What a search index holds of a session: one document per indexable block.
 
-Prose, code, speech, tool names, error and notice messages, and visible
-reasoning when asked for; private reasoning never, whatever the option (R2).
+Prose, code, speech, tools (name, input, output and error), attachments (name
+and media type), error and notice messages, and visible reasoning when asked
+for; private reasoning never, whatever the option (R2).
 
 Each text is indexed twice. As words (the engine's own analysis: Unicode
 words, lowercase, English stems), which already splits ``parse_config`` into
@@ -19,20 +20,21 @@ import hashlib
 import json
 import re
 from functools import lru_cache
-from typing import Any, Iterator, Literal
+from typing import Any, Callable, Iterator, Literal, Mapping
 
 from vis_export.model import (
-    Block, CodeBlock, ErrorBlock, Message, NoticeBlock, ProseBlock, ReasoningBlock, Session, SpeechBlock, ToolBlock,
+    BLOCK_CLASSES, AttachmentBlock, Block, CodeBlock, ErrorBlock, Message, NoticeBlock, ProseBlock, ReasoningBlock,
+    Session, SpeechBlock, ToolBlock,
 )
 from vis_export.policy import visible_session
 
-SCHEMA_VERSION = 1
+# 2: tool input, output and error, and attachments, are indexed.
+SCHEMA_VERSION = 2
 IndexReasoning = Literal["none", "visible"]
 INDEX_REASONING: tuple[IndexReasoning, ...] = ("none", "visible")
 
 _IDENTIFIER = re.compile(r"[A-Za-z0-9_]+")
 _WORDS_OF_IDENTIFIER = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
-_MARKDOWN_NOISE = re.compile(r"(^|\n)\s{0,3}(#{1,6}|>|[-*+]|\d+[.)])\s+|[*_~`]{1,3}|!?\[|\]\([^)]*\)")
 
 
 def identifier_key(word: str) -> str:
@@ -66,12 +68,6 @@ def code_terms(text: str) -> str:
     return " ".join(sorted(terms))
 
 
-def plain_text(markdown: str) -> str:
-    """Prose without its Markdown marks: what a snippet shows (made for the hits
-    only, at query time)."""
-    return _MARKDOWN_NOISE.sub(lambda m: m.group(1) or "", markdown)
-
-
 def check_index_reasoning(reasoning: str) -> IndexReasoning:
     if reasoning not in INDEX_REASONING:
         raise ValueError("the index takes reasoning none or visible: private reasoning is never indexed")
@@ -90,18 +86,65 @@ def content_hash(session: Session, reasoning: IndexReasoning) -> str:
     return hashlib.sha256(payload.encode("ascii")).hexdigest()
 
 
+def readable(value: Any) -> str:
+    """A stored JSON value as a person reads it, and as a search finds it:
+    strings as written (an exact phrase of a command or its output matches), a
+    map as ``key: value`` lines with a nested map or list indented below its
+    key and a multi-line string below its key as written, a list as its items'
+    lines, other values as JSON."""
+    return "\n".join(_readable_lines(value, ""))
+
+
+def _readable_lines(value: Any, indent: str) -> Iterator[str]:
+    """Nesting is bounded by the contract's depth limit, so this recursion is too."""
+    if isinstance(value, Mapping) and value:
+        for key, item in value.items():
+            if isinstance(item, (Mapping, list, tuple)) and item:
+                yield f"{indent}{key}:"
+                yield from _readable_lines(item, indent + "  ")
+            else:
+                text = _scalar(item)
+                yield from (f"{indent}{key}:", text) if "\n" in text else (f"{indent}{key}: {text}".rstrip(),)
+    elif isinstance(value, (list, tuple)) and value:
+        for item in value:
+            yield from _readable_lines(item, indent)
+    else:
+        text = _scalar(value)
+        yield text if "\n" in text else indent + text
+
+
+def _scalar(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (Mapping, list, tuple)):  # empty
+        return "{}" if isinstance(value, Mapping) else "[]"
+    return json.dumps(value)
+
+
+def _tool_text(block: ToolBlock) -> str:
+    stored = (block.fields[key] for key in ("input", "output", "error") if block.fields.get(key) is not None)
+    return "\n".join(text for text in (block.tool, *map(readable, stored)) if text)
+
+
+# What each block type is found by. Reasoning reaches here only when it is
+# visible and asked for: the view has dropped the rest.
+_TEXT: dict[type[Block], Callable[[Any], str]] = {
+    ProseBlock: lambda block: block.markdown,
+    CodeBlock: lambda block: block.text,
+    SpeechBlock: lambda block: block.text,
+    ReasoningBlock: lambda block: block.text,
+    ToolBlock: _tool_text,
+    AttachmentBlock: lambda block: f"{block.name}\n{block.media_type}",
+    ErrorBlock: lambda block: f"{block.code}: {block.message}",
+    NoticeBlock: lambda block: f"{block.code}: {block.message}",
+}
+INDEXED_TYPES = tuple(name for name, kind in BLOCK_CLASSES.items() if kind in _TEXT)
+
+
 def text_of(block: Block) -> str | None:
-    if isinstance(block, ProseBlock):
-        return block.markdown
-    if isinstance(block, (CodeBlock, SpeechBlock)):
-        return block.text
-    if isinstance(block, ReasoningBlock):
-        return block.text  # the view holds visible reasoning only, and only when asked
-    if isinstance(block, ToolBlock):
-        return block.tool
-    if isinstance(block, (ErrorBlock, NoticeBlock)):
-        return f"{block.code}: {block.message}"
-    return None
+    """The text a block is indexed and found by, or ``None`` when it has none."""
+    text = _TEXT.get(type(block))
+    return None if text is None else text(block)
 
 
 def documents(session: Session, reasoning: IndexReasoning) -> Iterator[dict[str, Any]]:

@@ -1,19 +1,29 @@
 """Queries: free text with quoted phrases, turned into one engine-neutral form,
-and snippets with the matches marked (the same for every engine)."""
+and snippets with the matches marked (the same for every engine).
+
+A snippet is made for each hit only, at query time: prose shows the words a
+reader sees, on one line; code, tool output and the like keep their lines.
+"""
 
 from __future__ import annotations
 
 import html
 import re
 import string
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
+from vis_export.formats.prose_words import prose_words
 from vis_export.search.documents import _IDENTIFIER, _WORDS_OF_IDENTIFIER
 
 _PHRASE_OR_WORD = re.compile(r'"([^"]*)"|(\S+)')
 _WORD = re.compile(r"\w+")
-SNIPPET_WIDTH = 160
+_BLANK_LINES = re.compile(r"(?:[ \t]*\n)+")
+_LINE_BREAK_NEXT = re.compile(r"[ \t]*\n")
+SNIPPET_WIDTH = 160  # characters
+SNIPPET_LINES = 6  # lines, of a text whose lines matter
+SNIPPET_CONTEXT = 2  # lines before the match's
 # Words and phrases a query may hold: each costs the engine a clause, and a
 # hostile query of many thousands takes minutes and gigabytes.
 MAX_TERMS = 64
@@ -79,10 +89,32 @@ def phrase_words(phrase: str) -> list[str]:
     ]
 
 
-@dataclass
+@dataclass(frozen=True)
 class Snippet:
-    text: str
-    html: str
+    """A window on a block's text: its pieces in order, each a match or not,
+    and what stands for the text left out before and after it (``…``)."""
+
+    pieces: tuple[tuple[str, bool], ...]
+    before: str = ""
+    after: str = ""
+
+    def marked(self, mark: Callable[[str], str], plain: Callable[[str], str] = str) -> str:
+        """The snippet with each line of each match written by ``mark`` (a marker
+        never spans a line break) and the rest by ``plain``."""
+        out = [self.before]
+        for piece, match in self.pieces:
+            out.append("\n".join(mark(line) if line else line for line in piece.split("\n")) if match
+                       else plain(piece))
+        out.append(self.after)
+        return "".join(out)
+
+    @property
+    def text(self) -> str:
+        return self.marked(lambda match: f"**{match}**")
+
+    @property
+    def html(self) -> str:
+        return self.marked(lambda match: f"<mark>{html.escape(match)}</mark>", html.escape)
 
 
 @dataclass
@@ -102,22 +134,61 @@ class SnippetMaker:
         self._pattern = re.compile("|".join(alternatives), re.IGNORECASE) if alternatives else None
 
     def __call__(self, text: str) -> Snippet:
+        """Text whose lines matter (code, tool output): whole lines where the
+        window allows, indentation kept, blank lines at either end dropped."""
+        text = text.replace("\r\n", "\n").rstrip()
+        blank = _BLANK_LINES.match(text)
+        return self._window(text[blank.end():] if blank else text, lines=True)
+
+    def of_prose(self, markdown: str) -> Snippet:
+        """Prose as a reader sees it (``read_cfg`` stays whole, a link shows its
+        text), on one line; the Markdown itself when a phrase is only there
+        (``**bold**``)."""
+        words = " ".join(prose_words(markdown).split())
+        shown = words if all(p in words for p in self.phrases) else " ".join(markdown.split())
+        return self._window(shown, lines=False)
+
+    def _window(self, text: str, lines: bool) -> Snippet:
         match = self._pattern.search(text) if self._pattern else None
-        start = max(0, (match.start() if match else 0) - SNIPPET_WIDTH // 3)
+        first, last = (match.start(), match.end()) if match else (0, 0)
+        start = max(0, first - SNIPPET_WIDTH // 3)
         end = min(len(text), start + SNIPPET_WIDTH)
+        if lines:
+            start, end = _whole_lines(text, start, end, first, last)
+            blank = _BLANK_LINES.match(text, start, first)
+            start = blank.end() if blank else start
+        end = max(start + len(text[start:end].rstrip()), min(last, start + SNIPPET_WIDTH))
         window = text[start:end]
-        prefix = "…" if start > 0 else ""
-        suffix = "…" if end < len(text) else ""
-        plain_parts, html_parts, last = [], [], 0
-        for found in (self._pattern.finditer(window) if self._pattern else []):
+        pieces, done = [], 0
+        for found in (self._pattern.finditer(window) if self._pattern else ()):
             if found.start() == found.end():
                 continue
-            plain_parts.append(window[last:found.start()])
-            html_parts.append(html.escape(window[last:found.start()]))
-            plain_parts.append(f"**{found.group()}**")
-            html_parts.append(f"<mark>{html.escape(found.group())}</mark>")
-            last = found.end()
-        plain_parts.append(window[last:])
-        html_parts.append(html.escape(window[last:]))
-        flat = lambda s: " ".join(s.split())  # noqa: E731 - one line per hit
-        return Snippet(prefix + flat("".join(plain_parts)) + suffix, prefix + flat("".join(html_parts)) + suffix)
+            pieces += [(window[done:found.start()], False), (found.group(), True)]
+            done = found.end()
+        pieces.append((window[done:], False))
+        return Snippet(tuple((piece, hit) for piece, hit in pieces if piece),
+                       _elided(lines and start > 0 and text[start - 1] == "\n", start > 0, "…\n"),
+                       _elided(lines and _LINE_BREAK_NEXT.match(text, end) is not None, end < len(text), "\n…"))
+
+
+def _whole_lines(text: str, start: int, end: int, first: int, last: int) -> tuple[int, int]:
+    """The window ``start:end`` narrowed to whole lines around the match at
+    ``first:last``: at most ``SNIPPET_CONTEXT`` lines before the match's line
+    and ``SNIPPET_LINES`` in all (a snippet stays a few lines tall); a line the
+    window cuts stays only where the match is on it."""
+    if start > 0 and text[start - 1] != "\n":
+        start = text.find("\n", start, first) + 1 or start
+    breaks = [i for i, char in enumerate(text[start:end], start) if char == "\n"]
+    starts, ends = [start, *(i + 1 for i in breaks)], [*breaks, end]
+    matched = bisect_right(starts, first) - 1, max(bisect_left(ends, last), 0)
+    kept_from = max(0, matched[0] - SNIPPET_CONTEXT)
+    kept_to = min(max(matched[1], kept_from + SNIPPET_LINES - 1), len(ends) - 1)
+    if kept_to == len(ends) - 1 > matched[1] and end < len(text) and text[end] != "\n":
+        kept_to -= 1
+    return starts[kept_from], ends[kept_to]
+
+
+def _elided(at_line_break: bool, cut: bool, on_its_line: str) -> str:
+    """What stands for text left out: ``…`` on its own line where the cut falls
+    between lines, beside the text where it falls inside one."""
+    return "" if not cut else on_its_line if at_line_break else "…"
