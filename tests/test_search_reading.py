@@ -167,7 +167,7 @@ def test_a_query_too_long_fails_in_one_clean_line(built: Path) -> None:
 
 
 def test_a_query_that_starts_with_a_dash_goes_after_double_dash(built: Path) -> None:
-    assert "--" in cli("search", "--help").stdout.split("Examples:")[1]
+    assert " -- '" in cli("search", "--help").stdout.split("Examples:")[1]
     result = cli("search", "--index", str(built), "--json", "--", "-q tests/")
     assert result.returncode == 0, result.stderr
     assert [hit["block_id"] for hit in json.loads(result.stdout)] == ["t1"]
