@@ -1,21 +1,24 @@
 """Attachment bytes for embedding: from ``--attachments DIR`` or the Vis store.
 
-Only raster images are embedded (as ``data:`` URIs); SVG never is, since it
-can carry script. An attachment id names one file directly inside DIR:
-an id with a path separator or ``..`` is never looked up.
+An attachment id names one file directly inside DIR: an id with a path
+separator or ``..`` is never looked up, and a file is read only if, links
+followed, it is a regular file inside DIR (a link out of DIR, a FIFO or a
+device is not read), checked on the open descriptor. Images go through
+``images`` before HTML or PDF embeds them; provider messages carry the bytes of
+an attachment declared as a raster image to the model's API as they are.
 """
 
 from __future__ import annotations
 
 import base64
+import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
+from typing import Callable, Mapping
 
+from vis_export.images import FORMATS, MAX_BYTES, Embedded, embed
 from vis_export.model import AttachmentBlock, Session, StoredAttachment
-
-EMBEDDED_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
-MAX_EMBEDDED_BYTES = 20 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -33,22 +36,28 @@ class Attachments:
             return stored.data
         if self.directory is None or Path(attachment_id).name != attachment_id or attachment_id in (".", ".."):
             return None
-        path = self.directory / attachment_id
         try:
-            if path.is_file() and path.stat().st_size <= MAX_EMBEDDED_BYTES:
-                return path.read_bytes()
-        except OSError:
+            return _read_inside(self.directory, attachment_id)
+        except (OSError, ValueError):  # unreadable, or a NUL in the id
             return None
-        return None
 
     def data_uri(self, attachment_id: str, media_type: str) -> str | None:
+        """For provider messages: the bytes as declared, if declared as a raster image."""
         kind = media_type.split(";")[0].strip().lower()
-        if kind not in EMBEDDED_TYPES:
+        if kind not in FORMATS:
             return None
         data = self.data(attachment_id)
         if data is None:
             return None
         return f"data:{kind};base64,{base64.b64encode(data).decode('ascii')}"
+
+    def image(self, attachment_id: str, media_type: str) -> Embedded | None:
+        """For HTML and PDF: the checked image, or why it is refused; ``None`` when the
+        attachment is not declared as an image or its bytes are not at hand."""
+        if not media_type.strip().lower().startswith("image/"):
+            return None
+        data = self.data(attachment_id)
+        return embed(data, media_type) if data is not None else None
 
     def size(self, attachment_id: str) -> int | None:
         stored = self.stored.get(attachment_id)
@@ -57,21 +66,36 @@ class Attachments:
         data = self.data(attachment_id) if self.directory is not None else None
         return len(data) if data is not None else None
 
-    def lookup(self, blocks: list[AttachmentBlock]):  # type: ignore[no-untyped-def]
-        """``attachment:<id>`` or ``attachment:<name>`` in prose -> (data URI, name), if embeddable."""
+    def lookup(self, blocks: list[AttachmentBlock]) -> Callable[[str], Embedded | None]:
+        """``attachment:<id>`` or ``attachment:<name>`` in prose -> its image, if at hand."""
         by_reference: dict[str, AttachmentBlock] = {}
         for block in blocks:
             by_reference.setdefault(block.attachment_id, block)
             by_reference.setdefault(block.name, block)
 
-        def find(reference: str) -> tuple[str, str] | None:
+        def find(reference: str) -> Embedded | None:
             block = by_reference.get(reference)
-            if block is None:
-                return None
-            uri = self.data_uri(block.attachment_id, block.media_type)
-            return (uri, block.name) if uri else None
+            return self.image(block.attachment_id, block.media_type) if block is not None else None
 
         return find
+
+
+def _read_inside(directory: Path, name: str) -> bytes | None:
+    """The bytes of ``directory/name`` if, links resolved, it is a regular file inside
+    ``directory`` of at most ``MAX_BYTES``. The resolved path is opened without
+    following links and without waiting for a FIFO's writer, and checked on the
+    descriptor, so nothing swapped in after the check is read."""
+    root = directory.resolve()
+    path = (root / name).resolve()
+    if not path.is_relative_to(root):
+        return None
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    with os.fdopen(os.open(path, flags), "rb") as handle:
+        found = os.fstat(handle.fileno())
+        if not stat.S_ISREG(found.st_mode) or found.st_size > MAX_BYTES:
+            return None
+        data = handle.read(MAX_BYTES + 1)
+    return data if len(data) <= MAX_BYTES else None
 
 
 def human_size(size: int | None) -> str | None:

@@ -188,9 +188,11 @@ class HtmlProjector(Projector):
         return {"kind": "notice", "code": block.code, "message": block.message}
 
     def block_attachment(self, block: AttachmentBlock) -> dict[str, Any]:
+        image = self.attachments.image(block.attachment_id, block.media_type)
         return {"kind": "attachment", "name": block.name, "media_type": block.media_type,
                 "size": human_size(self.attachments.size(block.attachment_id)),
-                "data_uri": self.attachments.data_uri(block.attachment_id, block.media_type)}
+                "data_uri": image.uri if image else None,
+                "refused": image.placeholder(block.name) if image and image.refusal else None}
 
     def block_speech(self, block: SpeechBlock) -> dict[str, Any]:
         return {"kind": "speech", "text": block.text}

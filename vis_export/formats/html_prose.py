@@ -3,7 +3,8 @@
 Security decisions are the constants and the two methods at the top of
 ``ProseRenderer`` (as in mistune's own renderer): raw HTML is escaped, URLs go
 through mistune's protocol check, an image loads only from a ``data:image``
-URI or a known attachment (anything else becomes a link), and headings are
+URI or a known attachment (anything else becomes a link) whose bytes pass
+``images`` (anything else becomes a placeholder that says why), and headings are
 demoted below the message heading so prose cannot forge a turn. nh3 then
 removes whatever an allowlist does not name, as a second layer.
 """
@@ -13,6 +14,8 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from markupsafe import Markup
+
+from vis_export.images import Embedded, embed_uri
 
 # Message headings are <h2>; prose headings start below them.
 HEADING_OFFSET = 2
@@ -28,11 +31,12 @@ ALLOWED_ATTRIBUTES = {
 }
 URL_SCHEMES = {"http", "https", "mailto", "tel", "ftp", "ftps", "irc", "ircs", "data"}
 
-AttachmentLookup = Callable[[str], "tuple[str, str] | None"]  # reference -> (data URI, name)
+AttachmentLookup = Callable[[str], "Embedded | None"]  # reference -> the attachment's image, if at hand
 
 
 def _renderer_class() -> type:
     from mistune.renderers.html import HTMLRenderer
+    from mistune.util import striptags
 
     class ProseRenderer(HTMLRenderer):  # type: ignore[misc]
         def __init__(self, attachment: AttachmentLookup):
@@ -48,11 +52,18 @@ def _renderer_class() -> type:
             if url.startswith("attachment:"):
                 found = self.attachment(url[len("attachment:"):])
                 if found is not None:
-                    return super().image(text, found[0], title)
+                    return self.checked(found, text, title)
                 return f'<span class="missing-attachment">{text or self.escape_attribute(url)}</span>'
             if url.strip().lower().startswith(EMBEDDABLE_IMAGES):
-                return super().image(text, url, title)
+                return self.checked(embed_uri(url), text, title)
             return self.link(text or self.escape_attribute(url), url, title)
+
+        def checked(self, image: Embedded, text: str, title: str | None) -> str:
+            """The image as ``images`` wrote it anew, or a placeholder that names it."""
+            if image.uri is not None:
+                return super().image(text, image.uri, title)
+            alt = Markup(striptags(text) or "image")  # mistune escaped it already
+            return f'<span class="image-refused">{image.placeholder(alt)}</span>'
 
     return ProseRenderer
 
