@@ -60,7 +60,7 @@ def _drain(pieces: object) -> None:
 
 
 def clipboard_block() -> list[Result]:
-    from vis_export.clipboard import clipboard
+    from vis_export.copying import clipboard
     from vis_export.model import block_from_json
 
     block = block_from_json({"id": "c", "type": "code", "language": "python", "text": "print('hi')\n" * 20})

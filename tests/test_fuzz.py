@@ -31,7 +31,7 @@ from vis_export.formats import FORMATS, get_format
 from vis_export.formats.options import ExportOptions
 from vis_export.model import CodeBlock, Session
 from vis_export.policy import visible_session
-from vis_export.search.documents import documents
+from vis_export.searchindex.documents import documents
 from vis_export.sources import read
 
 LEXER_NAMES = sorted({alias for _, aliases, _, _ in get_all_lexers() for alias in aliases})
@@ -172,7 +172,7 @@ def test_near_miss_input_never_crashes_hangs_or_leaks(tmp_path: Path, written: s
 def test_near_miss_input_in_pdf_and_a_real_index(tmp_path: Path, written: str) -> None:
     from pypdf import PdfReader
 
-    from vis_export.search import index, search
+    from vis_export.searchindex import index, search
 
     with hard_time_limit(EXAMPLE_SECONDS * 4):
         sessions = _loaded(tmp_path, written)

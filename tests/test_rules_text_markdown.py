@@ -90,7 +90,7 @@ def test_r1_text_code_lines_contiguous_and_in_order(document: dict[str, Any]) ->
 
 @given(code_blocks)
 def test_r1_copied_code_block_is_exactly_its_code(data: dict[str, Any]) -> None:
-    from vis_export.clipboard import clipboard
+    from vis_export.copying import clipboard
     from vis_export.model import block_from_json
 
     block = block_from_json(data)

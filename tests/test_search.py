@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 from conftest import INPUT
 from strategies import PRIVATE_CANARY, session_documents, small_blocks, small_code_blocks
 from vis_export import load
-from vis_export.search import IndexFailure, index, search
-from vis_export.search.directory import MANIFEST, writer_lock
+from vis_export.searchindex import IndexFailure, index, search
+from vis_export.searchindex.directory import MANIFEST, writer_lock
 from vis_export.sources.messages import session_document
 
 ENGINES = ["tantivy", "whoosh"]
@@ -143,7 +143,7 @@ def test_every_code_block_is_found_by_a_phrase_of_its_text(tmp_path_factory: pyt
 
 def _texts(session, message_id: str, block_id: str) -> list[str]:  # type: ignore[no-untyped-def]
     """The texts of the blocks with these ids (generated ids need not be unique)."""
-    from vis_export.search.documents import text_of
+    from vis_export.searchindex.documents import text_of
 
     return [text_of(block) or "" for message in session.messages for block in message.blocks
             if message.id == message_id and block.id == block_id]
@@ -224,8 +224,8 @@ def test_one_writer_at_a_time(tmp_path: Path) -> None:
 KILLED_JOB = """
 import sys, time
 from vis_export import load
-from vis_export.search import index
-from vis_export.search import job
+from vis_export.searchindex import index
+from vis_export.searchindex import job
 job.COMMIT_EVERY = 50
 sessions = list(load(sys.argv[1]))
 def slow(session):

@@ -19,10 +19,10 @@ from hypothesis import strategies as st
 
 from conftest import INPUT
 from vis_export import load
-from vis_export.search import IndexFailure, index, search
-from vis_export.search.directory import LOCK, MANIFEST
-from vis_export.search.documents import documents
-from vis_export.search.query import MAX_TERMS
+from vis_export.searchindex import IndexFailure, index, search
+from vis_export.searchindex.directory import LOCK, MANIFEST
+from vis_export.searchindex.documents import documents
+from vis_export.searchindex.query import MAX_TERMS
 from vis_export.sources.messages import session_document
 
 ENGINES = ["tantivy", "whoosh"]
@@ -56,7 +56,7 @@ def golden_index(tmp_path: Path, engine: str) -> Path:
 
 LIMITED = """
 import sys
-from vis_export.search import search
+from vis_export.searchindex import search
 print(len(search(sys.argv[2], sys.argv[1], limit=int(sys.argv[3]))))
 """
 
@@ -131,8 +131,8 @@ PANIC = """
 import os, sys
 from pathlib import Path
 import tantivy
-from vis_export.search.engines.tantivy_engine import TantivyEngine
-from vis_export.search.guard import IndexFailure, engine_call
+from vis_export.searchindex.engines.tantivy_engine import TantivyEngine
+from vis_export.searchindex.guard import IndexFailure, engine_call
 
 directory = Path(sys.argv[1])
 engine = TantivyEngine(directory / "engine", writable=False)

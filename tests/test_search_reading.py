@@ -17,10 +17,10 @@ import pytest
 
 from conftest import INPUT
 from strategies import PRIVATE_CANARY
-from vis_export.search import index, search
-from vis_export.search.directory import MANIFEST
-from vis_export.search.documents import INDEXED_TYPES
-from vis_export.search.show import MATCH_END, MATCH_START
+from vis_export.searchindex import index, search
+from vis_export.searchindex.directory import MANIFEST
+from vis_export.searchindex.documents import INDEXED_TYPES
+from vis_export.searchindex.show import MATCH_END, MATCH_START
 from vis_export.sources.messages import session_document
 
 ENGINES = ["tantivy", "whoosh"]

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from vis_export.search.show import MATCH_END, MATCH_START
+from vis_export.searchindex.show import MATCH_END, MATCH_START
 from vis_export.terminal import escaped
 
 HOSTILE = ["\x1b[2J\x1b[H", "\x1b]52;c;cHduZWQ=\x07", "\x9b31m", "\r\x1b[K", "\u202e", "\x1b]8;;http://x\x1b\\"]

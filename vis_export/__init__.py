@@ -3,6 +3,9 @@ JSON and a search index.
 
 Importing the package is cheap: the API is loaded on first use (PEP 562), so a
 copy button that calls one function pays only for what that function needs.
+No module of the package is named like a public name (``copying`` holds
+``clipboard``, ``searchindex`` holds ``index`` and ``search``): importing a
+submodule binds its name on the package, and would hide the function.
 """
 
 from __future__ import annotations
@@ -19,11 +22,12 @@ _LAZY = {
     "to_json": "vis_export.api",
     "to_text": "vis_export.formats.text",
     "to_markdown": "vis_export.formats.markdown",
-    "clipboard": "vis_export.clipboard",
+    "clipboard": "vis_export.copying",
     "to_html": "vis_export.formats.html",
     "to_pdf": "vis_export.formats.pdf",
-    "index": "vis_export.search",
-    "search": "vis_export.search",
+    "to_provider": "vis_export.formats.provider",
+    "index": "vis_export.searchindex",
+    "search": "vis_export.searchindex",
     "Session": "vis_export.model",
     "Message": "vis_export.model",
     "Block": "vis_export.model",
@@ -35,11 +39,12 @@ __all__ = ["__version__", *_LAZY]
 
 if TYPE_CHECKING:
     from vis_export.api import load, read, to_json, validate
-    from vis_export.clipboard import clipboard
+    from vis_export.copying import clipboard
     from vis_export.formats.html import to_html
     from vis_export.formats.markdown import to_markdown
     from vis_export.formats.pdf import to_pdf
-    from vis_export.search import index, search
+    from vis_export.formats.provider import to_provider
+    from vis_export.searchindex import index, search
     from vis_export.formats.text import to_text
     from vis_export.model import Block, Message, Session
     from vis_export.problems import InvalidInput, Problem

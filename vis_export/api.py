@@ -6,7 +6,7 @@ import os
 from typing import Any
 
 from vis_export.contract import check_message, check_session
-from vis_export.clipboard import clipboard
+from vis_export.copying import clipboard
 from vis_export.formats.json import to_json
 from vis_export.formats.markdown import to_markdown
 from vis_export.formats.text import to_text

@@ -18,7 +18,7 @@ import click
 from vis_export import __version__
 from vis_export.formats import FORMAT_NAMES
 from vis_export.policy import DEFAULT_REASONING, REASONING_CHOICES
-from vis_export.search.documents import INDEXED_TYPES
+from vis_export.searchindex.documents import INDEXED_TYPES
 from vis_export.timefmt import utc
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -444,8 +444,8 @@ def index(sources: Sequence[str], directory: Path, engine: str | None, reasoning
       vis-export index chat.json --index idx
       vis-export index exports/ --index idx --engine whoosh --prune --wait 60
     """
-    from vis_export.search import IndexFailure, check_placement
-    from vis_export.search.job import index_sessions, source_batches
+    from vis_export.searchindex import IndexFailure, check_placement
+    from vis_export.searchindex.job import index_sessions, source_batches
 
     reporter = Reporter()
     tick = [lambda: None]  # the progress bar's, once it exists
@@ -493,9 +493,9 @@ def search(query: str, directory: Path, limit: int, as_json: bool, role: str | N
       vis-export search deploy --index idx --role user --since 2025-02-01 --json
       vis-export search --index idx -- '-> None'
     """
-    from vis_export.search import IndexFailure
-    from vis_export.search import search as run_search
-    from vis_export.search.show import shown
+    from vis_export.searchindex import IndexFailure
+    from vis_export.searchindex import search as run_search
+    from vis_export.searchindex.show import shown
 
     try:
         hits = run_search(query, directory, limit=limit, role=role, type=block_type, language=language,

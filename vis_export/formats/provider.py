@@ -217,6 +217,13 @@ def conversation(session: Session, options: ExportOptions, flavour: str = "opena
     return (_openai if flavour == "openai" else _anthropic)(shown, attachments)
 
 
+def to_provider(session: Session, **options: object) -> dict[str, Any]:
+    """The session as the chat messages a provider takes (``provider_format``
+    ``"openai"`` or ``"anthropic"``; other options as in ``ExportOptions``)."""
+    settings = ExportOptions(**options)  # type: ignore[arg-type]
+    return conversation(session, settings, settings.provider_format)
+
+
 def session_lines(session: Session, options: ExportOptions) -> str:
     return json.dumps(conversation(session, options, options.provider_format), ensure_ascii=False) + "\n"
 

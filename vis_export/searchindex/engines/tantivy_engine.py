@@ -7,8 +7,8 @@ from typing import Any
 
 import tantivy
 
-from vis_export.search.documents import identifier_key, identifier_words
-from vis_export.search.engines import STORED
+from vis_export.searchindex.documents import identifier_key, identifier_words
+from vis_export.searchindex.engines import STORED
 
 HEAP = 128 * 1024 * 1024
 _RAW = ("key", "session_id", "message_id", "block_id", "role", "block_type", "language")

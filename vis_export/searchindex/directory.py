@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from vis_export.output import write_atomic
-from vis_export.search.documents import SCHEMA_VERSION
-from vis_export.search.engines import ENGINES, Engine, open_engine
-from vis_export.search.guard import GuardedEngine, IndexFailure
+from vis_export.searchindex.documents import SCHEMA_VERSION
+from vis_export.searchindex.engines import ENGINES, Engine, open_engine
+from vis_export.searchindex.guard import GuardedEngine, IndexFailure
 
 MANIFEST = "vis-export-index.json"
 LOCK = ".vis-export-index.lock"

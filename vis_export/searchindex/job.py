@@ -15,13 +15,13 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from vis_export.model import Session
-from vis_export.search.directory import (
+from vis_export.searchindex.directory import (
     PlacementRefused, check_ours, check_placement, first_missing, open_index, read_manifest, remove_created,
     write_manifest, writer_lock,
 )
-from vis_export.search.documents import IndexReasoning, content_hash, documents
-from vis_export.search.engines import DEFAULT_ENGINE, ENGINES, Engine
-from vis_export.search.guard import IndexFailure
+from vis_export.searchindex.documents import IndexReasoning, content_hash, documents
+from vis_export.searchindex.engines import DEFAULT_ENGINE, ENGINES, Engine
+from vis_export.searchindex.guard import IndexFailure
 
 COMMIT_EVERY = 20_000  # documents
 

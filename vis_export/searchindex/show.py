@@ -15,7 +15,7 @@ from vis_export.formats.text import one_line
 from vis_export.terminal import escaped
 
 if TYPE_CHECKING:
-    from vis_export.search import Hit
+    from vis_export.searchindex import Hit
 
 MATCH_START, MATCH_END = "\x1b[1;7m", "\x1b[0m"  # bold and reverse video on; all attributes off
 TITLE_WIDTH = 60

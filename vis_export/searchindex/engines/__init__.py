@@ -40,11 +40,11 @@ class Engine(Protocol):
 
 def open_engine(name: str, directory: Path, writable: bool, threads: int = 0) -> Engine:
     if name == "tantivy":
-        from vis_export.search.engines.tantivy_engine import TantivyEngine
+        from vis_export.searchindex.engines.tantivy_engine import TantivyEngine
 
         return TantivyEngine(directory, writable, threads)
     if name == "whoosh":
-        from vis_export.search.engines.whoosh_engine import WhooshEngine
+        from vis_export.searchindex.engines.whoosh_engine import WhooshEngine
 
         return WhooshEngine(directory, writable)
     raise ValueError(f"unknown engine {name!r}; choose one of {', '.join(ENGINES)}")

@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from vis_export.search.engines import STORED, Engine
+from vis_export.searchindex.engines import STORED, Engine
 
 _DETAIL_WIDTH = 200
 _STDERR_LOCK = threading.RLock()

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from vis_export.formats.prose_words import prose_words
-from vis_export.search.documents import _IDENTIFIER, _WORDS_OF_IDENTIFIER
+from vis_export.searchindex.documents import _IDENTIFIER, _WORDS_OF_IDENTIFIER
 
 _PHRASE_OR_WORD = re.compile(r'"([^"]*)"|(\S+)')
 _WORD = re.compile(r"\w+")

@@ -20,20 +20,20 @@ from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
-from vis_export.search.documents import IndexReasoning, check_index_reasoning
+from vis_export.searchindex.documents import IndexReasoning, check_index_reasoning
 
 if TYPE_CHECKING:
     from vis_export.model import Session
-    from vis_export.search.directory import check_placement
-    from vis_export.search.engines import Engine
-    from vis_export.search.guard import IndexFailure
-    from vis_export.search.job import IndexCounts
-    from vis_export.search.query import ParsedQuery, Snippet
+    from vis_export.searchindex.directory import check_placement
+    from vis_export.searchindex.engines import Engine
+    from vis_export.searchindex.guard import IndexFailure
+    from vis_export.searchindex.job import IndexCounts
+    from vis_export.searchindex.query import ParsedQuery, Snippet
 
 __all__ = ["Hit", "IndexCounts", "IndexFailure", "index", "search", "check_placement"]
 
-_LAZY = {"IndexCounts": "vis_export.search.job", "IndexFailure": "vis_export.search.guard",
-         "check_placement": "vis_export.search.directory"}
+_LAZY = {"IndexCounts": "vis_export.searchindex.job", "IndexFailure": "vis_export.searchindex.guard",
+         "check_placement": "vis_export.searchindex.directory"}
 
 
 def __getattr__(name: str) -> Any:
@@ -70,7 +70,7 @@ def index(
     """Index ``sessions`` into ``directory`` with ``engine`` (by default the one
     the index there was built with, else tantivy); returns how many were added,
     updated, unchanged and (with ``prune``) removed."""
-    from vis_export.search.job import Batch, index_sessions
+    from vis_export.searchindex.job import Batch, index_sessions
 
     check_index_reasoning(reasoning)
     batches = [Batch(None, None, lambda: sessions)]
@@ -87,8 +87,8 @@ def search(
     (1 or more, however large); ``since``/``until`` are times in ms.
 
     A query of more words and phrases than ``query.MAX_TERMS`` raises ``ValueError``."""
-    from vis_export.search.engines import FILTERS
-    from vis_export.search.query import SnippetMaker, engine_words, parse
+    from vis_export.searchindex.engines import FILTERS
+    from vis_export.searchindex.query import SnippetMaker, engine_words, parse
 
     if limit < 1:
         raise ValueError(f"limit must be 1 or more, not {limit}")
@@ -121,8 +121,8 @@ def _bound(ms: int) -> int:
 
 def _reader(path: Path) -> Engine:
     """The engine of the index at ``path``, kept open while its manifest is unchanged."""
-    from vis_export.search.directory import ENGINE_DATA, MANIFEST
-    from vis_export.search.guard import IndexFailure
+    from vis_export.searchindex.directory import ENGINE_DATA, MANIFEST
+    from vis_export.searchindex.guard import IndexFailure
 
     manifest = path / MANIFEST
     if not (path / ENGINE_DATA).exists() or not manifest.exists():
@@ -132,7 +132,7 @@ def _reader(path: Path) -> Engine:
 
 @lru_cache(maxsize=8)
 def _open_reader(path: Path, version: int) -> Engine:
-    from vis_export.search.directory import open_index, read_manifest
+    from vis_export.searchindex.directory import open_index, read_manifest
 
     return open_index(path, read_manifest(path, None)["engine"], writable=False)
 
@@ -151,15 +151,3 @@ def _matching(engine: Engine, parsed: ParsedQuery, words: list[str], filters: di
         if len(kept) >= limit or len(found) < batch:
             return kept
         offset, batch = offset + batch, batch * 4
-
-
-class _CallableModule(types.ModuleType):
-    """``vis_export.search`` is both this package and the function the API
-    promises (``vis_export.search("query", "index-dir")``): once the package is
-    imported, Python binds the name to the package, so the package answers calls."""
-
-    def __call__(self, query: str, directory: str | os.PathLike[str], **filters: Any) -> list[Hit]:
-        return search(query, directory, **filters)
-
-
-sys.modules[__name__].__class__ = _CallableModule

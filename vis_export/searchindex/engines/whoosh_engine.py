@@ -11,7 +11,7 @@ from whoosh.analysis import LowercaseFilter, RegexTokenizer, SpaceSeparatedToken
 from whoosh.fields import ID, NUMERIC, STORED, TEXT, Schema
 from whoosh.lang import stemmer_for_language
 
-from vis_export.search.documents import identifier_key, identifier_words
+from vis_export.searchindex.documents import identifier_key, identifier_words
 
 # The same analysis as the tantivy engine: Unicode words (no underscore), long
 # tokens dropped, lowercase, Snowball English stems.

@@ -1,0 +1,72 @@
+"""The public API as a user meets it: every name works whatever was imported
+before, and every Python example in the README runs."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import os
+import pkgutil
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import vis_export
+from conftest import GOLDEN, INPUT, ROOT
+
+DOCUMENTED = {"Session", "Message", "Block", "Problem", "InvalidInput"}
+
+
+def test_every_public_name_survives_importing_every_submodule() -> None:
+    """Importing ``vis_export.x`` binds ``x`` on the package: no submodule may be
+    named like a public function, or the function disappears behind it."""
+    script = """
+import importlib, inspect, pkgutil, types, vis_export
+for module in pkgutil.walk_packages(vis_export.__path__, "vis_export."):
+    if not module.name.endswith("__main__"):
+        importlib.import_module(module.name)
+for name in vis_export.__all__:
+    value = getattr(vis_export, name)
+    assert not isinstance(value, types.ModuleType), name
+    assert name == "__version__" or inspect.isfunction(value) or inspect.isclass(value), name
+    assert name == "__version__" or value.__name__ == name, name
+print("ok")
+"""
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert result.stdout.strip() == "ok", result.stderr
+
+
+def test_no_submodule_is_named_like_a_public_name() -> None:
+    names = {m.name.rsplit(".", 1)[-1] for m in pkgutil.walk_packages(vis_export.__path__, "vis_export.")}
+    assert not names & set(vis_export.__all__)
+
+
+def test_public_functions_are_the_ones_their_modules_define() -> None:
+    for name in vis_export.__all__:
+        if name == "__version__":
+            continue
+        value = getattr(vis_export, name)
+        assert inspect.getmodule(value) is importlib.import_module(value.__module__)
+        assert (name in DOCUMENTED) == inspect.isclass(value), name
+
+
+def test_every_python_example_in_the_readme_runs(tmp_path: Path, golden_store: Path) -> None:
+    blocks = re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
+    assert blocks
+    (tmp_path / "sessions").mkdir()
+    for name in ("session.json", "messages.jsonl", "events.jsonl"):
+        shutil.copy(INPUT / name, tmp_path / "sessions" / name)
+    shutil.copy(INPUT / "session.json", tmp_path / "chat.json")
+    shutil.copy(INPUT / "session.json", tmp_path / "a.json")
+    assert golden_store == tmp_path / "vis.db"  # the fixture builds it right here
+    previous = Path.cwd()
+    os.chdir(tmp_path)
+    try:
+        namespace: dict[str, object] = {}
+        for block in blocks:
+            exec(compile(block, "README.md", "exec"), namespace)  # noqa: S102 - the README's own examples
+    finally:
+        os.chdir(previous)
+    assert (tmp_path / "idx").is_dir() and GOLDEN.exists()
