@@ -13,6 +13,8 @@ from dataclasses import FrozenInstanceError, dataclass, field
 from types import MappingProxyType
 from typing import Any, Iterator, Mapping
 
+from vis_export.contract.blocktypes import CARRIED_TYPES, KNOWN_TYPES, for_each_type
+
 EMPTY: Mapping[str, Any] = MappingProxyType({})
 
 
@@ -165,7 +167,7 @@ class UnknownBlock(Block):
     __slots__ = ()
 
 
-BLOCK_CLASSES: dict[str, type[Block]] = {
+BLOCK_CLASSES: dict[str, type[Block]] = for_each_type({
     "prose": ProseBlock,
     "code": CodeBlock,
     "tool": ToolBlock,
@@ -175,7 +177,7 @@ BLOCK_CLASSES: dict[str, type[Block]] = {
     "notice": NoticeBlock,
     "speech": SpeechBlock,
     "lonis": LonisBlock,
-}
+}, (*KNOWN_TYPES, *CARRIED_TYPES), "model classes")
 
 
 def block_from_json(data: Mapping[str, Any]) -> Block:

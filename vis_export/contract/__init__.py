@@ -1,7 +1,7 @@
 """The Vis content-block contract: its JSON Schemas and the checks built from them."""
 
+from vis_export.contract.blocktypes import KNOWN_TYPES as BLOCK_TYPES
 from vis_export.contract.check import (
-    BLOCK_TYPES,
     MAX_DEPTH,
     MAX_TIME,
     MESSAGE_ROLES,

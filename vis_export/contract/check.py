@@ -19,6 +19,7 @@ import json
 import re
 from typing import Any, Callable
 
+from vis_export.contract.blocktypes import KNOWN_TYPES, for_each_type
 from vis_export.problems import Path, Problem, format_path
 
 SNAKE_CASE = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)*$")
@@ -290,7 +291,7 @@ def _attachment(b: dict[str, Any], path: Path, out: Out) -> None:
             _non_blank(out, (*path, field), b[field])
 
 
-_BLOCK_CHECKS: dict[str, Callable[[dict[str, Any], Path, Out], None]] = {
+_BLOCK_CHECKS: dict[str, Callable[[dict[str, Any], Path, Out], None]] = for_each_type({
     "prose": _prose,
     "speech": _speech,
     "code": _code,
@@ -299,8 +300,7 @@ _BLOCK_CHECKS: dict[str, Callable[[dict[str, Any], Path, Out], None]] = {
     "error": _error,
     "attachment": _attachment,
     "notice": _coded,
-}
-BLOCK_TYPES = tuple(_BLOCK_CHECKS)
+}, KNOWN_TYPES, "block checks")
 _NO_STRUCTURE: frozenset[str] = frozenset()
 
 
@@ -483,7 +483,7 @@ def _values_ok(obj: dict[str, Any], depth: int, skip: str = "") -> bool:
     return True
 
 
-_FAST_BLOCK: dict[str, Callable[[dict[str, Any]], bool]] = {
+_FAST_BLOCK: dict[str, Callable[[dict[str, Any]], bool]] = for_each_type({
     "prose": lambda b: type(b.get("markdown")) is str,
     "code": lambda b: type(b.get("text")) is str and ("language" not in b or _text_ok(b["language"])),
     "speech": lambda b: _text_ok(b.get("text")),
@@ -494,7 +494,7 @@ _FAST_BLOCK: dict[str, Callable[[dict[str, Any]], bool]] = {
     "notice": lambda b: _code_ok(b),
     "attachment": lambda b: _text_ok(b.get("attachment_id")) and _text_ok(b.get("name"))
     and _text_ok(b.get("media_type")),
-}
+}, KNOWN_TYPES, "fast block checks")
 
 
 def _code_ok(block: dict[str, Any]) -> bool:

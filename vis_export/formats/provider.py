@@ -16,14 +16,14 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from vis_export.attachments import Attachments
+from vis_export.contract.blocktypes import RENDERED_TYPES, UNKNOWN, for_each_type
 from vis_export.formats.markdown_syntax import fenced
 from vis_export.formats.options import ExportOptions
 from vis_export.model import (
-    AttachmentBlock, Block, CodeBlock, ErrorBlock, LonisBlock, Message, NoticeBlock, ProseBlock, ReasoningBlock,
-    Session, SpeechBlock, ToolBlock,
+    AttachmentBlock, Block, ErrorBlock, LonisBlock, Message, Session, ToolBlock, UnknownBlock,
 )
 from vis_export.policy import visible_session
 
@@ -56,25 +56,30 @@ class _Step:
     calls: list[_Call] = field(default_factory=list)
 
 
-def _text_of(block: Block, attachments: Attachments) -> str | None:
-    """A block as text in a provider message (None: not replayed)."""
-    if isinstance(block, ProseBlock):
-        return block.markdown
-    if isinstance(block, CodeBlock):
-        return fenced(block.text, block.language).rstrip("\n")
-    if isinstance(block, SpeechBlock):
-        return block.text
-    if isinstance(block, ReasoningBlock):  # only here when the caller authorised all reasoning
-        return f"[reasoning]\n{block.text}"
-    if isinstance(block, AttachmentBlock):
-        return f"[attachment: {block.name} ({block.media_type})]"
-    if isinstance(block, LonisBlock):
-        from vis_export.lonis import view
+def _lonis_line(block: LonisBlock) -> str:
+    from vis_export.lonis import view
 
-        return view(block.envelope).one_line
-    if isinstance(block, (ErrorBlock, NoticeBlock)):
-        return None  # an error's text is not replayed; notices are the runtime's own
-    return None
+    return view(block.envelope).one_line
+
+
+# A block as text in a provider message; None: not replayed (an error's text is
+# not the model's to see again, notices are the runtime's own, tools are calls).
+_TEXT: dict[str, Callable[[Any], str | None]] = for_each_type({
+    "prose": lambda block: block.markdown,
+    "code": lambda block: fenced(block.text, block.language).rstrip("\n"),
+    "speech": lambda block: block.text,
+    "reasoning": lambda block: f"[reasoning]\n{block.text}",  # only here when all reasoning is authorised
+    "attachment": lambda block: f"[attachment: {block.name} ({block.media_type})]",
+    "lonis": _lonis_line,
+    "tool": lambda block: None,
+    "error": lambda block: None,
+    "notice": lambda block: None,
+    UNKNOWN: lambda block: None,
+}, RENDERED_TYPES, "provider text")
+
+
+def _text_of(block: Block) -> str | None:
+    return _TEXT[UNKNOWN if isinstance(block, UnknownBlock) else block.type](block)
 
 
 def _call(message: Message, number: int, block: ToolBlock, taken: set[str]) -> _Call:
@@ -103,7 +108,7 @@ def _steps(message: Message, attachments: Attachments, taken: set[str]) -> list[
             number += 1
             steps[-1].calls.append(_call(message, number, block, taken))
             continue
-        text = _text_of(block, attachments)
+        text = _text_of(block)
         if text is None:
             continue
         if steps[-1].calls:  # text after tool calls starts the next step
@@ -150,7 +155,7 @@ def _openai(session: Session, attachments: Attachments) -> dict[str, Any]:
             if notice:
                 out.append({"role": "user", "content": notice})
             continue
-        text = "\n\n".join(t for t in (_text_of(b, attachments) for b in message.blocks) if t is not None)
+        text = "\n\n".join(t for t in (_text_of(b) for b in message.blocks) if t is not None)
         role = message.role if message.role in ("system", "developer", "user") else "user"
         images = _images(message, attachments) if role == "user" else []
         if images:
@@ -175,7 +180,7 @@ def _anthropic(session: Session, attachments: Attachments) -> dict[str, Any]:
 
     for message in session.messages:
         if message.role in ("system", "developer"):
-            text = "\n\n".join(t for t in (_text_of(b, attachments) for b in message.blocks) if t is not None)
+            text = "\n\n".join(t for t in (_text_of(b) for b in message.blocks) if t is not None)
             if text:
                 system.append(text)
             continue
@@ -194,7 +199,7 @@ def _anthropic(session: Session, attachments: Attachments) -> dict[str, Any]:
             if notice:
                 say("user", [{"type": "text", "text": notice}])
             continue
-        text = "\n\n".join(t for t in (_text_of(b, attachments) for b in message.blocks) if t is not None)
+        text = "\n\n".join(t for t in (_text_of(b) for b in message.blocks) if t is not None)
         parts = [{"type": "text", "text": text}] if text else []
         for uri in _images(message, attachments):
             kind, data = uri[len("data:"):].split(";base64,", 1)

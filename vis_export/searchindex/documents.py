@@ -22,10 +22,8 @@ import re
 from functools import lru_cache
 from typing import Any, Callable, Iterator, Literal, Mapping
 
-from vis_export.model import (
-    BLOCK_CLASSES, AttachmentBlock, Block, CodeBlock, ErrorBlock, Message, NoticeBlock, ProseBlock, ReasoningBlock,
-    Session, SpeechBlock, ToolBlock,
-)
+from vis_export.contract.blocktypes import KNOWN_TYPES, RENDERED_TYPES, UNKNOWN, for_each_type
+from vis_export.model import Block, CodeBlock, Message, Session, ToolBlock, UnknownBlock
 from vis_export.policy import visible_session
 
 # 2: tool input, output and error, and attachments, are indexed.
@@ -126,25 +124,26 @@ def _tool_text(block: ToolBlock) -> str:
     return "\n".join(text for text in (block.tool, *map(readable, stored)) if text)
 
 
-# What each block type is found by. Reasoning reaches here only when it is
-# visible and asked for: the view has dropped the rest.
-_TEXT: dict[type[Block], Callable[[Any], str]] = {
-    ProseBlock: lambda block: block.markdown,
-    CodeBlock: lambda block: block.text,
-    SpeechBlock: lambda block: block.text,
-    ReasoningBlock: lambda block: block.text,
-    ToolBlock: _tool_text,
-    AttachmentBlock: lambda block: f"{block.name}\n{block.media_type}",
-    ErrorBlock: lambda block: f"{block.code}: {block.message}",
-    NoticeBlock: lambda block: f"{block.code}: {block.message}",
-}
-INDEXED_TYPES = tuple(name for name, kind in BLOCK_CLASSES.items() if kind in _TEXT)
+# What each block type is found by (None: not indexed). Reasoning reaches here
+# only when it is visible and asked for: the view has dropped the rest.
+_TEXT: dict[str, Callable[[Any], str | None]] = for_each_type({
+    "prose": lambda block: block.markdown,
+    "code": lambda block: block.text,
+    "speech": lambda block: block.text,
+    "reasoning": lambda block: block.text,
+    "tool": _tool_text,
+    "attachment": lambda block: f"{block.name}\n{block.media_type}",
+    "error": lambda block: f"{block.code}: {block.message}",
+    "notice": lambda block: f"{block.code}: {block.message}",
+    "lonis": lambda block: None,  # its own kinds, not a Vis block's text
+    UNKNOWN: lambda block: None,  # inert data: never searchable as if it were text
+}, RENDERED_TYPES, "indexed text")
+INDEXED_TYPES = KNOWN_TYPES
 
 
 def text_of(block: Block) -> str | None:
     """The text a block is indexed and found by, or ``None`` when it has none."""
-    text = _TEXT.get(type(block))
-    return None if text is None else text(block)
+    return _TEXT[UNKNOWN if isinstance(block, UnknownBlock) else block.type](block)
 
 
 def documents(session: Session, reasoning: IndexReasoning) -> Iterator[dict[str, Any]]:
