@@ -4,6 +4,7 @@ before, and every Python example in the README runs."""
 from __future__ import annotations
 
 import importlib
+import json
 import inspect
 import os
 import pkgutil
@@ -70,3 +71,20 @@ def test_every_python_example_in_the_readme_runs(tmp_path: Path, golden_store: P
     finally:
         os.chdir(previous)
     assert (tmp_path / "idx").is_dir() and GOLDEN.exists()
+
+
+def test_validate_in_the_api_and_on_the_command_line_agree(tmp_path: Path) -> None:
+    """A failed Lonis replay makes a file invalid in both, with the same problem."""
+    from click.testing import CliRunner
+
+    from vis_export.cli import main
+
+    block = json.loads((INPUT / "lonis.jsonl").read_text().splitlines()[0])
+    block.setdefault("provenance", {})["replay"] = {"replayable": True, "required_hashes": ["input_hash"]}
+    source = tmp_path / "replay.jsonl"
+    source.write_text(json.dumps(block) + "\n")
+    problems = vis_export.validate(source)
+    assert [p.message for p in problems] == ["replay failed: missing input_hash"]
+    result = CliRunner().invoke(main, ["validate", str(source)])
+    assert result.exit_code == 1
+    assert f"{source}: block 1, provenance.replay: replay failed: missing input_hash" in result.stderr.splitlines()

@@ -57,7 +57,7 @@ def test_one_bad_file_never_stops_a_directory(tmp_path: Path) -> None:
         f"{tmp_path / 'nan.jsonl'}: line 2: not JSON: NaN is not a JSON number (column 67)",
         f"{tmp_path / 'pipe.jsonl'}: not a regular file (a FIFO); only regular files are read",
         f"{tmp_path / 'zero.json'}: not a regular file (a character device); only regular files are read",
-        "4 of 5 file(s) invalid",
+        "4 of 5 file(s) invalid, 1 valid session(s)",
     ]
     report = {entry["file"]: entry for entry in json.loads(run_cli("validate", "--json", str(tmp_path)).stdout)}
     assert report[str(tmp_path / "good.json")]["sessions"] == 1

@@ -135,43 +135,28 @@ def validate(sources: Sequence[str], as_json: bool) -> None:
       vis-export validate session.json
       vis-export validate --json sessions/ | jq '.[] | select(.valid | not)'
     """
-    from vis_export.lonis import replay_reports
+    from vis_export.api import validation_reports
 
     reporter = Reporter()
-    files: dict[str, dict[str, Any]] = {}
-    for result in _read(sources):
-        entry = files.setdefault(result.source, {"file": result.source, "valid": True, "problems": [], "sessions": 0})
-        if result.session is not None:
-            entry["sessions"] += 1
-            for number, kind, verdict in replay_reports(result.session):
-                entry.setdefault("blocks", []).append(
-                    {"block": number, "kind": kind, "content_hash": verdict.content_hash, "replay": verdict.to_json()})
-                if not as_json:
-                    echo(f"{result.source}: block {number} ({kind}): sha256 {verdict.content_hash}; {verdict}")
-                if verdict.status == "failed":
-                    entry["valid"] = False
-                    failure = {"location": f"block {number}, provenance.replay", "message": str(verdict)}
-                    entry["problems"].append(failure)
-                    if as_json:
-                        reporter.failed = True
-                    else:
-                        reporter.problem(f"{result.source}: {failure['location']}: {failure['message']}")
-        for problem in result.problems:
-            entry["valid"] = False
-            entry["problems"].append({"location": problem.location, "message": problem.message})
-            if as_json:
-                reporter.failed = True
-            else:
-                reporter.problem(problem.line(result.source))
+    reports = []
+    for report in validation_reports(sources):
+        reports.append(report)
+        reporter.failed |= not report.valid
+        if as_json:
+            continue
+        for number, kind, verdict in report.blocks:
+            echo(f"{report.file}: block {number} ({kind}): sha256 {verdict.content_hash}; {verdict}")
+        for problem in report.problems:
+            echo(problem.line(report.file), err=True)
     if as_json:
-        echo(json.dumps(list(files.values()), ensure_ascii=False, indent=2))
+        echo(json.dumps([report.to_json() for report in reports], ensure_ascii=False, indent=2))
     else:
-        bad = sum(1 for entry in files.values() if not entry["valid"])
-        sessions = sum(entry["sessions"] for entry in files.values())
+        bad = sum(1 for report in reports if not report.valid)
+        sessions = sum(report.sessions for report in reports)
         if bad:
-            echo(f"{bad} of {len(files)} file(s) invalid", err=True)
+            echo(f"{bad} of {len(reports)} file(s) invalid, {sessions} valid session(s)", err=True)
         else:
-            echo(f"{len(files)} file(s) valid, {sessions} session(s)", err=True)
+            echo(f"{len(reports)} file(s) valid, {sessions} session(s)", err=True)
     sys.exit(1 if reporter.failed else 0)
 
 
