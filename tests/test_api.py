@@ -88,3 +88,9 @@ def test_validate_in_the_api_and_on_the_command_line_agree(tmp_path: Path) -> No
     result = CliRunner().invoke(main, ["validate", str(source)])
     assert result.exit_code == 1
     assert f"{source}: block 1, provenance.replay: replay failed: missing input_hash" in result.stderr.splitlines()
+
+
+def test_all_names_exactly_the_lazy_exports() -> None:
+    from vis_export import _LAZY
+
+    assert sorted(vis_export.__all__) == sorted(["__version__", *_LAZY])

@@ -35,7 +35,10 @@ _LAZY = {
     "InvalidInput": "vis_export.problems",
 }
 
-__all__ = ["__version__", *_LAZY]
+__all__ = [
+    "Block", "InvalidInput", "Message", "Problem", "Session", "__version__", "clipboard", "index", "load", "read",
+    "search", "to_html", "to_json", "to_markdown", "to_pdf", "to_provider", "to_text", "validate",
+]
 
 if TYPE_CHECKING:
     from vis_export.api import load, read, to_json, validate

@@ -16,9 +16,12 @@ from typing import Any, Iterable, Sequence
 import click
 
 from vis_export import __version__
+from vis_export.contract import MESSAGE_ROLES
 from vis_export.formats import FORMAT_NAMES
+from vis_export.formats.options import PAPERS, PROVIDER_FORMATS, THEMES
 from vis_export.policy import DEFAULT_REASONING, REASONING_CHOICES
-from vis_export.searchindex.documents import INDEXED_TYPES
+from vis_export.searchindex.documents import INDEX_REASONING, INDEXED_TYPES
+from vis_export.searchindex.engines import ENGINES
 from vis_export.timefmt import utc
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -223,12 +226,12 @@ def _fit(cell: str, width: int) -> str:
               help="Export what can be shown from invalid input; print each problem as a warning.")
 @click.option("--template-dir", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
               metavar="DIR", help="Templates that override the built-in ones by name (html, pdf).")
-@click.option("--theme", type=click.Choice(["light", "dark"]), default=None,
+@click.option("--theme", type=click.Choice(THEMES), default=None,
               help="Force a colour theme (html); by default it follows the reader's system.")
 @click.option("--no-highlight", is_flag=True, help="Code without syntax colours (html, pdf).")
-@click.option("--paper", type=click.Choice(["A4", "Letter"]), default="A4", show_default=True,
+@click.option("--paper", type=click.Choice(PAPERS), default=PAPERS[0], show_default=True,
               help="Page size (pdf).")
-@click.option("--provider-format", type=click.Choice(["openai", "anthropic"]), default="openai",
+@click.option("--provider-format", type=click.Choice(PROVIDER_FORMATS), default=PROVIDER_FORMATS[0],
               show_default=True, help="Chat message format (provider).")
 def convert(
     sources: Sequence[str], to: str, output: str | None, reasoning: str, session_ids: Sequence[str],
@@ -401,10 +404,10 @@ def _millis(value: str | None, option: str) -> int | None:
 @sources_argument
 @click.option("--index", "directory", type=click.Path(file_okay=False, path_type=Path), required=True,
               help="The index directory (created if needed).")
-@click.option("--engine", type=click.Choice(["tantivy", "whoosh"]), default=None,
+@click.option("--engine", type=click.Choice(ENGINES), default=None,
               help="Search engine: by default an existing index's own, else tantivy; another one than an existing "
               "index's is refused.")
-@click.option("--reasoning", type=click.Choice(["none", "visible"]), default="none", show_default=True,
+@click.option("--reasoning", type=click.Choice(INDEX_REASONING), default=INDEX_REASONING[0], show_default=True,
               help="Index visible reasoning too; private reasoning is never indexed.")
 @click.option("--prune", is_flag=True, help="Remove sessions that are no longer in the sources.")
 @click.option("--wait", type=click.FloatRange(min=0), default=0, show_default=True, metavar="SECONDS",
@@ -455,7 +458,7 @@ def index(sources: Sequence[str], directory: Path, engine: str | None, reasoning
               help="The index directory.")
 @click.option("--limit", type=click.IntRange(min=1), default=10, show_default=True, help="At most this many hits.")
 @click.option("--json", "as_json", is_flag=True, help="A JSON array of hits on standard output.")
-@click.option("--role", type=click.Choice(["user", "assistant", "system", "developer", "tool"]), default=None)
+@click.option("--role", type=click.Choice(MESSAGE_ROLES), default=None)
 @click.option("--type", "block_type", type=click.Choice(INDEXED_TYPES), default=None,
               help="Only blocks of this type.")
 @click.option("--language", default=None, help="Code language, e.g. python.")

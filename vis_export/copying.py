@@ -17,10 +17,10 @@ from vis_export.formats.text import TextProjector
 from vis_export.policy import Exportable
 
 
-FLAVOURS = ("text/plain", "text/markdown", "text/html")
+MEDIA_TYPES = ("text/plain", "text/markdown", "text/html")
 
 
-def clipboard(obj: Exportable, flavours: Sequence[str] = FLAVOURS, **options: object) -> dict[str, str]:
+def clipboard(obj: Exportable, flavours: Sequence[str] = MEDIA_TYPES, **options: object) -> dict[str, str]:
     """The clipboard flavours of a block, a message, a list of messages or a session.
 
     Options are those of ``ExportOptions`` (``reasoning="visible"`` by default: a

@@ -8,7 +8,10 @@ from pathlib import Path
 from vis_export.policy import DEFAULT_REASONING, Reasoning, check_reasoning
 
 
+# The choices of the options that have them: the command line offers exactly these.
 PAPERS = ("A4", "Letter")
+THEMES = ("light", "dark")
+PROVIDER_FORMATS = ("openai", "anthropic")
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,10 +43,10 @@ class ExportOptions:
             value = getattr(self, name)
             if value is not None and not isinstance(value, Path):
                 object.__setattr__(self, name, Path(value))
-        if self.theme not in (None, "light", "dark"):
-            raise ValueError("theme must be light or dark")
-        if self.provider_format not in ("openai", "anthropic"):
-            raise ValueError("provider_format must be openai or anthropic")
+        if self.theme is not None and self.theme not in THEMES:
+            raise ValueError(f"theme must be one of {', '.join(THEMES)}")
+        if self.provider_format not in PROVIDER_FORMATS:
+            raise ValueError(f"provider_format must be one of {', '.join(PROVIDER_FORMATS)}")
         if self.paper not in PAPERS:
             raise ValueError(f"paper must be one of {', '.join(PAPERS)}")
         if self.tool_output_limit is not None and self.tool_output_limit < 0:

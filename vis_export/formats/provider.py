@@ -21,13 +21,12 @@ from typing import Any, Callable, Sequence
 from vis_export.attachments import Attachments
 from vis_export.contract.blocktypes import RENDERED_TYPES, UNKNOWN, for_each_type
 from vis_export.formats.markdown_syntax import fenced
-from vis_export.formats.options import ExportOptions
+from vis_export.formats.options import PROVIDER_FORMATS, ExportOptions
 from vis_export.model import (
     AttachmentBlock, Block, ErrorBlock, LonisBlock, Message, Session, ToolBlock, UnknownBlock,
 )
 from vis_export.policy import visible_session
 
-FLAVOURS = ("openai", "anthropic")
 _NAME_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 CANCELLED = "[Notice: the previous turn was cancelled before it finished.{partial}]"
 INTERRUPTED = "[Notice: the previous turn was interrupted before it finished.{partial}]"
@@ -214,8 +213,8 @@ def _anthropic(session: Session, attachments: Attachments) -> dict[str, Any]:
 
 def conversation(session: Session, options: ExportOptions, flavour: str = "openai") -> dict[str, Any]:
     """The session as one provider conversation (``openai`` or ``anthropic``)."""
-    if flavour not in FLAVOURS:
-        raise ValueError(f"provider format must be one of {', '.join(FLAVOURS)}")
+    if flavour not in PROVIDER_FORMATS:
+        raise ValueError(f"provider format must be one of {', '.join(PROVIDER_FORMATS)}")
     # Reasoning never goes to a provider, not even visible reasoning, unless all is authorised.
     shown = visible_session(session, "all" if options.reasoning == "all" else "none")
     attachments = Attachments.of(session, options.attachments)

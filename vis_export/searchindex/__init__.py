@@ -12,8 +12,6 @@ imported only when a function needs them.
 from __future__ import annotations
 
 import os
-import sys
-import types
 from dataclasses import dataclass, field, fields
 from functools import lru_cache
 from importlib import import_module
