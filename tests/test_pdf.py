@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import io
+import os
 import re
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -14,7 +16,7 @@ from pypdf import PdfReader
 from conftest import INPUT
 from vis_export import load
 from vis_export.formats.pdf import to_pdf
-from vis_export.model import CodeBlock
+from vis_export.model import CodeBlock, Session
 
 SESSION = next(load(INPUT / "session.json"))
 
@@ -106,6 +108,49 @@ def test_rendered_in_parts_the_pdf_is_one_document(pdf: bytes) -> None:
     whole = squeeze("".join(texts))
     assert "PRIVATE-CANARY" not in whole
     assert all(squeeze(b.text) in whole for _, b in SESSION.blocks() if isinstance(b, CodeBlock))
+
+
+def test_the_same_bytes_a_second_later(pdf: bytes) -> None:
+    """fontTools dates the emoji font it rewrites (the attachment's 📎) with the clock."""
+    time.sleep(1.1)
+    assert to_pdf(SESSION) == pdf
+    assert os.environ.get("SOURCE_DATE_EPOCH") is None  # set for the render only
+
+
+def test_parts_follow_the_text_so_any_machine_writes_the_same_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where parts begin shows (each starts a page): it must not depend on the cores."""
+    from vis_export.formats import pdf as module
+
+    total = sum(_message_sizes(SESSION))
+    monkeypatch.setattr(module, "PART_SIZE", total // 3 + 1)
+    assert len(module.split(SESSION)) == 3
+    renders = []
+    for cores in (1, 4):
+        monkeypatch.setattr(module, "_cores", lambda: cores)
+        renders.append(to_pdf(SESSION))
+    assert renders[0] == renders[1]
+
+
+def _message_sizes(session: Session) -> list[int]:
+    """What ``split`` weighs a message by."""
+    return [sum(len(str(v)) for b in m.blocks for v in b.fields.values()) + 200 for m in session.messages]
+
+
+def test_a_long_session_is_split_into_parts_of_bounded_text() -> None:
+    """10,000 short messages: each part near ``PART_SIZE``, which bounds a worker's
+    memory (the peak itself is measured by ``benchmarks.pdf_memory``)."""
+    from vis_export.formats.pdf import PART_SIZE, split
+    from vis_export.sources.messages import session_document
+
+    session = session_document({"id": "long", "messages": [
+        {"id": f"m{i}", "role": "user", "status": "completed", "created_at": i,
+         "content": [{"id": f"b{i}", "type": "prose", "markdown": f"Message {i}: the parser reads config files."}]}
+        for i in range(10_000)]}, "l", "l").session
+    sizes = _message_sizes(session)
+    chunks = split(session)
+    assert len(chunks) == -(-sum(sizes) // PART_SIZE)
+    assert [start for start, _ in chunks[1:]] == [end for _, end in chunks[:-1]] and chunks[-1][1] == 10_000
+    assert all(sum(sizes[start:end]) <= PART_SIZE + max(sizes) for start, end in chunks)
 
 
 from hypothesis import HealthCheck, given, settings  # noqa: E402

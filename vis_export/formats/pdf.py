@@ -1,9 +1,17 @@
 """PDF (``--to pdf``): WeasyPrint from the same templates, with the print stylesheet.
 
-Long transcripts are laid out in parts, one per core, in parallel processes,
-and joined with pypdf (outline entries kept, in order); each part starts on a
-new page. Page numbers ``N / M`` are stamped on the joined pages, since no part
-knows ``M`` while it is laid out. Nothing is fetched while rendering: the URL
+Long transcripts are laid out in parts of about ``PART_SIZE`` characters of
+message text, in parallel processes, and joined with pypdf (outline entries
+kept, in order); each part starts on a new page. The size of a part, not the
+number of cores, decides where parts begin, so every machine writes the same
+bytes; and it bounds memory: WeasyPrint holds about 0.8 KB per character while
+it lays a part out (a part peaks near 200 MB), and at most ``MAX_WORKERS``
+parts are laid out at once. 10,000 short messages peaked at 1.9 GB over two
+halves of 1 GB each; in parts of this size, at 0.5 GB for every process
+together (``python -m benchmarks.pdf_memory``).
+
+Page numbers ``N / M`` are stamped on the joined pages, since no part knows
+``M`` while it is laid out. Nothing is fetched while rendering: the URL
 fetcher serves ``data:`` URIs only (the document holds nothing else), so no
 file is read and no request is made, whatever the content says. The bytes are
 deterministic: dates come from the session, the identifier from the content.
@@ -16,10 +24,11 @@ import io
 import logging
 import os
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from dataclasses import replace
 from datetime import datetime, timezone
 from multiprocessing import get_context
-from typing import Any
+from typing import Any, Iterator
 
 from vis_export import __version__
 from vis_export.formats.html import HtmlProjector
@@ -28,8 +37,8 @@ from vis_export.formats.text import one_line
 from vis_export.model import Session
 from vis_export.policy import visible_session
 
-# Below this much message text a second process costs more than it saves.
-PARALLEL_THRESHOLD = 150_000
+PART_SIZE = 150_000  # below this much message text a second process costs more than it saves
+MAX_WORKERS = 4
 FOOTER_SIZE = 8
 FOOTER_RISE = 22  # points above the bottom edge
 
@@ -58,9 +67,9 @@ def to_pdf(session: Session, **options: object) -> bytes:
 
 
 def render_pdf(session: Session, options: ExportOptions, parts: int | None = None) -> bytes:
-    """``parts`` (default: one per core, for long sessions only) forces the split."""
+    """``parts`` (default: one per ``PART_SIZE`` of text) forces the split."""
     session = visible_session(session, options.reasoning)  # R2: the parts are rendered from this view
-    chunks = split(session, parts) if parts is not None else split(session, _cores(), PARALLEL_THRESHOLD)
+    chunks = split(session, parts)
     if len(chunks) == 1:
         pdfs = [_render_part(session, options, 0, chunks)]
     else:
@@ -72,11 +81,12 @@ def _cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
-def split(session: Session, parts: int, threshold: int = 0) -> list[tuple[int, int]]:
-    """Message ranges of about equal text: at most ``parts``, each at least ``threshold`` long."""
+def split(session: Session, parts: int | None = None) -> list[tuple[int, int]]:
+    """Message ranges of about equal text: ``parts`` of them (at most one per message),
+    by default as many as keep each within about ``PART_SIZE``."""
     sizes = [sum(len(str(v)) for b in m.blocks for v in b.fields.values()) + 200 for m in session.messages]
     total = sum(sizes)
-    parts = max(1, min(parts, len(sizes), total // threshold if threshold else parts))
+    parts = max(1, min(parts if parts is not None else -(-total // PART_SIZE), len(sizes)))
     bounds: list[tuple[int, int]] = []
     start = running = 0
     for index, size in enumerate(sizes):
@@ -101,9 +111,26 @@ def _render_part(session: Session, options: ExportOptions, index: int, chunks: l
     level = logger.level
     logger.setLevel(logging.ERROR)
     try:
-        return HTML(string=html, url_fetcher=_fetcher(), base_url="data:,").write_pdf()
+        with _font_dates(_created(session)):
+            return HTML(string=html, url_fetcher=_fetcher(), base_url="data:,").write_pdf()
     finally:
         logger.setLevel(level)
+
+
+@contextmanager
+def _font_dates(created: int) -> Iterator[None]:
+    """fontTools dates a font it rewrites (an emoji or a variable font) with the
+    current time unless ``SOURCE_DATE_EPOCH`` names one: the session's own date
+    keeps the bytes the same from one second to the next."""
+    previous = os.environ.get("SOURCE_DATE_EPOCH")
+    os.environ["SOURCE_DATE_EPOCH"] = str(created // 1000)
+    try:
+        yield
+    finally:
+        if previous is None:
+            del os.environ["SOURCE_DATE_EPOCH"]
+        else:
+            os.environ["SOURCE_DATE_EPOCH"] = previous
 
 
 # The session a pool's forked workers render from: a frozen session holds
@@ -120,7 +147,8 @@ def _render_in_parallel(session: Session, options: ExportOptions, chunks: list[t
     global _WORK
     _WORK = (session, options, chunks)
     try:
-        with ProcessPoolExecutor(max_workers=len(chunks), mp_context=get_context("fork")) as pool:
+        workers = min(len(chunks), _cores(), MAX_WORKERS)
+        with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("fork")) as pool:
             return list(pool.map(_render_shared_part, range(len(chunks))))
     finally:
         _WORK = None
@@ -142,9 +170,13 @@ def _join(session: Session, pdfs: list[bytes]) -> bytes:
     return out.getvalue()
 
 
+def _created(session: Session) -> int:
+    """Milliseconds: the date every stamp in the PDF carries."""
+    return session.created_at if session.created_at is not None else session.first_time or 0
+
+
 def _metadata(session: Session) -> dict[str, str]:
-    created = session.created_at if session.created_at is not None else session.first_time or 0
-    stamp = datetime.fromtimestamp(created / 1000, tz=timezone.utc).strftime("D:%Y%m%d%H%M%SZ")
+    stamp = datetime.fromtimestamp(_created(session) / 1000, tz=timezone.utc).strftime("D:%Y%m%d%H%M%SZ")
     models = sorted({m.model for m in session.messages if m.model})
     title = one_line(session.title or "") or f"Session {session.id}"
     return {
