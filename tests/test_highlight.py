@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
 import threading
 import time
 from contextlib import contextmanager
@@ -15,6 +17,8 @@ from multiprocessing import get_context
 from typing import Any, Iterator
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from pygments.lexers import get_all_lexers
 
 from htmldom import elements, fragment, text_content
@@ -86,6 +90,25 @@ def test_a_runaway_lexer_is_cut_short_and_the_code_shown_plain(language: str, co
             start = time.monotonic()
             assert highlighted() == plain(code)
             assert time.monotonic() - start < 2 * lexing.budget(code) + CALL_LIMIT
+
+
+@given(st.sampled_from(ALIASES), st.text(st.sampled_from(list("\"'`\\/*#<>([{}])-=:; \t\r\nax0\x00é")), max_size=200))
+def test_any_text_in_any_language_comes_back_exactly_and_in_time(language: str, code: str) -> None:
+    with hard_limit(30):
+        start = time.monotonic()
+        html = str(highlight(code, language))
+        assert time.monotonic() - start < CALL_LIMIT
+    assert dom_text(html) == code.replace("\x00", "\ufffd")
+
+
+def test_a_lexers_first_block_is_coloured_like_the_next() -> None:
+    """The first HTML block compiles the JavaScript and CSS lexers too: not on the budget."""
+    code = ("from vis_export.formats.highlight import highlight\n"
+            "page = '<p><script>var x = 1;</script><style>a { color: red }</style></p>\\n'\n"
+            "first = highlight(page, 'html')\n"
+            "print(first == highlight(page, 'html'), '<span' in first)\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert result.stdout.split() == ["True", "True"]
 
 
 def test_a_lexer_that_moves_a_cr_is_shown_plain() -> None:

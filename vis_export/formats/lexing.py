@@ -8,22 +8,28 @@ newlines, and others go quadratic over many tokens (``python`` on ``'``
 followed by CRLFs). An allow-list of "safe" lexers cannot hold when C fails
 it, so every block gets a budget instead: ``BASE + PER_CHAR × len(text)``
 seconds of CPU, far above what a lexer needs on real code (at most 3 µs a
-character measured over every lexer); past it the code is shown plain.
+character measured over every lexer); past it the code is shown plain. A
+lexer's first block in a process also gets ``FIRST_USE``: Pygments compiles a
+lexer's regular expressions, and those of the lexers it delegates to, when
+first used (40 ms for HTML with its JavaScript and CSS), and that must not
+decide whether a block is coloured.
 
 Python's regular-expression engine checks for signals while it matches, so a
 CPU timer (``ITIMER_VIRTUAL``, whose ``SIGVTALRM`` raises ``Overrun`` here)
 stops even one runaway match, and counting CPU rather than wall time keeps the
 verdict independent of the machine's load. A signal reaches only the main
-thread: in any other thread (a server's), and for a block that overran in this
-process (which may have been a garbage-collection pause of a large process
-rather than the lexer), the block goes to a worker process that lexes it the
-same way in its own main thread, under a memory limit, and is killed if it
-ever stops answering.
+thread: in any other thread (a server's), and for a block that overran while
+the garbage collector made a full pass (a long pause in a large process, not
+the lexer's doing), the block goes to a worker process that lexes it the same
+way in its own main thread, under a memory limit, and is killed if it ever
+stops answering. A hostile block thus costs its budget once: 1,000 blocks of
+81 characters that would each take minutes take about 30 seconds.
 """
 
 from __future__ import annotations
 
 import atexit
+import gc
 import json
 import os
 import select
@@ -36,8 +42,9 @@ from typing import Any, Sequence
 
 Runs = Sequence[Sequence[str]]  # (css class, text) pairs whose texts add up to the code
 
-BASE = 0.05
+BASE = 0.02
 PER_CHAR = 20e-6
+FIRST_USE = 0.25
 WORKER_MEMORY = 512 * 1024 * 1024  # address space of the worker
 WORKER_GRACE = 10.0  # wall seconds beyond 10 budgets before a silent worker is killed
 
@@ -52,8 +59,17 @@ _CLASSES = (
 
 
 def budget(text: str) -> float:
-    """CPU seconds a block may take."""
+    """CPU seconds a block may take once its lexer is warm."""
     return BASE + PER_CHAR * len(text)
+
+
+_WARM: set[type] = set()  # lexers that have had their first block in this process
+
+
+def _allowance(lexer: Any, text: str) -> float:
+    first = type(lexer) not in _WARM
+    _WARM.add(type(lexer))
+    return budget(text) + (FIRST_USE if first else 0.0)
 
 
 @lru_cache(maxsize=None)
@@ -105,10 +121,12 @@ def runs(language: str, text: str) -> Runs | None:
     if lexer is None:
         return None
     if _can_time():
+        full_passes = _full_collections()
         try:
-            return _timed(lexer, text)
+            return _timed(lexer, text, _allowance(lexer, text))
         except Overrun:
-            pass
+            if _full_collections() == full_passes:
+                return None
     return _worker().ask(language, text)
 
 
@@ -139,10 +157,14 @@ def _can_time() -> bool:
     return True
 
 
-def _timed(lexer: Any, text: str) -> Runs | None:
+def _full_collections() -> int:
+    return gc.get_stats()[-1]["collections"]  # type: ignore[no-any-return]
+
+
+def _timed(lexer: Any, text: str, seconds: float) -> Runs | None:
     global _armed
     _armed = True
-    signal.setitimer(signal.ITIMER_VIRTUAL, budget(text))
+    signal.setitimer(signal.ITIMER_VIRTUAL, seconds)
     try:
         return token_runs(lexer, text)
     finally:
@@ -168,7 +190,8 @@ class _Worker:
                 assert process.stdin is not None and process.stdout is not None
                 process.stdin.write(request)
                 process.stdin.flush()
-                ready, _, _ = select.select([process.stdout], [], [], WORKER_GRACE + 10 * budget(text))
+                wait = WORKER_GRACE + 10 * (budget(text) + FIRST_USE)
+                ready, _, _ = select.select([process.stdout], [], [], wait)
                 line = process.stdout.readline() if ready else b""
                 if not line:
                     raise OSError("the lexing worker stopped answering")
@@ -212,11 +235,12 @@ def main() -> None:
     import resource
 
     resource.setrlimit(resource.RLIMIT_AS, (WORKER_MEMORY, WORKER_MEMORY))
+    _can_time()  # its own main thread: take the timer
     for line in sys.stdin.buffer:
         language, text = json.loads(line)
         lexer = lexer_for(language)
         try:
-            answer = _timed(lexer, text) if lexer is not None and _can_time() else None
+            answer = _timed(lexer, text, _allowance(lexer, text)) if lexer is not None else None
         except (Overrun, MemoryError):
             answer = None
         sys.stdout.write(json.dumps(answer) + "\n")
