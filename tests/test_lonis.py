@@ -20,7 +20,7 @@ from vis_export.formats.html import to_html
 from vis_export.formats.markdown import to_markdown
 from vis_export.formats.markdown_syntax import escape_one_line
 from vis_export.formats.text import to_text
-from vis_export.lonis import view
+from vis_export.lonis_view import view
 from vis_export.model import LonisBlock
 
 HASHES = json.loads((Path(__file__).parent / "lonis_hashes.json").read_text())
@@ -109,7 +109,7 @@ def test_unknown_kind_is_an_extension_carried_losslessly() -> None:
     assert block["payload"]["kind"] == "karpal.search"
     shown = view(block)
     assert shown.category == "extension"
-    assert shown.one_line == 'extension[karpal.search]: {"query":"Functor","results":["karpal-proof"]}'
+    assert shown.summary == 'extension[karpal.search]: {"query":"Functor","results":["karpal-proof"]}'
     (lonis,) = [b for _, b in SESSION.blocks() if b.fields["envelope"]["payload"]["kind"] == "karpal.search"]
     assert json.loads(json.dumps(lonis.to_json()["envelope"])) == block
 
@@ -135,8 +135,8 @@ def test_every_kind_in_every_format_from_the_same_value() -> None:
     for _, block in SESSION.blocks():
         assert isinstance(block, LonisBlock)
         shown = view(block.envelope)
-        assert shown.one_line in text and shown.one_line in dom_text
-        assert escape_one_line(shown.one_line) in markdown
+        assert shown.summary in text and shown.summary in dom_text
+        assert escape_one_line(shown.summary) in markdown
         for field in shown.fields:
             assert field.name in text and field.name in dom_text
     for kind, line in ONE_LINERS.items():

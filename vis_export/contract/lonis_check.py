@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from importlib.resources import files
 from typing import Any
@@ -28,7 +28,7 @@ def _validators() -> tuple[Any, dict[str, Any]]:
     from jsonschema import Draft202012Validator
     from referencing import Registry, Resource
 
-    folder = files("vis_export.contract") / "lonis"
+    folder = files("vis_export.contract") / "lonis_schemas"
     schemas = [json.loads((folder / name).read_text(encoding="utf-8"))
                for name in sorted(p.name for p in folder.iterdir() if p.name.endswith(".json"))]
     registry = Registry().with_resources((s["$id"], Resource.from_contents(s)) for s in schemas)
@@ -93,7 +93,6 @@ class ReplayVerdict:
     missing: tuple[str, ...] = ()
     mismatched: tuple[str, ...] = ()
     content_hash: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"status": self.status}

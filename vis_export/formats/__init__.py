@@ -18,7 +18,6 @@ from vis_export.model import Session
 class Format:
     name: str
     extension: str
-    media_type: str
     render: Callable[[Session, ExportOptions], Any]
     # Several sessions written to one stream (standard output); None for a format
     # whose output is one document (HTML, PDF): several need a directory.
@@ -31,22 +30,22 @@ class Format:
 def _json() -> Format:
     from vis_export.formats import json as module
 
-    return Format("json", "json", "application/json", module.session_json, module.sessions_json)
+    return Format("json", "json", module.session_json, module.sessions_json)
 
 
 def _text() -> Format:
     from vis_export.formats.text import TextProjector
 
-    return _projected("text", "txt", "text/plain; charset=utf-8", TextProjector)
+    return _projected("text", "txt", TextProjector)
 
 
 def _markdown() -> Format:
     from vis_export.formats.markdown import MarkdownProjector
 
-    return _projected("markdown", "md", "text/markdown; charset=utf-8", MarkdownProjector)
+    return _projected("markdown", "md", MarkdownProjector)
 
 
-def _projected(name: str, extension: str, media_type: str, projector: type[Projector],
+def _projected(name: str, extension: str, projector: type[Projector],
                one_document: bool = False) -> Format:
     def render(session: Session, options: ExportOptions) -> str:
         return projector(options).render(session)
@@ -57,25 +56,25 @@ def _projected(name: str, extension: str, media_type: str, projector: type[Proje
     def pieces(session: Session, options: ExportOptions) -> Iterator[str]:
         return projector(options).pieces(session)
 
-    return Format(name, extension, media_type, render, None if one_document else render_many, pieces)
+    return Format(name, extension, render, None if one_document else render_many, pieces)
 
 
 def _html() -> Format:
     from vis_export.formats.html import HtmlProjector
 
-    return _projected("html", "html", "text/html; charset=utf-8", HtmlProjector, one_document=True)
+    return _projected("html", "html", HtmlProjector, one_document=True)
 
 
 def _pdf() -> Format:
     from vis_export.formats.pdf import render_pdf
 
-    return Format("pdf", "pdf", "application/pdf", render_pdf, None, None, binary=True)
+    return Format("pdf", "pdf", render_pdf, None, None, binary=True)
 
 
 def _provider() -> Format:
     from vis_export.formats import provider as module
 
-    return Format("provider", "jsonl", "application/jsonl", module.session_lines, module.sessions_lines)
+    return Format("provider", "jsonl", module.session_lines, module.sessions_lines)
 
 
 FORMATS: dict[str, Callable[[], Format]] = {

@@ -26,7 +26,7 @@ from vis_export.formats.projector import (
 )
 from vis_export.formats.prose_words import prose_words
 from vis_export.formats.text import one_line
-from vis_export.lonis import view as lonis_view
+from vis_export.lonis_view import view as lonis_view
 from vis_export.model import (
     AttachmentBlock, Block, CodeBlock, ErrorBlock, LonisBlock, Message, NoticeBlock, ProseBlock, ReasoningBlock,
     Session,
@@ -203,7 +203,7 @@ class HtmlProjector(Projector):
                    "value": self.code_html(f.value, "json") if f.style == "json" else f.value}
                   for f in shown.fields]
         return {"kind": "lonis", "lonis_kind": shown.kind, "category": shown.category,
-                "one_line": shown.one_line, "header": shown.header, "fields": fields,
+                "summary": shown.summary, "header": shown.header, "fields": fields,
                 "content_hash": shown.content_hash, "replay": shown.replay}
 
     def block_unknown(self, block: Block) -> dict[str, Any]:

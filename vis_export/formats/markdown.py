@@ -17,7 +17,7 @@ from vis_export.formats.markdown_syntax import (
 from vis_export.formats.options import ExportOptions
 from vis_export.formats.projector import Projector, json_text, tool_duration, with_marker
 from vis_export.formats.prose import contained
-from vis_export.lonis import view as lonis_view
+from vis_export.lonis_view import view as lonis_view
 from vis_export.model import (
     AttachmentBlock, Block, CodeBlock, ErrorBlock, LonisBlock, Message, NoticeBlock, ProseBlock, ReasoningBlock,
     Session,
@@ -104,7 +104,7 @@ class MarkdownProjector(Projector):
 
     def block_lonis(self, block: LonisBlock) -> str:
         shown = lonis_view(block.envelope)
-        parts = [f"**{escape_one_line(shown.one_line)}** *({shown.category})*",
+        parts = [f"**{escape_one_line(shown.summary)}** *({shown.category})*",
                  " · ".join(f"*{label}* {escape_one_line(value)}" for label, value in shown.header)]
         for field in shown.fields:
             label = f"**{escape_one_line(field.name)}:**"

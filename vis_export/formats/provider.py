@@ -56,9 +56,9 @@ class _Step:
 
 
 def _lonis_line(block: LonisBlock) -> str:
-    from vis_export.lonis import view
+    from vis_export.lonis_view import view
 
-    return view(block.envelope).one_line
+    return view(block.envelope).summary
 
 
 # A block as text in a provider message; None: not replayed (an error's text is

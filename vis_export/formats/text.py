@@ -20,7 +20,7 @@ from typing import Iterator
 from vis_export.formats.markdown_syntax import fenced
 from vis_export.formats.options import ExportOptions
 from vis_export.formats.projector import Projector, with_marker
-from vis_export.lonis import view as lonis_view
+from vis_export.lonis_view import view as lonis_view
 from vis_export.model import (
     AttachmentBlock, Block, CodeBlock, ErrorBlock, LonisBlock, Message, NoticeBlock, ProseBlock, ReasoningBlock,
     Session,
@@ -107,7 +107,7 @@ class TextProjector(Projector):
 
     def block_lonis(self, block: LonisBlock) -> str:
         shown = lonis_view(block.envelope)
-        lines = [one_line(shown.one_line),
+        lines = [one_line(shown.summary),
                  "  " + " · ".join(f"{label} {one_line(value)}" for label, value in shown.header)]
         for field in shown.fields:
             if field.style == "list":

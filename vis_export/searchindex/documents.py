@@ -77,7 +77,7 @@ def indexed_view(session: Session, reasoning: IndexReasoning) -> Session:
     return visible_session(session, check_index_reasoning(reasoning))
 
 
-def content_hash(session: Session, reasoning: IndexReasoning) -> str:
+def session_digest(session: Session, reasoning: IndexReasoning) -> str:
     """Changes exactly when what the index would hold of the session changes."""
     view = indexed_view(session, reasoning)
     payload = json.dumps([SCHEMA_VERSION, reasoning, view.to_json()], ensure_ascii=True, sort_keys=False)

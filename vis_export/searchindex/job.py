@@ -19,7 +19,7 @@ from vis_export.searchindex.directory import (
     PlacementRefused, check_ours, check_placement, first_missing, open_index, read_manifest, remove_created,
     write_manifest, writer_lock,
 )
-from vis_export.searchindex.documents import IndexReasoning, content_hash, documents
+from vis_export.searchindex.documents import IndexReasoning, documents, session_digest
 from vis_export.searchindex.engines import DEFAULT_ENGINE, ENGINES, Engine
 from vis_export.searchindex.guard import IndexFailure
 
@@ -183,7 +183,7 @@ class _Job:
                        "source in this job; this one is skipped")
             return None
         self.seen.add(session.id)
-        digest = content_hash(session, self.reasoning)
+        digest = session_digest(session, self.reasoning)
         if self.known.get(session.id) == digest:
             self.counts.unchanged += 1
             return digest

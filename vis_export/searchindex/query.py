@@ -37,10 +37,6 @@ class ParsedQuery:
     words: tuple[str, ...]
     phrases: tuple[str, ...]
 
-    @property
-    def empty(self) -> bool:
-        return not self.words and not self.phrases
-
 
 def parse(query: str) -> ParsedQuery:
     """Quoted phrases, and the words of the rest. A token with no word in it

@@ -32,7 +32,7 @@ class Field:
 class LonisView:
     kind: str
     category: str
-    one_line: str
+    summary: str
     header: tuple[tuple[str, str], ...]
     fields: tuple[Field, ...]
     content_hash: str
@@ -48,7 +48,7 @@ def compact(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
 
 
-def one_line(kind: str, data: Mapping[str, Any]) -> str:
+def summary_line(kind: str, data: Mapping[str, Any]) -> str:
     get = lambda name: data.get(name, "")  # noqa: E731
     forms = {
         "message": lambda: f"message: {get('content')}",
@@ -117,7 +117,7 @@ def view(envelope: Mapping[str, Any]) -> LonisView:
     else:
         fields = (Field("data", "json", json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True)),)
     return LonisView(kind, CATEGORIES.get(kind, "extension"),
-                     one_line(kind, data if isinstance(data, dict) else {}),
+                     summary_line(kind, data if isinstance(data, dict) else {}),
                      tuple(header), fields, content_hash(payload), str(replay_verdict(block)))
 
 
