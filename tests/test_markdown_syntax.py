@@ -87,7 +87,7 @@ def test_any_prose_is_contained(prose: str) -> None:
 @given(st.one_of(text, fence_heavy_prose))
 def test_quick_proof_never_contradicts_the_parser(prose: str) -> None:
     from vis_export.formats.prose import _closed, _surely_closed
-    from vis_export.formats.text import lf
+    from vis_export.strings import lf
 
     normal = lf(prose)
     normal = normal if normal.endswith("\n") or not normal else normal + "\n"

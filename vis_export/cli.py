@@ -174,7 +174,7 @@ def sessions(sources: Sequence[str], as_json: bool) -> None:
       vis-export sessions ~/.vis/vis.db
       vis-export sessions --json exports/ | jq -r '.[].id'
     """
-    from vis_export.formats.text import one_line
+    from vis_export.strings import single_line
 
     reporter = Reporter()
     found = reporter.results(_read(sources))
@@ -187,7 +187,7 @@ def sessions(sources: Sequence[str], as_json: bool) -> None:
         echo(json.dumps(rows, ensure_ascii=False, indent=2))
     elif rows:
         table = [("ID", "TITLE", "MESSAGES", "FIRST", "LAST")] + [
-            (one_line(r["id"]), one_line(r["title"] or ""), str(r["messages"]), utc(r["first_at"]), utc(r["last_at"]))
+            (single_line(r["id"]), single_line(r["title"] or ""), str(r["messages"]), utc(r["first_at"]), utc(r["last_at"]))
             for r in rows
         ]
         widths = [min(max(len(row[i]) for row in table), 48) for i in range(5)]
@@ -481,8 +481,7 @@ def search(query: str, directory: Path, limit: int, as_json: bool, role: str | N
       vis-export search deploy --index idx --role user --since 2025-02-01 --json
       vis-export search --index idx -- '-> None'
     """
-    from vis_export.searchindex import IndexFailure
-    from vis_export.searchindex import search as run_search
+    from vis_export.searchindex import IndexFailure, search as run_search
     from vis_export.searchindex.show import shown
 
     try:

@@ -16,7 +16,6 @@ from vis_export.formats.options import ExportOptions
 from vis_export.formats.text import TextProjector
 from vis_export.policy import Exportable
 
-
 MEDIA_TYPES = ("text/plain", "text/markdown", "text/html")
 
 

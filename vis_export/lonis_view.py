@@ -8,7 +8,12 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from vis_export.contract.lonis_check import SEED_KINDS, ReplayVerdict, content_hash, replay_verdict
+from vis_export.contract.lonis_check import (
+    SEED_KINDS,
+    ReplayVerdict,
+    content_hash,
+    replay_verdict,
+)
 from vis_export.model import LonisBlock, Session, thaw
 
 CATEGORIES = {**dict.fromkeys(("message", "question", "answer", "decision", "action", "assumption", "summary"),

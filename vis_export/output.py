@@ -9,8 +9,9 @@ import tempfile
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
+from vis_export.strings import surrogates_replaced
+
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 MAX_NAME = 120
 
 
@@ -20,7 +21,7 @@ def encode(text: str) -> bytes:
     try:
         return text.encode("utf-8")
     except UnicodeEncodeError:
-        return _LONE_SURROGATE.sub("\ufffd", text).encode("utf-8")
+        return surrogates_replaced(text).encode("utf-8")
 
 
 def write_atomic(path: Path, data: str | bytes | Iterable[str]) -> None:

@@ -22,18 +22,33 @@ from vis_export.attachments import Attachments, human_size
 from vis_export.formats.highlight import highlight, plain
 from vis_export.formats.options import ExportOptions
 from vis_export.formats.projector import (
-    TRUNCATED_NOTE, Projector, author_name, json_text, role_label, status_note, tool_duration,
+    TRUNCATED_NOTE,
+    Projector,
+    author_name,
+    json_text,
+    role_label,
+    status_note,
+    tool_duration,
 )
 from vis_export.formats.prose_words import prose_words
-from vis_export.formats.text import one_line
 from vis_export.lonis_view import view as lonis_view
 from vis_export.model import (
-    AttachmentBlock, Block, CodeBlock, ErrorBlock, LonisBlock, Message, NoticeBlock, ProseBlock, ReasoningBlock,
+    AttachmentBlock,
+    Block,
+    CodeBlock,
+    ErrorBlock,
+    LonisBlock,
+    Message,
+    NoticeBlock,
+    ProseBlock,
+    ReasoningBlock,
     Session,
-    SpeechBlock, ToolBlock,
+    SpeechBlock,
+    ToolBlock,
 )
 from vis_export.policy import Exportable
 from vis_export.resources import builtin_templates
+from vis_export.strings import single_line
 from vis_export.timefmt import iso, utc
 
 PAGE_SIZES = {"A4": "A4", "Letter": "letter"}
@@ -44,7 +59,13 @@ SUMMARY_LENGTH = 60
 def environment(template_dir: Path | None) -> Any:
     """Templates: the user's first (by name), then the built-in ones, which stay
     reachable as ``builtin/<name>`` for ``{% extends %}`` (as in nbconvert)."""
-    from jinja2 import ChoiceLoader, Environment, FileSystemLoader, PrefixLoader, StrictUndefined
+    from jinja2 import (
+        ChoiceLoader,
+        Environment,
+        FileSystemLoader,
+        PrefixLoader,
+        StrictUndefined,
+    )
 
     builtin = FileSystemLoader(str(builtin_templates()))
     loaders = [FileSystemLoader(str(template_dir))] if template_dir is not None else []
@@ -114,7 +135,7 @@ class HtmlProjector(Projector):
         created = session.created_at if session.created_at is not None else session.first_time
         view = {
             "id": session.id,
-            "title": one_line(title),
+            "title": single_line(title),
             "created_iso": iso(created) if created is not None else None,
             "created_text": utc(created) if created is not None else None,
             "models": sorted({m.model for m in session.messages if m.model}),
@@ -140,10 +161,10 @@ class HtmlProjector(Projector):
         label = role_label(message)
         name = author_name(message)
         if name:
-            label += f" ({one_line(name)})"
+            label += f" ({single_line(name)})"
         first_prose = next((b.markdown for b in message.blocks if isinstance(b, ProseBlock)), "")
         # The words a reader sees, not the Markdown: a preview needs only the start.
-        summary = one_line(prose_words(first_prose[:SUMMARY_LENGTH * 8]))
+        summary = single_line(prose_words(first_prose[:SUMMARY_LENGTH * 8]))
         return {
             "anchor": f"m{index}",
             "role": message.role,

@@ -7,12 +7,12 @@ order), so it is also a valid source for every reader.
 from __future__ import annotations
 
 import json
-import re
 from typing import Any, Sequence
 
 from vis_export.formats.options import ExportOptions
 from vis_export.model import Block, Message, Session
 from vis_export.policy import DEFAULT_REASONING, Exportable, Reasoning, visible
+from vis_export.strings import surrogates_escaped
 
 
 def json_value(obj: Exportable, reasoning: Reasoning = DEFAULT_REASONING) -> Any:
@@ -24,14 +24,11 @@ def json_value(obj: Exportable, reasoning: Reasoning = DEFAULT_REASONING) -> Any
     return [message.to_json() for message in shown]
 
 
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
 def _dump(value: Any) -> str:
     text = json.dumps(value, ensure_ascii=False, indent=2) + "\n"
     # A lone surrogate (valid in JSON, not in UTF-8) stays an escape, so the
     # output is exact and can still be written.
-    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    return surrogates_escaped(text)
 
 
 def to_json(obj: Exportable, *, reasoning: Reasoning = DEFAULT_REASONING) -> str:

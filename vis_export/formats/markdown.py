@@ -12,16 +12,34 @@ from typing import Iterator
 from urllib.parse import quote
 
 from vis_export.formats.markdown_syntax import (
-    escape, escape_html, escape_one_line, fenced, yaml_string,
+    escape,
+    escape_html,
+    escape_one_line,
+    fenced,
+    yaml_string,
 )
 from vis_export.formats.options import ExportOptions
-from vis_export.formats.projector import Projector, json_text, tool_duration, with_marker
+from vis_export.formats.projector import (
+    Projector,
+    json_text,
+    tool_duration,
+    with_marker,
+)
 from vis_export.formats.prose import contained
 from vis_export.lonis_view import view as lonis_view
 from vis_export.model import (
-    AttachmentBlock, Block, CodeBlock, ErrorBlock, LonisBlock, Message, NoticeBlock, ProseBlock, ReasoningBlock,
+    AttachmentBlock,
+    Block,
+    CodeBlock,
+    ErrorBlock,
+    LonisBlock,
+    Message,
+    NoticeBlock,
+    ProseBlock,
+    ReasoningBlock,
     Session,
-    SpeechBlock, ToolBlock,
+    SpeechBlock,
+    ToolBlock,
 )
 from vis_export.policy import Exportable
 from vis_export.timefmt import iso

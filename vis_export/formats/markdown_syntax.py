@@ -11,6 +11,8 @@ import html
 import json
 import re
 
+from vis_export.strings import ended
+
 _BACKTICK_RUNS = re.compile(r"`+")
 _INLINE = re.compile(r"([\\`*_\[\]<>&~|$]|(?:^|(?<=\s))#)")
 _LINE_START = re.compile(r"^(\d{1,9}(?=[.)])|(?=[-+=]))")
@@ -39,7 +41,7 @@ def fenced(text: str, language: str | None = None) -> str:
     """``text`` as a fenced code block whose content a CommonMark parser reads back
     exactly (plus the final newline the block needs)."""
     fence = fence_for(text)
-    body = text if text.endswith(("\n", "\r")) or not text else text + "\n"
+    body = ended(text, ("\n", "\r"))
     return f"{fence}{info_string(language)}\n{body}{fence}\n"
 
 

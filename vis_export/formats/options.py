@@ -7,7 +7,6 @@ from pathlib import Path
 
 from vis_export.policy import DEFAULT_REASONING, Reasoning, check_reasoning
 
-
 # The choices of the options that have them: the command line offers exactly these.
 PAPERS = ("A4", "Letter")
 THEMES = ("light", "dark")

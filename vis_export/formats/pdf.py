@@ -33,9 +33,9 @@ from typing import Any, Iterator
 from vis_export import __version__
 from vis_export.formats.html import HtmlProjector
 from vis_export.formats.options import ExportOptions
-from vis_export.formats.text import one_line
 from vis_export.model import Session
 from vis_export.policy import visible_session
+from vis_export.strings import single_line
 
 PART_SIZE = 150_000  # below this much message text a second process costs more than it saves
 MAX_WORKERS = 4
@@ -178,7 +178,7 @@ def _created(session: Session) -> int:
 def _metadata(session: Session) -> dict[str, str]:
     stamp = datetime.fromtimestamp(_created(session) / 1000, tz=timezone.utc).strftime("D:%Y%m%d%H%M%SZ")
     models = sorted({m.model for m in session.messages if m.model})
-    title = one_line(session.title or "") or f"Session {session.id}"
+    title = single_line(session.title or "") or f"Session {session.id}"
     return {
         "/Title": title, "/Subject": f"Vis session {session.id}", "/Keywords": ", ".join(models),
         "/Creator": f"vis-export {__version__}", "/Producer": f"vis-export {__version__} (WeasyPrint, pypdf)",

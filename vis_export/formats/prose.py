@@ -14,7 +14,7 @@ from functools import lru_cache
 from typing import Any
 
 from vis_export.formats.markdown_syntax import fenced
-from vis_export.formats.text import lf
+from vis_export.strings import ended, lf
 
 # Lines that can open a block running past a blank line: fences and HTML blocks
 # of kinds 1-5. Prose without any of them cannot leak and is never parsed.
@@ -85,8 +85,7 @@ def _closer(markdown: str) -> str | None:
 
 def contained(markdown: str) -> str:
     """``markdown``, ending with a newline, that cannot run into what follows it."""
-    text = lf(markdown)
-    text = text if text.endswith("\n") or not text else text + "\n"
+    text = ended(lf(markdown))
     if not _MAY_LEAK.search(text) or _surely_closed(text) or _closed(text):
         return text
     closer = _closer(text)

@@ -22,32 +22,26 @@ from vis_export.formats.options import ExportOptions
 from vis_export.formats.projector import Projector, with_marker
 from vis_export.lonis_view import view as lonis_view
 from vis_export.model import (
-    AttachmentBlock, Block, CodeBlock, ErrorBlock, LonisBlock, Message, NoticeBlock, ProseBlock, ReasoningBlock,
+    AttachmentBlock,
+    Block,
+    CodeBlock,
+    ErrorBlock,
+    LonisBlock,
+    Message,
+    NoticeBlock,
+    ProseBlock,
+    ReasoningBlock,
     Session,
-    SpeechBlock, ToolBlock,
+    SpeechBlock,
+    ToolBlock,
 )
 from vis_export.policy import Exportable
+from vis_export.strings import clean, ended, single_line
 
-_LINE_END = re.compile(r"\r\n?")
-_TRAILING = re.compile(r"[ \t]+$", re.MULTILINE)
 REASONING_BEGIN = "--- reasoning ---"
 PRIVATE_REASONING_BEGIN = "--- private reasoning ---"
 REASONING_END = "--- end of reasoning ---"
 _FORGED = re.compile(r"^(?=== |--- (?:private )?reasoning ---$|--- end of reasoning ---$)", re.MULTILINE)
-
-
-def lf(text: str) -> str:
-    """LF line endings (a CR or CRLF ends a line in Markdown too)."""
-    return _LINE_END.sub("\n", text) if "\r" in text else text
-
-
-def clean(text: str) -> str:
-    """LF line endings and no trailing spaces: for everything but code."""
-    return _TRAILING.sub("", lf(text))
-
-
-def one_line(text: str) -> str:
-    return " ".join(text.split())
 
 
 def data_lines(text: str) -> str:
@@ -57,7 +51,7 @@ def data_lines(text: str) -> str:
 
 class TextProjector(Projector):
     def session(self, session: Session) -> Iterator[str]:
-        title = data_lines(one_line(session.title or "")) or f"Session {one_line(session.id)}"
+        title = data_lines(single_line(session.title or "")) or f"Session {single_line(session.id)}"
         yield f"{title}\n{'=' * min(len(title), 72)}\n\n"
         yield from self.messages(list(session.messages))
 
@@ -67,7 +61,7 @@ class TextProjector(Projector):
             yield "\n" + self.block(block)
 
     def header(self, message: Message) -> str:
-        return f"== {' · '.join(self.header_parts(message, one_line))} =="
+        return f"== {' · '.join(self.header_parts(message, single_line))} =="
 
     def lone_block(self, block: Block) -> Iterator[str]:
         if isinstance(block, CodeBlock):
@@ -78,19 +72,19 @@ class TextProjector(Projector):
     # --- one method per block type ----------------------------------------------------
 
     def block_prose(self, block: ProseBlock) -> str:
-        return _ended(data_lines(block.markdown))
+        return ended(data_lines(block.markdown))
 
     def block_code(self, block: CodeBlock) -> str:
         return fenced(block.text, block.language)
 
     def block_tool(self, block: ToolBlock) -> str:
-        lines = [f"Tool {one_line(block.tool)} ({block.status})"]
-        lines += [f"{one_line(part.label)}:\n{data_lines(with_marker(part.text, part.cut))}" for part in self.tool_parts(block)]
+        lines = [f"Tool {single_line(block.tool)} ({block.status})"]
+        lines += [f"{single_line(part.label)}:\n{data_lines(with_marker(part.text, part.cut))}" for part in self.tool_parts(block)]
         return "\n".join(lines) + "\n"
 
     def block_reasoning(self, block: ReasoningBlock) -> str:
         begin = PRIVATE_REASONING_BEGIN if block.is_private else REASONING_BEGIN
-        return f"{begin}\n{_ended(data_lines(block.text))}{REASONING_END}\n"
+        return f"{begin}\n{ended(data_lines(block.text))}{REASONING_END}\n"
 
     def block_error(self, block: ErrorBlock) -> str:
         retry = " (retryable)" if block.retryable else ""
@@ -100,37 +94,33 @@ class TextProjector(Projector):
         return f"Notice [{block.code}]: {_labelled(block.message)}\n"
 
     def block_attachment(self, block: AttachmentBlock) -> str:
-        return f"[attachment: {one_line(block.name)} ({one_line(block.media_type)})]\n"
+        return f"[attachment: {single_line(block.name)} ({single_line(block.media_type)})]\n"
 
     def block_speech(self, block: SpeechBlock) -> str:
         return f"Speech: {_labelled(block.text)}\n"
 
     def block_lonis(self, block: LonisBlock) -> str:
         shown = lonis_view(block.envelope)
-        lines = [one_line(shown.summary),
-                 "  " + " · ".join(f"{label} {one_line(value)}" for label, value in shown.header)]
+        lines = [single_line(shown.summary),
+                 "  " + " · ".join(f"{label} {single_line(value)}" for label, value in shown.header)]
         for field in shown.fields:
             if field.style == "list":
                 lines.append(f"  {field.name}:")
-                lines += [f"    {n}. {one_line(item)}" for n, item in enumerate(field.value, 1)]
+                lines += [f"    {n}. {single_line(item)}" for n, item in enumerate(field.value, 1)]
             elif field.style == "json" or "\n" in field.value:
                 lines.append(f"  {field.name}:")
                 lines += [f"    {line}" for line in clean(field.value).split("\n")]
             else:
-                lines.append(f"  {field.name}: {one_line(field.value)}")
+                lines.append(f"  {field.name}: {single_line(field.value)}")
         return "\n".join(line.rstrip() for line in lines) + "\n"
 
     def block_unknown(self, block: Block) -> str:
-        return f"[unsupported block: {one_line(block.type) or '?'}]\n"
+        return f"[unsupported block: {single_line(block.type) or '?'}]\n"
 
 
 def _labelled(text: str) -> str:
     """Text that follows a label on its line: it starts and ends with something to read."""
     return data_lines(text.strip())
-
-
-def _ended(text: str) -> str:
-    return text if not text or text.endswith("\n") else text + "\n"
 
 
 def to_text(obj: Exportable, **options: object) -> str:

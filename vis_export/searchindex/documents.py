@@ -22,7 +22,12 @@ import re
 from functools import lru_cache
 from typing import Any, Callable, Iterator, Literal, Mapping
 
-from vis_export.contract.blocktypes import KNOWN_TYPES, RENDERED_TYPES, UNKNOWN, for_each_type
+from vis_export.contract.blocktypes import (
+    KNOWN_TYPES,
+    RENDERED_TYPES,
+    UNKNOWN,
+    for_each_type,
+)
 from vis_export.model import Block, CodeBlock, Message, Session, ToolBlock, UnknownBlock
 from vis_export.policy import visible_session
 

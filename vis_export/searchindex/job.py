@@ -16,8 +16,15 @@ from typing import Any, Callable, Iterable
 
 from vis_export.model import Session
 from vis_export.searchindex.directory import (
-    PlacementRefused, check_ours, check_placement, first_missing, open_index, read_manifest, remove_created,
-    write_manifest, writer_lock,
+    PlacementRefused,
+    check_ours,
+    check_placement,
+    first_missing,
+    open_index,
+    read_manifest,
+    remove_created,
+    write_manifest,
+    writer_lock,
 )
 from vis_export.searchindex.documents import IndexReasoning, documents, session_digest
 from vis_export.searchindex.engines import DEFAULT_ENGINE, ENGINES, Engine

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from vis_export.formats.text import one_line
+from vis_export.strings import single_line
 from vis_export.terminal import escaped
 
 if TYPE_CHECKING:
@@ -25,7 +25,7 @@ INDENT = "    "
 def shown(hit: Hit, terminal: bool) -> str:
     """A heading line (where the hit is, what it is, its score and its session's
     title), then the snippet's lines, indented."""
-    title = one_line(hit.session_title)
+    title = single_line(hit.session_title)
     if len(title) > TITLE_WIDTH:
         title = title[:TITLE_WIDTH - 1] + "…"
     kind = hit.block_type + (f" ({hit.language})" if hit.language else "")

@@ -5,9 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from whoosh import index as whoosh_index
-from whoosh import query as q
-from whoosh.analysis import LowercaseFilter, RegexTokenizer, SpaceSeparatedTokenizer, StemFilter, StopFilter
+from whoosh import index as whoosh_index, query as q
+from whoosh.analysis import (
+    LowercaseFilter,
+    RegexTokenizer,
+    SpaceSeparatedTokenizer,
+    StemFilter,
+    StopFilter,
+)
 from whoosh.fields import ID, NUMERIC, STORED, TEXT, Schema
 from whoosh.lang import stemmer_for_language
 

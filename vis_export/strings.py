@@ -1,0 +1,41 @@
+"""String rules every output shares, each with one home: line endings, one-line
+text, a final newline, and lone surrogates (which JSON can carry and UTF-8
+cannot)."""
+
+from __future__ import annotations
+
+import re
+
+_LINE_END = re.compile(r"\r\n?")
+_TRAILING = re.compile(r"[ \t]+$", re.MULTILINE)
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def lf(text: str) -> str:
+    """LF line endings (a CR or CRLF ends a line in Markdown too)."""
+    return _LINE_END.sub("\n", text) if "\r" in text else text
+
+
+def clean(text: str) -> str:
+    """LF line endings and no trailing spaces: for everything but code."""
+    return _TRAILING.sub("", lf(text))
+
+
+def single_line(text: str) -> str:
+    """``text`` on one line: every run of whitespace (newlines too) one space."""
+    return " ".join(text.split())
+
+
+def ended(text: str, endings: tuple[str, ...] = ("\n",)) -> str:
+    """``text`` ending with a newline, unless it is empty or already ends a line."""
+    return text if not text or text.endswith(endings) else text + "\n"
+
+
+def surrogates_replaced(text: str) -> str:
+    """Each lone surrogate as U+FFFD: what text output shows of one."""
+    return _LONE_SURROGATE.sub("\ufffd", text)
+
+
+def surrogates_escaped(text: str) -> str:
+    """Each lone surrogate as a ``\\uXXXX`` escape: what JSON output keeps of one."""
+    return _LONE_SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
