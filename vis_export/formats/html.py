@@ -19,6 +19,7 @@ from markupsafe import Markup
 
 from vis_export import __version__
 from vis_export.attachments import Attachments, human_size
+from vis_export.formats.facts import SessionFacts
 from vis_export.formats.highlight import highlight, plain
 from vis_export.formats.options import ExportOptions
 from vis_export.formats.projector import (
@@ -131,14 +132,14 @@ class HtmlProjector(Projector):
         self._prose = ProseToHtml(self.attachments.lookup(attached))
         style = self.env.get_template("style.css.j2").render(
             paper=PAGE_SIZES[self.options.paper] if self.print_mode else None)
-        title = session.title if session.title and session.title.strip() else f"Session {session.id}"
-        created = session.created_at if session.created_at is not None else session.first_time
+        facts = SessionFacts.of(session)
+        created = facts.created
         view = {
             "id": session.id,
-            "title": single_line(title),
+            "title": facts.title,
             "created_iso": iso(created) if created is not None else None,
             "created_text": utc(created) if created is not None else None,
-            "models": sorted({m.model for m in session.messages if m.model}),
+            "models": list(facts.models),
             "messages": [self.message_view(m, i) for i, m in enumerate(session.messages, first_index)],
             "continuation": continuation,
         }

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Iterator
 from urllib.parse import quote
 
+from vis_export.formats.facts import SessionFacts
 from vis_export.formats.markdown_syntax import (
     escape,
     escape_html,
@@ -49,18 +50,17 @@ class MarkdownProjector(Projector):
     def session(self, session: Session) -> Iterator[str]:
         if self.options.front_matter:
             yield self.front_matter(session)
-        title = session.title if session.title and session.title.strip() else f"Session {session.id}"
-        yield f"# {escape_one_line(title)}\n\n"
+        yield f"# {escape_one_line(SessionFacts.of(session).title)}\n\n"
         yield from self.messages(list(session.messages))
 
     def front_matter(self, session: Session) -> str:
         lines = ["---", f"session_id: {yaml_string(session.id)}"]
         if session.title is not None:
             lines.append(f"title: {yaml_string(session.title)}")
-        created = session.created_at if session.created_at is not None else session.first_time
-        if created is not None:
-            lines.append(f"created: {yaml_string(iso(created))}")
-        models = sorted({m.model for m in session.messages if m.model})
+        facts = SessionFacts.of(session)
+        if facts.created is not None:
+            lines.append(f"created: {yaml_string(iso(facts.created))}")
+        models = list(facts.models)
         providers = sorted({m.provider for m in session.messages if m.provider})
         for key, values in (("model", models), ("provider", providers)):
             if len(values) == 1:

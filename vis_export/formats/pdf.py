@@ -31,11 +31,11 @@ from multiprocessing import get_context
 from typing import Any, Iterator
 
 from vis_export import __version__
+from vis_export.formats.facts import SessionFacts
 from vis_export.formats.html import HtmlProjector
 from vis_export.formats.options import ExportOptions
 from vis_export.model import Session
 from vis_export.policy import visible_session
-from vis_export.strings import single_line
 
 PART_SIZE = 150_000  # below this much message text a second process costs more than it saves
 MAX_WORKERS = 4
@@ -172,13 +172,13 @@ def _join(session: Session, pdfs: list[bytes]) -> bytes:
 
 def _created(session: Session) -> int:
     """Milliseconds: the date every stamp in the PDF carries."""
-    return session.created_at if session.created_at is not None else session.first_time or 0
+    return SessionFacts.of(session).created or 0
 
 
 def _metadata(session: Session) -> dict[str, str]:
     stamp = datetime.fromtimestamp(_created(session) / 1000, tz=timezone.utc).strftime("D:%Y%m%d%H%M%SZ")
-    models = sorted({m.model for m in session.messages if m.model})
-    title = single_line(session.title or "") or f"Session {session.id}"
+    facts = SessionFacts.of(session)
+    models, title = facts.models, facts.title
     return {
         "/Title": title, "/Subject": f"Vis session {session.id}", "/Keywords": ", ".join(models),
         "/Creator": f"vis-export {__version__}", "/Producer": f"vis-export {__version__} (WeasyPrint, pypdf)",

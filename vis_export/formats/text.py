@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from typing import Iterator
 
+from vis_export.formats.facts import SessionFacts
 from vis_export.formats.markdown_syntax import fenced
 from vis_export.formats.options import ExportOptions
 from vis_export.formats.projector import Projector, with_marker
@@ -51,7 +52,7 @@ def data_lines(text: str) -> str:
 
 class TextProjector(Projector):
     def session(self, session: Session) -> Iterator[str]:
-        title = data_lines(single_line(session.title or "")) or f"Session {single_line(session.id)}"
+        title = data_lines(SessionFacts.of(session).title)
         yield f"{title}\n{'=' * min(len(title), 72)}\n\n"
         yield from self.messages(list(session.messages))
 
