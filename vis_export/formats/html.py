@@ -52,7 +52,6 @@ from vis_export.resources import builtin_templates
 from vis_export.strings import single_line
 from vis_export.timefmt import iso, utc
 
-PAGE_SIZES = {"A4": "A4", "Letter": "letter"}
 SUMMARY_LENGTH = 60
 
 
@@ -108,7 +107,12 @@ def _prose_without_attachments() -> Any:
 
 
 class HtmlProjector(Projector):
-    print_mode = False
+    def page_size(self) -> str | None:
+        """The CSS page size of the print stylesheet: none on screen (the PDF projector sets one)."""
+        return None
+
+    def shows_times(self) -> bool:
+        return self.options.timestamps
 
     def __init__(self, options: ExportOptions | None = None):
         super().__init__(options)
@@ -131,7 +135,7 @@ class HtmlProjector(Projector):
         attached = [b for _, b in session.blocks() if isinstance(b, AttachmentBlock)]
         self._prose = ProseToHtml(self.attachments.lookup(attached))
         style = self.env.get_template("style.css.j2").render(
-            paper=PAGE_SIZES[self.options.paper] if self.print_mode else None)
+            paper=self.page_size())
         facts = SessionFacts.of(session)
         created = facts.created
         view = {
@@ -173,7 +177,7 @@ class HtmlProjector(Projector):
             "label": label,
             "note": status_note(message),
             "model": message.model,
-            "time_iso": iso(message.created_at) if self.options.timestamps or self.print_mode else None,
+            "time_iso": iso(message.created_at) if self.shows_times() else None,
             "time_text": utc(message.created_at),
             "summary": summary[:SUMMARY_LENGTH] + ("…" if len(summary) > SUMMARY_LENGTH else ""),
             "blocks": [self.block(b) for b in self.blocks(message)],

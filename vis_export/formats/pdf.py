@@ -43,10 +43,17 @@ FOOTER_SIZE = 8
 FOOTER_RISE = 22  # points above the bottom edge
 
 
+PAGE_SIZES = {"A4": "A4", "Letter": "letter"}
+
+
 class PrintProjector(HtmlProjector):
     """The HTML projector with the print stylesheet's page rules and every time shown."""
 
-    print_mode = True
+    def page_size(self) -> str | None:
+        return PAGE_SIZES[self.options.paper]
+
+    def shows_times(self) -> bool:
+        return True
 
 
 def _fetcher() -> Any:
