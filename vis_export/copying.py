@@ -34,5 +34,5 @@ def clipboard(obj: Exportable, flavours: Sequence[str] = MEDIA_TYPES, **options:
     if "text/html" in flavours:
         from vis_export.formats.html import HtmlProjector
 
-        out["text/html"] = HtmlProjector(settings).render(obj)
+        out["text/html"] = HtmlProjector(settings, pasted=True).render(obj)
     return out

@@ -20,7 +20,7 @@ from markupsafe import Markup
 from vis_export import __version__
 from vis_export.attachments import Attachments, human_size
 from vis_export.formats.facts import SessionFacts
-from vis_export.formats.highlight import highlight, plain
+from vis_export.formats.highlight import TOKEN_COLOURS, TOKEN_STYLES, highlight, plain
 from vis_export.formats.options import ExportOptions
 from vis_export.formats.projector import (
     TRUNCATED_NOTE,
@@ -55,6 +55,26 @@ from vis_export.timefmt import iso, utc
 SUMMARY_LENGTH = 60
 
 
+# Elements of a pasted fragment (the clipboard's text/html) styled inline, since
+# the document or chat it lands in keeps no stylesheet: the light theme's look.
+PASTED_STYLES = {
+    "pre": "background:#f6f8fa;border:1px solid #d1d9e0;border-radius:6px;padding:8px 12px;overflow-x:auto;"
+           "white-space:pre;tab-size:4;line-height:1.4;font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,"
+           "'DejaVu Sans Mono',monospace;font-size:13px;color:#1f2328",
+    "figcaption": "color:#59636e;font-size:12px;margin-bottom:2px",
+    "error": "background:#ffebe9;border-left:4px solid #cf222e;padding:6px 12px;border-radius:4px",
+    "notice": "background:#fff8c5;border-left:4px solid #9a6700;padding:6px 12px;border-radius:4px",
+}
+
+
+def _styled_inline(element: str) -> Markup:
+    return Markup(f' style="{PASTED_STYLES[element]}"')
+
+
+def _unstyled(element: str) -> str:
+    return ""
+
+
 @lru_cache(maxsize=8)
 def environment(template_dir: Path | None) -> Any:
     """Templates: the user's first (by name), then the built-in ones, which stay
@@ -70,7 +90,9 @@ def environment(template_dir: Path | None) -> Any:
     builtin = FileSystemLoader(str(builtin_templates()))
     loaders = [FileSystemLoader(str(template_dir))] if template_dir is not None else []
     loader = ChoiceLoader([*loaders, builtin, PrefixLoader({"builtin": builtin})])
-    return Environment(loader=loader, autoescape=True, undefined=StrictUndefined, keep_trailing_newline=True)
+    env = Environment(loader=loader, autoescape=True, undefined=StrictUndefined, keep_trailing_newline=True)
+    env.globals["styled"] = _unstyled  # a pasted fragment passes _styled_inline instead
+    return env
 
 
 def template_problems(template_dir: Path) -> list[str]:
@@ -114,8 +136,10 @@ class HtmlProjector(Projector):
     def shows_times(self) -> bool:
         return self.options.timestamps
 
-    def __init__(self, options: ExportOptions | None = None):
+    def __init__(self, options: ExportOptions | None = None, pasted: bool = False):
+        """``pasted``: fragments for the clipboard, styled inline (a page keeps its stylesheet)."""
         super().__init__(options)
+        self.pasted = pasted
         self.env = environment(self.options.template_dir)
         self.attachments = Attachments.of(None, self.options.attachments)
         self._prose: Any = None  # built on first use: a copied code block needs no Markdown parser
@@ -135,7 +159,7 @@ class HtmlProjector(Projector):
         attached = [b for _, b in session.blocks() if isinstance(b, AttachmentBlock)]
         self._prose = ProseToHtml(self.attachments.lookup(attached))
         style = self.env.get_template("style.css.j2").render(
-            paper=self.page_size())
+            paper=self.page_size(), token_colours=TOKEN_COLOURS, token_styles=TOKEN_STYLES)
         facts = SessionFacts.of(session)
         created = facts.created
         view = {
@@ -154,13 +178,17 @@ class HtmlProjector(Projector):
 
     def messages(self, messages: list[Message]) -> Iterator[str]:
         views = [self.message_view(m, i) for i, m in enumerate(messages, 1)]
-        yield from self.env.get_template("fragment.html.j2").generate(messages=views, blocks=[])
+        yield from self.env.get_template("fragment.html.j2").generate(messages=views, blocks=[], **self._fragment())
 
     def message(self, message: Message) -> Iterator[str]:
         yield from self.messages([message])
 
     def lone_block(self, block: Block) -> Iterator[str]:
-        yield from self.env.get_template("fragment.html.j2").generate(messages=[], blocks=[self.block(block)])
+        yield from self.env.get_template("fragment.html.j2").generate(messages=[], blocks=[self.block(block)],
+                                                                      **self._fragment())
+
+    def _fragment(self) -> dict[str, Any]:
+        return {"styled": _styled_inline} if self.pasted else {}
 
     def message_view(self, message: Message, index: int) -> dict[str, Any]:
         label = role_label(message)
@@ -186,7 +214,7 @@ class HtmlProjector(Projector):
     # --- one method per block type ----------------------------------------------------
 
     def code_html(self, text: str, language: str | None) -> Markup:
-        return plain(text) if self.options.no_highlight else highlight(text, language)
+        return plain(text) if self.options.no_highlight else highlight(text, language, inline=self.pasted)
 
     def block_prose(self, block: ProseBlock) -> dict[str, Any]:
         return {"kind": "prose", "html": self.prose(block.markdown)}
