@@ -165,7 +165,10 @@ def test_convert_text_and_markdown(tmp_path: Path, golden_store: Path, fmt: str,
 
 def test_convert_markdown_front_matter_and_attachments(tmp_path: Path) -> None:
     target = tmp_path / "chat.md"
-    result = run("convert", str(SESSION), "--to", "md", "--front-matter", "--attachments", "files", "-o", str(target))
+    (tmp_path / "files").mkdir()
+    (tmp_path / "files" / "att_01").write_bytes(b"\x89PNG\r\n\x1a\n")
+    result = run("convert", str(SESSION), "--to", "md", "--front-matter", "--attachments", str(tmp_path / "files"),
+                 "-o", str(target))
     assert result.exit_code == 0, result.stderr
     written = target.read_text()
     assert written.startswith('---\nsession_id: "golden_session"\n')

@@ -59,6 +59,18 @@ class Attachments:
         data = self.data(attachment_id)
         return embed(data, media_type) if data is not None else None
 
+    def file(self, attachment_id: str) -> Path | None:
+        """The file in ``--attachments DIR`` that holds the bytes, for a link to it:
+        only a regular file inside DIR (links resolved), as ``data`` reads."""
+        if self.directory is None or Path(attachment_id).name != attachment_id or attachment_id in (".", ".."):
+            return None
+        root = self.directory.resolve()
+        try:
+            path = (root / attachment_id).resolve()
+            return path if path.is_relative_to(root) and path.is_file() else None
+        except (OSError, ValueError):
+            return None
+
     def size(self, attachment_id: str) -> int | None:
         stored = self.stored.get(attachment_id)
         if stored is not None and stored.size_bytes is not None:

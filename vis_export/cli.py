@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import signal
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
@@ -301,6 +301,7 @@ def convert(
         reporter.problem(f"vis-export: {error}")
         sys.exit(1)
     refusal = source_guard(sources, SESSION_SUFFIXES)
+    options = replace(options, links_from=targets[0].parent)  # links to attachments, from where the files go
     with _progress(len(found)) as advance:
         for session, target in zip(found, targets):
             why = refusal(target)

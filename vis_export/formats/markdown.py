@@ -9,8 +9,11 @@ is fenced with a fence longer than any backtick run inside it (R1).
 from __future__ import annotations
 
 from typing import Iterator
+import os
+from pathlib import Path
 from urllib.parse import quote
 
+from vis_export.attachments import Attachments
 from vis_export.formats.facts import SessionFacts
 from vis_export.formats.markdown_syntax import (
     escape,
@@ -26,7 +29,7 @@ from vis_export.formats.projector import (
     tool_duration,
     with_marker,
 )
-from vis_export.formats.prose import contained
+from vis_export.formats.prose import attachment_links, contained
 from vis_export.lonis_view import view as lonis_view
 from vis_export.model import (
     AttachmentBlock,
@@ -47,7 +50,20 @@ from vis_export.timefmt import iso
 
 
 class MarkdownProjector(Projector):
+    def __init__(self, options: ExportOptions | None = None):
+        super().__init__(options)
+        self.attachments = Attachments.of(None, self.options.attachments)
+        self._attached: dict[str, str] = {}  # attachment:<id|name> in prose -> a link to its file
+
     def session(self, session: Session) -> Iterator[str]:
+        self.attachments = Attachments.of(session, self.options.attachments)
+        self._attached = {}
+        for _, block in session.blocks():
+            if isinstance(block, AttachmentBlock):
+                target = self._link_to(block.attachment_id)
+                if target is not None:
+                    self._attached.setdefault(block.attachment_id, target)
+                    self._attached.setdefault(block.name, target)
         if self.options.front_matter:
             yield self.front_matter(session)
         yield f"# {escape_one_line(SessionFacts.of(session).title)}\n\n"
@@ -80,7 +96,7 @@ class MarkdownProjector(Projector):
     # --- one method per block type ----------------------------------------------------
 
     def block_prose(self, block: ProseBlock) -> str:
-        return contained(block.markdown)
+        return contained(attachment_links(block.markdown, self._attached))
 
     def block_code(self, block: CodeBlock) -> str:
         return fenced(block.text, block.language)
@@ -110,12 +126,19 @@ class MarkdownProjector(Projector):
     def block_attachment(self, block: AttachmentBlock) -> str:
         label = escape_one_line(block.name)
         kind = escape_one_line(block.media_type)
-        if self.options.attachments is None:
+        target = self._link_to(block.attachment_id)
+        if target is None:  # no file to link to: named, never a broken link
             return f"*Attachment:* {label} ({kind})\n"
-        # The id is one path segment, whatever it holds ("/" and ".." included).
-        target = quote(self.options.attachments.as_posix()) + "/" + quote(block.attachment_id, safe="")
         bang = "!" if block.media_type.startswith("image/") else ""
         return f"{bang}[{label}]({target})\n"
+
+    def _link_to(self, attachment_id: str) -> str | None:
+        """A URL to the attachment's file, relative to where the output is written."""
+        path = self.attachments.file(attachment_id)
+        if path is None:
+            return None
+        base = (self.options.links_from or Path.cwd()).resolve()
+        return "/".join(quote(part, safe="") for part in Path(os.path.relpath(path, base)).parts)
 
     def block_speech(self, block: SpeechBlock) -> str:
         return f"*Speech:* {escape(block.text)}\n"

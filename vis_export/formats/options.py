@@ -22,7 +22,9 @@ class ExportOptions:
     ``template_dir``: templates overriding the built-in ones by name (HTML, PDF);
     ``theme``: force ``light`` or ``dark`` (HTML); ``no_highlight``: plain code
     (HTML, PDF); ``paper``: ``A4`` or ``Letter`` (PDF); ``provider_format``:
-    ``openai`` or ``anthropic`` (provider messages)."""
+    ``openai`` or ``anthropic`` (provider messages); ``links_from``: the folder the
+    output is written to, which links to attachment files are relative to
+    (Markdown; the working directory when ``None``)."""
 
     reasoning: Reasoning = DEFAULT_REASONING
     timestamps: bool = False
@@ -35,10 +37,11 @@ class ExportOptions:
     no_highlight: bool = False
     paper: str = "A4"
     provider_format: str = "openai"
+    links_from: Path | None = None
 
     def __post_init__(self) -> None:
         check_reasoning(self.reasoning)
-        for name in ("attachments", "template_dir"):
+        for name in ("attachments", "template_dir", "links_from"):
             value = getattr(self, name)
             if value is not None and not isinstance(value, Path):
                 object.__setattr__(self, name, Path(value))

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Any
+from typing import Any, Mapping
+from urllib.parse import unquote
 
 from vis_export.formats.markdown_syntax import fenced
 from vis_export.strings import ended, lf
@@ -94,3 +95,31 @@ def contained(markdown: str) -> str:
         if _closed(closed):
             return closed
     return fenced(text, "markdown")
+
+
+_ATTACHMENT = "attachment:"
+
+
+def attachment_links(markdown: str, targets: Mapping[str, str]) -> str:
+    """Prose whose ``attachment:<id|name>`` links and images point at the
+    attachment's file (``targets``: reference -> URL), as HTML resolves them.
+
+    Only a destination the parser reads as a link or an image is rewritten, and
+    only where each ``(attachment:...)`` written in the text is one of those
+    (the same reference in a code span stays as written): prose is otherwise
+    left exactly as it was.
+    """
+    if _ATTACHMENT not in markdown or not targets:
+        return markdown
+    found: dict[str, int] = {}
+    for token in _parser().parse(markdown):
+        for child in token.children or ():
+            url = child.attrGet("href") if child.type == "link_open" else child.attrGet("src")
+            if child.type in ("link_open", "image") and isinstance(url, str) and url.startswith(_ATTACHMENT):
+                found[url] = found.get(url, 0) + 1
+    for url, count in found.items():
+        target = targets.get(unquote(url[len(_ATTACHMENT):]))
+        written = f"]({url})"
+        if target is not None and markdown.count(written) == count:
+            markdown = markdown.replace(written, f"]({target})")
+    return markdown
