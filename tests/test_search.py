@@ -301,3 +301,23 @@ def test_a_rerun_does_not_read_unchanged_files(tmp_path: Path) -> None:
     pruned = subprocess.run([*command, "--prune"], capture_output=True, text=True).stderr.strip()
     assert pruned == "0 added, 0 updated, 1 unchanged, 1 removed"
     assert ids("zebras", directory) == set()
+
+
+def test_jobs_hold_after_a_commit(tmp_path: Path) -> None:
+    """``--jobs 1`` means one indexing thread for the whole job, not only until the first commit."""
+    script = f"""
+import os, time
+from pathlib import Path
+from vis_export.searchindex.engines.tantivy_engine import TantivyEngine
+
+def indexing_threads():
+    names = [open(f"/proc/self/task/{{t}}/comm").read() for t in os.listdir("/proc/self/task")]
+    return sum(name.startswith("thrd-tantivy-in") for name in names)
+
+engine = TantivyEngine(Path({str(tmp_path / "i")!r}), True, threads=1)
+engine.commit()
+time.sleep(0.5)
+print(indexing_threads())
+"""
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert result.stdout.strip() == "1", result.stderr

@@ -47,6 +47,7 @@ class TantivyEngine:
         for name, analyzer in self.analyzers.items():
             self.index.register_tokenizer(name, analyzer)
         self.schema = self.index.schema
+        self.threads = threads
         self.writer = self.index.writer(HEAP, threads) if writable else None
 
     def add(self, documents: list[dict[str, Any]]) -> None:
@@ -65,7 +66,7 @@ class TantivyEngine:
         assert self.writer is not None
         self.writer.commit()
         self.writer.wait_merging_threads()
-        self.writer = self.index.writer(HEAP)
+        self.writer = self.index.writer(HEAP, self.threads)  # --jobs holds after a commit too
 
     def count(self) -> int:
         self.index.reload()
