@@ -27,6 +27,7 @@ import base64
 import binascii
 import struct
 from dataclasses import dataclass
+from typing import Callable
 from urllib.parse import unquote_to_bytes
 
 from markupsafe import Markup
@@ -91,7 +92,7 @@ def _refusal(data: bytes, kind: str) -> str | None:
     return None
 
 
-_SIGNATURES = {
+_SIGNATURES: dict[str, Callable[[bytes], bool]] = {
     "PNG": lambda data: data.startswith(b"\x89PNG\r\n\x1a\n"),
     "JPEG": lambda data: data.startswith(b"\xff\xd8\xff"),
     "GIF": lambda data: data[:6] in (b"GIF87a", b"GIF89a"),
@@ -102,7 +103,8 @@ _SIGNATURES = {
 def _png(data: bytes) -> tuple[int, int]:
     if data[12:16] != b"IHDR":
         raise ValueError("no IHDR")
-    return struct.unpack(">II", data[16:24])  # type: ignore[return-value]
+    width, height = struct.unpack(">II", data[16:24])
+    return width, height
 
 
 def _gif(data: bytes) -> tuple[int, int]:

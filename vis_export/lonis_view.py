@@ -54,7 +54,9 @@ def compact(value: Any) -> str:
 
 
 def summary_line(kind: str, data: Mapping[str, Any]) -> str:
-    get = lambda name: data.get(name, "")  # noqa: E731
+    def get(name: str) -> Any:
+        return data.get(name, "")
+
     forms = {
         "message": lambda: f"message: {get('content')}",
         "question": lambda: f"question: {get('text')}",

@@ -83,7 +83,7 @@ class Block:
         raise FrozenInstanceError(f"cannot delete field {name!r}")
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and self.fields == other.fields  # type: ignore[attr-defined]
+        return isinstance(other, Block) and type(other) is type(self) and self.fields == other.fields
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -94,7 +94,8 @@ class Block:
     type = _field("type")
 
     def to_json(self) -> dict[str, Any]:
-        return thaw(self.fields)
+        value: dict[str, Any] = thaw(self.fields)
+        return value
 
 
 class ProseBlock(Block):

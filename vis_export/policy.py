@@ -31,7 +31,7 @@ DEFAULT_REASONING: Reasoning = "visible"
 def check_reasoning(reasoning: str) -> Reasoning:
     if reasoning not in REASONING_CHOICES:
         raise ValueError(f"reasoning must be one of {', '.join(REASONING_CHOICES)}, not {reasoning!r}")
-    return reasoning  # type: ignore[return-value]
+    return reasoning
 
 
 # Words that make a block type look like reasoning once case, digits and
@@ -58,7 +58,7 @@ def is_reasoning(block: Block) -> bool:
         return True
     if isinstance(block, UnknownBlock):
         return _holds_reasoning(block.fields)
-    return block.fields.get("visibility", "visible") != "visible"
+    return bool(block.fields.get("visibility", "visible") != "visible")
 
 
 def _holds_reasoning(value: object) -> bool:

@@ -48,8 +48,8 @@ def _problems(validator: Any, value: Any, prefix: tuple[str | int, ...]) -> list
 
 def _message(error: Any) -> str:
     if error.validator == "additionalProperties":
-        return error.message.replace("Additional properties are not allowed", "unknown field(s) not allowed")
-    return error.message
+        return str(error.message).replace("Additional properties are not allowed", "unknown field(s) not allowed")
+    return str(error.message)
 
 
 def check_lonis_block(block: Any) -> list[Problem]:

@@ -35,6 +35,14 @@ def inline_style(css_class: str) -> str:
     return _VARIABLE.sub(lambda match: TOKEN_COLOURS[match.group(1)], TOKEN_STYLES[css_class])
 
 
+def _style_attribute(css: str) -> str:
+    return f'style="{inline_style(css)}"'
+
+
+def _class_attribute(css: str) -> str:
+    return f'class="{css}"'
+
+
 def _html_text(escaped: str) -> str:
     # A parser turns a literal CR into LF, and drops NUL: a character reference
     # keeps the CR; NUL, which HTML text cannot hold, shows as U+FFFD.
@@ -53,6 +61,6 @@ def highlight(text: str, language: str | None, inline: bool = False) -> Markup:
     runs = lexing.runs(language, text) if language and text else None
     if runs is None:
         return plain(text)
-    attribute = (lambda css: f'style="{inline_style(css)}"') if inline else (lambda css: f'class="{css}"')
+    attribute = _style_attribute if inline else _class_attribute
     spans = (f"<span {attribute(css)}>{escape(value)}</span>" if css else str(escape(value)) for css, value in runs)
     return Markup(_html_text("".join(spans)))

@@ -38,7 +38,7 @@ def _renderer_class() -> type:
     from mistune.renderers.html import HTMLRenderer
     from mistune.util import striptags
 
-    class ProseRenderer(HTMLRenderer):  # type: ignore[misc]
+    class ProseRenderer(HTMLRenderer):
         def __init__(self, attachment: AttachmentLookup):
             super().__init__(escape=True)
             self.attachment = attachment

@@ -66,7 +66,7 @@ def _closed(markdown: str) -> bool:
     tokens = _parser().parse(f"{markdown}\n\n{_SENTINEL}\n")
     for index, token in enumerate(tokens):
         if token.type == "inline" and token.content == _SENTINEL:
-            return tokens[index - 1].type == "paragraph_open" and tokens[index - 1].level == 0
+            return bool(tokens[index - 1].type == "paragraph_open" and tokens[index - 1].level == 0)
     return False
 
 
@@ -76,7 +76,7 @@ def _closer(markdown: str) -> str | None:
         return None
     last = tokens[-1]
     if last.type == "fence":
-        return last.markup
+        return str(last.markup)
     start = last.content.lstrip().lower()
     for opener, closer in _HTML_CLOSERS:
         if start.startswith(opener):

@@ -12,7 +12,7 @@ import shutil
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable, Iterator, cast
 
 from vis_export.output import write_atomic
 from vis_export.searchindex.documents import SCHEMA_VERSION
@@ -124,7 +124,7 @@ def read_manifest(directory: Path, engine: str | None) -> dict[str, Any]:
         raise IndexFailure(f"{directory}: index schema version {manifest.get('schema_version')} is not "
                            f"{SCHEMA_VERSION}; rebuild it in a new directory")
     manifest.setdefault("files", {})
-    return manifest
+    return cast(dict[str, Any], manifest)
 
 
 def _well_formed(manifest: Any) -> bool:

@@ -74,7 +74,7 @@ def code_terms(text: str) -> str:
 def check_index_reasoning(reasoning: str) -> IndexReasoning:
     if reasoning not in INDEX_REASONING:
         raise ValueError("the index takes reasoning none or visible: private reasoning is never indexed")
-    return reasoning  # type: ignore[return-value]
+    return reasoning
 
 
 def indexed_view(session: Session, reasoning: IndexReasoning) -> Session:

@@ -165,7 +165,8 @@ def _souls(db: sqlite3.Connection) -> list[sqlite3.Row]:
 
 
 def _newest(db: sqlite3.Connection, sql: str, key: str) -> sqlite3.Row | None:
-    return db.execute(sql + " ORDER BY version DESC, created_at DESC LIMIT 1", (key,)).fetchone()
+    row: sqlite3.Row | None = db.execute(sql + " ORDER BY version DESC, created_at DESC LIMIT 1", (key,)).fetchone()
+    return row
 
 
 def _session(
