@@ -46,3 +46,14 @@ def test_every_library_the_package_imports_is_a_runtime_dependency() -> None:
     needed = {dist.lower().replace("_", "-") for name in third_party for dist in owners.get(name, [name])}
     # markupsafe comes with jinja2, referencing with jsonschema: declared through them.
     assert needed - declared <= {"markupsafe", "referencing"}, sorted(needed - declared)
+
+
+def test_the_version_has_one_home() -> None:
+    import re
+
+    import vis_export
+    from conftest import ROOT
+
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    assert 'dynamic = ["version"]' in pyproject and not re.search(r'^version = "', pyproject, re.M)
+    assert re.fullmatch(r"\d+\.\d+\.\d+", vis_export.__version__)
