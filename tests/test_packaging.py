@@ -26,14 +26,17 @@ def test_wheel_ships_templates_and_schemas(tmp_path: Path) -> None:
 
 def test_every_library_the_package_imports_is_a_runtime_dependency() -> None:
     """Test-only extras install more than users get: an import that only they
-    satisfy would pass here and fail for a user (as pypdf once did)."""
+    satisfy would pass here and fail for a user (as pypdf once did). The
+    feature extras (pdf, search) count: a missing one is named (test below)."""
     import ast
     import importlib.metadata as metadata
     import re
     import tomllib
 
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    extras = project["optional-dependencies"]
     declared = {re.split(r"[<>=\[; ]", d, maxsplit=1)[0].lower().replace("_", "-")
-                for d in tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]}
+                for d in [*project["dependencies"], *extras["pdf"], *extras["search"]]}
     owners = metadata.packages_distributions()
     imported: set[str] = set()
     for path in (ROOT / "vis_export").rglob("*.py"):
@@ -57,3 +60,17 @@ def test_the_version_has_one_home() -> None:
     pyproject = (ROOT / "pyproject.toml").read_text()
     assert 'dynamic = ["version"]' in pyproject and not re.search(r'^version = "', pyproject, re.M)
     assert re.fullmatch(r"\d+\.\d+\.\d+", vis_export.__version__)
+
+
+def test_a_missing_extra_is_named_in_one_line(tmp_path: Path) -> None:
+    from conftest import INPUT
+
+    for blocked, args, extra in (
+        ("weasyprint", ["convert", str(INPUT / "session.json"), "--to", "pdf", "-o", str(tmp_path / "s.pdf")], "pdf"),
+        ("tantivy", ["index", str(INPUT / "session.json"), "--index", str(tmp_path / "idx")], "search"),
+    ):
+        script = (f"import sys; sys.modules[{blocked!r}] = None\n"
+                  f"from vis_export.cli import main; main({args!r}, prog_name='vis-export')")
+        result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+        assert result.returncode == 1 and "Traceback" not in result.stderr
+        assert result.stderr.strip().endswith(f"pip install 'vis-export[{extra}]'"), result.stderr

@@ -66,6 +66,10 @@ def _html() -> Format:
 
 
 def _pdf() -> Format:
+    from vis_export.extras import require
+
+    require("weasyprint", "PDF")
+    require("pypdf", "PDF")
     from vis_export.formats.pdf import render_pdf
 
     return Format("pdf", "pdf", render_pdf, None, None, binary=True)

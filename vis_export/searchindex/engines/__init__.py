@@ -39,6 +39,10 @@ class Engine(Protocol):
 
 
 def open_engine(name: str, directory: Path, writable: bool, threads: int = 0) -> Engine:
+    from vis_export.extras import require
+
+    if name in ENGINES:
+        require("tantivy" if name == "tantivy" else "whoosh", f"the {name} search engine")
     if name == "tantivy":
         from vis_export.searchindex.engines.tantivy_engine import TantivyEngine
 
