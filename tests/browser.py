@@ -7,24 +7,14 @@ test that needs them skips with that reason; in CI (``CI=true``) it fails.
 
 from __future__ import annotations
 
-import os
 import shutil
 from typing import Any, Iterator
 
 import pytest
 
+from system import require
+
 DRIVER = "/usr/bin/chromedriver"
-
-
-def require(*tools: str) -> None:
-    """Skip (locally) or fail (CI) when a system tool a test needs is missing."""
-    missing = [tool for tool in tools if shutil.which(tool) is None]
-    if not missing:
-        return
-    message = f"needs {', '.join(missing)} (Debian packages; .ci/run installs them)"
-    if os.environ.get("CI"):
-        pytest.fail(message)
-    pytest.skip(message)
 
 
 @pytest.fixture(scope="session")

@@ -5,7 +5,6 @@ from __future__ import annotations
 import io
 import os
 import re
-import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -14,6 +13,7 @@ import pytest
 from pypdf import PdfReader
 
 from conftest import INPUT
+from system import require
 from vis_export import load
 from vis_export.formats.pdf import to_pdf
 from vis_export.model import CodeBlock, Session
@@ -81,8 +81,8 @@ def test_deterministic_bytes_and_paper(pdf: bytes) -> None:
     assert (round(float(a4.width)), round(float(a4.height))) == (595, 842)
 
 
-@pytest.mark.skipif(shutil.which("pdftoppm") is None, reason="poppler-utils is not installed here")
 def test_pages_render_to_images(pdf: bytes, tmp_path: Path) -> None:
+    require("pdftoppm")
     source = tmp_path / "s.pdf"
     source.write_bytes(pdf)
     subprocess.run(["pdftoppm", "-r", "40", "-png", str(source), str(tmp_path / "page")], check=True, timeout=120)

@@ -40,7 +40,8 @@ from vis_export.policy import visible_session
 PART_SIZE = 150_000  # below this much message text a second process costs more than it saves
 MAX_WORKERS = 4
 FOOTER_SIZE = 8
-FOOTER_RISE = 22  # points above the bottom edge
+FOOTER_RISE = 22  # points above the bottom edge, below the 16 mm margin
+FOOTER_COLOUR = "0.35 0.39 0.43"  # the stylesheet's muted grey, #59636e
 
 
 PAGE_SIZES = {"A4": "A4", "Letter": "letter"}
@@ -119,7 +120,7 @@ def _render_part(session: Session, options: ExportOptions, index: int, chunks: l
     logger.setLevel(logging.ERROR)
     try:
         with _font_dates(_created(session)):
-            return HTML(string=html, url_fetcher=_fetcher(), base_url="data:,").write_pdf()
+            return bytes(HTML(string=html, url_fetcher=_fetcher(), base_url="data:,").write_pdf())
     finally:
         logger.setLevel(level)
 
@@ -195,7 +196,7 @@ def _metadata(session: Session) -> dict[str, str]:
 
 def _stamp_page_numbers(writer: Any) -> None:
     """``N / M`` centred in each page's footer, in Helvetica (every PDF reader has it)."""
-    from pypdf.generic import DecodedStreamObject, DictionaryObject, NameObject
+    from pypdf.generic import DictionaryObject, NameObject
 
     font = writer._add_object(DictionaryObject({
         NameObject("/Type"): NameObject("/Font"), NameObject("/Subtype"): NameObject("/Type1"),
@@ -208,28 +209,26 @@ def _stamp_page_numbers(writer: Any) -> None:
         width = FOOTER_SIZE * sum(0.556 if ch.isdigit() else 0.278 for ch in label)
         x = float(box.left) + (float(box.width) - width) / 2
         y = float(box.bottom) + FOOTER_RISE
-        stream = DecodedStreamObject()
-        stream.set_data(
-            f"q 0.35 0.39 0.43 rg BT /VisExportFooter {FOOTER_SIZE} Tf {x:.2f} {y:.2f} Td ({label}) Tj ET Q".encode()
-        )
         resources = page.setdefault(NameObject("/Resources"), DictionaryObject()).get_object()
         fonts = resources.setdefault(NameObject("/Font"), DictionaryObject()).get_object()
         fonts[NameObject("/VisExportFooter")] = font
-        _append_content(writer, page, stream)
+        text = f"BT /VisExportFooter {FOOTER_SIZE} Tf {x:.2f} {y:.2f} Td ({label}) Tj ET"
+        _draw_over(writer, page, f"{FOOTER_COLOUR} rg {text}")
 
 
-def _append_content(writer: Any, page: Any, stream: Any) -> None:
-    from pypdf.generic import ArrayObject, NameObject
+def _draw_over(writer: Any, page: Any, operators: str) -> None:
+    """Draw ``operators`` over the page in default user space (origin at the
+    bottom left, y up). WeasyPrint's content ends with its own flipped and
+    scaled matrix still in effect, so it is wrapped in ``q`` … ``Q`` first:
+    drawn after it bare, the footer came out upside down at the top."""
+    from pypdf.generic import ArrayObject, DecodedStreamObject, NameObject
+
+    def stream(data: str) -> Any:
+        content = DecodedStreamObject()
+        content.set_data(data.encode())
+        return writer._add_object(content)
 
     contents = page.get("/Contents")
-    reference = writer._add_object(stream)
-    if contents is None:
-        page[NameObject("/Contents")] = reference
-        return
-    existing = contents.get_object()
-    if isinstance(existing, ArrayObject):
-        existing.append(reference)
-    else:
-        page[NameObject("/Contents")] = ArrayObject([contents, reference])
-
-
+    existing = contents.get_object() if contents is not None else ArrayObject()
+    layers = list(existing) if isinstance(existing, ArrayObject) else [contents]
+    page[NameObject("/Contents")] = ArrayObject([stream("q\n"), *layers, stream(f"\nQ\nq {operators} Q\n")])

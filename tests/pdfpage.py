@@ -1,0 +1,109 @@
+"""A PDF's pages as a reader sees them: where each piece of text sits, which
+way up it is, which font draws it, and what the page looks like as an image.
+
+Two readers, for what each does well: pypdf's text visitor gives the matrix a
+run of text is drawn with (its baseline, and whether it is upright) and its
+font; poppler's ``pdftotext -bbox-layout`` gives each word's box as a viewer
+lays it out, and ``pdftoppm`` the page as pixels.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import subprocess
+from html import unescape
+from pathlib import Path
+from typing import NamedTuple
+
+from pypdf import PdfReader
+
+from system import require
+
+
+class Run(NamedTuple):
+    """A piece of text as drawn: ``x`` and ``baseline`` in points from the
+    page's bottom left (PDF user space), ``upright`` when its y axis points up."""
+
+    text: str
+    x: float
+    baseline: float
+    upright: bool
+    font: str
+
+
+class Word(NamedTuple):
+    """A word's box in points from the page's top left (poppler's layout)."""
+
+    text: str
+    left: float
+    top: float
+    right: float
+    bottom: float
+
+    def overlaps(self, other: Word) -> bool:
+        return self.left < other.right and other.left < self.right and self.top < other.bottom and other.top < self.bottom
+
+
+def runs(pdf: bytes) -> list[list[Run]]:
+    """Every page's text runs, in drawing order."""
+    pages = []
+    for page in PdfReader(io.BytesIO(pdf)).pages:
+        found: list[Run] = []
+
+        def visit(text: str, cm: list[float], tm: list[float], font: dict | None, size: float) -> None:
+            # WeasyPrint gives some fonts a single-byte encoding that pypdf reads as two bytes.
+            text = text.replace("\x00", "")
+            if not text.strip():
+                return
+            a, b, c, d, e, f = tm
+            m = [a * cm[0] + b * cm[2], a * cm[1] + b * cm[3], c * cm[0] + d * cm[2], c * cm[1] + d * cm[3],
+                 e * cm[0] + f * cm[2] + cm[4], e * cm[1] + f * cm[3] + cm[5]]
+            name = str(font.get("/BaseFont", "")) if font else ""
+            found.append(Run(text, m[4], m[5], m[0] > 0 and m[3] > 0 and m[1] == m[2] == 0, name))
+
+        page.extract_text(visitor_text=visit)
+        pages.append(found)
+    return pages
+
+
+def words(pdf: bytes, folder: Path) -> list[list[Word]]:
+    """Every page's words with their boxes, as poppler lays them out."""
+    require("pdftotext")
+    source = folder / "words.pdf"
+    source.write_bytes(pdf)
+    layout = subprocess.run(["pdftotext", "-bbox-layout", str(source), "-"], check=True, capture_output=True,
+                            text=True, timeout=120).stdout
+    pattern = re.compile(r'<word xMin="([\d.]+)" yMin="([\d.]+)" xMax="([\d.]+)" yMax="([\d.]+)">(.*?)</word>')
+    return [[Word(unescape(m[5]), float(m[1]), float(m[2]), float(m[3]), float(m[4])) for m in pattern.finditer(page)]
+            for page in layout.split("</page>")[:-1]]
+
+
+class Image(NamedTuple):
+    """A page rendered in grey: ``pixels[y * width + x]``, 0 black to 255 white."""
+
+    width: int
+    height: int
+    pixels: bytes
+
+    def ink(self, left: float, top: float, right: float, bottom: float) -> int:
+        """Dark pixels in a region given in fractions of the page (0 to 1 from the top left)."""
+        x0, x1 = int(left * self.width), int(right * self.width)
+        return sum(1 for y in range(int(top * self.height), int(bottom * self.height))
+                   for value in self.pixels[y * self.width + x0:y * self.width + x1] if value < 160)
+
+
+def page_images(pdf: bytes, folder: Path, dpi: int = 60) -> list[Image]:
+    """Every page as ``pdftoppm`` renders it (grey PGM, read here without an imaging library)."""
+    require("pdftoppm")
+    source = folder / "pages.pdf"
+    source.write_bytes(pdf)
+    subprocess.run(["pdftoppm", "-gray", "-r", str(dpi), str(source), str(folder / "page")], check=True, timeout=120)
+    images = []
+    for path in sorted(folder.glob("page-*.pgm"), key=lambda p: int(p.stem.rsplit("-", 1)[1])):
+        data = path.read_bytes()
+        header = re.match(rb"P5\s+(\d+)\s+(\d+)\s+255\s", data)
+        assert header is not None, path
+        width, height = int(header[1]), int(header[2])
+        images.append(Image(width, height, data[header.end():header.end() + width * height]))
+    return images
