@@ -117,6 +117,41 @@ def test_the_same_bytes_a_second_later(pdf: bytes) -> None:
     assert os.environ.get("SOURCE_DATE_EPOCH") is None  # set for the render only
 
 
+# WeasyPrint subsets fonts with HarfBuzz when libharfbuzz-subset0 is installed,
+# else with fontTools, which dates every font it writes with the clock.
+FONTTOOLS_FALLBACK = """
+import json, sys, time
+import weasyprint.pdf.fonts as fonts
+from vis_export.formats.pdf import to_pdf
+from vis_export.sources.messages import session_document
+
+fonts.harfbuzz_subset = None  # what WeasyPrint finds without libharfbuzz-subset0
+subset, subsetters = fonts.Font._fonttools_subset, []
+def counted(font, *args):
+    subsetters.append(font.family)
+    return subset(font, *args)
+fonts.Font._fonttools_subset = counted
+session = session_document(json.loads(sys.argv[1]), "s.json", "s").session
+first = to_pdf(session)
+clock = time.time
+time.time = lambda: clock() + 400 * 86400  # the same export a year later
+print(json.dumps({"fonttools": bool(subsetters), "same": to_pdf(session) == first}))
+"""
+
+
+def test_the_same_bytes_when_fonttools_subsets_the_fonts() -> None:
+    """Plain text only: with HarfBuzz subsetting it never depended on the clock."""
+    import json
+    import sys
+
+    document = {"id": "plain", "messages": [{"id": "m", "role": "user", "status": "completed", "created_at": 0,
+                "content": [{"id": "p", "type": "prose", "markdown": "Plain **words** and `code`."}]}]}
+    run = subprocess.run([sys.executable, "-c", FONTTOOLS_FALLBACK, json.dumps(document)], capture_output=True,
+                         text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert json.loads(run.stdout.splitlines()[-1]) == {"fonttools": True, "same": True}
+
+
 def test_parts_follow_the_text_so_any_machine_writes_the_same_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
     """Where parts begin shows (each starts a page): it must not depend on the cores."""
     from vis_export.formats import pdf as module
