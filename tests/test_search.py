@@ -19,6 +19,7 @@ from conftest import INPUT
 from strategies import PRIVATE_CANARY, session_documents, small_blocks, small_code_blocks
 from vis_export import load
 from vis_export.searchindex import IndexFailure, index, search
+from vis_export.searchindex.conformance import CANARY, CODE_SESSION, check_engine
 from vis_export.searchindex.directory import MANIFEST, writer_lock
 from vis_export.sources.messages import session_document
 
@@ -30,20 +31,7 @@ def session_of(document: dict[str, Any], source: str = ""):
     return session_document(document, source, "s").session
 
 
-CODE = {"messages": [
-    {"id": "m1", "role": "assistant", "status": "completed", "created_at": 1740000000000, "content": [
-        {"id": "py", "type": "code", "language": "python", "text": "def run(fn):\n    return parse_config(path)\n"},
-        {"id": "kw", "type": "code", "language": "Python", "text": "wrapper = lambda: fn(*args, **kwargs)\n"},
-        {"id": "near", "type": "code", "language": "python", "text": "fn(*args, kwargs)  # not the same\n"},
-        {"id": "srv", "type": "code", "language": "rust", "text": "let s = http_server::bind(addr);\n"},
-        {"id": "p1", "type": "prose", "markdown": "The parsers were **configured** and deployed."},
-    ]},
-    {"id": "m2", "role": "user", "status": "completed", "created_at": 1750000000000, "content": [
-        {"id": "p2", "type": "prose", "markdown": "Please deploy the HTTPServer now."},
-        {"id": "r1", "type": "reasoning", "text": "visible thoughts about deployment", "visibility": "visible"},
-        {"id": "r2", "type": "reasoning", "text": f"{PRIVATE_CANARY} secret deployment plan"},
-    ]},
-]}
+CODE = {"messages": CODE_SESSION["messages"]}
 
 
 @pytest.fixture(params=ENGINES)
@@ -62,49 +50,23 @@ def ids(query: str, directory: Path, **filters: Any) -> set[str]:
     return {hit.block_id for hit in search(query, directory, limit=100, **filters)}
 
 
-@pytest.mark.parametrize(("query", "expected"), [
-    ("parse_config", {"py"}), ("parseConfig", {"py"}), ("ParseConfig", {"py"}), ("config", {"py"}),
-    ("HTTPServer", {"srv", "p2"}), ("http_server", {"srv", "p2"}), ("server", {"srv", "p2"}),
-    ('"fn(*args, **kwargs)"', {"kw"}), ('"fn(*args"', {"kw", "near"}), ('"parse_config(path)"', {"py"}),
-    ("configure", {"p1"}), ("parser", {"p1"}), ("deploying", {"p1", "p2", "r1"}),
-    ('deploy "HTTPServer now"', {"p2"}), ("nothing_like_this", set()), ('"PARSE_CONFIG"', set()),
-])
-def test_code_aware_matching_and_exact_phrases(code_index: Path, query: str, expected: set[str]) -> None:
-    assert ids(query, code_index) == expected
-
-
-def test_filters(code_index: Path) -> None:
-    assert ids("deploy", code_index, role="user") == {"p2", "r1"}
-    assert ids("config", code_index, type="code") == {"py"}
-    assert ids("fn", code_index, language="PYTHON") == {"py", "kw", "near"}
-    assert ids("deploy", code_index, since=1745000000000) == {"p2", "r1"}
-    assert ids("deploy", code_index, until=1745000000000) == {"p1"}
-    assert ids("deploy", code_index, session="code") == {"p1", "p2", "r1"}
-    assert ids("deploy", code_index, session="other") == set()
-
-
-def test_hits_carry_their_fields_and_marked_snippets(code_index: Path) -> None:
-    (hit,) = search('"fn(*args, **kwargs)"', code_index)
-    assert (hit.session_id, hit.session_title, hit.message_id, hit.role, hit.block_type, hit.language) == \
-        ("code", "Code", "m1", "assistant", "code", "python")
-    assert "**fn(*args, **kwargs)**" in hit.snippet and "<mark>fn(*args, **kwargs)</mark>" in hit.snippet_html
-    assert set(hit.to_json()) == {"session_id", "session_title", "message_id", "block_id", "role", "block_type",
-                                  "language", "created_at", "score", "snippet", "snippet_html"}
+def test_conformance(tmp_path: Path, engine: str) -> None:
+    check_engine(engine, tmp_path)
 
 
 def test_private_reasoning_never_indexed(tmp_path: Path, engine: str) -> None:
     for reasoning in ("none", "visible"):
         directory = tmp_path / reasoning
         index([session_of({"id": "code", **CODE})], directory, engine=engine, reasoning=reasoning)
-        assert search(PRIVATE_CANARY, directory) == [] and search("secret", directory) == []
+        assert search(CANARY, directory) == [] and search("secret", directory) == []
         everything = search("", directory, limit=1000)
-        assert PRIVATE_CANARY not in json.dumps([h.to_json() for h in everything])
+        assert CANARY not in json.dumps([h.to_json() for h in everything])
         assert ("r1" in {h.block_id for h in everything}) == (reasoning == "visible")
     with pytest.raises(ValueError):
         index([], tmp_path / "all", engine=engine, reasoning="all")  # type: ignore[arg-type]
     for path in tmp_path.rglob("*"):
         if path.is_file():
-            assert PRIVATE_CANARY.encode() not in path.read_bytes(), path
+            assert CANARY.encode() not in path.read_bytes(), path
 
 
 def test_engines_agree_on_the_golden_sessions(tmp_path: Path) -> None:

@@ -21,7 +21,7 @@ from vis_export.formats import FORMAT_NAMES
 from vis_export.formats.options import PAPERS, PROVIDER_FORMATS, THEMES
 from vis_export.policy import DEFAULT_REASONING, REASONING_CHOICES
 from vis_export.searchindex.documents import INDEX_REASONING, INDEXED_TYPES
-from vis_export.searchindex.engines import ENGINES
+from vis_export.searchindex.engines import engine_names
 from vis_export.timefmt import utc
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -335,7 +335,7 @@ def _warn_unused_options(reporter: Reporter, format_name: str) -> None:
     ctx = click.get_current_context()
     for param in ctx.command.params:
         name = param.name or ""
-        if name in SPECIFIC_OPTIONS and name not in TAKES[format_name] \
+        if name in SPECIFIC_OPTIONS and name not in TAKES.get(format_name, SPECIFIC_OPTIONS) \
                 and ctx.get_parameter_source(name) is click.core.ParameterSource.COMMANDLINE:
             flag = param.opts[-1] if isinstance(param, click.Option) else name
             reporter.warning(f"vis-export: warning: {flag} does not apply to {format_name} "
@@ -405,7 +405,7 @@ def _millis(value: str | None, option: str) -> int | None:
 @sources_argument
 @click.option("--index", "directory", type=click.Path(file_okay=False, path_type=Path), required=True,
               help="The index directory (created if needed).")
-@click.option("--engine", type=click.Choice(ENGINES), default=None,
+@click.option("--engine", type=click.Choice(engine_names()), default=None,
               help="Search engine: by default an existing index's own, else tantivy; another one than an existing "
               "index's is refused.")
 @click.option("--reasoning", type=click.Choice(INDEX_REASONING), default=INDEX_REASONING[0], show_default=True,

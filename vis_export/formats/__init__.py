@@ -7,9 +7,11 @@ module and one entry here.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from importlib.metadata import EntryPoint
 from typing import Any, Callable, Iterator, Sequence
 
 from vis_export.formats.options import ExportOptions
+from vis_export.plugins import FORMATS_GROUP, plugins
 from vis_export.formats.projector import Projector
 from vis_export.model import Session
 
@@ -85,11 +87,18 @@ FORMATS: dict[str, Callable[[], Format]] = {
     "json": _json, "text": _text, "markdown": _markdown, "html": _html, "pdf": _pdf, "provider": _provider,
 }
 ALIASES: dict[str, str] = {"md": "markdown", "txt": "text"}
-FORMAT_NAMES = [*FORMATS, *ALIASES]
+
+
+def _plugins() -> dict[str, EntryPoint]:
+    return plugins(FORMATS_GROUP, (*FORMATS, *ALIASES))
+
+
+FORMAT_NAMES = [*FORMATS, *ALIASES, *_plugins()]
 
 
 # The format-specific options (``ExportOptions`` fields) each format uses: the
-# command line warns about one given to a format that ignores it.
+# command line warns about one given to a format that ignores it (a plugin's
+# format is taken to use them all).
 _PROJECTED = frozenset({"timestamps", "no_tools", "tool_output_limit"})
 _PAGE = _PROJECTED | {"attachments", "template_dir", "no_highlight"}
 TAKES: dict[str, frozenset[str]] = {
@@ -105,4 +114,14 @@ def formats_taking(option: str) -> list[str]:
 
 
 def get_format(name: str) -> Format:
-    return FORMATS[ALIASES.get(name, name)]()
+    """The format called ``name``: built in, an alias, or added by a package (``vis_export.plugins``)."""
+    name = ALIASES.get(name, name)
+    if name in FORMATS:
+        return FORMATS[name]()
+    plugin = _plugins().get(name)
+    if plugin is None:
+        raise ValueError(f"unknown format {name!r}; choose one of {', '.join(FORMAT_NAMES)}")
+    made = plugin.load()()
+    if not isinstance(made, Format):
+        raise TypeError(f"format plugin {name!r} ({plugin.value}) did not return a vis_export.formats.Format")
+    return made

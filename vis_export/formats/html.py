@@ -32,6 +32,22 @@ from vis_export.formats.projector import (
     tool_duration,
 )
 from vis_export.formats.prose_words import prose_words
+from vis_export.formats.views import (
+    AttachmentView,
+    CodeView,
+    ErrorView,
+    LonisFieldView,
+    LonisView,
+    MessageView,
+    NoticeView,
+    ProseView,
+    ReasoningView,
+    SessionView,
+    SpeechView,
+    ToolPartView,
+    ToolView,
+    UnknownView,
+)
 from vis_export.lonis_view import view as lonis_view
 from vis_export.model import (
     AttachmentBlock,
@@ -162,7 +178,7 @@ class HtmlProjector(Projector):
             paper=self.page_size(), token_colours=TOKEN_COLOURS, token_styles=TOKEN_STYLES)
         facts = SessionFacts.of(session)
         created = facts.created
-        view = {
+        view: SessionView = {
             "id": session.id,
             "title": facts.title,
             "created_iso": iso(created) if created is not None else None,
@@ -190,7 +206,7 @@ class HtmlProjector(Projector):
     def _fragment(self) -> dict[str, Any]:
         return {"styled": _styled_inline} if self.pasted else {}
 
-    def message_view(self, message: Message, index: int) -> dict[str, Any]:
+    def message_view(self, message: Message, index: int) -> MessageView:
         label = role_label(message)
         name = author_name(message)
         if name:
@@ -216,51 +232,51 @@ class HtmlProjector(Projector):
     def code_html(self, text: str, language: str | None) -> Markup:
         return plain(text) if self.options.no_highlight else highlight(text, language, inline=self.pasted)
 
-    def block_prose(self, block: ProseBlock) -> dict[str, Any]:
+    def block_prose(self, block: ProseBlock) -> ProseView:
         return {"kind": "prose", "html": self.prose(block.markdown)}
 
-    def block_code(self, block: CodeBlock) -> dict[str, Any]:
+    def block_code(self, block: CodeBlock) -> CodeView:
         language = block.language
         css = "".join(ch for ch in language if ch.isalnum() or ch in "+-#_.") if language else ""
         return {"kind": "code", "language": language, "language_class": css,
                 "html": self.code_html(block.text, language)}
 
-    def block_tool(self, block: ToolBlock) -> dict[str, Any]:
-        parts = [{"label": part.label, "html": self.code_html(part.text, part.language),
+    def block_tool(self, block: ToolBlock) -> ToolView:
+        parts: list[ToolPartView] = [{"label": part.label, "html": self.code_html(part.text, part.language),
                   "language": part.language or "text", "truncated": TRUNCATED_NOTE.format(part.cut) if part.cut else None}
                  for part in self.tool_parts(block)]
         return {"kind": "tool", "name": block.tool, "status": block.status, "duration": tool_duration(block),
                 "parts": parts}
 
-    def block_reasoning(self, block: ReasoningBlock) -> dict[str, Any]:
+    def block_reasoning(self, block: ReasoningBlock) -> ReasoningView:
         return {"kind": "reasoning", "private": block.is_private, "html": self.prose(block.text)}
 
-    def block_error(self, block: ErrorBlock) -> dict[str, Any]:
+    def block_error(self, block: ErrorBlock) -> ErrorView:
         return {"kind": "error", "code": block.code, "message": block.message, "retryable": block.retryable}
 
-    def block_notice(self, block: NoticeBlock) -> dict[str, Any]:
+    def block_notice(self, block: NoticeBlock) -> NoticeView:
         return {"kind": "notice", "code": block.code, "message": block.message}
 
-    def block_attachment(self, block: AttachmentBlock) -> dict[str, Any]:
+    def block_attachment(self, block: AttachmentBlock) -> AttachmentView:
         image = self.attachments.image(block.attachment_id, block.media_type)
         return {"kind": "attachment", "name": block.name, "media_type": block.media_type,
                 "size": human_size(self.attachments.size(block.attachment_id)),
                 "data_uri": image.uri if image else None,
                 "refused": image.placeholder(block.name) if image and image.refusal else None}
 
-    def block_speech(self, block: SpeechBlock) -> dict[str, Any]:
+    def block_speech(self, block: SpeechBlock) -> SpeechView:
         return {"kind": "speech", "text": block.text}
 
-    def block_lonis(self, block: LonisBlock) -> dict[str, Any]:
+    def block_lonis(self, block: LonisBlock) -> LonisView:
         shown = lonis_view(block.envelope)
-        fields = [{"name": f.name, "style": f.style,
+        fields: list[LonisFieldView] = [{"name": f.name, "style": f.style,
                    "value": self.code_html(f.value, "json") if f.style == "json" else f.value}
                   for f in shown.fields]
         return {"kind": "lonis", "lonis_kind": shown.kind, "category": shown.category,
                 "summary": shown.summary, "header": shown.header, "fields": fields,
                 "content_hash": shown.content_hash, "replay": shown.replay}
 
-    def block_unknown(self, block: Block) -> dict[str, Any]:
+    def block_unknown(self, block: Block) -> UnknownView:
         fields = [(key, json_text(value)) for key, value in block.fields.items() if key not in ("id", "type")]
         return {"kind": "unknown", "type": block.type, "fields": fields}
 

@@ -16,7 +16,7 @@ from typing import Any, Iterable, Iterator, cast
 
 from vis_export.output import write_atomic
 from vis_export.searchindex.documents import SCHEMA_VERSION
-from vis_export.searchindex.engines import ENGINES, Engine, open_engine
+from vis_export.searchindex.engines import Engine, engine_names, open_engine
 from vis_export.searchindex.guard import GuardedEngine, IndexFailure
 
 MANIFEST = "vis-export-index.json"
@@ -137,7 +137,7 @@ def _well_formed(manifest: Any) -> bool:
         return isinstance(value, dict) and hashes(value.get("sessions")) and (
             value.get("stamp") is None or isinstance(value["stamp"], list))
 
-    return (isinstance(manifest, dict) and manifest.get("engine") in ENGINES and hashes(manifest.get("sessions"))
+    return (isinstance(manifest, dict) and manifest.get("engine") in engine_names() and hashes(manifest.get("sessions"))
             and isinstance(manifest.get("files", {}), dict) and all(map(file_entry, manifest.get("files", {}).values())))
 
 

@@ -27,7 +27,7 @@ from vis_export.searchindex.directory import (
     writer_lock,
 )
 from vis_export.searchindex.documents import IndexReasoning, documents, session_digest
-from vis_export.searchindex.engines import DEFAULT_ENGINE, ENGINES, Engine
+from vis_export.searchindex.engines import DEFAULT_ENGINE, Engine, engine_names
 from vis_export.searchindex.guard import IndexFailure
 
 COMMIT_EVERY = 20_000  # documents
@@ -116,8 +116,8 @@ def index_sessions(
     it; a session handed over by a caller (no source file known up front) that
     turns out to come from a folder holding the index undoes a directory this
     job created."""
-    if engine is not None and engine not in ENGINES:
-        raise IndexFailure(f"unknown engine {engine!r}; choose one of {', '.join(ENGINES)}")
+    if engine is not None and engine not in engine_names():
+        raise IndexFailure(f"unknown engine {engine!r}; choose one of {', '.join(engine_names())}")
     batches = list(batches)
     check_placement(directory, [place for batch in batches for place in (batch.folder, batch.key) if place])
     check_ours(directory)

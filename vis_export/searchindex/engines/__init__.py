@@ -14,7 +14,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Protocol
 
-ENGINES = ("tantivy", "whoosh")
+from vis_export.plugins import ENGINES_GROUP, plugins
+
+BUILTIN_ENGINES = ("tantivy", "whoosh")
 DEFAULT_ENGINE = "tantivy"  # for a new index; an existing one keeps its own
 STORED = ("key", "session_id", "session_title", "message_id", "block_id", "role", "block_type", "language",
           "created_at", "text")
@@ -22,8 +24,21 @@ FILTERS = ("session_id", "role", "block_type", "language")
 
 
 class Engine(Protocol):
-    """``search`` takes a ``limit`` of 1 or more, however large: the engine
-    never asks its library for more hits than the index holds."""
+    """What an engine does; a plugin engine (``vis_export.plugins``) is a class
+    called as ``(directory, writable, threads)`` that passes
+    ``vis_export.searchindex.conformance.check_engine``.
+
+    ``add`` takes documents as ``documents.documents`` makes them (the ``STORED``
+    fields plus ``terms``, the code-aware terms) and ``delete_session`` removes
+    a session's; neither is visible to a search before ``commit``. ``count`` is
+    the number of documents. ``search`` returns ``(score, stored fields)``,
+    best first, of the documents where every query word matches (its analysed
+    prose words, or its identifier key or identifier words among the terms),
+    every filter (``FILTERS``) is equal, and ``created_at`` is within ``since``
+    and ``until`` (ms, inclusive, either may be ``None``); ``limit`` is 1 or more,
+    however large: the engine never asks its library for more hits than the
+    index holds. ``close`` releases files and locks.
+    """
 
     name: str
 
@@ -41,7 +56,7 @@ class Engine(Protocol):
 def open_engine(name: str, directory: Path, writable: bool, threads: int = 0) -> Engine:
     from vis_export.extras import require
 
-    if name in ENGINES:
+    if name in BUILTIN_ENGINES:
         require("tantivy" if name == "tantivy" else "whoosh", f"the {name} search engine")
     if name == "tantivy":
         from vis_export.searchindex.engines.tantivy_engine import TantivyEngine
@@ -51,4 +66,13 @@ def open_engine(name: str, directory: Path, writable: bool, threads: int = 0) ->
         from vis_export.searchindex.engines.whoosh_engine import WhooshEngine
 
         return WhooshEngine(directory, writable)
-    raise ValueError(f"unknown engine {name!r}; choose one of {', '.join(ENGINES)}")
+    plugin = plugins(ENGINES_GROUP, BUILTIN_ENGINES).get(name)
+    if plugin is None:
+        raise ValueError(f"unknown engine {name!r}; choose one of {', '.join(engine_names())}")
+    engine: Engine = plugin.load()(directory, writable, threads)
+    return engine
+
+
+def engine_names() -> tuple[str, ...]:
+    """The built-in engines and those installed packages add."""
+    return (*BUILTIN_ENGINES, *plugins(ENGINES_GROUP, BUILTIN_ENGINES))

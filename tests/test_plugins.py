@@ -1,0 +1,72 @@
+"""A package adds a format and a search engine through entry points, and the
+engine passes the importable conformance suite.
+
+The plugin is a real distribution on the path (a module and its ``.dist-info``
+with ``entry_points.txt``), found by the same metadata machinery as an
+installed one; everything runs in a fresh interpreter.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import INPUT
+
+PLUGIN = '''
+from vis_export.formats import Format
+from vis_export.formats.text import to_text
+from vis_export.searchindex.engines.whoosh_engine import WhooshEngine
+
+
+def shout():
+    return Format("shout", "txt", lambda session, options: to_text(session).upper(), None)
+
+
+class Whoosh2(WhooshEngine):
+    name = "whoosh2"
+
+    def __init__(self, directory, writable, threads=0):
+        super().__init__(directory, writable)
+'''
+ENTRY_POINTS = """[vis_export.formats]
+shout = shout_plugin:shout
+
+[vis_export.engines]
+whoosh2 = shout_plugin:Whoosh2
+"""
+
+
+def _install(folder: Path) -> dict[str, str]:
+    (folder / "shout_plugin.py").write_text(PLUGIN)
+    info = folder / "shout_plugin-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: shout-plugin\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text(ENTRY_POINTS)
+    return {"PYTHONPATH": str(folder)}
+
+
+def _run(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    import os
+
+    return subprocess.run([sys.executable, *args], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, **env})
+
+
+def test_a_plugin_format_and_engine(tmp_path: Path) -> None:
+    (tmp_path / "site").mkdir()
+    env = _install(tmp_path / "site")
+    out = tmp_path / "out.txt"
+    result = _run(env, "-m", "vis_export", "convert", str(INPUT / "session.json"), "--to", "shout", "-o", str(out))
+    assert result.returncode == 0, result.stderr
+    assert "PARSE THE CONFIG" in out.read_text()
+    assert "shout" in _run(env, "-m", "vis_export", "convert", "--help").stdout
+    result = _run(env, "-c", "from pathlib import Path; from vis_export.searchindex.conformance import check_engine; "
+                             f"check_engine('whoosh2', Path({str(tmp_path)!r}))")
+    assert result.returncode == 0, result.stderr
+
+
+def test_without_the_plugin_its_names_are_unknown(tmp_path: Path) -> None:
+    result = _run({}, "-m", "vis_export", "convert", str(INPUT / "session.json"), "--to", "shout")
+    assert result.returncode == 2 and "'shout' is not one of" in result.stderr

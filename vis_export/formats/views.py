@@ -1,0 +1,124 @@
+"""What a template receives: the values the HTML projector prepares, typed.
+
+A ``--template-dir`` author writes against these names (``session.title``,
+``message.blocks``, ``block.html`` ...). Strings are plain text, which the
+templates escape; ``Markup`` values are HTML the projector made safe (prose
+through mistune and nh3, code through the highlighter). ``block.kind`` names
+the template that renders a block: ``blocks/<kind>.html.j2``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, TypedDict, Union
+
+from markupsafe import Markup
+
+
+class ProseView(TypedDict):
+    kind: Literal["prose"]
+    html: Markup
+
+
+class CodeView(TypedDict):
+    kind: Literal["code"]
+    language: str | None
+    language_class: str  # the language as a CSS class name: letters, digits and + - # _ .
+    html: Markup
+
+
+class ToolPartView(TypedDict):
+    label: str
+    html: Markup
+    language: str  # "json" for a structure, "text" for terminal text
+    truncated: str | None  # the marker saying how much output is not shown
+
+
+class ToolView(TypedDict):
+    kind: Literal["tool"]
+    name: str
+    status: str
+    duration: str | None
+    parts: list[ToolPartView]
+
+
+class ReasoningView(TypedDict):
+    kind: Literal["reasoning"]
+    private: bool
+    html: Markup
+
+
+class ErrorView(TypedDict):
+    kind: Literal["error"]
+    code: str
+    message: str
+    retryable: bool
+
+
+class NoticeView(TypedDict):
+    kind: Literal["notice"]
+    code: str
+    message: str
+
+
+class AttachmentView(TypedDict):
+    kind: Literal["attachment"]
+    name: str
+    media_type: str
+    size: str | None
+    data_uri: str | None  # a checked image, embedded
+    refused: Markup | None  # why an image is not shown
+
+
+class SpeechView(TypedDict):
+    kind: Literal["speech"]
+    text: str
+
+
+class LonisFieldView(TypedDict):
+    name: str
+    style: str  # "text", "list" or "json" (then ``value`` is highlighted HTML)
+    value: Any
+
+
+class LonisView(TypedDict):
+    kind: Literal["lonis"]
+    lonis_kind: str
+    category: str
+    summary: str
+    header: tuple[tuple[str, str], ...]  # (label, value)
+    fields: list[LonisFieldView]
+    content_hash: str
+    replay: str
+
+
+class UnknownView(TypedDict):
+    kind: Literal["unknown"]
+    type: str
+    fields: list[tuple[str, str]]  # (key, indented JSON)
+
+
+BlockView = Union[ProseView, CodeView, ToolView, ReasoningView, ErrorView, NoticeView, AttachmentView, SpeechView,
+                  LonisView, UnknownView]
+
+
+class MessageView(TypedDict):
+    anchor: str  # the element id the contents link to
+    role: str
+    status: str
+    label: str  # role, and author name
+    note: str | None  # "failed", "interrupted" ... when it did not complete
+    model: str | None
+    time_iso: str | None  # shown with --timestamps, and always in PDF
+    time_text: str
+    summary: str  # the first words of its prose, for the contents
+    blocks: list[BlockView]
+
+
+class SessionView(TypedDict):
+    id: str
+    title: str
+    created_iso: str | None
+    created_text: str | None
+    models: list[str]
+    messages: list[MessageView]
+    continuation: bool  # a later part of a PDF rendered in parts

@@ -1,0 +1,29 @@
+"""Formats and search engines that other packages add, through entry points
+(as nbconvert's exporters are found).
+
+A package declares, in its own ``pyproject.toml``::
+
+    [project.entry-points."vis_export.formats"]
+    slides = "my_package:slides_format"      # a callable returning a vis_export.formats.Format
+
+    [project.entry-points."vis_export.engines"]
+    lucene = "my_package:LuceneEngine"       # called as (directory, writable, threads)
+
+and ``--to slides`` or ``--engine lucene`` work once it is installed. A plugin
+cannot replace a built-in name. ``vis_export.searchindex.conformance`` is the
+suite an engine must pass, importable from a plugin's own tests.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from importlib.metadata import EntryPoint, entry_points
+
+FORMATS_GROUP = "vis_export.formats"
+ENGINES_GROUP = "vis_export.engines"
+
+
+@lru_cache(maxsize=None)
+def plugins(group: str, builtin: tuple[str, ...]) -> dict[str, EntryPoint]:
+    """The installed entry points of ``group`` by name, built-in names left out."""
+    return {point.name: point for point in entry_points(group=group) if point.name not in builtin}
