@@ -112,6 +112,7 @@ def beacon() -> Iterator[tuple[str, list[str]]]:
         yield f"http://127.0.0.1:{server.server_address[1]}", hits
     finally:
         server.shutdown()
+        server.server_close()
 
 
 def test_corpus_is_inert_in_the_structure(beacon: tuple[str, list[str]]) -> None:

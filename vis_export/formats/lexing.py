@@ -211,6 +211,9 @@ class _Worker:
         if self.process is not None:
             self.process.kill()
             self.process.wait()
+            for pipe in (self.process.stdin, self.process.stdout):
+                if pipe is not None:
+                    pipe.close()
             self.process = None
 
 
