@@ -6,8 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from browser import browser, viewport  # noqa: F401 - the fixture
 from htmldom import code_elements, fragment, text_content
+
 from vis_export.copying import clipboard
 from vis_export.formats.highlight import TOKEN_COLOURS
 from vis_export.model import block_from_json
@@ -22,6 +24,7 @@ def _rgba(hex_colour: str) -> str:
     return f"rgba({r}, {g}, {b}, 1)"
 
 
+@pytest.mark.slow
 def test_pasted_code_keeps_its_colours_without_a_stylesheet(browser: Any, tmp_path: Path) -> None:  # noqa: F811
     page = tmp_path / "pasted.html"
     # A bare page, as a rich-text editor holds what was pasted: no <style>, no classes defined.

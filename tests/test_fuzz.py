@@ -166,6 +166,7 @@ def test_near_miss_input_never_crashes_hangs_or_leaks(tmp_path: Path, written: s
             _check_session(session)
 
 
+@pytest.mark.slow
 @settings(max_examples=8 if not os.environ.get("CI") else 40, suppress_health_check=[
     HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(near_miss_documents())

@@ -6,9 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from browser import browser, viewport  # noqa: F401 - the fixture
+
 from vis_export.formats.html import to_html
 from vis_export.sources.messages import session_document
+
+pytestmark = pytest.mark.slow  # a real browser or renderer
 
 TURNS = 27
 

@@ -197,6 +197,7 @@ index(sessions, sys.argv[2], engine=sys.argv[3], progress=slow)
 
 
 @pytest.mark.parametrize("delay", [0.6, 1.2])
+@pytest.mark.slow
 def test_a_job_killed_at_any_moment_leaves_a_usable_index(tmp_path: Path, engine: str, delay: float) -> None:
     sources = tmp_path / "sources"
     sources.mkdir()

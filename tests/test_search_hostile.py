@@ -105,6 +105,7 @@ def _damaged_copies(pristine: Path, work: Path, damages: list[str]) -> Any:
             yield f"{path.name} {name}"
 
 
+@pytest.mark.slow
 def test_a_damaged_index_fails_in_one_line(tmp_path: Path, golden_index: Path, engine: str) -> None:
     failed = []
     for case in _damaged_copies(golden_index, tmp_path / "copy", list(DAMAGES)):

@@ -15,11 +15,13 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
-
 from htmldom import elements, parse, text_content
 from test_rules_html import assert_inert
+
 from vis_export.formats.html import to_html
 from vis_export.sources.messages import session_document
+
+pytestmark = pytest.mark.slow  # a real browser or renderer
 
 CORPUS = [
     "<script>fetch('{beacon}/script')</script>",
