@@ -14,6 +14,7 @@ import re
 import subprocess
 from html import unescape
 from pathlib import Path
+from collections.abc import Iterator
 from typing import NamedTuple
 
 from pypdf import PdfReader
@@ -80,30 +81,39 @@ def words(pdf: bytes, folder: Path) -> list[list[Word]]:
 
 
 class Image(NamedTuple):
-    """A page rendered in grey: ``pixels[y * width + x]``, 0 black to 255 white."""
+    """A page as ``pdftoppm`` renders it; regions are given in points from the top left."""
 
     width: int
     height: int
-    pixels: bytes
+    scale: float  # pixels per point
+    rgb: bytes
+
+    def pixels(self, left: float, top: float, right: float, bottom: float) -> Iterator[tuple[int, int, int]]:
+        x0, x1 = max(0, int(left * self.scale)), min(self.width, int(right * self.scale) + 1)
+        for y in range(max(0, int(top * self.scale)), min(self.height, int(bottom * self.scale) + 1)):
+            row = self.rgb[(y * self.width + x0) * 3:(y * self.width + x1) * 3]
+            yield from zip(row[0::3], row[1::3], row[2::3], strict=True)
 
     def ink(self, left: float, top: float, right: float, bottom: float) -> int:
-        """Dark pixels in a region given in fractions of the page (0 to 1 from the top left)."""
-        x0, x1 = int(left * self.width), int(right * self.width)
-        return sum(1 for y in range(int(top * self.height), int(bottom * self.height))
-                   for value in self.pixels[y * self.width + x0:y * self.width + x1] if value < 160)
+        """How many pixels in the region are dark enough to be text."""
+        return sum(1 for pixel in self.pixels(left, top, right, bottom) if sum(pixel) < 3 * 160)
+
+    def colour(self, left: float, top: float, right: float, bottom: float) -> int:
+        """How many pixels in the region are strongly coloured (a colour emoji, not a black box)."""
+        return sum(1 for pixel in self.pixels(left, top, right, bottom) if max(pixel) - min(pixel) > 80)
 
 
 def page_images(pdf: bytes, folder: Path, dpi: int = 60) -> list[Image]:
-    """Every page as ``pdftoppm`` renders it (grey PGM, read here without an imaging library)."""
+    """Every page as ``pdftoppm`` renders it (PPM, read here without an imaging library)."""
     require("pdftoppm")
     source = folder / "pages.pdf"
     source.write_bytes(pdf)
-    subprocess.run(["pdftoppm", "-gray", "-r", str(dpi), str(source), str(folder / "page")], check=True, timeout=120)
+    subprocess.run(["pdftoppm", "-r", str(dpi), str(source), str(folder / "page")], check=True, timeout=120)
     images = []
-    for path in sorted(folder.glob("page-*.pgm"), key=lambda p: int(p.stem.rsplit("-", 1)[1])):
+    for path in sorted(folder.glob("page-*.ppm"), key=lambda p: int(p.stem.rsplit("-", 1)[1])):
         data = path.read_bytes()
-        header = re.match(rb"P5\s+(\d+)\s+(\d+)\s+255\s", data)
+        header = re.match(rb"P6\s+(\d+)\s+(\d+)\s+255\s", data)
         assert header is not None, path
         width, height = int(header[1]), int(header[2])
-        images.append(Image(width, height, data[header.end():header.end() + width * height]))
+        images.append(Image(width, height, dpi / 72, data[header.end():header.end() + width * height * 3]))
     return images
