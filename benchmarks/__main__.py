@@ -1,7 +1,7 @@
 """Run every benchmark and print each path beside its anchor, measured in the same run.
 
-    python -m benchmarks            # all sizes up to 16 MB
-    python -m benchmarks --quick    # small sizes only, for a smoke run
+python -m benchmarks            # all sizes up to 16 MB
+python -m benchmarks --quick    # small sizes only, for a smoke run
 """
 
 from __future__ import annotations
@@ -27,11 +27,12 @@ def load_validate(sizes: dict[str, int]) -> list[Result]:
         (loaded,) = read_bytes(data, "bench", "bench")
         assert loaded.ok, loaded.problems
         repeat = 3 if size > 2_000_000 else 15
-        ours = best_time(lambda: read_bytes(data, "bench", "bench"), repeat)
-        anchor = best_time(lambda: json.loads(data), repeat)
-        peak = peak_mb(lambda: read_bytes(data, "bench", "bench"))
-        results.append(Result(f"load+validate {label} ({len(data) / 1e6:.1f} MB)", ours, "json.loads", anchor,
-                              "<= 3x", peak))
+        ours = best_time(lambda data=data: read_bytes(data, "bench", "bench"), repeat)
+        anchor = best_time(lambda data=data: json.loads(data), repeat)
+        peak = peak_mb(lambda data=data: read_bytes(data, "bench", "bench"))
+        results.append(
+            Result(f"load+validate {label} ({len(data) / 1e6:.1f} MB)", ours, "json.loads", anchor, "<= 3x", peak)
+        )
     return results
 
 
@@ -47,8 +48,8 @@ def exports(size: int, label: str) -> list[Result]:
     load = best_time(lambda: read_bytes(data, "bench", "bench"), 3)
     results = []
     for name, projector in (("text", TextProjector()), ("markdown", MarkdownProjector())):
-        ours = best_time(lambda: _drain(projector.pieces(session)), 3)
-        peak = peak_mb(lambda: _drain(projector.pieces(session)))
+        ours = best_time(lambda projector=projector: _drain(projector.pieces(session)), 3)
+        peak = peak_mb(lambda projector=projector: _drain(projector.pieces(session)))
         results.append(Result(f"{name} export {label}", ours, "load+validate", load, "<= 2x", peak))
     return results
 
@@ -65,12 +66,15 @@ def clipboard_block() -> list[Result]:
 
     block = block_from_json({"id": "c", "type": "code", "language": "python", "text": "print('hi')\n" * 20})
     anchor = best_time(lambda: [json.loads('{"id": "c"}') for _ in range(1000)], 5) / 1000
-    text_only = best_time(lambda: [clipboard(block, flavours=("text/plain", "text/markdown"))
-                                   for _ in range(1000)], 5) / 1000
+    text_only = (
+        best_time(lambda: [clipboard(block, flavours=("text/plain", "text/markdown")) for _ in range(1000)], 5) / 1000
+    )
     clipboard(block)  # the HTML renderer's imports, once
     every = best_time(lambda: [clipboard(block) for _ in range(100)], 5) / 100
-    return [Result("clipboard(code block) text+md", text_only, "json.loads(tiny)", anchor, "µs", None),
-            Result("clipboard(code block) +html", every, "json.loads(tiny)", anchor, "< 1 ms", None)]
+    return [
+        Result("clipboard(code block) text+md", text_only, "json.loads(tiny)", anchor, "µs", None),
+        Result("clipboard(code block) +html", every, "json.loads(tiny)", anchor, "< 1 ms", None),
+    ]
 
 
 def html_export(size: int, label: str) -> list[Result]:
@@ -84,8 +88,12 @@ def html_export(size: int, label: str) -> list[Result]:
 
         (loaded,) = read_bytes(session_bytes(size), "bench", "bench")
         markdown = to_markdown(loaded.session).encode("utf-8")
-        pandoc = best_time(lambda: subprocess.run(["pandoc", "-f", "gfm", "-t", "html"], input=markdown,
-                                                  capture_output=True, check=True), 1)
+        pandoc = best_time(
+            lambda: subprocess.run(
+                ["pandoc", "-f", "gfm", "-t", "html"], input=markdown, capture_output=True, check=True
+            ),
+            1,
+        )
         results.append(Result(f"html export {label}", figures["ours"], "pandoc gfm->html", pandoc, "report"))
     return results
 
@@ -96,15 +104,29 @@ def pdf_export(size: int) -> tuple[list[Result], list[str]]:
     runs = {variant: in_process("pdf", str(size), variant) for variant in ("ours", "naive", "plain")}
     pages = runs["ours"]["pages"]
     results = [
-        Result(f"pdf {pages} pages (ours)", runs["ours"]["seconds"], "naive spans", runs["naive"]["seconds"],
-               "faster", runs["ours"]["peak_mb"]),
-        Result(f"pdf {pages} pages (ours)", runs["ours"]["seconds"], "plain <pre>", runs["plain"]["seconds"],
-               "faster", runs["plain"]["peak_mb"]),
+        Result(
+            f"pdf {pages} pages (ours)",
+            runs["ours"]["seconds"],
+            "naive spans",
+            runs["naive"]["seconds"],
+            "faster",
+            runs["ours"]["peak_mb"],
+        ),
+        Result(
+            f"pdf {pages} pages (ours)",
+            runs["ours"]["seconds"],
+            "plain <pre>",
+            runs["plain"]["seconds"],
+            "faster",
+            runs["plain"]["peak_mb"],
+        ),
     ]
-    lines = [f"pdf pages/s: ours {pages / runs['ours']['seconds']:.1f} (goal >= 30, peak {runs['ours']['peak_mb']:.0f} MB)"
-             f", naive Pygments spans {runs['naive']['pages'] / runs['naive']['seconds']:.1f} "
-             f"(peak {runs['naive']['peak_mb']:.0f} MB), plain <pre> "
-             f"{runs['plain']['pages'] / runs['plain']['seconds']:.1f} (peak {runs['plain']['peak_mb']:.0f} MB)"]
+    lines = [
+        f"pdf pages/s: ours {pages / runs['ours']['seconds']:.1f} (goal >= 30, peak {runs['ours']['peak_mb']:.0f} MB)"
+        f", naive Pygments spans {runs['naive']['pages'] / runs['naive']['seconds']:.1f} "
+        f"(peak {runs['naive']['peak_mb']:.0f} MB), plain <pre> "
+        f"{runs['plain']['pages'] / runs['plain']['seconds']:.1f} (peak {runs['plain']['peak_mb']:.0f} MB)"
+    ]
     return results, lines
 
 
@@ -115,8 +137,9 @@ def import_time(repeat: int) -> list[Result]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--quick", action="store_true", help="small sizes and fewer repeats")
     args = parser.parse_args()
     sizes = {k: v for k, v in SIZES.items() if not args.quick or v <= 1_000_000}
@@ -129,8 +152,15 @@ def main() -> None:
         found, line = search_bench.run(blocks, engine)
         search_results += found
         search_lines.append(line)
-    results = (load_validate(sizes) + exports(sizes[biggest], biggest) + html_export(sizes[biggest], biggest)
-               + pdf_results + search_results + clipboard_block() + import_time(5 if args.quick else 21))
+    results = (
+        load_validate(sizes)
+        + exports(sizes[biggest], biggest)
+        + html_export(sizes[biggest], biggest)
+        + pdf_results
+        + search_results
+        + clipboard_block()
+        + import_time(5 if args.quick else 21)
+    )
     print(table(results))
     print("\n".join(pdf_lines + search_lines))
 

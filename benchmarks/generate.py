@@ -11,13 +11,15 @@ import json
 import random
 from typing import Any
 
-WORDS = ("the parser reads config files and returns a mapping of sections keys values tests pass "
-         "deploy server request handler cache index query session token error retry").split()
+WORDS = (
+    "the parser reads config files and returns a mapping of sections keys values tests pass "
+    "deploy server request handler cache index query session token error retry"
+).split()
 CODE = {
     "python": "def parse_config(path):\n    with open(path) as f:\n        return toml.load(f)\n",
     "rust": "fn parse(input: &str) -> Result<Config, Error> {\n    toml::from_str(input)\n}\n",
     "javascript": "export function parseConfig(text) {\n  return JSON.parse(text);\n}\n",
-    "bash": "for f in tests/*.py; do\n  python -m pytest \"$f\" -q\ndone\n",
+    "bash": 'for f in tests/*.py; do\n  python -m pytest "$f" -q\ndone\n',
 }
 
 
@@ -29,8 +31,9 @@ def _block(rng: random.Random, index: int) -> dict[str, Any]:
     kind = rng.choices(["prose", "code", "tool", "reasoning"], weights=[5, 3, 2, 1])[0]
     block_id = f"b{index}"
     if kind == "prose":
-        paragraphs = [f"**{_words(rng, 3)}** {_words(rng, rng.randint(20, 80))} `inline_code()`"
-                      for _ in range(rng.randint(1, 4))]
+        paragraphs = [
+            f"**{_words(rng, 3)}** {_words(rng, rng.randint(20, 80))} `inline_code()`" for _ in range(rng.randint(1, 4))
+        ]
         if rng.random() < 0.15:  # answers often quote code in the prose itself
             language = rng.choice(list(CODE))
             paragraphs.insert(1, f"```{language}\n{CODE[language]}```")
@@ -39,15 +42,29 @@ def _block(rng: random.Random, index: int) -> dict[str, Any]:
         language = rng.choice(list(CODE))
         return {"id": block_id, "type": "code", "language": language, "text": CODE[language] * rng.randint(1, 30)}
     if kind == "tool":
-        return {"id": block_id, "type": "tool", "tool": rng.choice(["run_tests", "read_file", "shell"]),
-                "status": rng.choice(["completed", "completed", "failed"]),
-                "input": {"paths": [f"src/module_{rng.randint(1, 99)}.py" for _ in range(rng.randint(1, 5))],
-                          "options": {"fail_fast": rng.random() < 0.5, "timeout_ms": rng.randint(100, 9000)}},
-                "output": {"pass": rng.randint(0, 50), "fail": rng.randint(0, 3),
-                           "log": [_words(rng, 12) for _ in range(rng.randint(1, 6))]},
-                "started_at": 1740000000000 + index, "completed_at": 1740000000500 + index}
-    return {"id": block_id, "type": "reasoning", "text": _words(rng, rng.randint(20, 120)),
-            "visibility": rng.choice(["private", "visible"])}
+        return {
+            "id": block_id,
+            "type": "tool",
+            "tool": rng.choice(["run_tests", "read_file", "shell"]),
+            "status": rng.choice(["completed", "completed", "failed"]),
+            "input": {
+                "paths": [f"src/module_{rng.randint(1, 99)}.py" for _ in range(rng.randint(1, 5))],
+                "options": {"fail_fast": rng.random() < 0.5, "timeout_ms": rng.randint(100, 9000)},
+            },
+            "output": {
+                "pass": rng.randint(0, 50),
+                "fail": rng.randint(0, 3),
+                "log": [_words(rng, 12) for _ in range(rng.randint(1, 6))],
+            },
+            "started_at": 1740000000000 + index,
+            "completed_at": 1740000000500 + index,
+        }
+    return {
+        "id": block_id,
+        "type": "reasoning",
+        "text": _words(rng, rng.randint(20, 120)),
+        "visibility": rng.choice(["private", "visible"]),
+    }
 
 
 def session(target_bytes: int, seed: int = 7) -> dict[str, Any]:
@@ -60,12 +77,21 @@ def session(target_bytes: int, seed: int = 7) -> dict[str, Any]:
         count = 1 if role == "user" else rng.randint(2, 8)
         content = []
         for _ in range(count):
-            block = {"id": f"b{block_index}", "type": "prose", "markdown": _words(rng, 30)} if role == "user" \
+            block = (
+                {"id": f"b{block_index}", "type": "prose", "markdown": _words(rng, 30)}
+                if role == "user"
                 else _block(rng, block_index)
+            )
             content.append(block)
             block_index += 1
-        message = {"id": f"m{len(messages)}", "role": role, "status": "completed", "content": content,
-                   "created_at": t, "completed_at": t + 900}
+        message = {
+            "id": f"m{len(messages)}",
+            "role": role,
+            "status": "completed",
+            "content": content,
+            "created_at": t,
+            "completed_at": t + 900,
+        }
         if role == "assistant":
             message.update(model="gpt-5.6", provider="openai-codex")
         messages.append(message)
@@ -73,8 +99,12 @@ def session(target_bytes: int, seed: int = 7) -> dict[str, Any]:
         size += len(json.dumps(message))
         if size >= target_bytes:
             break
-    return {"id": f"bench_{target_bytes}", "title": "Benchmark session", "created_at": 1740000000000,
-            "messages": messages}
+    return {
+        "id": f"bench_{target_bytes}",
+        "title": "Benchmark session",
+        "created_at": 1740000000000,
+        "messages": messages,
+    }
 
 
 def session_bytes(target_bytes: int, seed: int = 7) -> bytes:

@@ -8,8 +8,8 @@ import subprocess
 import sys
 import time
 import tracemalloc
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 
 @dataclass
@@ -64,8 +64,10 @@ def table(results: list[Result]) -> str:
     lines = [header, "-" * len(header)]
     for r in results:
         peak = f"{r.peak_mb:8.1f}" if r.peak_mb is not None else f"{'-':>8}"
-        lines.append(f"{r.path:<36} {_duration(r.ours)} {_duration(r.anchor)}  {r.ratio:5.2f}x  {r.goal:<8} "
-                     f"{peak}  {r.anchor_name}")
+        lines.append(
+            f"{r.path:<36} {_duration(r.ours)} {_duration(r.anchor)}  {r.ratio:5.2f}x  {r.goal:<8} "
+            f"{peak}  {r.anchor_name}"
+        )
     return "\n".join(lines)
 
 

@@ -27,10 +27,16 @@ render_pdf(loaded.session, ExportOptions())
 
 
 def short_messages(count: int) -> bytes:
-    messages = [{"id": f"m{i}", "role": "user" if i % 2 == 0 else "assistant", "status": "completed",
-                 "created_at": 1740000000000 + i * 1000,
-                 "content": [{"id": f"b{i}", "type": "prose", "markdown": f"Message {i}: the parser reads config files."}]}
-                for i in range(count)]
+    messages = [
+        {
+            "id": f"m{i}",
+            "role": "user" if i % 2 == 0 else "assistant",
+            "status": "completed",
+            "created_at": 1740000000000 + i * 1000,
+            "content": [{"id": f"b{i}", "type": "prose", "markdown": f"Message {i}: the parser reads config files."}],
+        }
+        for i in range(count)
+    ]
     return json.dumps({"id": "short", "title": "Short messages", "messages": messages}).encode()
 
 
@@ -75,8 +81,13 @@ def measure(count: int) -> dict[str, float]:
         largest = max([largest] + [s[0] for s in sizes])
         time.sleep(0.2)
     assert child.returncode == 0
-    return {"messages": count, "seconds": round(time.perf_counter() - start, 1), "rss_mb": rss // 1024,
-            "pss_mb": pss // 1024, "largest_process_mb": largest // 1024}
+    return {
+        "messages": count,
+        "seconds": round(time.perf_counter() - start, 1),
+        "rss_mb": rss // 1024,
+        "pss_mb": pss // 1024,
+        "largest_process_mb": largest // 1024,
+    }
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """HTML and PDF benchmarks, each variant in a fresh process so peak memory is its own.
 
-    python -m benchmarks.render html SIZE      # ours, then the anchor, as JSON lines
-    python -m benchmarks.render pdf SIZE VARIANT
+python -m benchmarks.render html SIZE      # ours, then the anchor, as JSON lines
+python -m benchmarks.render pdf SIZE VARIANT
 """
 
 from __future__ import annotations
@@ -108,8 +108,9 @@ def _naive_spans(page: str) -> str:
 
 def in_process(*args: str) -> dict[str, float]:
     """Run one variant in a fresh interpreter and read its figures."""
-    result = subprocess.run([sys.executable, "-m", "benchmarks.render", *args],
-                            capture_output=True, text=True, check=True)
+    result = subprocess.run(
+        [sys.executable, "-m", "benchmarks.render", *args], capture_output=True, text=True, check=True
+    )
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 

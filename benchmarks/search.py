@@ -14,8 +14,18 @@ from pathlib import Path
 from benchmarks.generate import session
 from benchmarks.harness import Result
 
-QUERIES = ["parse_config", "parseConfig", "config", "server request", '"toml.load(f)"', "deploy",
-           "handler cache", "tests pass", '"JSON.parse(text)"', "index query"]
+QUERIES = [
+    "parse_config",
+    "parseConfig",
+    "config",
+    "server request",
+    '"toml.load(f)"',
+    "deploy",
+    "handler cache",
+    "tests pass",
+    '"JSON.parse(text)"',
+    "index query",
+]
 
 
 def write_sessions(folder: Path, blocks: int) -> list[str]:
@@ -54,8 +64,11 @@ def raw_tantivy(texts: list[str], folder: Path) -> float:
 def our_job(sources: Path, folder: Path, engine: str) -> float:
     """The job as users run it: ``vis-export index`` in a process of its own."""
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "vis_export", "index", str(sources), "--index", str(folder),
-                    "--engine", engine], check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "vis_export", "index", str(sources), "--index", str(folder), "--engine", engine],
+        check=True,
+        capture_output=True,
+    )
     return time.perf_counter() - start
 
 
@@ -85,7 +98,9 @@ def run(blocks: int, engine: str) -> tuple[list[Result], str]:
     if raw is not None:
         results.append(Result(f"index {label} ({engine})", full, "raw tantivy adds", raw, "<= 2x"))
     results.append(Result(f"no-op rerun {label} ({engine})", rerun, "full index", full, "<= 0.1x"))
-    line = (f"search ({engine}, {label}): throughput {len(texts) / full:,.0f} blocks/s"
-            + (f" vs raw tantivy {len(texts) / raw:,.0f} blocks/s ({raw / full:.2f}x, goal >= 0.5x)" if raw else "")
-            + f"; query p95 with snippets {p95 * 1000:.2f} ms (goal <= 5 ms)")
+    line = (
+        f"search ({engine}, {label}): throughput {len(texts) / full:,.0f} blocks/s"
+        + (f" vs raw tantivy {len(texts) / raw:,.0f} blocks/s ({raw / full:.2f}x, goal >= 0.5x)" if raw else "")
+        + f"; query p95 with snippets {p95 * 1000:.2f} ms (goal <= 5 ms)"
+    )
     return results, line

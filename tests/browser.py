@@ -8,10 +8,10 @@ test that needs them skips with that reason; in CI (``CI=true``) it fails.
 from __future__ import annotations
 
 import shutil
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
-
 from system import require
 
 DRIVER = "/usr/bin/chromedriver"
@@ -25,9 +25,17 @@ def browser() -> Iterator[Any]:
 
     options = webdriver.ChromeOptions()
     options.binary_location = shutil.which("chromium") or "chromium"
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 "--disable-dev-shm-usage"):
+    for flag in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-dev-shm-usage",
+    ):
         options.add_argument(flag)
     driver = webdriver.Chrome(service=Service(shutil.which("chromedriver") or DRIVER), options=options)
     try:
@@ -38,5 +46,7 @@ def browser() -> Iterator[Any]:
 
 def viewport(driver: Any, width: int, height: int) -> None:
     """Make the page's viewport (not the window) this size, as a phone's would be."""
-    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
-                           {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600})
+    driver.execute_cdp_cmd(
+        "Emulation.setDeviceMetricsOverride",
+        {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600},
+    )

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import html5lib
 
@@ -36,5 +37,6 @@ def classes(element: Any) -> set[str]:
 
 def code_elements(root: Any) -> list[Any]:
     """The ``<code>`` of every code block the projector wrote (not prose's own)."""
-    return [code for figure in elements(root, "figure") if "code" in classes(figure)
-            for code in elements(figure, "code")]
+    return [
+        code for figure in elements(root, "figure") if "code" in classes(figure) for code in elements(figure, "code")
+    ]

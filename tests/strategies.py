@@ -26,13 +26,46 @@ ids = st.text(min_size=1, max_size=24).filter(lambda s: not s.isspace())
 times = st.integers(min_value=0, max_value=4_102_444_800_000)
 
 # Text that stresses renderers: Markdown syntax, HTML, backtick runs, CR, tabs, unicode.
-_tricky = st.sampled_from([
-    "```", "````", "`", "~~~", "\r\n", "\r", "\t", "\n", "    ", "# ", "> ", "- ", "1. ", "*", "_", "[", "](",
-    "<script>alert(1)</script>", "<b>", "&amp;", "javascript:alert(1)", "{{ x }}", "{% if %}", "|", "\\",
-    "\u00e9", "\u65e5\u672c", "\U0001f389", "\u200b", "\x00", "\u2028",
-    # forged structure: turn headers and reasoning markers of the text format
-    "\n\nUser\n\n", "\n== User ==\n", "\n== Assistant · gpt-5.6 ==\n", "\n--- end of reasoning ---\n",
-])
+_tricky = st.sampled_from(
+    [
+        "```",
+        "````",
+        "`",
+        "~~~",
+        "\r\n",
+        "\r",
+        "\t",
+        "\n",
+        "    ",
+        "# ",
+        "> ",
+        "- ",
+        "1. ",
+        "*",
+        "_",
+        "[",
+        "](",
+        "<script>alert(1)</script>",
+        "<b>",
+        "&amp;",
+        "javascript:alert(1)",
+        "{{ x }}",
+        "{% if %}",
+        "|",
+        "\\",
+        "\u00e9",
+        "\u65e5\u672c",
+        "\U0001f389",
+        "\u200b",
+        "\x00",
+        "\u2028",
+        # forged structure: turn headers and reasoning markers of the text format
+        "\n\nUser\n\n",
+        "\n== User ==\n",
+        "\n== Assistant · gpt-5.6 ==\n",
+        "\n--- end of reasoning ---\n",
+    ]
+)
 text = st.lists(st.one_of(st.text(max_size=12), _tricky), max_size=14).map("".join)
 non_blank_text = text.filter(lambda s: s and not s.isspace())
 huge_text = st.integers(min_value=20_000, max_value=60_000).map(lambda n: ("line of code ``` \t\r\n" * n)[:n])
@@ -86,22 +119,39 @@ reasoning_blocks = _reasoning_block()
 # Reasoning in disguise that the strict contract accepts (as unknown block types):
 # mis-cased or renamed types, and any block marked with a visibility other than
 # exactly "visible". Each is private (R2), so each carries the canary.
-DISGUISED_TYPES = ("Reasoning", "REASONING", "reasoning ", " Reasoning", "Thinking", "thinking", "redacted_thinking",
-                   "thought", "chain_of_thought", "reasoning_v2", "reasoning-summary", "ReasoningBlock")
+DISGUISED_TYPES = (
+    "Reasoning",
+    "REASONING",
+    "reasoning ",
+    " Reasoning",
+    "Thinking",
+    "thinking",
+    "redacted_thinking",
+    "thought",
+    "chain_of_thought",
+    "reasoning_v2",
+    "reasoning-summary",
+    "ReasoningBlock",
+)
 disguised_reasoning_blocks = st.one_of(
     st.fixed_dictionaries(
         {"id": ids, "type": st.sampled_from(DISGUISED_TYPES), "text": text.map(f"{PRIVATE_CANARY} {{}}".format)},
         optional={"visibility": st.sampled_from(["visible", "Visible", "private", "hidden", None, 1, ""])},
     ),
-    st.fixed_dictionaries({
-        "id": ids, "type": st.sampled_from(["note", "summary", "x_block"]),
-        "visibility": st.sampled_from(["private", "Private", "hidden", None, 0, "VISIBLE", " visible"]),
-        "body": text.map(f"{PRIVATE_CANARY} {{}}".format),
-    }),
+    st.fixed_dictionaries(
+        {
+            "id": ids,
+            "type": st.sampled_from(["note", "summary", "x_block"]),
+            "visibility": st.sampled_from(["private", "Private", "hidden", None, 0, "VISIBLE", " visible"]),
+            "body": text.map(f"{PRIVATE_CANARY} {{}}".format),
+        }
+    ),
 )
 error_blocks = _optional({"code": snake_keys, "message": non_blank_text}, {"retryable": st.booleans()}, "error")
 attachment_blocks = _block(
-    "attachment", attachment_id=ids, name=non_blank_text,
+    "attachment",
+    attachment_id=ids,
+    name=non_blank_text,
     media_type=st.sampled_from(["image/png", "image/jpeg", "application/pdf", "text/plain"]),
 )
 notice_blocks = _block("notice", code=snake_keys, message=non_blank_text)
@@ -114,8 +164,16 @@ unknown_blocks = st.builds(
 )
 
 blocks = st.one_of(
-    prose_blocks, code_blocks, tool_blocks, reasoning_blocks, disguised_reasoning_blocks, error_blocks,
-    attachment_blocks, notice_blocks, speech_blocks, unknown_blocks,
+    prose_blocks,
+    code_blocks,
+    tool_blocks,
+    reasoning_blocks,
+    disguised_reasoning_blocks,
+    error_blocks,
+    attachment_blocks,
+    notice_blocks,
+    speech_blocks,
+    unknown_blocks,
 )
 
 # The same without huge strings: for renderers whose tests parse every output
@@ -124,13 +182,24 @@ blocks = st.one_of(
 small_prose_blocks = _block("prose", markdown=text)
 small_code_blocks = _optional(
     {"text": text},
-    {"language": st.one_of(st.sampled_from(["python", "rust", "js", "json", "c++", "x`y", "two words"]),
-                           non_blank_text)},
+    {
+        "language": st.one_of(
+            st.sampled_from(["python", "rust", "js", "json", "c++", "x`y", "two words"]), non_blank_text
+        )
+    },
     "code",
 )
 small_blocks = st.one_of(
-    small_prose_blocks, small_code_blocks, tool_blocks, reasoning_blocks, disguised_reasoning_blocks, error_blocks,
-    attachment_blocks, notice_blocks, speech_blocks, unknown_blocks,
+    small_prose_blocks,
+    small_code_blocks,
+    tool_blocks,
+    reasoning_blocks,
+    disguised_reasoning_blocks,
+    error_blocks,
+    attachment_blocks,
+    notice_blocks,
+    speech_blocks,
+    unknown_blocks,
 )
 
 
@@ -180,11 +249,28 @@ def invalid_sessions(draw: st.DrawFn) -> tuple[dict[str, Any], str]:
     m = draw(st.integers(0, len(messages_) - 1))
     message = messages_[m]
     where = f"messages[{m}]"
-    kind = draw(st.sampled_from([
-        "missing_field", "wrong_type", "bad_role", "bad_status", "upper_enum", "keyword_enum",
-        "bad_key_envelope", "bad_key_deep", "completed_before", "block_without_id", "blank_id",
-        "block_missing_field", "bad_tool_status", "bad_visibility", "bad_error_code", "content_not_array",
-    ]))
+    kind = draw(
+        st.sampled_from(
+            [
+                "missing_field",
+                "wrong_type",
+                "bad_role",
+                "bad_status",
+                "upper_enum",
+                "keyword_enum",
+                "bad_key_envelope",
+                "bad_key_deep",
+                "completed_before",
+                "block_without_id",
+                "blank_id",
+                "block_missing_field",
+                "bad_tool_status",
+                "bad_visibility",
+                "bad_error_code",
+                "content_not_array",
+            ]
+        )
+    )
     if kind == "missing_field":
         del message[draw(st.sampled_from(["id", "role", "status", "content", "created_at"]))]
     elif kind == "wrong_type":
@@ -209,17 +295,38 @@ def invalid_sessions(draw: st.DrawFn) -> tuple[dict[str, Any], str]:
     elif kind == "bad_key_envelope":
         message[_camel(draw)] = draw(json_values)
     elif kind == "bad_key_deep":
-        tool = {"id": "deep", "type": "tool", "tool": "t", "status": "completed",
-                "input": {"outer": [{"inner": {_camel(draw): 1}}]}}
+        tool = {
+            "id": "deep",
+            "type": "tool",
+            "tool": "t",
+            "status": "completed",
+            "input": {"outer": [{"inner": {_camel(draw): 1}}]},
+        }
         message["content"].append(tool)
         where = f"{where}.content[{len(message['content']) - 1}].input"
     elif kind == "completed_before":
         message["created_at"] = draw(st.integers(min_value=1, max_value=10**13))
-        message["completed_at"] = message["created_at"] - draw(st.integers(min_value=1, max_value=message["created_at"]))
-    elif kind in ("block_without_id", "blank_id", "block_missing_field", "bad_tool_status",
-                  "bad_visibility", "bad_error_code"):
-        required = {"prose": "markdown", "code": "text", "tool": "tool", "reasoning": "text", "error": "code",
-                    "attachment": "name", "notice": "message", "speech": "text"}
+        message["completed_at"] = message["created_at"] - draw(
+            st.integers(min_value=1, max_value=message["created_at"])
+        )
+    elif kind in (
+        "block_without_id",
+        "blank_id",
+        "block_missing_field",
+        "bad_tool_status",
+        "bad_visibility",
+        "bad_error_code",
+    ):
+        required = {
+            "prose": "markdown",
+            "code": "text",
+            "tool": "tool",
+            "reasoning": "text",
+            "error": "code",
+            "attachment": "name",
+            "notice": "message",
+            "speech": "text",
+        }
         if kind == "bad_tool_status":
             block = draw(tool_blocks)
             block["status"] = draw(st.sampled_from(["Completed", "done", ":failed", ""]))
@@ -230,8 +337,18 @@ def invalid_sessions(draw: st.DrawFn) -> tuple[dict[str, Any], str]:
             block = draw(st.one_of(error_blocks, notice_blocks))
             block["code"] = draw(st.sampled_from(["ProviderUnavailable", "provider-unavailable", ":x", "", "a__b"]))
         else:
-            block = draw(st.one_of(prose_blocks, code_blocks, tool_blocks, reasoning_blocks, error_blocks,
-                                   attachment_blocks, notice_blocks, speech_blocks))
+            block = draw(
+                st.one_of(
+                    prose_blocks,
+                    code_blocks,
+                    tool_blocks,
+                    reasoning_blocks,
+                    error_blocks,
+                    attachment_blocks,
+                    notice_blocks,
+                    speech_blocks,
+                )
+            )
             if kind == "block_without_id":
                 del block["id"]
             elif kind == "blank_id":

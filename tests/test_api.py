@@ -4,8 +4,8 @@ before, and every Python example in the README runs."""
 from __future__ import annotations
 
 import importlib
-import json
 import inspect
+import json
 import os
 import pkgutil
 import re
@@ -14,8 +14,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import vis_export
 from conftest import GOLDEN, INPUT, ROOT
+
+import vis_export
 
 DOCUMENTED = {"Session", "Message", "Block", "Problem", "InvalidInput"}
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from conftest import ROOT
+
 from vis_export.contract.blocktypes import KNOWN_TYPES, RENDERED_TYPES, for_each_type
 from vis_export.formats.html import HtmlProjector
 from vis_export.formats.markdown import MarkdownProjector
@@ -16,8 +16,9 @@ from vis_export.resources import builtin_templates
 
 def test_the_schema_names_the_declared_types() -> None:
     schema = json.loads((ROOT / "vis_export" / "contract" / "schema" / "block.json").read_text())
-    consts = [branch["properties"]["type"]["const"] for branch in schema["oneOf"]
-              if "const" in branch["properties"]["type"]]
+    consts = [
+        branch["properties"]["type"]["const"] for branch in schema["oneOf"] if "const" in branch["properties"]["type"]
+    ]
     assert sorted(consts) == sorted(KNOWN_TYPES)
 
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-
 from conftest import INPUT
+
 from vis_export import __version__
 from vis_export.cli import main
 
@@ -95,8 +95,10 @@ def test_convert_batch_reports_bad_and_writes_good(tmp_path: Path) -> None:
     out = tmp_path / "out"
     result = run("convert", str(sources), "--to", "json", "-o", str(out))
     assert result.exit_code == 1
-    assert result.stderr.strip() == f"{sources / 'b.json'}: line 1 column 2: not JSON: Expecting property name " \
-                                    "enclosed in double quotes"
+    assert (
+        result.stderr.strip() == f"{sources / 'b.json'}: line 1 column 2: not JSON: Expecting property name "
+        "enclosed in double quotes"
+    )
     assert sorted(os.listdir(out)) == ["c.json", "golden_session.json"]
 
 
@@ -144,8 +146,9 @@ def test_no_traceback_in_a_real_process(tmp_path: Path, content: str) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text(content)
     for command in (["validate"], ["sessions"], ["convert", "--to", "json"]):
-        result = subprocess.run([sys.executable, "-m", "vis_export", *command, str(bad)],
-                                capture_output=True, text=True)
+        result = subprocess.run(
+            [sys.executable, "-m", "vis_export", *command, str(bad)], capture_output=True, text=True
+        )
         assert result.returncode == 1
         assert "Traceback" not in result.stderr
         assert result.stderr.startswith(f"{bad}: ")
@@ -167,8 +170,17 @@ def test_convert_markdown_front_matter_and_attachments(tmp_path: Path) -> None:
     target = tmp_path / "chat.md"
     (tmp_path / "files").mkdir()
     (tmp_path / "files" / "att_01").write_bytes(b"\x89PNG\r\n\x1a\n")
-    result = run("convert", str(SESSION), "--to", "md", "--front-matter", "--attachments", str(tmp_path / "files"),
-                 "-o", str(target))
+    result = run(
+        "convert",
+        str(SESSION),
+        "--to",
+        "md",
+        "--front-matter",
+        "--attachments",
+        str(tmp_path / "files"),
+        "-o",
+        str(target),
+    )
     assert result.exit_code == 0, result.stderr
     written = target.read_text()
     assert written.startswith('---\nsession_id: "golden_session"\n')
@@ -178,8 +190,17 @@ def test_convert_markdown_front_matter_and_attachments(tmp_path: Path) -> None:
 def test_convert_leaves_sources_byte_identical(tmp_path: Path, golden_store: Path) -> None:
     before = {p: p.read_bytes() for p in [SESSION, golden_store]}
     for fmt in ("json", "text", "markdown"):
-        run("convert", str(SESSION), str(golden_store), "--to", fmt, "--reasoning", "all",
-            "-o", str(tmp_path / "out" / fmt))
+        run(
+            "convert",
+            str(SESSION),
+            str(golden_store),
+            "--to",
+            fmt,
+            "--reasoning",
+            "all",
+            "-o",
+            str(tmp_path / "out" / fmt),
+        )
     assert {p: p.read_bytes() for p in before} == before
     assert sorted(os.listdir(golden_store.parent)) == ["out", "vis.db"]  # no -wal, -shm or journal left
 
@@ -187,10 +208,10 @@ def test_convert_leaves_sources_byte_identical(tmp_path: Path, golden_store: Pat
 def test_lenient_exports_what_it_can_with_warnings(tmp_path: Path) -> None:
     document = json.loads(SESSION.read_text())
     messages = document["messages"]
-    messages[0]["role"] = "User"                         # mis-cased: read as meant
+    messages[0]["role"] = "User"  # mis-cased: read as meant
     messages[1]["content"][3] = {"id": "x", "type": "prose"}  # no markdown: kept as inert data
-    messages[2]["role"] = "robot"                        # unreadable role: left out
-    messages[1]["content"][5]["input"] = {"filePath": "a"}    # camelCase key: kept as stored
+    messages[2]["role"] = "robot"  # unreadable role: left out
+    messages[1]["content"][5]["input"] = {"filePath": "a"}  # camelCase key: kept as stored
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(document))
     strict = run("convert", str(bad), "--to", "markdown")
@@ -198,7 +219,7 @@ def test_lenient_exports_what_it_can_with_warnings(tmp_path: Path) -> None:
     lenient = run("convert", str(bad), "--to", "markdown", "--lenient")
     assert lenient.exit_code == 0, lenient.stderr
     warnings = lenient.stderr.splitlines()
-    assert f"{bad}: warning: messages[0].role: \"User\" must be lowercase (user)" in warnings
+    assert f'{bad}: warning: messages[0].role: "User" must be lowercase (user)' in warnings
     assert any("messages[2].role" in w for w in warnings) and all(": warning: " in w for w in warnings)
     assert "## User (Ada)" in lenient.stdout.replace("\\(", "(").replace("\\)", ")")
     assert "Unsupported block <code>prose</code>" in lenient.stdout
@@ -208,11 +229,21 @@ def test_lenient_exports_what_it_can_with_warnings(tmp_path: Path) -> None:
 
 def test_lenient_event_log_and_json_lines(tmp_path: Path) -> None:
     log = tmp_path / "log.jsonl"
-    log.write_text("\n".join(json.dumps(e) for e in [
-        {"type": "content.block.started", "turn_id": "t", "block": {"id": "b", "type": "prose", "markdown": ""}},
-        {"type": "content.block.delta", "turn_id": "t", "block_id": "zz", "field": "markdown", "text": "lost"},
-        {"type": "content.block.delta", "turn_id": "t", "block_id": "b", "field": "markdown", "text": "kept"},
-    ]) + "\n{not json\n")
+    log.write_text(
+        "\n".join(
+            json.dumps(e)
+            for e in [
+                {
+                    "type": "content.block.started",
+                    "turn_id": "t",
+                    "block": {"id": "b", "type": "prose", "markdown": ""},
+                },
+                {"type": "content.block.delta", "turn_id": "t", "block_id": "zz", "field": "markdown", "text": "lost"},
+                {"type": "content.block.delta", "turn_id": "t", "block_id": "b", "field": "markdown", "text": "kept"},
+            ]
+        )
+        + "\n{not json\n"
+    )
     result = run("convert", str(log), "--to", "text", "--lenient")
     assert result.exit_code == 0
     assert "kept" in result.stdout and "lost" not in result.stdout
@@ -230,7 +261,8 @@ def test_convert_html_and_template_override(tmp_path: Path) -> None:
     (templates / "blocks" / "notice.html.j2").write_text('<p class="my-notice">{{ block.message }}</p>\n')
     (templates / "document.html.j2").write_text(
         '{% extends "builtin/document.html.j2" %}{% block meta %}{{ super() }}\n'
-        '<meta name="author" content="Team {{ session.id }}">{% endblock %}')
+        '<meta name="author" content="Team {{ session.id }}">{% endblock %}'
+    )
     custom = run("convert", str(SESSION), "--to", "html", "--template-dir", str(templates)).stdout
     assert '<p class="my-notice">Stopped by user.</p>' in custom
     assert '<meta name="author" content="Team golden_session">' in custom
@@ -242,8 +274,9 @@ def test_convert_pdf_to_a_file_and_a_pipe(tmp_path: Path) -> None:
     result = run("convert", str(SESSION), "--to", "pdf", "--paper", "Letter", "-o", str(target))
     assert result.exit_code == 0, result.stderr
     assert target.read_bytes().startswith(b"%PDF")
-    piped = subprocess.run([sys.executable, "-m", "vis_export", "convert", str(SESSION), "--to", "pdf"],
-                           capture_output=True)
+    piped = subprocess.run(
+        [sys.executable, "-m", "vis_export", "convert", str(SESSION), "--to", "pdf"], capture_output=True
+    )
     assert piped.returncode == 0 and piped.stdout.startswith(b"%PDF") and piped.stderr == b""
 
 
@@ -251,16 +284,20 @@ def test_template_syntax_error_names_file_and_line(tmp_path: Path) -> None:
     templates = tmp_path / "templates"
     templates.mkdir()
     (templates / "message.html.j2").write_text("<div>\n{{ message.label }\n</div>\n")
-    result = CliRunner().invoke(main, ["convert", str(SESSION), "--to", "html", "--template-dir", str(templates),
-                                       "-o", str(tmp_path / "out.html")])
+    result = CliRunner().invoke(
+        main,
+        ["convert", str(SESSION), "--to", "html", "--template-dir", str(templates), "-o", str(tmp_path / "out.html")],
+    )
     assert result.exit_code == 1 and not (tmp_path / "out.html").exists()
     assert result.stderr.startswith(f"{templates / 'message.html.j2'}:2: template error: ")
     assert len(result.stderr.strip().splitlines()) == 1
 
 
 def test_options_a_format_ignores_are_named(tmp_path: Path) -> None:
-    result = CliRunner().invoke(main, ["convert", str(SESSION), "--to", "text", "--paper", "Letter", "--no-tools",
-                                       "-o", str(tmp_path / "out.txt")])
+    result = CliRunner().invoke(
+        main,
+        ["convert", str(SESSION), "--to", "text", "--paper", "Letter", "--no-tools", "-o", str(tmp_path / "out.txt")],
+    )
     assert result.exit_code == 0
     assert "--paper does not apply to text (only to pdf); ignored" in result.stderr
     assert "--no-tools" not in result.stderr  # it does apply

@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 from conftest import INPUT
+
 from vis_export import clipboard, load
 from vis_export.model import block_from_json
 
@@ -24,8 +25,13 @@ def test_flavours_of_a_session_message_list_and_block() -> None:
 def test_one_block_flavours() -> None:
     prose = block_from_json({"id": "p", "type": "prose", "markdown": "**Six** tests pass.\r\n"})
     assert clipboard(prose, flavours=("text/plain", "text/markdown")) == {
-        "text/plain": "**Six** tests pass.\n", "text/markdown": "**Six** tests pass.\n"}
-    assert clipboard(prose)["text/html"].strip() == '<div class="block prose"><p><strong>Six</strong> tests pass.</p>\n</div>'
+        "text/plain": "**Six** tests pass.\n",
+        "text/markdown": "**Six** tests pass.\n",
+    }
+    assert (
+        clipboard(prose)["text/html"].strip()
+        == '<div class="block prose"><p><strong>Six</strong> tests pass.</p>\n</div>'
+    )
 
     error = block_from_json({"id": "e", "type": "error", "code": "boom", "message": "It *broke*", "retryable": True})
     assert clipboard(error, flavours=("text/plain", "text/markdown")) == {

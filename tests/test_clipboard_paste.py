@@ -20,7 +20,7 @@ BLOCK = block_from_json({"id": "c", "type": "code", "language": "python", "text"
 
 def _rgba(hex_colour: str) -> str:
     """How a browser reports a colour: ``#cf222e`` is ``rgba(207, 34, 46, 1)``."""
-    r, g, b = (int(hex_colour[i:i + 2], 16) for i in (1, 3, 5))
+    r, g, b = (int(hex_colour[i : i + 2], 16) for i in (1, 3, 5))
     return f"rgba({r}, {g}, {b}, 1)"
 
 
@@ -28,8 +28,9 @@ def _rgba(hex_colour: str) -> str:
 def test_pasted_code_keeps_its_colours_without_a_stylesheet(browser: Any, tmp_path: Path) -> None:  # noqa: F811
     page = tmp_path / "pasted.html"
     # A bare page, as a rich-text editor holds what was pasted: no <style>, no classes defined.
-    page.write_text(f"<!DOCTYPE html><meta charset=utf-8><body>{clipboard(BLOCK)['text/html']}</body>",
-                    encoding="utf-8")
+    page.write_text(
+        f"<!DOCTYPE html><meta charset=utf-8><body>{clipboard(BLOCK)['text/html']}</body>", encoding="utf-8"
+    )
     viewport(browser, 900, 600)
     browser.get(page.as_uri())
     keyword = browser.find_element("xpath", "//code//span[text()='def']")
@@ -42,4 +43,4 @@ def test_pasted_code_keeps_its_colours_without_a_stylesheet(browser: Any, tmp_pa
 def test_pasted_code_is_still_exactly_the_code() -> None:
     (code,) = code_elements(fragment(clipboard(BLOCK)["text/html"]))
     assert text_content(code) == CODE
-    assert "class=\"k\"" not in clipboard(BLOCK)["text/html"]
+    assert 'class="k"' not in clipboard(BLOCK)["text/html"]

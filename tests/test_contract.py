@@ -8,23 +8,26 @@ from importlib.resources import files
 from typing import Any
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
-
 from strategies import blocks, invalid_sessions, json_values, messages, session_documents, snake_keys
+
 from vis_export.contract import (
-    MAX_DEPTH, MAX_TIME, check_block, check_depth, check_event, check_message, check_session,
+    MAX_DEPTH,
+    MAX_TIME,
+    check_block,
+    check_depth,
+    check_event,
+    check_message,
+    check_session,
 )
 
 SCHEMAS = {
     name: json.loads((files("vis_export.contract") / "schema" / f"{name}.json").read_text())
     for name in ("common", "block", "message", "event", "session")
 }
-REGISTRY = Registry().with_resources(
-    (schema["$id"], Resource.from_contents(schema)) for schema in SCHEMAS.values()
-)
+REGISTRY = Registry().with_resources((schema["$id"], Resource.from_contents(schema)) for schema in SCHEMAS.values())
 VALIDATORS = {name: Draft202012Validator(SCHEMAS[name], registry=REGISTRY) for name in SCHEMAS}
 CHECKS = {"block": check_block, "message": check_message, "session": check_session}
 
@@ -65,11 +68,50 @@ def test_broken_sessions_fail_with_location(case: tuple[dict[str, Any], str]) ->
 
 # Arbitrary values shaped like blocks and messages: both validators must agree on each.
 loose_fields = st.dictionaries(
-    st.sampled_from(["id", "type", "markdown", "text", "language", "tool", "status", "visibility", "code",
-                     "message", "retryable", "attachment_id", "name", "media_type", "input"]),
-    st.one_of(json_values, st.sampled_from(["prose", "code", "tool", "reasoning", "error", "attachment", "notice",
-                                            "speech", "completed", "private", "visible", "snake_case", " ", "",
-                                            "Bad Code", "a\n", 1.0, -1])),
+    st.sampled_from(
+        [
+            "id",
+            "type",
+            "markdown",
+            "text",
+            "language",
+            "tool",
+            "status",
+            "visibility",
+            "code",
+            "message",
+            "retryable",
+            "attachment_id",
+            "name",
+            "media_type",
+            "input",
+        ]
+    ),
+    st.one_of(
+        json_values,
+        st.sampled_from(
+            [
+                "prose",
+                "code",
+                "tool",
+                "reasoning",
+                "error",
+                "attachment",
+                "notice",
+                "speech",
+                "completed",
+                "private",
+                "visible",
+                "snake_case",
+                " ",
+                "",
+                "Bad Code",
+                "a\n",
+                1.0,
+                -1,
+            ]
+        ),
+    ),
     max_size=8,
 )
 
@@ -83,9 +125,26 @@ loose_messages = st.one_of(
     messages(),
     st.dictionaries(
         st.sampled_from(["id", "role", "status", "content", "created_at", "completed_at", "model", "provider"]),
-        st.one_of(json_values, st.lists(st.one_of(blocks, loose_fields), max_size=3),
-                  st.sampled_from(["user", "assistant", "completed", "Assistant", ":user", 0, 5.0, -3, 2**70, 1e300,
-                                   MAX_TIME, MAX_TIME + 1])),
+        st.one_of(
+            json_values,
+            st.lists(st.one_of(blocks, loose_fields), max_size=3),
+            st.sampled_from(
+                [
+                    "user",
+                    "assistant",
+                    "completed",
+                    "Assistant",
+                    ":user",
+                    0,
+                    5.0,
+                    -3,
+                    2**70,
+                    1e300,
+                    MAX_TIME,
+                    MAX_TIME + 1,
+                ]
+            ),
+        ),
         max_size=8,
     ),
 )
@@ -96,26 +155,45 @@ def test_message_verdicts_match_jsonschema(value: Any) -> None:
     assert our_verdict("message", value) == schema_verdict("message", value)
 
 
-@given(st.one_of(session_documents(), st.dictionaries(
-    st.sampled_from(["id", "title", "created_at", "messages"]),
-    st.one_of(json_values, st.lists(loose_messages, max_size=2)), max_size=4)))
+@given(
+    st.one_of(
+        session_documents(),
+        st.dictionaries(
+            st.sampled_from(["id", "title", "created_at", "messages"]),
+            st.one_of(json_values, st.lists(loose_messages, max_size=2)),
+            max_size=4,
+        ),
+    )
+)
 def test_session_verdicts_match_jsonschema(value: Any) -> None:
     assert our_verdict("session", value) == schema_verdict("session", value)
 
 
 events = st.one_of(
-    st.fixed_dictionaries({"type": st.just("content.block.started"), "turn_id": st.text(max_size=3)},
-                          optional={"block": st.one_of(blocks, loose_fields), "seq": st.integers(-2, 5)}),
-    st.fixed_dictionaries({"type": st.just("content.block.delta")},
-                          optional={"turn_id": st.just("t"), "block_id": st.text(max_size=2),
-                                    "field": st.sampled_from(["markdown", "text", "Text", "code"]),
-                                    "text": st.one_of(st.text(max_size=3), st.integers())}),
-    st.fixed_dictionaries({"type": st.just("content.block.completed"), "turn_id": st.just("t")},
-                          optional={"block_id": st.one_of(st.text(max_size=2), st.none())}),
-    st.fixed_dictionaries({"type": st.sampled_from(["turn.completed", "turn.failed", "turn.cancelled"]),
-                           "turn_id": st.just("t")},
-                          optional={"status": st.sampled_from(["completed", "failed", "cancelled", "done"]),
-                                    "ts": st.one_of(st.integers(-1, 3), st.floats(allow_nan=False))}),
+    st.fixed_dictionaries(
+        {"type": st.just("content.block.started"), "turn_id": st.text(max_size=3)},
+        optional={"block": st.one_of(blocks, loose_fields), "seq": st.integers(-2, 5)},
+    ),
+    st.fixed_dictionaries(
+        {"type": st.just("content.block.delta")},
+        optional={
+            "turn_id": st.just("t"),
+            "block_id": st.text(max_size=2),
+            "field": st.sampled_from(["markdown", "text", "Text", "code"]),
+            "text": st.one_of(st.text(max_size=3), st.integers()),
+        },
+    ),
+    st.fixed_dictionaries(
+        {"type": st.just("content.block.completed"), "turn_id": st.just("t")},
+        optional={"block_id": st.one_of(st.text(max_size=2), st.none())},
+    ),
+    st.fixed_dictionaries(
+        {"type": st.sampled_from(["turn.completed", "turn.failed", "turn.cancelled"]), "turn_id": st.just("t")},
+        optional={
+            "status": st.sampled_from(["completed", "failed", "cancelled", "done"]),
+            "ts": st.one_of(st.integers(-1, 3), st.floats(allow_nan=False)),
+        },
+    ),
 )
 
 
@@ -130,25 +208,41 @@ def test_event_verdicts_match_jsonschema(event: dict[str, Any]) -> None:
 @given(snake_keys)
 def test_snake_case_keys_pass(key: str) -> None:
     problems: list = []
-    check_message({"id": "m", "role": "user", "status": "completed", "content": [], "created_at": 0,
-                   "meta": {key: {key: [{key: 1}]}}}, (), problems)
+    check_message(
+        {
+            "id": "m",
+            "role": "user",
+            "status": "completed",
+            "content": [],
+            "created_at": 0,
+            "meta": {key: {key: [{key: 1}]}},
+        },
+        (),
+        problems,
+    )
     assert problems == []
 
 
-@pytest.mark.parametrize(("document", "location", "words"), [
-    ({"content": [{"id": "b", "type": "tool", "tool": "t", "status": "completed", "input": {"llmActual": 1}}]},
-     "content[0].input.llmActual", "key is not snake_case"),
-    ({"role": "Assistant"}, "role", "must be lowercase"),
-    ({"role": ":assistant"}, "role", "keyword-looking"),
-    ({"provider": ":openai"}, "provider", "keyword-looking"),
-    ({"provider": "openai", "model": "gpt-5.6"}, "", None),
-    ({"completed_at": 5, "created_at": 10}, "completed_at", "before created_at"),
-    ({"content": [{"type": "prose", "markdown": ""}]}, "content[0]", 'missing required field "id"'),
-    ({"content": [{"id": "  ", "type": "prose", "markdown": ""}]}, "content[0].id", "blank"),
-    ({"content": [{"id": "e", "type": "error", "code": "Bad", "message": "m"}]}, "content[0].code", "snake_case"),
-    ({"content": [{"id": "e", "type": "error", "code": "bad\n", "message": "m"}]}, "content[0].code", "snake_case"),
-    ({"content": [{"id": "x", "type": "diagram", "Weird Key": 1}]}, 'content[0]["Weird Key"]', "not snake_case"),
-])
+@pytest.mark.parametrize(
+    ("document", "location", "words"),
+    [
+        (
+            {"content": [{"id": "b", "type": "tool", "tool": "t", "status": "completed", "input": {"llmActual": 1}}]},
+            "content[0].input.llmActual",
+            "key is not snake_case",
+        ),
+        ({"role": "Assistant"}, "role", "must be lowercase"),
+        ({"role": ":assistant"}, "role", "keyword-looking"),
+        ({"provider": ":openai"}, "provider", "keyword-looking"),
+        ({"provider": "openai", "model": "gpt-5.6"}, "", None),
+        ({"completed_at": 5, "created_at": 10}, "completed_at", "before created_at"),
+        ({"content": [{"type": "prose", "markdown": ""}]}, "content[0]", 'missing required field "id"'),
+        ({"content": [{"id": "  ", "type": "prose", "markdown": ""}]}, "content[0].id", "blank"),
+        ({"content": [{"id": "e", "type": "error", "code": "Bad", "message": "m"}]}, "content[0].code", "snake_case"),
+        ({"content": [{"id": "e", "type": "error", "code": "bad\n", "message": "m"}]}, "content[0].code", "snake_case"),
+        ({"content": [{"id": "x", "type": "diagram", "Weird Key": 1}]}, 'content[0]["Weird Key"]', "not snake_case"),
+    ],
+)
 def test_problem_locations(document: dict[str, Any], location: str, words: str | None) -> None:
     message = {"id": "m", "role": "assistant", "status": "completed", "content": [], "created_at": 0, **document}
     problems: list = []
@@ -173,16 +267,34 @@ def test_unknown_block_types_are_valid_and_need_id() -> None:
 MESSAGE = {"id": "m", "role": "assistant", "status": "completed", "content": [], "created_at": 0}
 
 
-@pytest.mark.parametrize(("document", "location"), [
-    ({"created_at": 1e300}, "created_at"),
-    ({"created_at": 10**30}, "created_at"),
-    ({"created_at": MAX_TIME + 1}, "created_at"),
-    ({"completed_at": 2**64}, "completed_at"),
-    ({"content": [{"id": "t", "type": "tool", "tool": "x", "status": "completed", "started_at": 0,
-                   "completed_at": 10**400}]}, "content[0].completed_at"),
-    ({"content": [{"id": "t", "type": "tool", "tool": "x", "status": "completed", "started_at": -1e300}]},
-     "content[0].started_at"),
-])
+@pytest.mark.parametrize(
+    ("document", "location"),
+    [
+        ({"created_at": 1e300}, "created_at"),
+        ({"created_at": 10**30}, "created_at"),
+        ({"created_at": MAX_TIME + 1}, "created_at"),
+        ({"completed_at": 2**64}, "completed_at"),
+        (
+            {
+                "content": [
+                    {
+                        "id": "t",
+                        "type": "tool",
+                        "tool": "x",
+                        "status": "completed",
+                        "started_at": 0,
+                        "completed_at": 10**400,
+                    }
+                ]
+            },
+            "content[0].completed_at",
+        ),
+        (
+            {"content": [{"id": "t", "type": "tool", "tool": "x", "status": "completed", "started_at": -1e300}]},
+            "content[0].started_at",
+        ),
+    ],
+)
 def test_times_beyond_the_year_9999_are_a_located_limit(document: dict[str, Any], location: str) -> None:
     problems: list = []
     check_message({**MESSAGE, **document}, (), problems)
@@ -210,16 +322,19 @@ def nested(levels: int, leaf: Any = 1) -> Any:
 
 # Where a nested value can sit, and how many containers lie above it there.
 PLACES = {
-    "tool input": (lambda v: {**MESSAGE, "content": [{"id": "t", "type": "tool", "tool": "x", "status": "completed",
-                                                      "input": v}]}, 3),
+    "tool input": (
+        lambda v: {**MESSAGE, "content": [{"id": "t", "type": "tool", "tool": "x", "status": "completed", "input": v}]},
+        3,
+    ),
     "unknown block": (lambda v: {**MESSAGE, "content": [{"id": "x", "type": "diagram", "data": v}]}, 3),
     "message field": (lambda v: {**MESSAGE, "meta": v}, 1),
 }
 
 
 @given(st.sampled_from(sorted(PLACES)), st.integers(MAX_DEPTH - 4, MAX_DEPTH + 4), st.booleans(), st.booleans())
-def test_nesting_deeper_than_the_limit_is_a_located_problem(place: str, levels: int, in_session: bool,
-                                                           other_problem: bool) -> None:
+def test_nesting_deeper_than_the_limit_is_a_located_problem(
+    place: str, levels: int, in_session: bool, other_problem: bool
+) -> None:
     """Fast and detailed paths (another problem forces the detailed one) agree on
     the limit, counted from the document down, in a session or a message file."""
     build, above = PLACES[place]

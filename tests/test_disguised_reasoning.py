@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-
 from strategies import PRIVATE_CANARY
+
 from vis_export.cli import main
 from vis_export.formats import FORMATS
 
@@ -37,12 +37,26 @@ DISGUISES: list[tuple[dict[str, Any], bool]] = [
 
 
 def _session(block: dict[str, Any]) -> dict[str, Any]:
-    return {"id": "s", "title": "t", "messages": [
-        {"id": "m1", "role": "user", "status": "completed", "created_at": 1, "content": [
-            {"id": "p1", "type": "prose", "markdown": "question"}]},
-        {"id": "m2", "role": "assistant", "status": "completed", "created_at": 2, "content": [
-            {"id": "b1", **block}, {"id": "p2", "type": "prose", "markdown": "the answer"}]},
-    ]}
+    return {
+        "id": "s",
+        "title": "t",
+        "messages": [
+            {
+                "id": "m1",
+                "role": "user",
+                "status": "completed",
+                "created_at": 1,
+                "content": [{"id": "p1", "type": "prose", "markdown": "question"}],
+            },
+            {
+                "id": "m2",
+                "role": "assistant",
+                "status": "completed",
+                "created_at": 2,
+                "content": [{"id": "b1", **block}, {"id": "p2", "type": "prose", "markdown": "the answer"}],
+            },
+        ],
+    }
 
 
 def _leaks(path: Path) -> bool:
@@ -62,13 +76,14 @@ def test_no_format_shows_disguised_reasoning(tmp_path: Path, block: dict[str, An
     source.parent.mkdir()
     source.write_text(json.dumps(_session(block)))
     runner = CliRunner()
-    for lenient in ([False, True] if strict_valid else [True]):
+    for lenient in [False, True] if strict_valid else [True]:
         flags = ["--lenient"] if lenient else []
         for name in FORMATS:
             for reasoning in ("none", "visible"):
                 out = tmp_path / f"out-{name}-{reasoning}-{lenient}"
-                result = runner.invoke(main, ["convert", str(source), "--to", name, "--reasoning", reasoning,
-                                              "-o", str(out), *flags])
+                result = runner.invoke(
+                    main, ["convert", str(source), "--to", name, "--reasoning", reasoning, "-o", str(out), *flags]
+                )
                 assert result.exit_code == 0, result.output
                 assert not _leaks(out), (name, reasoning, lenient)
                 assert PRIVATE_CANARY not in result.output

@@ -16,17 +16,17 @@ import copy
 import faulthandler
 import json
 import os
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-from pygments.lexers import get_all_lexers
-
 from htmldom import code_elements, parse, text_content
+from hypothesis import HealthCheck, given, settings, strategies as st
+from pygments.lexers import get_all_lexers
 from strategies import PRIVATE_CANARY, session_documents, small_blocks, text
+
 from vis_export.formats import FORMATS, get_format
 from vis_export.formats.options import ExportOptions
 from vis_export.model import CodeBlock, Session
@@ -38,13 +38,16 @@ LEXER_NAMES = sorted({alias for _, aliases, _, _ in get_all_lexers() for alias i
 EXAMPLE_SECONDS = 60 if os.environ.get("CI") else 30
 DEPTHS = (20, 63, 64, 65, 99, 100, 101, 200, 1000, 5000)
 # Raw JSON tokens that json.dumps cannot make; placeholders are swapped for them.
-RAW = {"__NAN__": "NaN", "__INF__": "Infinity", "__NEGINF__": "-Infinity", "__HUGE__": "1e400",
-       "__BIGINT__": "9" * 400}
+RAW = {"__NAN__": "NaN", "__INF__": "Infinity", "__NEGINF__": "-Infinity", "__HUGE__": "1e400", "__BIGINT__": "9" * 400}
 
-code_with_any_language = st.fixed_dictionaries({
-    "id": st.text(min_size=1, max_size=6).filter(str.strip), "type": st.just("code"),
-    "text": text, "language": st.sampled_from(LEXER_NAMES),
-})
+code_with_any_language = st.fixed_dictionaries(
+    {
+        "id": st.text(min_size=1, max_size=6).filter(str.strip),
+        "type": st.just("code"),
+        "text": text,
+        "language": st.sampled_from(LEXER_NAMES),
+    }
+)
 fuzz_blocks = st.one_of(small_blocks, code_with_any_language)
 
 
@@ -78,30 +81,40 @@ def near_miss_documents(draw: st.DrawFn) -> str:
         if isinstance(container, dict) and key in ("type", "visibility") and PRIVATE_CANARY in json.dumps(container):
             # Private reasoning may be disguised, not declared something else: a block
             # renamed "note", or told it is visible, no longer says it is private.
-            container[key] = draw(st.sampled_from(
-                ["Reasoning", "REASONING", " reasoning", "thinking", 7, None, ["reasoning"]] if key == "type"
-                else ["Private", "hidden", None, 7, "VISIBLE", "", ["private"]]))
+            container[key] = draw(
+                st.sampled_from(
+                    ["Reasoning", "REASONING", " reasoning", "thinking", 7, None, ["reasoning"]]
+                    if key == "type"
+                    else ["Private", "hidden", None, 7, "VISIBLE", "", ["private"]]
+                )
+            )
             continue
         mutation = draw(st.sampled_from(["case", "type", "extreme", "surrogate", "deep", "drop", "key"]))
         if mutation == "case" and isinstance(value, str):
-            container[key] = draw(st.sampled_from([value.upper(), value.capitalize(), value.swapcase(),
-                                                   f":{value}", f"{value} ", value.title()]))
+            container[key] = draw(
+                st.sampled_from(
+                    [value.upper(), value.capitalize(), value.swapcase(), f":{value}", f"{value} ", value.title()]
+                )
+            )
         elif mutation == "type":
             container[key] = draw(st.sampled_from([None, True, 0, -1, 1.5, "", "x", [], {}, [value], {"v": value}]))
         elif mutation == "extreme":
-            container[key] = draw(st.sampled_from([
-                10**30, -(10**30), 2**63, 2**64 + 1, 1e300, -1e300, 5e-324, -0.0, *RAW]))
+            container[key] = draw(
+                st.sampled_from([10**30, -(10**30), 2**63, 2**64 + 1, 1e300, -1e300, 5e-324, -0.0, *RAW])
+            )
         elif mutation == "surrogate" and isinstance(value, str):
             cut = draw(st.integers(0, len(value)))
             container[key] = value[:cut] + draw(st.sampled_from(["\ud800", "\udfff", "\udc00x\ud83d"])) + value[cut:]
         elif mutation == "deep":
-            container[key] = _nested(draw(st.sampled_from(DEPTHS)), value if not isinstance(value, (dict, list))
-                                     else "leaf", draw)
+            container[key] = _nested(
+                draw(st.sampled_from(DEPTHS)), value if not isinstance(value, (dict, list)) else "leaf", draw
+            )
         elif mutation == "drop" and isinstance(container, dict):
             del container[key]
         elif mutation == "key" and isinstance(container, dict):
-            container[draw(st.sampled_from([key.upper(), key.title(), f"{key}Id", f" {key}", "Type", "ID"]))] = \
+            container[draw(st.sampled_from([key.upper(), key.title(), f"{key}Id", f" {key}", "Type", "ID"]))] = (
                 container.pop(key)
+            )
     written = json.dumps(document, ensure_ascii=draw(st.booleans()))
     for placeholder, token in RAW.items():
         written = written.replace(json.dumps(placeholder), token)
@@ -157,8 +170,7 @@ def _check_session(session: Session) -> None:
         assert PRIVATE_CANARY not in json.dumps(document)
 
 
-@settings(suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
-                                 HealthCheck.data_too_large])
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(near_miss_documents())
 def test_near_miss_input_never_crashes_hangs_or_leaks(tmp_path: Path, written: str) -> None:
     with hard_time_limit(EXAMPLE_SECONDS):
@@ -167,8 +179,10 @@ def test_near_miss_input_never_crashes_hangs_or_leaks(tmp_path: Path, written: s
 
 
 @pytest.mark.slow
-@settings(max_examples=8 if not os.environ.get("CI") else 40, suppress_health_check=[
-    HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(
+    max_examples=8 if not os.environ.get("CI") else 40,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 @given(near_miss_documents())
 def test_near_miss_input_in_pdf_and_a_real_index(tmp_path: Path, written: str) -> None:
     from pypdf import PdfReader
@@ -195,8 +209,10 @@ def test_near_miss_input_in_pdf_and_a_real_index(tmp_path: Path, written: str) -
 @pytest.mark.parametrize("token", ["NaN", "Infinity", "-Infinity", "1e400"])
 def test_non_finite_numbers_are_refused_with_a_location(tmp_path: Path, token: str) -> None:
     path = tmp_path / "s.json"
-    path.write_text('{"id": "s", "messages": [{"id": "m", "role": "user", "status": "completed", '
-                    f'"created_at": 1, "content": [{{"id": "t", "type": "tool", "tool": "x", "status": "completed", '
-                    f'"input": {{"n": {token}}}}}]}}]}}')
+    path.write_text(
+        '{"id": "s", "messages": [{"id": "m", "role": "user", "status": "completed", '
+        f'"created_at": 1, "content": [{{"id": "t", "type": "tool", "tool": "x", "status": "completed", '
+        f'"input": {{"n": {token}}}}}]}}]}}'
+    )
     (result,) = list(read(path))
     assert result.session is None and result.problems and all(p.location for p in result.problems)

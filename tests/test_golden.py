@@ -8,8 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from conftest import GOLDEN, INPUT
+
 from vis_export.formats import get_format
 from vis_export.formats.options import ExportOptions
 from vis_export.sources import read
@@ -18,8 +18,9 @@ EXPECTED = GOLDEN / "expected"
 INPUTS = ["session.json", "messages.jsonl", "events.jsonl", "lonis.jsonl", "store"]
 VARIANTS = {
     "": ExportOptions(),
-    "all": ExportOptions(reasoning="all", timestamps=True, front_matter=True, tool_output_limit=40,
-                         attachments=Path("attachments")),
+    "all": ExportOptions(
+        reasoning="all", timestamps=True, front_matter=True, tool_output_limit=40, attachments=Path("attachments")
+    ),
     "none": ExportOptions(reasoning="none", no_tools=True),
     "anthropic": ExportOptions(provider_format="anthropic", attachments=Path("attachments")),
 }
@@ -42,8 +43,12 @@ def check(path: Path, actual: str, update: bool) -> None:
 
 
 # JSON takes only the reasoning option: its "none" variant would repeat "all".
-CASES = [(fmt, variant) for fmt in ("json", "text", "markdown", "html") for variant in ("", "all", "none")
-         if not (fmt == "json" and variant == "none")] + [("provider", ""), ("provider", "anthropic")]
+CASES = [
+    (fmt, variant)
+    for fmt in ("json", "text", "markdown", "html")
+    for variant in ("", "all", "none")
+    if not (fmt == "json" and variant == "none")
+] + [("provider", ""), ("provider", "anthropic")]
 
 
 @pytest.mark.parametrize("name", INPUTS)

@@ -12,26 +12,46 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from multiprocessing import get_context
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from htmldom import elements, fragment, text_content
+from hypothesis import given, strategies as st
 from pygments.lexers import get_all_lexers
 
-from htmldom import elements, fragment, text_content
 from vis_export.formats import lexing
 from vis_export.formats.highlight import highlight, plain
 
 # One alias per lexer while developing; every alias in CI.
-ALIASES = sorted({alias for _, aliases, _, _ in get_all_lexers()
-                  for alias in (aliases if os.environ.get("CI") else aliases[:1])})
+ALIASES = sorted(
+    {alias for _, aliases, _, _ in get_all_lexers() for alias in (aliases if os.environ.get("CI") else aliases[:1])}
+)
 ADVERSARIAL = [
-    "a\rb\r", "\r\n\r\n x", "\t x\t\ty\t", "nul\x00x", "\ud800x\udfffy", "(" * 100, "[" * 100, "{" * 100,
-    "<" * 100, "a" * 300, " " * 300 + "x", "\n" * 300, '"' + "\\" * 60, "'" + "\\" * 60, "'abc\n", '"abc',
-    "`abc", "/* abc", "<!-- x", "x" + "\n" * 300, "'" + "\r\n" * 100, "#!x\n\u2028\x0c\x0b",
+    "a\rb\r",
+    "\r\n\r\n x",
+    "\t x\t\ty\t",
+    "nul\x00x",
+    "\ud800x\udfffy",
+    "(" * 100,
+    "[" * 100,
+    "{" * 100,
+    "<" * 100,
+    "a" * 300,
+    " " * 300 + "x",
+    "\n" * 300,
+    '"' + "\\" * 60,
+    "'" + "\\" * 60,
+    "'abc\n",
+    '"abc',
+    "`abc",
+    "/* abc",
+    "<!-- x",
+    "x" + "\n" * 300,
+    "'" + "\r\n" * 100,
+    "#!x\n\u2028\x0c\x0b",
 ]
 CALL_LIMIT = 2.0  # seconds any one block may take
 
@@ -78,12 +98,16 @@ def test_every_lexer_keeps_the_code_exactly_and_in_bounded_time(language: str) -
             assert dom_text(html) == code.replace("\x00", "\ufffd"), (language, code[:20])
 
 
-@pytest.mark.parametrize(("language", "code"), [
-    ("maple", '"' + "\\" * 80),  # one catastrophic match: minutes without the budget
-    ("scala", '"' + "\\" * 80),
-    ("c", "x" + "\n" * 8000),  # one quadratic match: five seconds
-    ("python", "'" + "\r\n" * 20000),  # quadratic over many tokens: about twenty seconds
-], ids=["maple", "scala", "c", "python"])
+@pytest.mark.parametrize(
+    ("language", "code"),
+    [
+        ("maple", '"' + "\\" * 80),  # one catastrophic match: minutes without the budget
+        ("scala", '"' + "\\" * 80),
+        ("c", "x" + "\n" * 8000),  # one quadratic match: five seconds
+        ("python", "'" + "\r\n" * 20000),  # quadratic over many tokens: about twenty seconds
+    ],
+    ids=["maple", "scala", "c", "python"],
+)
 def test_a_runaway_lexer_is_cut_short_and_the_code_shown_plain(language: str, code: str) -> None:
     with hard_limit(30):
         for highlighted in (lambda: str(highlight(code, language)), lambda: in_thread(code, language)):
@@ -103,10 +127,12 @@ def test_any_text_in_any_language_comes_back_exactly_and_in_time(language: str, 
 
 def test_a_lexers_first_block_is_coloured_like_the_next() -> None:
     """The first HTML block compiles the JavaScript and CSS lexers too: not on the budget."""
-    code = ("from vis_export.formats.highlight import highlight\n"
-            "page = '<p><script>var x = 1;</script><style>a { color: red }</style></p>\\n'\n"
-            "first = highlight(page, 'html')\n"
-            "print(first == highlight(page, 'html'), '<span' in first)\n")
+    code = (
+        "from vis_export.formats.highlight import highlight\n"
+        "page = '<p><script>var x = 1;</script><style>a { color: red }</style></p>\\n'\n"
+        "first = highlight(page, 'html')\n"
+        "print(first == highlight(page, 'html'), '<span' in first)\n"
+    )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert result.stdout.split() == ["True", "True"]
 
@@ -123,9 +149,14 @@ def real_code() -> dict[str, str]:
     import pathlib
 
     source = pathlib.Path(argparse.__file__).read_text()[:20000]
-    data = json.dumps({"items": [{"id": i, "name": f"item {i}", "tags": ["a", "b"], "ok": i % 2 == 0}
-                                 for i in range(400)]}, indent=2)
-    return {"python": source, "json": data, "scala": 'object Main { def main(a: Array[String]) = println("hi") }\n' * 50}
+    data = json.dumps(
+        {"items": [{"id": i, "name": f"item {i}", "tags": ["a", "b"], "ok": i % 2 == 0} for i in range(400)]}, indent=2
+    )
+    return {
+        "python": source,
+        "json": data,
+        "scala": 'object Main { def main(a: Array[String]) = println("hi") }\n' * 50,
+    }
 
 
 def test_real_code_keeps_its_colours_the_same_in_any_thread() -> None:

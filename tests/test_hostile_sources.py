@@ -18,17 +18,21 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from hypothesis import example, given
-from hypothesis import strategies as st
-
 from conftest import INPUT
+from hypothesis import example, given, strategies as st
 from timelimit import time_limit
+
 from vis_export import to_html, to_json, to_markdown, to_text
 from vis_export.contract import MAX_DEPTH, MAX_TIME
 from vis_export.sources import read
 
-MESSAGE = {"id": "m1", "role": "user", "status": "completed", "created_at": 1740000000000,
-           "content": [{"id": "b1", "type": "prose", "markdown": "hi"}]}
+MESSAGE = {
+    "id": "m1",
+    "role": "user",
+    "status": "completed",
+    "created_at": 1740000000000,
+    "content": [{"id": "b1", "type": "prose", "markdown": "hi"}],
+}
 MEMORY_CAP = 3 << 30  # a regression that reads /dev/zero fails at this, not at the machine's limit
 
 
@@ -38,8 +42,14 @@ def run_cli(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProce
     def cap() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CAP, MEMORY_CAP))
 
-    return subprocess.run([sys.executable, "-m", "vis_export", *args], capture_output=True, timeout=30,
-                          preexec_fn=cap, input=stdin.decode() if stdin is not None else None, text=True)
+    return subprocess.run(
+        [sys.executable, "-m", "vis_export", *args],
+        capture_output=True,
+        timeout=30,
+        preexec_fn=cap,
+        input=stdin.decode() if stdin is not None else None,
+        text=True,
+    )
 
 
 def test_one_bad_file_never_stops_a_directory(tmp_path: Path) -> None:
@@ -47,7 +57,9 @@ def test_one_bad_file_never_stops_a_directory(tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "sniffed")  # no session suffix: looked at for a SQLite header, without blocking
     (tmp_path / "zero.json").symlink_to("/dev/zero")
     (tmp_path / "deep.json").write_text("[" * 5000 + "]" * 5000)
-    (tmp_path / "nan.jsonl").write_text(json.dumps(MESSAGE) + "\n" + json.dumps(MESSAGE).replace("1740000000000", "NaN"))
+    (tmp_path / "nan.jsonl").write_text(
+        json.dumps(MESSAGE) + "\n" + json.dumps(MESSAGE).replace("1740000000000", "NaN")
+    )
     (tmp_path / "good.json").write_text(json.dumps(MESSAGE))
     result = run_cli("validate", str(tmp_path))
     assert result.returncode == 1 and "Traceback" not in result.stderr
@@ -94,23 +106,49 @@ def dump(value: Any) -> str:
     return json.dumps(value)
 
 
-extreme_numbers = st.sampled_from([
-    Raw("NaN"), Raw("Infinity"), Raw("-Infinity"), Raw("1e400"), Raw("-1E999"), Raw("9" * 4301), Raw("1" + "0" * 400),
-    10**30, -1, 1e300, -0.0, 2**63, MAX_TIME, MAX_TIME + 1, 0.5, 3.0, True, None,
-])
+extreme_numbers = st.sampled_from(
+    [
+        Raw("NaN"),
+        Raw("Infinity"),
+        Raw("-Infinity"),
+        Raw("1e400"),
+        Raw("-1E999"),
+        Raw("9" * 4301),
+        Raw("1" + "0" * 400),
+        10**30,
+        -1,
+        1e300,
+        -0.0,
+        2**63,
+        MAX_TIME,
+        MAX_TIME + 1,
+        0.5,
+        3.0,
+        True,
+        None,
+    ]
+)
 deep = st.sampled_from([MAX_DEPTH - 10, MAX_DEPTH - 2, MAX_DEPTH, MAX_DEPTH + 1, 999, 5000]).map(
-    lambda n: Raw("[" * n + "]" * n))
-lone_surrogates = st.tuples(st.text(max_size=3), st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF),
-                            st.text(max_size=3)).map("".join)
+    lambda n: Raw("[" * n + "]" * n)
+)
+lone_surrogates = st.tuples(
+    st.text(max_size=3), st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF), st.text(max_size=3)
+).map("".join)
 wrong = st.one_of(
-    extreme_numbers, deep, lone_surrogates, st.text(max_size=4),
+    extreme_numbers,
+    deep,
+    lone_surrogates,
+    st.text(max_size=4),
     st.sampled_from(["", " ", ":user", "Assistant", "user", "completed", "content.block.delta"]),
-    st.lists(st.integers(), max_size=2), st.dictionaries(st.sampled_from(["k", "badKey"]), st.integers(), max_size=2),
+    st.lists(st.integers(), max_size=2),
+    st.dictionaries(st.sampled_from(["k", "badKey"]), st.integers(), max_size=2),
 )
 MESSAGE_FIELDS = ("id", "role", "status", "created_at", "completed_at", "model", "content", "meta")
-BLOCKS = [{"id": "b1", "type": "prose", "markdown": "hi"},
-          {"id": "t1", "type": "tool", "tool": "x", "status": "completed", "input": {"q": 1}, "started_at": 1},
-          {"id": "c1", "type": "code", "text": "x = 1\n", "language": "python"}]
+BLOCKS = [
+    {"id": "b1", "type": "prose", "markdown": "hi"},
+    {"id": "t1", "type": "tool", "tool": "x", "status": "completed", "input": {"q": 1}, "started_at": 1},
+    {"id": "c1", "type": "code", "text": "x = 1\n", "language": "python"},
+]
 BLOCK_FIELDS = ("id", "type", "markdown", "text", "input", "output", "started_at", "completed_at", "status")
 
 
@@ -120,8 +158,11 @@ def near_miss_messages(draw: st.DrawFn) -> dict[str, Any]:
     message: dict[str, Any] = {**MESSAGE, "content": copy.deepcopy(BLOCKS)}
     for name in draw(st.lists(st.sampled_from(MESSAGE_FIELDS), max_size=2, unique=True)):
         message[name] = draw(wrong)
-    blocks = [block for block in message["content"] if isinstance(block, dict)] \
-        if isinstance(message["content"], list) else []
+    blocks = (
+        [block for block in message["content"] if isinstance(block, dict)]
+        if isinstance(message["content"], list)
+        else []
+    )
     for _ in range(draw(st.integers(0, 2)) if blocks else 0):
         draw(st.sampled_from(blocks))[draw(st.sampled_from(BLOCK_FIELDS))] = draw(wrong)
     return message
@@ -132,36 +173,57 @@ def near_miss_events(draw: st.DrawFn) -> list[dict[str, Any]]:
     """Events of several sessions, each counting its own ``seq``, some fields near misses."""
     events = []
     for _ in range(draw(st.integers(1, 8))):
-        event: dict[str, Any] = draw(st.sampled_from([
-            {"type": "content.block.started", "block": {"id": "b1", "type": "prose", "markdown": ""}},
-            {"type": "content.block.delta", "block_id": "b1", "field": "markdown", "text": "x"},
-            {"type": "content.block.completed", "block_id": "b1"},
-            {"type": "turn.completed", "status": "completed"},
-            {"type": "queue.paused"},
-        ])).copy()
-        event.update(turn_id=draw(st.sampled_from(["t1", "t2"])), session_id=draw(st.sampled_from(["a", "b", "c"])),
-                     seq=draw(st.integers(1, 4)), ts=draw(st.integers(0, 10)))
-        for name in draw(st.lists(st.sampled_from(["session_id", "seq", "ts", "turn_id", "block", "text"]),
-                                  max_size=1)):
+        event: dict[str, Any] = draw(
+            st.sampled_from(
+                [
+                    {"type": "content.block.started", "block": {"id": "b1", "type": "prose", "markdown": ""}},
+                    {"type": "content.block.delta", "block_id": "b1", "field": "markdown", "text": "x"},
+                    {"type": "content.block.completed", "block_id": "b1"},
+                    {"type": "turn.completed", "status": "completed"},
+                    {"type": "queue.paused"},
+                ]
+            )
+        ).copy()
+        event.update(
+            turn_id=draw(st.sampled_from(["t1", "t2"])),
+            session_id=draw(st.sampled_from(["a", "b", "c"])),
+            seq=draw(st.integers(1, 4)),
+            ts=draw(st.integers(0, 10)),
+        )
+        for name in draw(
+            st.lists(st.sampled_from(["session_id", "seq", "ts", "turn_id", "block", "text"]), max_size=1)
+        ):
             event[name] = draw(wrong)
         events.append(event)
     return events
 
 
 LONIS = [json.loads(line) for line in (INPUT / "lonis.jsonl").read_text().splitlines()]
-LONIS_LATE = {**LONIS[0], "attribution": {"identity": "x", "provenance": {"when": "9999-12-31T23:59:59-14:00",
-                                                                          "producer": "x"}}}
+LONIS_LATE = {
+    **LONIS[0],
+    "attribution": {"identity": "x", "provenance": {"when": "9999-12-31T23:59:59-14:00", "producer": "x"}},
+}
 
 
 @st.composite
 def near_miss_lonis(draw: st.DrawFn) -> dict[str, Any]:
     block = copy.deepcopy(draw(st.sampled_from(LONIS)))
-    where = draw(st.sampled_from([("attribution", "provenance", "when"), ("payload", "data", "extra"),
-                                  ("payload", "data"), ("attribution", "identity")]))
+    where = draw(
+        st.sampled_from(
+            [
+                ("attribution", "provenance", "when"),
+                ("payload", "data", "extra"),
+                ("payload", "data"),
+                ("attribution", "identity"),
+            ]
+        )
+    )
     target = block
     for key in where[:-1]:
         target = target[key]
-    target[where[-1]] = draw(st.one_of(wrong, st.sampled_from(["9999-12-31T23:59:59-14:00", "0001-01-01T00:00:00+14:00"])))
+    target[where[-1]] = draw(
+        st.one_of(wrong, st.sampled_from(["9999-12-31T23:59:59-14:00", "0001-01-01T00:00:00+14:00"]))
+    )
     return block
 
 
@@ -169,9 +231,11 @@ documents = st.one_of(
     near_miss_messages().map(lambda m: ("message.json", dump(m))),
     st.lists(near_miss_messages(), min_size=1, max_size=3).map(lambda ms: ("array.json", dump(ms))),
     st.tuples(st.one_of(wrong, st.just(5)), st.lists(near_miss_messages(), max_size=2)).map(
-        lambda s: ("session.json", dump({"id": "s", "created_at": s[0], "messages": s[1]}))),
+        lambda s: ("session.json", dump({"id": "s", "created_at": s[0], "messages": s[1]}))
+    ),
     st.lists(near_miss_messages(), min_size=1, max_size=3).map(
-        lambda ms: ("lines.jsonl", "\n".join(dump(m) for m in ms))),
+        lambda ms: ("lines.jsonl", "\n".join(dump(m) for m in ms))
+    ),
     near_miss_events().map(lambda es: ("events.jsonl", "\n".join(dump(e) for e in es))),
     st.lists(near_miss_lonis(), min_size=1, max_size=2).map(lambda bs: ("lonis.jsonl", "\n".join(dump(b) for b in bs))),
 )
@@ -183,8 +247,9 @@ documents = st.one_of(
 @example(("message.json", dump({**MESSAGE, "created_at": 1e300})), True)
 @example(("lines.jsonl", dump(MESSAGE) + "\n" + dump({**MESSAGE, "meta": Raw("[" * 2000 + "]" * 2000)})), True)
 @example(("lonis.jsonl", dump(LONIS_LATE)), False)
-def test_near_miss_json_is_read_without_raising_and_every_problem_located(document: tuple[str, str],
-                                                                         lenient: bool) -> None:
+def test_near_miss_json_is_read_without_raising_and_every_problem_located(
+    document: tuple[str, str], lenient: bool
+) -> None:
     name, text = document
     with tempfile.TemporaryDirectory() as folder, time_limit(20):
         path = Path(folder) / name

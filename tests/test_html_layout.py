@@ -21,12 +21,20 @@ def _design_discussion() -> Any:
     messages = []
     for n in range(TURNS):
         role = "user" if n % 2 == 0 else "assistant"
-        prose = (f"## Step {n}\n\nWe fixed the **500** error in `read_cfg` "
-                 f"([details](https://example.com/{n})).\n\n> quoted reply {n}\n")
-        messages.append({"id": f"m{n}", "role": role, "status": "completed", "created_at": 1_740_000_000_000 + n,
-                         "content": [{"id": "p", "type": "prose", "markdown": prose}]})
-    return session_document({"id": "design", "title": "Design discussion", "messages": messages},
-                            "s.json", "s").session
+        prose = (
+            f"## Step {n}\n\nWe fixed the **500** error in `read_cfg` "
+            f"([details](https://example.com/{n})).\n\n> quoted reply {n}\n"
+        )
+        messages.append(
+            {
+                "id": f"m{n}",
+                "role": role,
+                "status": "completed",
+                "created_at": 1_740_000_000_000 + n,
+                "content": [{"id": "p", "type": "prose", "markdown": prose}],
+            }
+        )
+    return session_document({"id": "design", "title": "Design discussion", "messages": messages}, "s.json", "s").session
 
 
 def _open(driver: Any, tmp_path: Path, width: int, height: int) -> None:

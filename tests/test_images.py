@@ -19,11 +19,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from htmldom import elements, parse, text_content
+from hypothesis import given, strategies as st
 from PIL import Image
 
-from htmldom import elements, parse, text_content
 from vis_export.formats.html import to_html
 from vis_export.images import MAX_PIXELS, embed, embed_uri
 from vis_export.model import Session
@@ -41,6 +40,7 @@ def image_bytes(kind: str, size: tuple[int, int], mode: str = "RGB", **options: 
 
 def png_bomb(side: int = 13000) -> bytes:
     """A 1-bit PNG of ``side``² pixels in about 20 KB (1.4 GB in WeasyPrint)."""
+
     def chunk(kind: bytes, data: bytes) -> bytes:
         return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
 
@@ -54,17 +54,32 @@ def svg_bomb(levels: int = 9) -> bytes:
     groups = ['<g id="l0"><rect width="1" height="1"/></g>']
     for level in range(1, levels + 1):
         groups.append(f'<g id="l{level}">' + f'<use href="#l{level - 1}"/>' * 10 + "</g>")
-    return (f'<svg xmlns="http://www.w3.org/2000/svg"><defs>{"".join(groups)}</defs>'
-            f'<use href="#l{levels}"/></svg>').encode()
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg"><defs>{"".join(groups)}</defs><use href="#l{levels}"/></svg>'
+    ).encode()
 
 
 def session_with(markdown: str = "", attachment: dict[str, Any] | None = None) -> Session:
     content: list[dict[str, Any]] = [{"id": "p", "type": "prose", "markdown": markdown}]
     if attachment is not None:
-        content.append({"id": "a", "type": "attachment", "attachment_id": "att", "name": "shot.png",
-                        "media_type": "image/png", **attachment})
-    return session_document({"id": "s", "messages": [{"id": "m", "role": "user", "status": "completed",
-                                                      "created_at": 0, "content": content}]}, "s.json", "s").session
+        content.append(
+            {
+                "id": "a",
+                "type": "attachment",
+                "attachment_id": "att",
+                "name": "shot.png",
+                "media_type": "image/png",
+                **attachment,
+            }
+        )
+    return session_document(
+        {
+            "id": "s",
+            "messages": [{"id": "m", "role": "user", "status": "completed", "created_at": 0, "content": content}],
+        },
+        "s.json",
+        "s",
+    ).session
 
 
 def data_uri(data: bytes, media_type: str = "image/png") -> str:
@@ -80,8 +95,12 @@ def shown(html: str) -> tuple[list[str], str]:
 # --- the header reader ---------------------------------------------------------------------
 
 
-@given(st.sampled_from(sorted(FORMATS)), st.integers(1, 400), st.integers(1, 400),
-       st.sampled_from(["RGB", "L", "1", "P", "RGBA"]))
+@given(
+    st.sampled_from(sorted(FORMATS)),
+    st.integers(1, 400),
+    st.integers(1, 400),
+    st.sampled_from(["RGB", "L", "1", "P", "RGBA"]),
+)
 def test_size_from_the_header_agrees_with_pillow(kind: str, width: int, height: int, mode: str) -> None:
     if kind == "JPEG" and mode in ("P", "RGBA"):
         mode = "RGB"
@@ -92,7 +111,7 @@ def test_size_from_the_header_agrees_with_pillow(kind: str, width: int, height: 
 
 @pytest.mark.parametrize("kind", sorted(FORMATS))
 def test_too_many_pixels_is_refused_in_every_format(kind: str) -> None:
-    side = int(MAX_PIXELS ** 0.5) + 1
+    side = int(MAX_PIXELS**0.5) + 1
     refused = embed(image_bytes(kind, (side, side), "1" if kind != "JPEG" else "L"), FORMATS[kind])
     assert refused.uri is None and refused.refusal == f"{side}×{side} pixels exceeds the limit of 25 megapixels"
 
@@ -139,8 +158,10 @@ def test_a_data_uri_is_decoded_checked_and_written_anew() -> None:
 
 
 def test_a_refused_image_in_prose_is_a_named_placeholder() -> None:
-    markdown = (f"![big & <b>bold</b>]({data_uri(png_bomb())}) ![]({data_uri(svg_bomb())}) "
-                f"![fine]({data_uri(image_bytes('GIF', (2, 2)), 'image/gif')})")
+    markdown = (
+        f"![big & <b>bold</b>]({data_uri(png_bomb())}) ![]({data_uri(svg_bomb())}) "
+        f"![fine]({data_uri(image_bytes('GIF', (2, 2)), 'image/gif')})"
+    )
     sources, text = shown(to_html(session_with(markdown)))
     assert sources == [data_uri(image_bytes("GIF", (2, 2)), "image/gif")]
     assert "[image not shown: big & <b>bold</b> — 13000×13000 pixels exceeds the limit of 25 megapixels]" in text
@@ -180,9 +201,11 @@ def test_image_bombs_never_reach_weasyprint(tmp_path: Path) -> None:
     text = render_pdf_bounded(
         "attachments = " + repr(str(tmp_path)) + "\n"
         "session = session_with(f'![svg]({data_uri(svg_bomb())}) ![png]({data_uri(png_bomb())})', {})",
-        tmp_path)
-    assert "image not shown: svg — not a PNG, JPEG, GIF or WebP image" in " ".join(text.split())
-    assert text.count("13000×13000 pixels exceeds") == 2
+        tmp_path,
+    )
+    words = " ".join(text.split())  # as read, whatever the line breaks
+    assert "image not shown: svg — not a PNG, JPEG, GIF or WebP image" in words
+    assert words.count("13000×13000 pixels exceeds") == 2
 
 
 # --- --attachments DIR ------------------------------------------------------------------------
@@ -203,7 +226,17 @@ def test_attachments_are_read_only_from_regular_files_inside_the_folder(tmp_path
     (folder / "att").unlink()
     os.mkfifo(folder / "att")  # nobody writes: reading it would wait forever
     result = subprocess.run(
-        [sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv[1]); from test_images import *; "
-         "from pathlib import Path; print(shown(to_html(session_with('', {}), attachments=Path(sys.argv[2])))[0])",
-         str(Path(__file__).parent), str(folder)], capture_output=True, text=True, timeout=30, check=True)
+        [
+            sys.executable,
+            "-c",
+            "import sys; sys.path.insert(0, sys.argv[1]); from test_images import *; "
+            "from pathlib import Path; print(shown(to_html(session_with('', {}), attachments=Path(sys.argv[2])))[0])",
+            str(Path(__file__).parent),
+            str(folder),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
+    )
     assert result.stdout.strip() == "[]"

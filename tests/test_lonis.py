@@ -10,9 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from conftest import INPUT
 from htmldom import parse, text_content
+from hypothesis import given, strategies as st
+from strategies import json_values
+
 from vis_export import load
 from vis_export.cli import main
 from vis_export.contract.lonis_check import check_lonis_block, content_hash, replay_verdict
@@ -40,7 +42,7 @@ def test_hash_canonical_form() -> None:
     a = {"kind": "x", "data": {"b": 1.0, "a": [-0.0, 2.5, "é"]}}
     b = {"data": {"a": [0, 2.5, "é"], "b": 1}, "kind": "x"}
     assert content_hash(a) == content_hash(b)
-    assert content_hash({"kind": "x", "data": {"n": 2.0 ** 60}}) != content_hash({"kind": "x", "data": {"n": 2 ** 60}})
+    assert content_hash({"kind": "x", "data": {"n": 2.0**60}}) != content_hash({"kind": "x", "data": {"n": 2**60}})
 
 
 def test_validate_reports_hashes_and_verdicts() -> None:
@@ -61,35 +63,49 @@ def with_replay(replay: dict[str, Any], **provenance: Any) -> dict[str, Any]:
 
 def test_replay_verdicts() -> None:
     digest = content_hash(BLOCKS[11]["payload"])
-    ok = replay_verdict(with_replay({"replayable": True, "required_hashes": ["input_hash", "content_hash",
-                                                                             "plan_hash"]},
-                                    input_hash="abc", plan_hash="cafe"))
+    ok = replay_verdict(
+        with_replay(
+            {"replayable": True, "required_hashes": ["input_hash", "content_hash", "plan_hash"]},
+            input_hash="abc",
+            plan_hash="cafe",
+        )
+    )
     assert ok.status == "replayable" and str(ok) == "replayable"
     no = replay_verdict(with_replay({"replayable": False, "reasons": ["uses the network"]}))
     assert (no.status, str(no)) == ("not_replayable", "not replayable: uses the network")
-    bad = replay_verdict(with_replay({"replayable": True, "required_hashes": ["input_hash", "plan_hash",
-                                                                              f"content_hash={'0' * 64}"]},
-                                     plan_hash="beef"))
+    bad = replay_verdict(
+        with_replay(
+            {"replayable": True, "required_hashes": ["input_hash", "plan_hash", f"content_hash={'0' * 64}"]},
+            plan_hash="beef",
+        )
+    )
     assert (bad.status, bad.missing, bad.mismatched) == ("failed", ("input_hash",), ("plan_hash", "content_hash"))
     assert str(bad) == "replay failed: missing input_hash; mismatched plan_hash, content_hash"
-    assert replay_verdict(with_replay({"replayable": True, "required_hashes": [f"content_hash={digest}"]})).status \
+    assert (
+        replay_verdict(with_replay({"replayable": True, "required_hashes": [f"content_hash={digest}"]})).status
         == "replayable"
+    )
 
 
-@pytest.mark.parametrize(("change", "location"), [
-    (lambda b: b.update(extra=1), ""),
-    (lambda b: b["attribution"].update(mood="x"), "attribution"),
-    (lambda b: b["attribution"]["provenance"].update(city="x"), "attribution.provenance"),
-    (lambda b: b.update(bounds={"max_items": 1, "max_pages": 2}), "bounds"),
-    (lambda b: b["payload"].update(meta=1), "payload"),
-    (lambda b: b["payload"]["data"].update(mood="x"), "payload.data"),
-    (lambda b: b.update(schema_version="lonis.block/v2"), "schema_version"),
-    (lambda b: b["payload"].update(kind="message", data={"text": "an extension using a seed kind name"}),
-     "payload.data"),
-    (lambda b: b["payload"]["data"].update(confidence=1.5), "payload.data.confidence"),
-    (lambda b: b.update(bounds={"max_items": -1}), "bounds.max_items"),
-    (lambda b: b["payload"]["data"].pop("text"), "payload.data"),
-])
+@pytest.mark.parametrize(
+    ("change", "location"),
+    [
+        (lambda b: b.update(extra=1), ""),
+        (lambda b: b["attribution"].update(mood="x"), "attribution"),
+        (lambda b: b["attribution"]["provenance"].update(city="x"), "attribution.provenance"),
+        (lambda b: b.update(bounds={"max_items": 1, "max_pages": 2}), "bounds"),
+        (lambda b: b["payload"].update(meta=1), "payload"),
+        (lambda b: b["payload"]["data"].update(mood="x"), "payload.data"),
+        (lambda b: b.update(schema_version="lonis.block/v2"), "schema_version"),
+        (
+            lambda b: b["payload"].update(kind="message", data={"text": "an extension using a seed kind name"}),
+            "payload.data",
+        ),
+        (lambda b: b["payload"]["data"].update(confidence=1.5), "payload.data.confidence"),
+        (lambda b: b.update(bounds={"max_items": -1}), "bounds.max_items"),
+        (lambda b: b["payload"]["data"].pop("text"), "payload.data"),
+    ],
+)
 def test_invalid_blocks_are_located(change: Any, location: str, tmp_path: Path) -> None:
     block = copy.deepcopy(BLOCKS[1])  # the answer
     change(block)
@@ -115,9 +131,12 @@ def test_unknown_kind_is_an_extension_carried_losslessly() -> None:
 
 
 ONE_LINERS = {
-    "action": "action: invoke Pending", "answer": "answer: yes",
-    "assumption": "assumption: the catalog is current (Open)", "plan": "plan: 1 step(s)",
-    "result": "result: 1 assumption(s) validated", "outcome": "outcome[Blocked]: policy forbids",
+    "action": "action: invoke Pending",
+    "answer": "answer: yes",
+    "assumption": "assumption: the catalog is current (Open)",
+    "plan": "plan: 1 step(s)",
+    "result": "result: 1 assumption(s) validated",
+    "outcome": "outcome[Blocked]: policy forbids",
     "capability": "capability: lonis:builtin:echo — echo input",
 }
 
@@ -141,7 +160,7 @@ def test_every_kind_in_every_format_from_the_same_value() -> None:
             assert field.name in text and field.name in dom_text
     for kind, line in ONE_LINERS.items():
         assert line in text, kind
-    assert "1. dependency: {\"package\":\"amari-holographic\",\"version\":\"0.24.1\"}" in text  # plan steps
+    assert '1. dependency: {"package":"amari-holographic","version":"0.24.1"}' in text  # plan steps
     assert "[probe] nim-sum probe" in text  # result evidence
     assert "exit_code: 4" in text  # outcome exit code
     assert "lonis.echo/input/v1" in dom_text and "policy forbids" in " ".join(pdf_text.split())
@@ -151,21 +170,21 @@ def test_every_kind_in_every_format_from_the_same_value() -> None:
 def test_a_vis_block_typed_lonis_without_an_envelope_is_just_unknown() -> None:
     from vis_export.model import UnknownBlock, block_from_json
 
-    for fields in ({"id": "x", "type": "lonis"}, {"id": "x", "type": "lonis", "envelope": 5},
-                   {"id": "x", "type": "lonis", "envelope": {"payload": []}}):
+    for fields in (
+        {"id": "x", "type": "lonis"},
+        {"id": "x", "type": "lonis", "envelope": 5},
+        {"id": "x", "type": "lonis", "envelope": {"payload": []}},
+    ):
         block = block_from_json(fields)
         assert isinstance(block, UnknownBlock)
         assert "unsupported block: lonis" in to_text(block)
 
 
-from hypothesis import given  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
-
-from strategies import json_values  # noqa: E402
-
-
-@given(st.dictionaries(st.sampled_from(["attribution", "bounds", "warnings", "provenance", "payload"]), json_values),
-       st.text(min_size=1, max_size=12), json_values)
+@given(
+    st.dictionaries(st.sampled_from(["attribution", "bounds", "warnings", "provenance", "payload"]), json_values),
+    st.text(min_size=1, max_size=12),
+    json_values,
+)
 def test_any_envelope_carried_in_vis_json_renders(envelope: dict[str, Any], kind: str, data: Any) -> None:
     from vis_export.model import block_from_json
 

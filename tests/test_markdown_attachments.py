@@ -15,12 +15,35 @@ PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 16
 
 
 def _session(prose: str) -> dict:
-    return {"id": "s", "title": "t", "messages": [{"id": "m", "role": "user", "status": "completed", "created_at": 1,
-                                                   "content": [
-        {"id": "p", "type": "prose", "markdown": prose},
-        {"id": "a", "type": "attachment", "attachment_id": "att 01", "name": "shot.png", "media_type": "image/png"},
-        {"id": "b", "type": "attachment", "attachment_id": "att_02", "name": "log.txt", "media_type": "text/plain"},
-    ]}]}
+    return {
+        "id": "s",
+        "title": "t",
+        "messages": [
+            {
+                "id": "m",
+                "role": "user",
+                "status": "completed",
+                "created_at": 1,
+                "content": [
+                    {"id": "p", "type": "prose", "markdown": prose},
+                    {
+                        "id": "a",
+                        "type": "attachment",
+                        "attachment_id": "att 01",
+                        "name": "shot.png",
+                        "media_type": "image/png",
+                    },
+                    {
+                        "id": "b",
+                        "type": "attachment",
+                        "attachment_id": "att_02",
+                        "name": "log.txt",
+                        "media_type": "text/plain",
+                    },
+                ],
+            }
+        ],
+    }
 
 
 def _export(tmp_path: Path, prose: str, output: str) -> str:
@@ -28,8 +51,10 @@ def _export(tmp_path: Path, prose: str, output: str) -> str:
     (tmp_path / "files" / "att 01").write_bytes(PNG)  # att_02's bytes are missing
     source = tmp_path / "s.json"
     source.write_text(json.dumps(_session(prose)))
-    result = CliRunner().invoke(main, ["convert", str(source), "--to", "md", "--attachments",
-                                       str(tmp_path / "files"), "-o", str(tmp_path / output)])
+    result = CliRunner().invoke(
+        main,
+        ["convert", str(source), "--to", "md", "--attachments", str(tmp_path / "files"), "-o", str(tmp_path / output)],
+    )
     assert result.exit_code == 0, result.output
     return (tmp_path / output).read_text()
 

@@ -4,11 +4,10 @@ and prose that cannot run into what follows it."""
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 from markdown_it import MarkdownIt
-
 from strategies import text
+
 from vis_export.formats.markdown_syntax import escape, escape_one_line, fence_for, info_string
 from vis_export.formats.prose import contained
 
@@ -18,14 +17,17 @@ PARSER = MarkdownIt("gfm-like")
 PARSER.linkify.set({"fuzzy_link": False})
 
 
-@pytest.mark.parametrize(("code", "fence"), [("", "```"), ("a ` b", "```"), ("```", "````"),
-                                             ("x ````` y ``` z", "``````")])
+@pytest.mark.parametrize(
+    ("code", "fence"), [("", "```"), ("a ` b", "```"), ("```", "````"), ("x ````` y ``` z", "``````")]
+)
 def test_fence_is_longer_than_any_backtick_run(code: str, fence: str) -> None:
     assert fence_for(code) == fence
 
 
-@pytest.mark.parametrize(("language", "info"), [(None, ""), ("python", "python"), ("c ++", "c++"),
-                                                ("x`y", "xy"), (" \t", ""), ("a&amp;\\b\x00", "a\\&amp;\\\\b")])
+@pytest.mark.parametrize(
+    ("language", "info"),
+    [(None, ""), ("python", "python"), ("c ++", "c++"), ("x`y", "xy"), (" \t", ""), ("a&amp;\\b\x00", "a\\&amp;\\\\b")],
+)
 def test_info_string(language: str | None, info: str) -> None:
     assert info_string(language) == info
 
@@ -45,31 +47,56 @@ def rendered_text(markdown: str) -> str:
 
 @given(text)
 def test_escaped_text_renders_as_itself(value: str) -> None:
-    expected = "\n".join(line.strip() for line in value.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-                         if line.strip()).replace("\x00", "\ufffd")
+    expected = "\n".join(
+        line.strip() for line in value.replace("\r\n", "\n").replace("\r", "\n").split("\n") if line.strip()
+    ).replace("\x00", "\ufffd")
     assert rendered_text(escape(value)) == expected
     assert rendered_text(escape_one_line(value)) == " ".join(value.split()).replace("\x00", "\ufffd")
 
 
-fence_heavy_prose = st.lists(st.sampled_from([
-    "```", "~~~", "````", "  ```", "   ~~~~", "    ```", "- a", "1. b", "> c", "```py", "```a`b", "text", "",
-    "<pre>", "</pre>", "<!--", "-->", "\t```",
-]), max_size=10).map("\n".join)
+fence_heavy_prose = st.lists(
+    st.sampled_from(
+        [
+            "```",
+            "~~~",
+            "````",
+            "  ```",
+            "   ~~~~",
+            "    ```",
+            "- a",
+            "1. b",
+            "> c",
+            "```py",
+            "```a`b",
+            "text",
+            "",
+            "<pre>",
+            "</pre>",
+            "<!--",
+            "-->",
+            "\t```",
+        ]
+    ),
+    max_size=10,
+).map("\n".join)
 
 
-@pytest.mark.parametrize("prose", [
-    "```python\nprint('open')",
-    "~~~~\nopen tilde",
-    "<!-- open comment",
-    "<pre>\nopen pre",
-    "<script>\nopen",
-    "<?php open",
-    "<![CDATA[ open",
-    "<!DOCTYPE open",
-    "- item\n\n  ```\n  open inside a list",
-    "> ```\n> open inside a quote",
-    "```\nclosed\n```",
-])
+@pytest.mark.parametrize(
+    "prose",
+    [
+        "```python\nprint('open')",
+        "~~~~\nopen tilde",
+        "<!-- open comment",
+        "<pre>\nopen pre",
+        "<script>\nopen",
+        "<?php open",
+        "<![CDATA[ open",
+        "<!DOCTYPE open",
+        "- item\n\n  ```\n  open inside a list",
+        "> ```\n> open inside a quote",
+        "```\nclosed\n```",
+    ],
+)
 def test_prose_cannot_swallow_what_follows(prose: str) -> None:
     document = contained(prose) + "\n## Next\n"
     tokens = PARSER.parse(document)
@@ -95,11 +122,14 @@ def test_quick_proof_never_contradicts_the_parser(prose: str) -> None:
         assert _closed(normal)
 
 
-@pytest.mark.parametrize("prose", [
-    "- a\n  ```\nfoo\n```",  # the list item's fence ends with the item; the last line opens a new one
-    "```a`b\n```",           # not an opener: the second line opens a fence
-    "```\ncode\n> ```",       # a quoted line does not close a fence
-])
+@pytest.mark.parametrize(
+    "prose",
+    [
+        "- a\n  ```\nfoo\n```",  # the list item's fence ends with the item; the last line opens a new one
+        "```a`b\n```",  # not an opener: the second line opens a fence
+        "```\ncode\n> ```",  # a quoted line does not close a fence
+    ],
+)
 def test_quick_proof_defers_to_the_parser_on_tricky_prose(prose: str) -> None:
     from vis_export.formats.prose import _surely_closed
 
@@ -107,11 +137,18 @@ def test_quick_proof_defers_to_the_parser_on_tricky_prose(prose: str) -> None:
     test_prose_cannot_swallow_what_follows(prose)
 
 
-@pytest.mark.parametrize(("value", "written"), [
-    ("Debugging a Flask KeyError on /profile", "Debugging a Flask KeyError on /profile"),
-    ("gpt-5.6", "gpt-5.6"), ("settings.toml (v2): 3 + 4 = 7?", "settings.toml (v2): 3 + 4 = 7?"),
-    ("C# and #1", "C# and \\#1"), ("**bold** `x` [a](b) <b> &amp;", "\\*\\*bold\\*\\* \\`x\\` \\[a\\](b) \\<b\\> \\&amp;"),
-    ("see https://x.y or www.x.y", "see https\\://x.y or www\\.x.y"), ("- item", "\\- item"), ("1. one", "1\\. one"),
-])
+@pytest.mark.parametrize(
+    ("value", "written"),
+    [
+        ("Debugging a Flask KeyError on /profile", "Debugging a Flask KeyError on /profile"),
+        ("gpt-5.6", "gpt-5.6"),
+        ("settings.toml (v2): 3 + 4 = 7?", "settings.toml (v2): 3 + 4 = 7?"),
+        ("C# and #1", "C# and \\#1"),
+        ("**bold** `x` [a](b) <b> &amp;", "\\*\\*bold\\*\\* \\`x\\` \\[a\\](b) \\<b\\> \\&amp;"),
+        ("see https://x.y or www.x.y", "see https\\://x.y or www\\.x.y"),
+        ("- item", "\\- item"),
+        ("1. one", "1\\. one"),
+    ],
+)
 def test_only_what_could_become_structure_is_escaped(value: str, written: str) -> None:
     assert escape_one_line(value) == written

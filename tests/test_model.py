@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 from hypothesis import given
-
 from strategies import session_documents
+
 from vis_export.model import CodeBlock, ReasoningBlock, ToolBlock, UnknownBlock
 from vis_export.sources import load
 
@@ -30,20 +30,40 @@ def test_to_json_round_trips_stored_fields_and_order(document: dict[str, Any]) -
     session = session_document(document, "s.json", "s").session
     assert document == original  # reading never touches the parsed input
     out = session.to_json()
-    assert json.dumps(out) == json.dumps({k: document[k] for k in ("id", "title", "created_at", "messages")
-                                          if k in document})
-    for message, stored in zip(out["messages"], document["messages"]):
+    assert json.dumps(out) == json.dumps(
+        {k: document[k] for k in ("id", "title", "created_at", "messages") if k in document}
+    )
+    for message, stored in zip(out["messages"], document["messages"], strict=True):
         assert list(message) == list(stored)
-        for block, stored_block in zip(message["content"], stored["content"]):
+        for block, stored_block in zip(message["content"], stored["content"], strict=True):
             assert list(block) == list(stored_block)
 
 
 def test_every_part_is_immutable(tmp_path: Path) -> None:
-    session = load_document(tmp_path, {"id": "s", "messages": [{
-        "id": "m", "role": "assistant", "status": "completed", "created_at": 1, "content": [
-            {"id": "t", "type": "tool", "tool": "x", "status": "completed", "input": {"paths": ["a"], "deep": {"k": 1}}},
-            {"id": "u", "type": "diagram", "source": {"nodes": [1]}},
-        ]}]})
+    session = load_document(
+        tmp_path,
+        {
+            "id": "s",
+            "messages": [
+                {
+                    "id": "m",
+                    "role": "assistant",
+                    "status": "completed",
+                    "created_at": 1,
+                    "content": [
+                        {
+                            "id": "t",
+                            "type": "tool",
+                            "tool": "x",
+                            "status": "completed",
+                            "input": {"paths": ["a"], "deep": {"k": 1}},
+                        },
+                        {"id": "u", "type": "diagram", "source": {"nodes": [1]}},
+                    ],
+                }
+            ],
+        },
+    )
     message = session.messages[0]
     tool, unknown = message.blocks
     assert isinstance(tool, ToolBlock) and isinstance(unknown, UnknownBlock)
@@ -65,12 +85,27 @@ def test_every_part_is_immutable(tmp_path: Path) -> None:
 
 
 def test_typed_fields_and_defaults(tmp_path: Path) -> None:
-    session = load_document(tmp_path, {"messages": [{
-        "id": "m", "role": "assistant", "status": "completed", "created_at": 1, "model": "gpt-5.6",
-        "provider": "openai-codex", "author": {"display_name": "Vis"}, "content": [
-            {"id": "r", "type": "reasoning", "text": "hidden"},
-            {"id": "c", "type": "code", "text": "x = 1\n"},
-        ]}]}, name="chat.json")
+    session = load_document(
+        tmp_path,
+        {
+            "messages": [
+                {
+                    "id": "m",
+                    "role": "assistant",
+                    "status": "completed",
+                    "created_at": 1,
+                    "model": "gpt-5.6",
+                    "provider": "openai-codex",
+                    "author": {"display_name": "Vis"},
+                    "content": [
+                        {"id": "r", "type": "reasoning", "text": "hidden"},
+                        {"id": "c", "type": "code", "text": "x = 1\n"},
+                    ],
+                }
+            ]
+        },
+        name="chat.json",
+    )
     assert session.id == "chat"  # no id: the file name without its extension
     message = session.messages[0]
     reasoning, code = message.blocks

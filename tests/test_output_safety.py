@@ -17,9 +17,19 @@ from vis_export.cli import main
 
 
 def _session(session_id: str, text: str = "hello") -> dict:
-    return {"id": session_id, "title": session_id, "messages": [
-        {"id": "m", "role": "user", "status": "completed", "created_at": 1,
-         "content": [{"id": "p", "type": "prose", "markdown": text}]}]}
+    return {
+        "id": session_id,
+        "title": session_id,
+        "messages": [
+            {
+                "id": "m",
+                "role": "user",
+                "status": "completed",
+                "created_at": 1,
+                "content": [{"id": "p", "type": "prose", "markdown": text}],
+            }
+        ],
+    }
 
 
 def _run(*args: str) -> tuple[int, str]:
@@ -87,14 +97,36 @@ def test_several_html_documents_never_share_standard_output(tmp_path: Path) -> N
 
 
 def test_sigterm_during_an_export_leaves_no_partial_file(tmp_path: Path) -> None:
-    big = {"id": "big", "messages": [
-        {"id": f"m{n}", "role": "user", "status": "completed", "created_at": n,
-         "content": [{"id": "p", "type": "prose", "markdown": f"paragraph {n} " * 20}]} for n in range(60_000)]}
+    big = {
+        "id": "big",
+        "messages": [
+            {
+                "id": f"m{n}",
+                "role": "user",
+                "status": "completed",
+                "created_at": n,
+                "content": [{"id": "p", "type": "prose", "markdown": f"paragraph {n} " * 20}],
+            }
+            for n in range(60_000)
+        ],
+    }
     (tmp_path / "big.json").write_text(json.dumps(big))
     out = tmp_path / "out"
     out.mkdir()
-    process = subprocess.Popen([sys.executable, "-m", "vis_export", "convert", str(tmp_path / "big.json"),
-                                "--to", "html", "-o", str(out / "big.html")], stderr=subprocess.PIPE)
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "vis_export",
+            "convert",
+            str(tmp_path / "big.json"),
+            "--to",
+            "html",
+            "-o",
+            str(out / "big.html"),
+        ],
+        stderr=subprocess.PIPE,
+    )
     deadline = time.monotonic() + 60
     while not list(out.glob(".*.part")) and process.poll() is None and time.monotonic() < deadline:
         time.sleep(0.01)

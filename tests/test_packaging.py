@@ -12,14 +12,23 @@ from conftest import ROOT
 
 
 def test_wheel_ships_templates_and_schemas(tmp_path: Path) -> None:
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(ROOT)],
-                   check=True, capture_output=True, timeout=600)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(ROOT)],
+        check=True,
+        capture_output=True,
+        timeout=600,
+    )
     (wheel,) = tmp_path.glob("vis_export-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
-    expected = {f"vis_export/templates/{p.relative_to(ROOT / 'templates').as_posix()}"
-                for p in (ROOT / "templates").rglob("*") if p.is_file()}
-    expected |= {f"vis_export/contract/{p.relative_to(ROOT / 'vis_export' / 'contract').as_posix()}"
-                 for p in (ROOT / "vis_export" / "contract").rglob("*.json")}
+    expected = {
+        f"vis_export/templates/{p.relative_to(ROOT / 'templates').as_posix()}"
+        for p in (ROOT / "templates").rglob("*")
+        if p.is_file()
+    }
+    expected |= {
+        f"vis_export/contract/{p.relative_to(ROOT / 'vis_export' / 'contract').as_posix()}"
+        for p in (ROOT / "vis_export" / "contract").rglob("*.json")
+    }
     assert expected <= names, sorted(expected - names)
     assert "vis_export/py.typed" in names
 
@@ -27,7 +36,7 @@ def test_wheel_ships_templates_and_schemas(tmp_path: Path) -> None:
 def test_every_library_the_package_imports_is_a_runtime_dependency() -> None:
     """Test-only extras install more than users get: an import that only they
     satisfy would pass here and fail for a user (as pypdf once did). The
-    feature extras (pdf, search) count: a missing one is named (test below)."""
+    feature extras (pdf, search, postgresql: all but test and all) count: a missing one is named (test below)."""
     import ast
     import importlib.metadata as metadata
     import re
@@ -35,8 +44,10 @@ def test_every_library_the_package_imports_is_a_runtime_dependency() -> None:
 
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     extras = project["optional-dependencies"]
-    declared = {re.split(r"[<>=\[; ]", d, maxsplit=1)[0].lower().replace("_", "-")
-                for d in [*project["dependencies"], *extras["pdf"], *extras["search"]]}
+    declared = {
+        re.split(r"[<>=\[; ]", d, maxsplit=1)[0].lower().replace("_", "-")
+        for d in [*project["dependencies"], *(d for name, ds in extras.items() if name not in ("all", "test") for d in ds)]
+    }
     owners = metadata.packages_distributions()
     imported: set[str] = set()
     for path in (ROOT / "vis_export").rglob("*.py"):
@@ -54,8 +65,9 @@ def test_every_library_the_package_imports_is_a_runtime_dependency() -> None:
 def test_the_version_has_one_home() -> None:
     import re
 
-    import vis_export
     from conftest import ROOT
+
+    import vis_export
 
     pyproject = (ROOT / "pyproject.toml").read_text()
     assert 'dynamic = ["version"]' in pyproject and not re.search(r'^version = "', pyproject, re.M)
@@ -69,8 +81,10 @@ def test_a_missing_extra_is_named_in_one_line(tmp_path: Path) -> None:
         ("weasyprint", ["convert", str(INPUT / "session.json"), "--to", "pdf", "-o", str(tmp_path / "s.pdf")], "pdf"),
         ("tantivy", ["index", str(INPUT / "session.json"), "--index", str(tmp_path / "idx")], "search"),
     ):
-        script = (f"import sys; sys.modules[{blocked!r}] = None\n"
-                  f"from vis_export.cli import main; main({args!r}, prog_name='vis-export')")
+        script = (
+            f"import sys; sys.modules[{blocked!r}] = None\n"
+            f"from vis_export.cli import main; main({args!r}, prog_name='vis-export')"
+        )
         result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
         assert result.returncode == 1 and "Traceback" not in result.stderr
         assert result.stderr.strip().endswith(f"pip install 'vis-export[{extra}]'"), result.stderr

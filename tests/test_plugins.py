@@ -14,7 +14,7 @@ from pathlib import Path
 
 from conftest import INPUT
 
-PLUGIN = '''
+PLUGIN = """
 from vis_export.formats import Format
 from vis_export.formats.text import to_text
 from vis_export.searchindex.engines.whoosh_engine import WhooshEngine
@@ -29,7 +29,7 @@ class Whoosh2(WhooshEngine):
 
     def __init__(self, directory, writable, threads=0):
         super().__init__(directory, writable)
-'''
+"""
 ENTRY_POINTS = """[vis_export.formats]
 shout = shout_plugin:shout
 
@@ -50,8 +50,9 @@ def _install(folder: Path) -> dict[str, str]:
 def _run(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     import os
 
-    return subprocess.run([sys.executable, *args], capture_output=True, text=True, timeout=300,
-                          env={**os.environ, **env})
+    return subprocess.run(
+        [sys.executable, *args], capture_output=True, text=True, timeout=300, env={**os.environ, **env}
+    )
 
 
 def test_a_plugin_format_and_engine(tmp_path: Path) -> None:
@@ -62,8 +63,12 @@ def test_a_plugin_format_and_engine(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert "PARSE THE CONFIG" in out.read_text()
     assert "shout" in _run(env, "-m", "vis_export", "convert", "--help").stdout
-    result = _run(env, "-c", "from pathlib import Path; from vis_export.searchindex.conformance import check_engine; "
-                             f"check_engine('whoosh2', Path({str(tmp_path)!r}))")
+    result = _run(
+        env,
+        "-c",
+        "from pathlib import Path; from vis_export.searchindex.conformance import check_engine; "
+        f"check_engine('whoosh2', Path({str(tmp_path)!r}))",
+    )
     assert result.returncode == 0, result.stderr
 
 

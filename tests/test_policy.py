@@ -34,18 +34,30 @@ def test_policy_keeps_order_of_everything_else(document: dict[str, Any]) -> None
     session = session_of(document)
     for reasoning in ("none", "visible", "all"):
         shown = visible_session(session, reasoning)
-        for before, after in zip(session.messages, shown.messages):
+        for before, after in zip(session.messages, shown.messages, strict=True):
             assert [b for b in before.blocks if shows(b, reasoning)] == list(after.blocks)
             assert after.id == before.id and after.role == before.role
 
 
 def test_levels_on_each_kind_of_reasoning() -> None:
-    session = session_of({"messages": [{"id": "m", "role": "assistant", "status": "completed", "created_at": 0,
-                                         "content": [
-                                             {"id": "p", "type": "reasoning", "text": "private"},
-                                             {"id": "q", "type": "reasoning", "text": "p2", "visibility": "private"},
-                                             {"id": "v", "type": "reasoning", "text": "shown", "visibility": "visible"},
-                                             {"id": "x", "type": "prose", "markdown": "answer"}]}]})
+    session = session_of(
+        {
+            "messages": [
+                {
+                    "id": "m",
+                    "role": "assistant",
+                    "status": "completed",
+                    "created_at": 0,
+                    "content": [
+                        {"id": "p", "type": "reasoning", "text": "private"},
+                        {"id": "q", "type": "reasoning", "text": "p2", "visibility": "private"},
+                        {"id": "v", "type": "reasoning", "text": "shown", "visibility": "visible"},
+                        {"id": "x", "type": "prose", "markdown": "answer"},
+                    ],
+                }
+            ]
+        }
+    )
     ids = lambda reasoning: [b.id for b in visible_session(session, reasoning).messages[0].blocks]  # noqa: E731
     assert ids("none") == ["x"]
     assert ids("visible") == ["v", "x"]

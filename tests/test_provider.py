@@ -7,11 +7,10 @@ import json
 from typing import Any
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
-
 from conftest import INPUT
+from hypothesis import given, strategies as st
 from strategies import PRIVATE_CANARY, session_documents, small_blocks
+
 from vis_export import load
 from vis_export.formats.options import ExportOptions
 from vis_export.formats.provider import conversation
@@ -33,8 +32,13 @@ def user_texts_openai(messages: list[dict[str, Any]]) -> list[str]:
 
 
 def user_texts_anthropic(messages: list[dict[str, Any]]) -> list[str]:
-    return [part["text"] for m in messages if m["role"] == "user" for part in m["content"]
-            if part["type"] == "text" and not part["text"].startswith("[Notice:")]
+    return [
+        part["text"]
+        for m in messages
+        if m["role"] == "user"
+        for part in m["content"]
+        if part["type"] == "text" and not part["text"].startswith("[Notice:")
+    ]
 
 
 def expected_requests(session) -> list[str]:  # type: ignore[no-untyped-def]
@@ -56,15 +60,15 @@ def test_properties_of_both_formats(document: dict[str, Any], reasoning: str) ->
             results = [m["tool_call_id"] for m in messages if m["role"] == "tool"]
             for index, m in enumerate(messages):  # each call's results come right after it
                 for call in m.get("tool_calls") or ():
-                    following = [r["tool_call_id"] for r in messages[index + 1:index + 1 + len(m["tool_calls"])]]
+                    following = [r["tool_call_id"] for r in messages[index + 1 : index + 1 + len(m["tool_calls"])]]
                     assert call["id"] in following
         else:
             calls = [p["id"] for m in messages for p in m["content"] if p["type"] == "tool_use"]
             results = [p["tool_use_id"] for m in messages for p in m["content"] if p["type"] == "tool_result"]
-            assert all(a["role"] != b["role"] for a, b in zip(messages, messages[1:]))
+            assert all(a["role"] != b["role"] for a, b in zip(messages, messages[1:], strict=False))
         assert sorted(calls) == sorted(results) and len(set(calls)) == len(calls)
     texts = [t for t in user_texts_openai(conversation(session, ExportOptions())["messages"])]
-    for request, text in zip(requests, texts):
+    for request, text in zip(requests, texts, strict=True):
         for block in request.blocks:
             if block.type == "prose":
                 assert block.markdown in text
@@ -78,10 +82,20 @@ def test_reasoning_only_when_all_is_authorised() -> None:
 
 def test_unfinished_turns_close_with_a_notice() -> None:
     def closing(status: str, content: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        session = session_of({"messages": [
-            {"id": "u", "role": "user", "status": "completed", "created_at": 0,
-             "content": [{"id": "p", "type": "prose", "markdown": "Go."}]},
-            {"id": "a", "role": "assistant", "status": status, "created_at": 1, "content": content}]})
+        session = session_of(
+            {
+                "messages": [
+                    {
+                        "id": "u",
+                        "role": "user",
+                        "status": "completed",
+                        "created_at": 0,
+                        "content": [{"id": "p", "type": "prose", "markdown": "Go."}],
+                    },
+                    {"id": "a", "role": "assistant", "status": status, "created_at": 1, "content": content},
+                ]
+            }
+        )
         return conversation(session, ExportOptions())["messages"][1:]
 
     said = [{"id": "t", "type": "prose", "markdown": "Half"}]
@@ -90,8 +104,12 @@ def test_unfinished_turns_close_with_a_notice() -> None:
     assert cancelled[1]["role"] == "user" and "cancelled" in cancelled[1]["content"]
     assert "What was said before it stopped is above." in cancelled[1]["content"]
     interrupted = closing("streaming", [])
-    assert interrupted == [{"role": "user", "content": "[Notice: the previous turn was interrupted before it "
-                                                       "finished. No partial answer exists.]"}]
+    assert interrupted == [
+        {
+            "role": "user",
+            "content": "[Notice: the previous turn was interrupted before it finished. No partial answer exists.]",
+        }
+    ]
     assert "interrupted" in closing("failed", said)[1]["content"]
     failed = closing("failed", [*said, {"id": "e", "type": "error", "code": "boom", "message": "SECRET-ERROR"}])
     assert failed == [{"role": "assistant", "content": "Half"}]  # an error's text is not replayed
@@ -99,13 +117,33 @@ def test_unfinished_turns_close_with_a_notice() -> None:
 
 
 def test_system_and_developer_keep_their_roles() -> None:
-    session = session_of({"messages": [
-        {"id": "s", "role": "system", "status": "completed", "created_at": 0,
-         "content": [{"id": "a", "type": "prose", "markdown": "Be brief."}]},
-        {"id": "d", "role": "developer", "status": "completed", "created_at": 0,
-         "content": [{"id": "b", "type": "prose", "markdown": "Use tools."}]},
-        {"id": "u", "role": "user", "status": "completed", "created_at": 0,
-         "content": [{"id": "c", "type": "prose", "markdown": "Hi"}]}]})
+    session = session_of(
+        {
+            "messages": [
+                {
+                    "id": "s",
+                    "role": "system",
+                    "status": "completed",
+                    "created_at": 0,
+                    "content": [{"id": "a", "type": "prose", "markdown": "Be brief."}],
+                },
+                {
+                    "id": "d",
+                    "role": "developer",
+                    "status": "completed",
+                    "created_at": 0,
+                    "content": [{"id": "b", "type": "prose", "markdown": "Use tools."}],
+                },
+                {
+                    "id": "u",
+                    "role": "user",
+                    "status": "completed",
+                    "created_at": 0,
+                    "content": [{"id": "c", "type": "prose", "markdown": "Hi"}],
+                },
+            ]
+        }
+    )
     openai = conversation(session, ExportOptions())["messages"]
     assert [m["role"] for m in openai] == ["system", "developer", "user"]
     anthropic = conversation(session, ExportOptions(), "anthropic")

@@ -13,7 +13,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import GOLDEN, INPUT
 from visstore import build_store_with_wal
 
@@ -31,8 +30,11 @@ def without_override(args: list[str]) -> subprocess.CompletedProcess[str]:
 
 
 def tree(folder: Path) -> dict[str, str]:
-    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(folder.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
 
 
 @pytest.fixture
@@ -41,8 +43,17 @@ def read_only_sources(tmp_path: Path):
     folder.mkdir()
     shutil.copy(INPUT / "session.json", folder)
     shutil.copy(INPUT / "events.jsonl", folder)
-    recent = {"session_turn_soul": [{"id": "turn_9", "session_state_id": "state_second", "position": 2,
-                                     "user_request": "wal only", "created_at": 1740000009000}]}
+    recent = {
+        "session_turn_soul": [
+            {
+                "id": "turn_9",
+                "session_state_id": "state_second",
+                "position": 2,
+                "user_request": "wal only",
+                "created_at": 1740000009000,
+            }
+        ]
+    }
     build_store_with_wal(folder / "vis.db", ROWS, recent)
     for path in folder.iterdir():
         path.chmod(0o444)
@@ -57,7 +68,11 @@ def test_read_only_directory_with_a_wal_store(read_only_sources: Path, tmp_path:
     result = without_override(["convert", str(read_only_sources), "--to", "json", "-o", str(out)])
     assert result.returncode == 0, result.stderr
     assert sorted(p.name for p in out.iterdir()) == [
-        "golden_events.json", "golden_session.json", "soul_main.json", "soul_second.json"]
+        "golden_events.json",
+        "golden_session.json",
+        "soul_main.json",
+        "soul_second.json",
+    ]
     second = json.loads((out / "soul_second.json").read_text())
     assert second["messages"][-1]["content"][0]["markdown"] == "wal only"
     assert tree(read_only_sources) == before

@@ -8,8 +8,7 @@ import re
 from typing import Any
 
 from htmldom import classes, code_elements, elements, parse, text_content
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 from strategies import PRIVATE_CANARY, session_documents, small_blocks
 
 from vis_export.formats.html import to_html
@@ -56,9 +55,30 @@ def test_r7_deterministic_and_r3_pure(document: dict[str, Any], theme: str | Non
     assert document == original
 
 
-ACTIVE_TAGS = {"script", "iframe", "object", "embed", "svg", "math", "link", "base", "form", "frame", "frameset",
-               "applet", "audio", "video", "source", "track", "portal", "noscript", "template", "button", "textarea",
-               "select"}
+ACTIVE_TAGS = {
+    "script",
+    "iframe",
+    "object",
+    "embed",
+    "svg",
+    "math",
+    "link",
+    "base",
+    "form",
+    "frame",
+    "frameset",
+    "applet",
+    "audio",
+    "video",
+    "source",
+    "track",
+    "portal",
+    "noscript",
+    "template",
+    "button",
+    "textarea",
+    "select",
+}
 
 
 def assert_inert(html: str) -> None:
@@ -90,26 +110,63 @@ def test_r4_generated_sessions_are_inert(document: dict[str, Any]) -> None:
 
 def test_r1_huge_code_block_with_every_awkward_character() -> None:
     code = ("\ufeff\n\tdef f():\r\n    return '<&>'  \r" * 4000) + "```\x00"
-    session = session_of({"messages": [{"id": "m", "role": "assistant", "status": "completed", "created_at": 0,
-                                        "content": [{"id": "c", "type": "code", "text": code, "language": "python"}]}]})
+    session = session_of(
+        {
+            "messages": [
+                {
+                    "id": "m",
+                    "role": "assistant",
+                    "status": "completed",
+                    "created_at": 0,
+                    "content": [{"id": "c", "type": "code", "text": code, "language": "python"}],
+                }
+            ]
+        }
+    )
     for no_highlight in (False, True):
         (element,) = code_elements(parse(to_html(session, no_highlight=no_highlight)))
         assert text_content(element) == in_dom(code)
 
 
 def test_headings_in_prose_are_demoted_below_the_turns() -> None:
-    session = session_of({"messages": [{"id": "m", "role": "assistant", "status": "completed", "created_at": 0,
-                                        "content": [{"id": "p", "type": "prose", "markdown": "# A\n## B\n###### C"}]}]})
+    session = session_of(
+        {
+            "messages": [
+                {
+                    "id": "m",
+                    "role": "assistant",
+                    "status": "completed",
+                    "created_at": 0,
+                    "content": [{"id": "p", "type": "prose", "markdown": "# A\n## B\n###### C"}],
+                }
+            ]
+        }
+    )
     dom = parse(to_html(session))
     article = next(e for e in elements(dom, "article"))
-    assert [e.tag.split("}")[-1] for e in article.iter() if re.fullmatch(r".*}h\d", str(e.tag))] == \
-        ["h2", "h3", "h4", "h6"]
+    assert [e.tag.split("}")[-1] for e in article.iter() if re.fullmatch(r".*}h\d", str(e.tag))] == [
+        "h2",
+        "h3",
+        "h4",
+        "h6",
+    ]
 
 
 def test_unknown_block_fields_are_inert_text() -> None:
     payload = "<img src=x onerror=alert(1)>{{ 7*7 }}"
-    session = session_of({"messages": [{"id": "m", "role": "assistant", "status": "completed", "created_at": 0,
-                                        "content": [{"id": "u", "type": "x<b>", "payload": payload}]}]})
+    session = session_of(
+        {
+            "messages": [
+                {
+                    "id": "m",
+                    "role": "assistant",
+                    "status": "completed",
+                    "created_at": 0,
+                    "content": [{"id": "u", "type": "x<b>", "payload": payload}],
+                }
+            ]
+        }
+    )
     html = to_html(session)
     assert_inert(html)
     unknown = next(e for e in elements(parse(html), "div") if "unknown" in classes(e))
@@ -123,9 +180,13 @@ def test_r5_messages_and_blocks_keep_their_order_and_roles(document: dict[str, A
     dom = parse(to_html(session, reasoning="all"))
     articles = list(elements(dom, "article"))
     assert [a.get("class").split()[1] for a in articles] == [f"role-{m.role}" for m in session.messages]
-    for article, message in zip(articles, session.messages):
+    for article, message in zip(articles, session.messages, strict=True):
         names = [e.get("class").split() for e in article if "block" in classes(e)]
         kinds = [n[2] if n[1] == "callout" else n[1] for n in names]  # templates: "block <kind> ..."
-        expected = [b.type if b.type in ("prose", "code", "tool", "reasoning", "error", "notice", "attachment",
-                                         "speech") else "unknown" for b in message.blocks]
+        expected = [
+            b.type
+            if b.type in ("prose", "code", "tool", "reasoning", "error", "notice", "attachment", "speech")
+            else "unknown"
+            for b in message.blocks
+        ]
         assert kinds == expected

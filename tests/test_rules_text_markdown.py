@@ -12,8 +12,7 @@ import re
 from typing import Any
 
 import yaml
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 from markdown_it import MarkdownIt
 from markdown_it.common.utils import unescapeAll
 from strategies import (
@@ -119,8 +118,9 @@ def test_r6_no_data_draws_a_turn_header_in_text(document: dict[str, Any]) -> Non
 
 
 @given(session_documents(), st.sampled_from(["none", "visible"]), st.booleans(), st.booleans())
-def test_r2_private_reasoning_never_rendered(document: dict[str, Any], reasoning: str, timestamps: bool,
-                                             no_tools: bool) -> None:
+def test_r2_private_reasoning_never_rendered(
+    document: dict[str, Any], reasoning: str, timestamps: bool, no_tools: bool
+) -> None:
     session = session_of(document)
     for render in FORMATS.values():
         assert PRIVATE_CANARY not in render(session, reasoning=reasoning, timestamps=timestamps, no_tools=no_tools)
@@ -178,10 +178,16 @@ def test_r5_blocks_and_messages_keep_their_order(document: dict[str, Any]) -> No
         found = [m for m in re.findall(r"mark\d+x\d+z", output) if m in expected]
         assert _ordered_subsequence(expected, found), name
         if name == "markdown":
-            headings = [PARSER.parse(output)[i + 1].content for i, t in enumerate(PARSER.parse(output))
-                        if t.type == "heading_open" and t.tag == "h2" and t.level == 0]
-            roles = [h.split(" ")[0] for h in headings if h.split(" ")[0] in
-                     ("User", "Assistant", "System", "Developer", "Tool")]
+            headings = [
+                PARSER.parse(output)[i + 1].content
+                for i, t in enumerate(PARSER.parse(output))
+                if t.type == "heading_open" and t.tag == "h2" and t.level == 0
+            ]
+            roles = [
+                h.split(" ")[0]
+                for h in headings
+                if h.split(" ")[0] in ("User", "Assistant", "System", "Developer", "Tool")
+            ]
             assert _ordered_subsequence([m.role.capitalize() for m in session.messages], roles)
 
 
@@ -192,13 +198,15 @@ def _ordered_subsequence(expected: list[str], found: list[str]) -> bool:
 
 # --- R4 strings from a message cannot become structure ---------------------------------------
 
-non_prose_blocks = st.one_of(code_blocks, tool_blocks, error_blocks, attachment_blocks, notice_blocks,
-                             speech_blocks, unknown_blocks)
+non_prose_blocks = st.one_of(
+    code_blocks, tool_blocks, error_blocks, attachment_blocks, notice_blocks, speech_blocks, unknown_blocks
+)
 
 
 @given(session_documents(non_prose_blocks), text, text, text)
-def test_r4_no_heading_fence_link_or_html_from_data(document: dict[str, Any], title: str, model: str,
-                                                      author: str) -> None:
+def test_r4_no_heading_fence_link_or_html_from_data(
+    document: dict[str, Any], title: str, model: str, author: str
+) -> None:
     document["title"] = title
     for message in document["messages"]:
         message["model"] = model
@@ -213,14 +221,17 @@ def test_r4_no_heading_fence_link_or_html_from_data(document: dict[str, Any], ti
     html_blocks = {t.content.strip() for t in tokens if t.type == "html_block"}
     assert all(re.fullmatch(r"(<details>\n<summary>.*</summary>|</details>)", h, re.S) for h in html_blocks)
     expected_fences = sum(
-        1 if isinstance(b, (CodeBlock, UnknownBlock))
+        1
+        if isinstance(b, (CodeBlock, UnknownBlock))
         else sum(len(shown_parts("", b.fields[key])) for key in ("input", "output", "error") if key in b.fields)
-        if isinstance(b, ToolBlock) else 0
+        if isinstance(b, ToolBlock)
+        else 0
         for _, b in session.blocks()
     )
     assert len([t for t in tokens if t.type == "fence"]) == expected_fences
-    assert not [t for t in tokens if t.type in ("code_block", "table_open", "hr", "bullet_list_open",
-                                               "ordered_list_open")]
+    assert not [
+        t for t in tokens if t.type in ("code_block", "table_open", "hr", "bullet_list_open", "ordered_list_open")
+    ]
 
 
 @given(session_documents(non_prose_blocks))
@@ -238,15 +249,27 @@ def test_front_matter_is_valid_yaml_for_any_title(document: dict[str, Any], titl
     session = session_of(document)
     output = to_markdown(session, front_matter=True)
     assert output.startswith("---\n")
-    header = output[4:output.index("\n---\n", 4)]
+    header = output[4 : output.index("\n---\n", 4)]
     data = yaml.safe_load(header)
     assert data["title"] == title and data["session_id"] == session.id
 
 
 def test_tool_output_limit_marks_what_it_cut() -> None:
-    session = session_of({"messages": [{"id": "m", "role": "assistant", "status": "completed", "created_at": 0,
-                                        "content": [{"id": "t", "type": "tool", "tool": "cat", "status": "completed",
-                                                     "output": {"log": "x" * 500}}]}]})
+    session = session_of(
+        {
+            "messages": [
+                {
+                    "id": "m",
+                    "role": "assistant",
+                    "status": "completed",
+                    "created_at": 0,
+                    "content": [
+                        {"id": "t", "type": "tool", "tool": "cat", "status": "completed", "output": {"log": "x" * 500}}
+                    ],
+                }
+            ]
+        }
+    )
     for render in FORMATS.values():
         out = render(session, tool_output_limit=20)
         assert "x" * 30 not in out and "more characters of tool output not shown" in out

@@ -6,22 +6,33 @@ from __future__ import annotations
 import copy
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
-
 from conftest import INPUT
 from timelimit import time_limit
+
 from vis_export import to_html, to_json, to_markdown, to_text
 from vis_export.contract import MAX_TIME
 from vis_export.problems import InvalidInput
 from vis_export.sources import load, read
 
-MESSAGE = {"id": "m1", "role": "user", "status": "completed", "content": [
-    {"id": "b1", "type": "prose", "markdown": "hi"}], "created_at": 1740000000000}
-REPLY = {"id": "m2", "role": "assistant", "status": "completed", "content": [
-    {"id": "b2", "type": "code", "text": "x\r\n\ty", "language": "python"}], "created_at": 1740000000100}
+MESSAGE = {
+    "id": "m1",
+    "role": "user",
+    "status": "completed",
+    "content": [{"id": "b1", "type": "prose", "markdown": "hi"}],
+    "created_at": 1740000000000,
+}
+REPLY = {
+    "id": "m2",
+    "role": "assistant",
+    "status": "completed",
+    "content": [{"id": "b2", "type": "code", "text": "x\r\n\ty", "language": "python"}],
+    "created_at": 1740000000100,
+}
 
 
 def write(tmp_path: Path, name: str, content: str | bytes) -> Path:
@@ -34,18 +45,21 @@ def problems_of(path: Path | str) -> list[str]:
     return [p.line(r.source) for r in read(path) for p in r.problems]
 
 
-@pytest.mark.parametrize(("name", "content", "session_id"), [
-    ("one.json", json.dumps(MESSAGE), "one"),
-    ("array.json", json.dumps([MESSAGE, REPLY]), "array"),
-    ("object.json", json.dumps({"id": "sess_1", "title": "T", "messages": [MESSAGE, REPLY]}), "sess_1"),
-    ("lines.jsonl", json.dumps(MESSAGE) + "\n\n" + json.dumps(REPLY) + "\n", "lines"),
-    ("lines.ndjson", json.dumps(MESSAGE) + "\r\n" + json.dumps(REPLY), "lines"),
-    # Detection by content, not by extension:
-    ("lines.json", json.dumps(MESSAGE) + "\n" + json.dumps(REPLY) + "\n", "lines"),
-    ("pretty.jsonl", json.dumps({"messages": [MESSAGE]}, indent=2), "pretty"),
-    ("noext", json.dumps([MESSAGE]), "noext"),
-    ("bom.json", "\ufeff" + json.dumps([MESSAGE]), "bom"),
-])
+@pytest.mark.parametrize(
+    ("name", "content", "session_id"),
+    [
+        ("one.json", json.dumps(MESSAGE), "one"),
+        ("array.json", json.dumps([MESSAGE, REPLY]), "array"),
+        ("object.json", json.dumps({"id": "sess_1", "title": "T", "messages": [MESSAGE, REPLY]}), "sess_1"),
+        ("lines.jsonl", json.dumps(MESSAGE) + "\n\n" + json.dumps(REPLY) + "\n", "lines"),
+        ("lines.ndjson", json.dumps(MESSAGE) + "\r\n" + json.dumps(REPLY), "lines"),
+        # Detection by content, not by extension:
+        ("lines.json", json.dumps(MESSAGE) + "\n" + json.dumps(REPLY) + "\n", "lines"),
+        ("pretty.jsonl", json.dumps({"messages": [MESSAGE]}, indent=2), "pretty"),
+        ("noext", json.dumps([MESSAGE]), "noext"),
+        ("bom.json", "\ufeff" + json.dumps([MESSAGE]), "bom"),
+    ],
+)
 def test_each_json_shape_loads(tmp_path: Path, name: str, content: str, session_id: str) -> None:
     (session,) = load(write(tmp_path, name, content))
     assert session.id == session_id
@@ -54,7 +68,9 @@ def test_each_json_shape_loads(tmp_path: Path, name: str, content: str, session_
 
 
 def test_array_of_session_objects_as_written_by_convert(tmp_path: Path) -> None:
-    path = write(tmp_path, "many.json", json.dumps([{"id": "a", "messages": [MESSAGE]}, {"id": "b", "messages": [REPLY]}]))
+    path = write(
+        tmp_path, "many.json", json.dumps([{"id": "a", "messages": [MESSAGE]}, {"id": "b", "messages": [REPLY]}])
+    )
     assert [s.id for s in load(path)] == ["a", "b"]
 
 
@@ -65,28 +81,56 @@ def test_session_metadata_is_kept_in_order(tmp_path: Path) -> None:
     assert session.to_json()["tags"] == ["a"]
 
 
-@pytest.mark.parametrize(("content", "expected"), [
-    ("", "empty file"),
-    ("  \n\t\n", "empty file"),
-    ("not json at all", "line 1 column 1: not JSON"),
-    ('{"id": "m1", "role": "user", "status"', "line 1 column 38: not JSON"),
-    (json.dumps(MESSAGE) + "\n{broken\n" + json.dumps(REPLY), "line 2: not JSON"),
-    ("42", "expected a message, an array of messages or a session object"),
-    (json.dumps({k: v for k, v in MESSAGE.items() if k != "created_at"}), 'missing required field "created_at"'),
-    (json.dumps({**MESSAGE, "role": "robot"}), 'role: "robot" is not one of'),
-    (json.dumps({**MESSAGE, "status": "Completed"}), "must be lowercase"),
-    (json.dumps({**MESSAGE, "status": ":completed"}), "keyword-looking"),
-    (json.dumps({**MESSAGE, "created_at": "yesterday"}), "created_at: must be an integer"),
-    (json.dumps({**MESSAGE, "completed_at": 1}), "completed_at: is before created_at"),
-    (json.dumps({**MESSAGE, "llmActual": {"provider": "x"}}), "llmActual: key is not snake_case"),
-    (json.dumps({**MESSAGE, "content": [{"type": "prose", "markdown": ""}]}), 'content[0]: missing required field "id"'),
-    (json.dumps({**MESSAGE, "content": [{"id": " ", "type": "prose", "markdown": ""}]}), "content[0].id: must not be blank"),
-    (json.dumps({"messages": [MESSAGE, {**REPLY, "content": [{"id": "t", "type": "tool", "tool": "x",
-                                                            "status": "completed", "input": {"a": [{"bB": 1}]}}]}]}),
-     "messages[1].content[0].input.a[0].bB: key is not snake_case"),
-    (json.dumps(MESSAGE) + "\n" + json.dumps({**REPLY, "role": "Robot"}), "line 2, role:"),
-    (b"\xff\xfe{}", "not UTF-8 text"),
-])
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        ("", "empty file"),
+        ("  \n\t\n", "empty file"),
+        ("not json at all", "line 1 column 1: not JSON"),
+        ('{"id": "m1", "role": "user", "status"', "line 1 column 38: not JSON"),
+        (json.dumps(MESSAGE) + "\n{broken\n" + json.dumps(REPLY), "line 2: not JSON"),
+        ("42", "expected a message, an array of messages or a session object"),
+        (json.dumps({k: v for k, v in MESSAGE.items() if k != "created_at"}), 'missing required field "created_at"'),
+        (json.dumps({**MESSAGE, "role": "robot"}), 'role: "robot" is not one of'),
+        (json.dumps({**MESSAGE, "status": "Completed"}), "must be lowercase"),
+        (json.dumps({**MESSAGE, "status": ":completed"}), "keyword-looking"),
+        (json.dumps({**MESSAGE, "created_at": "yesterday"}), "created_at: must be an integer"),
+        (json.dumps({**MESSAGE, "completed_at": 1}), "completed_at: is before created_at"),
+        (json.dumps({**MESSAGE, "llmActual": {"provider": "x"}}), "llmActual: key is not snake_case"),
+        (
+            json.dumps({**MESSAGE, "content": [{"type": "prose", "markdown": ""}]}),
+            'content[0]: missing required field "id"',
+        ),
+        (
+            json.dumps({**MESSAGE, "content": [{"id": " ", "type": "prose", "markdown": ""}]}),
+            "content[0].id: must not be blank",
+        ),
+        (
+            json.dumps(
+                {
+                    "messages": [
+                        MESSAGE,
+                        {
+                            **REPLY,
+                            "content": [
+                                {
+                                    "id": "t",
+                                    "type": "tool",
+                                    "tool": "x",
+                                    "status": "completed",
+                                    "input": {"a": [{"bB": 1}]},
+                                }
+                            ],
+                        },
+                    ]
+                }
+            ),
+            "messages[1].content[0].input.a[0].bB: key is not snake_case",
+        ),
+        (json.dumps(MESSAGE) + "\n" + json.dumps({**REPLY, "role": "Robot"}), "line 2, role:"),
+        (b"\xff\xfe{}", "not UTF-8 text"),
+    ],
+)
 def test_bad_input_is_one_clear_line(tmp_path: Path, content: str | bytes, expected: str) -> None:
     path = write(tmp_path, "bad.json", content)
     lines = problems_of(path)
@@ -116,7 +160,9 @@ def test_directory_batch_keeps_going_after_a_bad_file(tmp_path: Path) -> None:
 
 def test_directory_with_no_sessions(tmp_path: Path) -> None:
     write(tmp_path, "readme.txt", "nothing here")
-    assert problems_of(tmp_path) == [f"{tmp_path}: no sessions found (looked for .json, .jsonl, .ndjson and SQLite files)"]
+    assert problems_of(tmp_path) == [
+        f"{tmp_path}: no sessions found (looked for .json, .jsonl, .ndjson and SQLite files)"
+    ]
 
 
 def test_missing_and_unreadable_files(tmp_path: Path) -> None:
@@ -150,11 +196,13 @@ HOSTILE = [
     ("[" * 3000 + "]" * 3000, "nested deeper than 100 levels"),
 ]
 TOOL = '{"id": "t", "type": "tool", "tool": "x", "status": "completed", "input": %s}'
-MESSAGE_WITH = ('{"id": "m1", "role": "user", "status": "completed", "created_at": 0, "content": [' + TOOL + ']}')
-LONIS_WITH = ('{"schema_version": "lonis.block/v1", "attribution": {"identity": "lonis:test:golden", '
-              '"provenance": {"when": "2026-08-10T00:00:00Z", "producer": "lonis:test:golden"}}, "payload": '
-              '{"kind": "action", "data": {"verb": "invoke", "target": "lonis:builtin:echo", "parameters": '
-              '{"input": %s}, "status": "pending"}}}')
+MESSAGE_WITH = '{"id": "m1", "role": "user", "status": "completed", "created_at": 0, "content": [' + TOOL + "]}"
+LONIS_WITH = (
+    '{"schema_version": "lonis.block/v1", "attribution": {"identity": "lonis:test:golden", '
+    '"provenance": {"when": "2026-08-10T00:00:00Z", "producer": "lonis:test:golden"}}, "payload": '
+    '{"kind": "action", "data": {"verb": "invoke", "target": "lonis:builtin:echo", "parameters": '
+    '{"input": %s}, "status": "pending"}}}'
+)
 # Each reader's document with the hostile value in it, and the start of the located problem.
 READERS = {
     "message.json": (MESSAGE_WITH, "line 1 column "),
@@ -169,8 +217,9 @@ READERS = {
 
 @pytest.mark.parametrize("reader", sorted(READERS))
 @pytest.mark.parametrize(("value", "expected"), HOSTILE)
-def test_values_json_cannot_carry_are_refused_where_they_are(tmp_path: Path, reader: str, value: str,
-                                                            expected: str) -> None:
+def test_values_json_cannot_carry_are_refused_where_they_are(
+    tmp_path: Path, reader: str, value: str, expected: str
+) -> None:
     template, location = READERS[reader]
     path = write(tmp_path, reader, template.replace("%s", value))
     for lenient in (False, True):
@@ -256,7 +305,9 @@ def test_a_folder_that_cannot_be_listed_is_reported(tmp_path: Path) -> None:
         results = list(read(tmp_path))
     finally:
         locked.chmod(0o700)
-    assert results[0].ok and results[1].problems[0].line(results[1].source) == f"{locked}: cannot read: Permission denied"
+    assert (
+        results[0].ok and results[1].problems[0].line(results[1].source) == f"{locked}: cannot read: Permission denied"
+    )
 
 
 # --- Lonis: wrong shapes are located, times are clamped -------------------------------------
@@ -272,9 +323,10 @@ def list_paths(value: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ..
         yield from list_paths(item, (*path, key))
 
 
-@pytest.mark.parametrize(("index", "path"), [(n, p) for n, block in enumerate(LONIS_BLOCKS)
-                                              for p in list_paths(block)])
-def test_a_lonis_number_where_a_list_belongs_is_located_or_rendered(tmp_path: Path, index: int, path: tuple[Any, ...]) -> None:
+@pytest.mark.parametrize(("index", "path"), [(n, p) for n, block in enumerate(LONIS_BLOCKS) for p in list_paths(block)])
+def test_a_lonis_number_where_a_list_belongs_is_located_or_rendered(
+    tmp_path: Path, index: int, path: tuple[Any, ...]
+) -> None:
     block = copy.deepcopy(LONIS_BLOCKS[index])
     parent = block
     for key in path[:-1]:
@@ -300,12 +352,19 @@ def test_a_lonis_time_past_the_year_9999_in_utc_is_shown_as_the_last_one(tmp_pat
 
 def test_lenient_reading_leaves_out_what_no_format_could_show(tmp_path: Path) -> None:
     deep = json.loads("[" * 150 + "]" * 150)
-    document = {"messages": [
-        {**MESSAGE, "created_at": 10**30},
-        {**REPLY, "content": [{"id": "deep", "type": "tool", "tool": "x", "status": "completed", "input": deep},
-                              *REPLY["content"]]},
-        {**REPLY, "id": "m3", "meta": deep},
-    ]}
+    document = {
+        "messages": [
+            {**MESSAGE, "created_at": 10**30},
+            {
+                **REPLY,
+                "content": [
+                    {"id": "deep", "type": "tool", "tool": "x", "status": "completed", "input": deep},
+                    *REPLY["content"],
+                ],
+            },
+            {**REPLY, "id": "m3", "meta": deep},
+        ]
+    }
     (result,) = read(write(tmp_path, "s.json", json.dumps(document)), lenient=True)
     assert [p.location.split(".")[0] for p in result.problems] == ["messages[0]", "messages[1]", "messages[2]"]
     first, second = result.session.messages
@@ -317,8 +376,12 @@ def test_lenient_reading_leaves_out_what_no_format_could_show(tmp_path: Path) ->
 def test_every_bad_line_of_json_lines_is_reported(tmp_path: Path) -> None:
     good = '{"id": "m%d", "role": "%s", "status": "completed", "created_at": 1, "content": []%s}'
     path = tmp_path / "chat.jsonl"
-    path.write_text("\n".join([good % (1, "user", ""), "not json", good % (2, "User", ""), "{bad",
-                               good % (3, "user", ', "badKey": 1')]) + "\n")
+    path.write_text(
+        "\n".join(
+            [good % (1, "user", ""), "not json", good % (2, "User", ""), "{bad", good % (3, "user", ', "badKey": 1')]
+        )
+        + "\n"
+    )
     (result,) = list(read(path))
     assert result.session is None
     assert [p.location.split(",")[0] for p in result.problems] == ["line 2", "line 3", "line 4", "line 5"]

@@ -6,13 +6,13 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 import pytest
-
 from conftest import GOLDEN
 from visstore import build_store, build_store_with_wal
+
 from vis_export import to_html, to_json, to_markdown
 from vis_export.sources import LoadResult, read
 
@@ -31,10 +31,14 @@ def test_sessions_and_messages(golden_store: Path) -> None:
     assert main.title == "Fix the <parser> & ship"  # newest session_state
     ids = [(m.id, m.role, m.status) for m in main.messages]
     assert ids == [
-        ("turn_1", "user", "completed"), ("ts_1_v2", "assistant", "completed"),
-        ("turn_2", "user", "completed"), ("ts_2", "assistant", "failed"),
-        ("turn_3", "user", "completed"), ("ts_3", "assistant", "cancelled"),
-        ("turn_4", "user", "completed"), ("ts_4", "assistant", "streaming"),
+        ("turn_1", "user", "completed"),
+        ("ts_1_v2", "assistant", "completed"),
+        ("turn_2", "user", "completed"),
+        ("ts_2", "assistant", "failed"),
+        ("turn_3", "user", "completed"),
+        ("ts_3", "assistant", "cancelled"),
+        ("turn_4", "user", "completed"),
+        ("ts_4", "assistant", "streaming"),
     ]
     user, assistant = main.messages[:2]
     assert user.blocks[0].markdown == "Fix the parser, please.\n\n```\nkeep this literal\n```"
@@ -53,11 +57,25 @@ def test_leaves_no_file_and_changes_no_byte(golden_store: Path) -> None:
 
 def test_recent_turns_in_the_wal_are_read(tmp_path: Path) -> None:
     recent = {
-        "session_turn_soul": [{"id": "turn_5", "session_state_id": "state_main_v2", "position": 5,
-                               "user_request": "Only in the WAL", "created_at": 1740000009000}],
-        "session_turn_state": [{"id": "ts_5", "session_turn_soul_id": "turn_5", "version": 1, "status": "done",
-                                "content_json": [{"id": "w", "type": "prose", "markdown": "From the WAL"}],
-                                "created_at": 1740000009100}],
+        "session_turn_soul": [
+            {
+                "id": "turn_5",
+                "session_state_id": "state_main_v2",
+                "position": 5,
+                "user_request": "Only in the WAL",
+                "created_at": 1740000009000,
+            }
+        ],
+        "session_turn_state": [
+            {
+                "id": "ts_5",
+                "session_turn_soul_id": "turn_5",
+                "version": 1,
+                "status": "done",
+                "content_json": [{"id": "w", "type": "prose", "markdown": "From the WAL"}],
+                "created_at": 1740000009100,
+            }
+        ],
     }
     store = build_store_with_wal(tmp_path / "vis.db", ROWS, recent)
     assert Path(f"{store}-wal").stat().st_size > 0
@@ -99,11 +117,25 @@ def test_bad_content_json_is_located_and_other_sessions_load(tmp_path: Path) -> 
 
 
 RECENT = {
-    "session_turn_soul": [{"id": "turn_5", "session_state_id": "state_main_v2", "position": 5,
-                           "user_request": "Only in the WAL", "created_at": 1740000009000}],
-    "session_turn_state": [{"id": "ts_5", "session_turn_soul_id": "turn_5", "version": 1, "status": "done",
-                            "content_json": [{"id": "w", "type": "prose", "markdown": "From the WAL"}],
-                            "created_at": 1740000009100}],
+    "session_turn_soul": [
+        {
+            "id": "turn_5",
+            "session_state_id": "state_main_v2",
+            "position": 5,
+            "user_request": "Only in the WAL",
+            "created_at": 1740000009000,
+        }
+    ],
+    "session_turn_state": [
+        {
+            "id": "ts_5",
+            "session_turn_soul_id": "turn_5",
+            "version": 1,
+            "status": "done",
+            "content_json": [{"id": "w", "type": "prose", "markdown": "From the WAL"}],
+            "created_at": 1740000009100,
+        }
+    ],
 }
 
 
@@ -133,33 +165,71 @@ def damage(store: Path, sql: str, *values: object) -> None:
     db.close()
 
 
-@pytest.mark.parametrize(("sql", "values", "expected"), [
-    ("UPDATE session_state SET title = ? WHERE id = 'state_main_v2'", (b"\x00\x01",),
-     "session soul_main, title: must be text, not a BLOB"),
-    ("UPDATE session_soul SET created_at = ? WHERE id = 'soul_main'", ("yesterday",),
-     "session soul_main, created_at: must be an integer (milliseconds), not text"),
-    ("UPDATE session_soul SET created_at = ? WHERE id = 'soul_main'", (2**62,),
-     "session soul_main, created_at: is out of range"),
-    ("UPDATE session_soul SET llm_pref_model = ? WHERE id = 'soul_main'", (b"model",),
-     "session soul_main, llm_pref_model: must be text, not a BLOB"),
-    ("UPDATE session_turn_soul SET user_request = CAST(? AS TEXT) WHERE id = 'turn_1'", (b"caf\xe9",),
-     "session soul_main, turn 1, user_request: is not UTF-8 text"),
-    ("UPDATE session_turn_soul SET created_at = ? WHERE id = 'turn_2'", (1e300,),
-     "session soul_main, turn 2, created_at: is out of range"),
-    ("UPDATE session_turn_state SET llm_root_model = ? WHERE id = 'ts_1_v2'", (b"gpt",),
-     "session soul_main, turn 1, llm_root_model: must be text, not a BLOB"),
-    ("UPDATE session_turn_state SET created_at = ? WHERE id = 'ts_2'", ("later",),
-     "session soul_main, turn 2, created_at: must be an integer (milliseconds), not text"),
-    ("UPDATE session_turn_state SET content_json = ? WHERE id = 'ts_2'", ('[{"id": "b", "type": "x", "n": NaN}]',),
-     "session soul_main, turn 2, content_json: not JSON: NaN is not a JSON number: line 1 column 32"),
-    ("UPDATE session_turn_state SET content_json = ? WHERE id = 'ts_2'", ("[" * 3000 + "]" * 3000,),
-     "session soul_main, turn 2, content_json: not JSON: nested deeper than 100 levels"),
-    ("UPDATE session_turn_state SET content_json = ? WHERE id = 'ts_2'",
-     (json.dumps([{"id": "b", "type": "x", "deep": json.loads("[" * 200 + "]" * 200)}]),),
-     "session soul_main, turn 2, content[0].deep[0]"),
-    ("UPDATE session_attachment SET size_bytes = ? WHERE id = 'att_1'", ("big",),
-     "session soul_main, attachment att_1, size_bytes: must be an integer, not text"),
-])
+@pytest.mark.parametrize(
+    ("sql", "values", "expected"),
+    [
+        (
+            "UPDATE session_state SET title = ? WHERE id = 'state_main_v2'",
+            (b"\x00\x01",),
+            "session soul_main, title: must be text, not a BLOB",
+        ),
+        (
+            "UPDATE session_soul SET created_at = ? WHERE id = 'soul_main'",
+            ("yesterday",),
+            "session soul_main, created_at: must be an integer (milliseconds), not text",
+        ),
+        (
+            "UPDATE session_soul SET created_at = ? WHERE id = 'soul_main'",
+            (2**62,),
+            "session soul_main, created_at: is out of range",
+        ),
+        (
+            "UPDATE session_soul SET llm_pref_model = ? WHERE id = 'soul_main'",
+            (b"model",),
+            "session soul_main, llm_pref_model: must be text, not a BLOB",
+        ),
+        (
+            "UPDATE session_turn_soul SET user_request = CAST(? AS TEXT) WHERE id = 'turn_1'",
+            (b"caf\xe9",),
+            "session soul_main, turn 1, user_request: is not UTF-8 text",
+        ),
+        (
+            "UPDATE session_turn_soul SET created_at = ? WHERE id = 'turn_2'",
+            (1e300,),
+            "session soul_main, turn 2, created_at: is out of range",
+        ),
+        (
+            "UPDATE session_turn_state SET llm_root_model = ? WHERE id = 'ts_1_v2'",
+            (b"gpt",),
+            "session soul_main, turn 1, llm_root_model: must be text, not a BLOB",
+        ),
+        (
+            "UPDATE session_turn_state SET created_at = ? WHERE id = 'ts_2'",
+            ("later",),
+            "session soul_main, turn 2, created_at: must be an integer (milliseconds), not text",
+        ),
+        (
+            "UPDATE session_turn_state SET content_json = ? WHERE id = 'ts_2'",
+            ('[{"id": "b", "type": "x", "n": NaN}]',),
+            "session soul_main, turn 2, content_json: not JSON: NaN is not a JSON number: line 1 column 32",
+        ),
+        (
+            "UPDATE session_turn_state SET content_json = ? WHERE id = 'ts_2'",
+            ("[" * 3000 + "]" * 3000,),
+            "session soul_main, turn 2, content_json: not JSON: nested deeper than 100 levels",
+        ),
+        (
+            "UPDATE session_turn_state SET content_json = ? WHERE id = 'ts_2'",
+            (json.dumps([{"id": "b", "type": "x", "deep": json.loads("[" * 200 + "]" * 200)}]),),
+            "session soul_main, turn 2, content[0].deep[0]",
+        ),
+        (
+            "UPDATE session_attachment SET size_bytes = ? WHERE id = 'att_1'",
+            ("big",),
+            "session soul_main, attachment att_1, size_bytes: must be an integer, not text",
+        ),
+    ],
+)
 def test_wrong_typed_columns_are_located_per_row(tmp_path: Path, sql: str, values: tuple, expected: str) -> None:
     store = build_store(tmp_path / "vis.db", ROWS)
     damage(store, sql, *values)

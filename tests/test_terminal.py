@@ -22,19 +22,37 @@ HOSTILE = ["\x1b[2J\x1b[H", "\x1b]52;c;cHduZWQ=\x07", "\x9b31m", "\r\x1b[K", "\u
 
 def _session(path: Path) -> None:
     evil = "".join(HOSTILE)
-    path.write_text(json.dumps({"id": f"id{evil}", "title": f"title {evil}", "messages": [
-        {"id": "m1", "role": "user", "status": "completed", "created_at": 1, "model": f"m{evil}",
-         "author": {"display_name": f"name{evil}"},
-         "content": [{"id": "p", "type": "prose", "markdown": f"findme {evil}"},
-                     {"id": "c", "type": "code", "language": "python", "text": f"findme = '{evil}'"},
-                     {"id": "e", "type": "error", "code": "x", "message": f"boom {evil}"}]}]}))
+    path.write_text(
+        json.dumps(
+            {
+                "id": f"id{evil}",
+                "title": f"title {evil}",
+                "messages": [
+                    {
+                        "id": "m1",
+                        "role": "user",
+                        "status": "completed",
+                        "created_at": 1,
+                        "model": f"m{evil}",
+                        "author": {"display_name": f"name{evil}"},
+                        "content": [
+                            {"id": "p", "type": "prose", "markdown": f"findme {evil}"},
+                            {"id": "c", "type": "code", "language": "python", "text": f"findme = '{evil}'"},
+                            {"id": "e", "type": "error", "code": "x", "message": f"boom {evil}"},
+                        ],
+                    }
+                ],
+            }
+        )
+    )
 
 
 def _on_terminal(*args: str) -> bytes:
     """What ``vis-export ARGS`` writes to a terminal (stdout and stderr both)."""
     leader, follower = pty.openpty()
-    process = subprocess.Popen([sys.executable, "-m", "vis_export", *args], stdin=subprocess.DEVNULL,
-                               stdout=follower, stderr=follower)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "vis_export", *args], stdin=subprocess.DEVNULL, stdout=follower, stderr=follower
+    )
     os.close(follower)
     chunks = []
     while True:
@@ -50,22 +68,45 @@ def _on_terminal(*args: str) -> bytes:
     return b"".join(chunks)
 
 
-@pytest.mark.parametrize("command", [
-    ["sessions", "{src}"], ["sessions", "--json", "{src}"], ["convert", "{src}", "--to", "text"],
-    ["convert", "{src}", "--to", "markdown"], ["convert", "{src}", "--to", "json"], ["validate", "{bad}"], ["validate", "--json", "{bad}"],
-    ["search", "findme", "--index", "{idx}"], ["search", "findme", "--index", "{idx}", "--json"],
-    ["convert", "{src}", "--to", "text", "--session", "nothing\x1b[2J"],
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["sessions", "{src}"],
+        ["sessions", "--json", "{src}"],
+        ["convert", "{src}", "--to", "text"],
+        ["convert", "{src}", "--to", "markdown"],
+        ["convert", "{src}", "--to", "json"],
+        ["validate", "{bad}"],
+        ["validate", "--json", "{bad}"],
+        ["search", "findme", "--index", "{idx}"],
+        ["search", "findme", "--index", "{idx}", "--json"],
+        ["convert", "{src}", "--to", "text", "--session", "nothing\x1b[2J"],
+    ],
+)
 def test_no_control_characters_reach_the_terminal(tmp_path: Path, command: list[str]) -> None:
     source = tmp_path / "src" / "chat.json"
     source.parent.mkdir()
     _session(source)
     bad = tmp_path / "bad\x1b[2J.json"
-    bad.write_text(json.dumps({"id": "m", "role": "user", "status": "completed", "created_at": 1, "content": [],
-                               "bad\x1b]52;c;eA==\x07Key": 1}))
+    bad.write_text(
+        json.dumps(
+            {
+                "id": "m",
+                "role": "user",
+                "status": "completed",
+                "created_at": 1,
+                "content": [],
+                "bad\x1b]52;c;eA==\x07Key": 1,
+            }
+        )
+    )
     index = tmp_path / "idx"
-    subprocess.run([sys.executable, "-m", "vis_export", "index", str(source), "--index", str(index)],
-                   check=True, capture_output=True, timeout=120)
+    subprocess.run(
+        [sys.executable, "-m", "vis_export", "index", str(source), "--index", str(index)],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
     shown = _on_terminal(*[part.format(src=source, idx=index, bad=bad) for part in command]).decode("utf-8", "replace")
     shown = shown.replace(MATCH_START, "").replace(MATCH_END, "")  # search's own highlights, around escaped data
     # The terminal driver itself turns LF into CRLF: any other CR came from data.
@@ -77,8 +118,12 @@ def test_no_control_characters_reach_the_terminal(tmp_path: Path, command: list[
 def test_files_and_pipes_keep_the_bytes(tmp_path: Path) -> None:
     source = tmp_path / "chat.json"
     _session(source)
-    piped = subprocess.run([sys.executable, "-m", "vis_export", "convert", str(source), "--to", "text"],
-                           capture_output=True, timeout=60, check=True).stdout.decode()
+    piped = subprocess.run(
+        [sys.executable, "-m", "vis_export", "convert", str(source), "--to", "text"],
+        capture_output=True,
+        timeout=60,
+        check=True,
+    ).stdout.decode()
     assert f"findme = '{''.join(HOSTILE)}'" in piped  # code stays byte-exact off the terminal
 
 

@@ -12,6 +12,9 @@ from conftest import ROOT
 def test_mypy_strict_finds_no_type_errors() -> None:
     result = subprocess.run(
         [sys.executable, "-m", "mypy", "--no-error-summary", "--cache-dir", str(ROOT / ".mypy_cache")],
-        cwd=ROOT, capture_output=True, text=True, timeout=600,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert result.returncode == 0, result.stdout + result.stderr

@@ -11,8 +11,9 @@ import shutil
 import subprocess
 import tempfile
 import threading
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 from htmldom import elements, parse, text_content
@@ -28,26 +29,26 @@ CORPUS = [
     "<SCRIPT SRC={beacon}/src.js></SCRIPT>",
     "<img src=x onerror=\"fetch('{beacon}/onerror')\">",
     "<svg onload=\"fetch('{beacon}/svg')\"><script>fetch('{beacon}/svg2')</script></svg>",
-    "<iframe src=\"{beacon}/iframe\"></iframe><iframe srcdoc=\"<script>fetch('{beacon}/srcdoc')</script>\">",
-    "<object data=\"{beacon}/object\"></object><embed src=\"{beacon}/embed\">",
-    "<link rel=stylesheet href=\"{beacon}/link.css\"><style>@import url({beacon}/import.css);</style>",
-    "<div style=\"background:url({beacon}/style)\">styled</div>",
-    "<meta http-equiv=refresh content=\"0;url={beacon}/refresh\"><base href=\"{beacon}/base/\">",
-    "<form action=\"{beacon}/form\"><button formaction=\"{beacon}/b\">go</button></form>",
-    "<a href=\"javascript:fetch('{beacon}/js')\">js</a> <a href=\"JaVaScRiPt:fetch(1)\">J</a>",
-    "<a href=\"&#106;avascript:alert(1)\">entity</a> <a href=\"java\tscript:alert(1)\">tab</a>",
+    '<iframe src="{beacon}/iframe"></iframe><iframe srcdoc="<script>fetch(\'{beacon}/srcdoc\')</script>">',
+    '<object data="{beacon}/object"></object><embed src="{beacon}/embed">',
+    '<link rel=stylesheet href="{beacon}/link.css"><style>@import url({beacon}/import.css);</style>',
+    '<div style="background:url({beacon}/style)">styled</div>',
+    '<meta http-equiv=refresh content="0;url={beacon}/refresh"><base href="{beacon}/base/">',
+    '<form action="{beacon}/form"><button formaction="{beacon}/b">go</button></form>',
+    '<a href="javascript:fetch(\'{beacon}/js\')">js</a> <a href="JaVaScRiPt:fetch(1)">J</a>',
+    '<a href="&#106;avascript:alert(1)">entity</a> <a href="java\tscript:alert(1)">tab</a>',
     "[md link](javascript:alert(1)) [md upper](JAVASCRIPT:alert(1)) [md vb](vbscript:msgbox(1))",
     "[enc](javas&#99;ript:alert(1)) [pct](%6Aavascript:alert(1)) [data](data:text/html;base64,PHNjcmlwdD4=)",
     "![remote image]({beacon}/md-image.png) ![svg](data:image/svg+xml;base64,PHN2Zz4=)",
-    "![file](file:///etc/passwd) <img src=\"file:///etc/passwd\">",
+    '![file](file:///etc/passwd) <img src="file:///etc/passwd">',
     "<math><mtext><table><mglyph><style><img src=x onerror=fetch('{beacon}/mxss')>",
     "{{ 7*7 }} {% raw %}{{ config }}{% endraw %} ${{7*7}} #{7*7} <%= 7*7 %>",
-    "\" onmouseover=\"fetch('{beacon}/attr')\" x=\"",
+    '" onmouseover="fetch(\'{beacon}/attr\')" x="',
     "</code></pre><script>fetch('{beacon}/break')</script>",
     "<!--<script>fetch('{beacon}/comment')</script>-->",
     "<body onload=\"fetch('{beacon}/body')\"><details open ontoggle=\"fetch('{beacon}/toggle')\">",
     "<video src=x onerror=fetch('{beacon}/video')></video><audio src={beacon}/audio autoplay></audio>",
-    "<a href=\"{beacon}/plain-link\" ping=\"{beacon}/ping\">a plain link is fine if not followed</a>",
+    '<a href="{beacon}/plain-link" ping="{beacon}/ping">a plain link is fine if not followed</a>',
     "www.example.com http://{host}/autolink <{beacon}/angle>",
 ]
 
@@ -61,28 +62,62 @@ def document(beacon: str) -> dict[str, Any]:
     evil = hostile(beacon)
     one_line = evil.replace("\n", " ")
     return {
-        "id": "xss", "title": one_line, "created_at": 1740000000000, "messages": [
-            {"id": "m1", "role": "user", "status": "completed", "created_at": 1740000000000,
-             "author": {"display_name": one_line}, "content": [
-                 {"id": "p", "type": "prose", "markdown": evil},
-                 {"id": "a", "type": "attachment", "attachment_id": "../../etc/passwd", "name": one_line,
-                  "media_type": "image/svg+xml"},
-                 {"id": "a2", "type": "attachment", "attachment_id": "att", "name": one_line,
-                  "media_type": one_line},
-             ]},
-            {"id": "m2", "role": "assistant", "status": "failed", "created_at": 1740000000001,
-             "model": one_line, "provider": one_line, "content": [
-                 {"id": "r", "type": "reasoning", "text": evil, "visibility": "visible"},
-                 {"id": "c", "type": "code", "text": evil, "language": one_line},
-                 {"id": "c2", "type": "code", "text": evil, "language": "html"},
-                 {"id": "t", "type": "tool", "tool": one_line, "status": "failed",
-                  "input": {"html": evil, "nested": [{"deep": evil}]}, "output": evil, "error": {"message": evil}},
-                 {"id": "e", "type": "error", "code": "x", "message": evil},
-                 {"id": "n", "type": "notice", "code": "y", "message": evil},
-                 {"id": "s", "type": "speech", "text": evil},
-                 {"id": "u", "type": one_line[:200], "field": evil, "nested_field": {"inner": evil}},
-             ]},
-        ]}
+        "id": "xss",
+        "title": one_line,
+        "created_at": 1740000000000,
+        "messages": [
+            {
+                "id": "m1",
+                "role": "user",
+                "status": "completed",
+                "created_at": 1740000000000,
+                "author": {"display_name": one_line},
+                "content": [
+                    {"id": "p", "type": "prose", "markdown": evil},
+                    {
+                        "id": "a",
+                        "type": "attachment",
+                        "attachment_id": "../../etc/passwd",
+                        "name": one_line,
+                        "media_type": "image/svg+xml",
+                    },
+                    {
+                        "id": "a2",
+                        "type": "attachment",
+                        "attachment_id": "att",
+                        "name": one_line,
+                        "media_type": one_line,
+                    },
+                ],
+            },
+            {
+                "id": "m2",
+                "role": "assistant",
+                "status": "failed",
+                "created_at": 1740000000001,
+                "model": one_line,
+                "provider": one_line,
+                "content": [
+                    {"id": "r", "type": "reasoning", "text": evil, "visibility": "visible"},
+                    {"id": "c", "type": "code", "text": evil, "language": one_line},
+                    {"id": "c2", "type": "code", "text": evil, "language": "html"},
+                    {
+                        "id": "t",
+                        "type": "tool",
+                        "tool": one_line,
+                        "status": "failed",
+                        "input": {"html": evil, "nested": [{"deep": evil}]},
+                        "output": evil,
+                        "error": {"message": evil},
+                    },
+                    {"id": "e", "type": "error", "code": "x", "message": evil},
+                    {"id": "n", "type": "notice", "code": "y", "message": evil},
+                    {"id": "s", "type": "speech", "text": evil},
+                    {"id": "u", "type": one_line[:200], "field": evil, "nested_field": {"inner": evil}},
+                ],
+            },
+        ],
+    }
 
 
 def session_for(beacon: str):
@@ -146,10 +181,24 @@ def test_corpus_is_inert_in_a_real_chromium(beacon: tuple[str, list[str]], tmp_p
     for target in (control, page):
         with tempfile.TemporaryDirectory() as profile:
             result = subprocess.run(
-                [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 f"--user-data-dir={profile}", "--virtual-time-budget=3000", "--dump-dom", target.as_uri()],
-                capture_output=True, text=True, timeout=120,
+                [
+                    browser,
+                    "--headless",
+                    "--no-sandbox",
+                    "--disable-gpu",
+                    "--disable-quic",
+                    "--no-first-run",
+                    "--disable-background-networking",
+                    "--disable-component-update",
+                    "--disable-sync",
+                    f"--user-data-dir={profile}",
+                    "--virtual-time-budget=3000",
+                    "--dump-dom",
+                    target.as_uri(),
+                ],
+                capture_output=True,
+                text=True,
+                timeout=120,
             )
         assert result.returncode == 0, result.stderr[-2000:]
         if target is control:

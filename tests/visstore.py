@@ -69,8 +69,7 @@ CREATE TABLE session_attachment (
 def insert(db: sqlite3.Connection, rows: dict[str, list[dict[str, Any]]]) -> None:
     for table, items in rows.items():
         for row in items:
-            row = {k: (json.dumps(v) if k == "content_json" and not isinstance(v, str) else v)
-                   for k, v in row.items()}
+            row = {k: (json.dumps(v) if k == "content_json" and not isinstance(v, str) else v) for k, v in row.items()}
             row = {k: (bytes.fromhex(v) if k == "bytes" and isinstance(v, str) else v) for k, v in row.items()}
             columns = ", ".join(row)
             marks = ", ".join("?" for _ in row)

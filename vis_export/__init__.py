@@ -36,8 +36,24 @@ _LAZY = {
 }
 
 __all__ = [
-    "Block", "InvalidInput", "Message", "Problem", "Session", "__version__", "clipboard", "index", "load", "read",
-    "search", "to_html", "to_json", "to_markdown", "to_pdf", "to_provider", "to_text", "validate",
+    "Block",
+    "InvalidInput",
+    "Message",
+    "Problem",
+    "Session",
+    "__version__",
+    "clipboard",
+    "index",
+    "load",
+    "read",
+    "search",
+    "to_html",
+    "to_json",
+    "to_markdown",
+    "to_pdf",
+    "to_provider",
+    "to_text",
+    "validate",
 ]
 
 if TYPE_CHECKING:

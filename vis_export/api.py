@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 from vis_export.contract import check_message, check_session
 from vis_export.contract.lonis_check import ReplayVerdict
@@ -16,8 +17,17 @@ from vis_export.model import Session
 from vis_export.problems import Problem
 from vis_export.sources import Source, load, read
 
-__all__ = ["FileReport", "clipboard", "load", "read", "to_json", "to_markdown", "to_text", "validate",
-           "validation_reports"]
+__all__ = [
+    "FileReport",
+    "clipboard",
+    "load",
+    "read",
+    "to_json",
+    "to_markdown",
+    "to_text",
+    "validate",
+    "validation_reports",
+]
 
 
 @dataclass
@@ -36,11 +46,17 @@ class FileReport:
         return not self.problems
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"file": self.file, "valid": self.valid, "sessions": self.sessions,
-                               "problems": [{"location": p.location, "message": p.message} for p in self.problems]}
+        out: dict[str, Any] = {
+            "file": self.file,
+            "valid": self.valid,
+            "sessions": self.sessions,
+            "problems": [{"location": p.location, "message": p.message} for p in self.problems],
+        }
         if self.blocks:
-            out["blocks"] = [{"block": number, "kind": kind, "content_hash": verdict.content_hash,
-                              "replay": verdict.to_json()} for number, kind, verdict in self.blocks]
+            out["blocks"] = [
+                {"block": number, "kind": kind, "content_hash": verdict.content_hash, "replay": verdict.to_json()}
+                for number, kind, verdict in self.blocks
+            ]
         return out
 
 

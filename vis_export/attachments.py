@@ -13,9 +13,9 @@ from __future__ import annotations
 import base64
 import os
 import stat
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Mapping
 
 from vis_export.images import FORMATS, MAX_BYTES, Embedded, embed
 from vis_export.model import AttachmentBlock, Session, StoredAttachment
@@ -27,7 +27,7 @@ class Attachments:
     stored: Mapping[str, StoredAttachment]
 
     @classmethod
-    def of(cls, session: Session | None, directory: Path | None) -> "Attachments":
+    def of(cls, session: Session | None, directory: Path | None) -> Attachments:
         return cls(directory, session.attachments if session is not None else {})
 
     def data(self, attachment_id: str) -> bytes | None:

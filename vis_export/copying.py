@@ -9,7 +9,7 @@ Markdown cost microseconds for one block; ``flavours=("text/plain",
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from vis_export.formats.markdown import MarkdownProjector
 from vis_export.formats.options import ExportOptions

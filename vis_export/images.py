@@ -26,8 +26,8 @@ from __future__ import annotations
 import base64
 import binascii
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 from urllib.parse import unquote_to_bytes
 
 from markupsafe import Markup
@@ -60,7 +60,7 @@ def embed(data: bytes, declared: str) -> Embedded:
 
 def embed_uri(uri: str) -> Embedded:
     """A ``data:image/...`` URI written in prose, decoded, checked and written anew."""
-    header, comma, payload = uri.strip()[len("data:"):].partition(",")
+    header, comma, payload = uri.strip()[len("data:") :].partition(",")
     if not comma:
         return Embedded(refusal="not a data: URI")
     declared, *parameters = header.split(";")
@@ -113,7 +113,7 @@ def _gif(data: bytes) -> tuple[int, int]:
     position = 13 + (3 << ((flags & 7) + 1) if flags & 0x80 else 0)
     while data[position] != 0x3B:  # trailer
         if data[position] == 0x2C:  # image descriptor
-            left, top, frame_width, frame_height, flags = struct.unpack("<HHHHB", data[position + 1:position + 10])
+            left, top, frame_width, frame_height, flags = struct.unpack("<HHHHB", data[position + 1 : position + 10])
             width, height = max(width, left + frame_width), max(height, top + frame_height)
             position += 10 + (3 << ((flags & 7) + 1) if flags & 0x80 else 0) + 1  # colour table, LZW size
         elif data[position] == 0x21:  # extension: label, then sub-blocks
@@ -138,14 +138,14 @@ def _jpeg(data: bytes) -> tuple[int, int]:
         if marker == 0xFF:  # fill byte
             position += 1
         elif marker in _JPEG_FRAMES:
-            height, width = struct.unpack(">HH", data[position + 5:position + 9])
+            height, width = struct.unpack(">HH", data[position + 5 : position + 9])
             return width, height
         elif marker == 0xDA:  # scan data before any frame header
             raise ValueError("no frame header")
         elif 0xD0 <= marker <= 0xD8 or marker == 0x01:  # markers without a length
             position += 2
         else:
-            position += 2 + struct.unpack(">H", data[position + 2:position + 4])[0]
+            position += 2 + struct.unpack(">H", data[position + 2 : position + 4])[0]
 
 
 def _webp(data: bytes) -> tuple[int, int]:

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from vis_export.contract.lonis_check import (
     SEED_KINDS,
@@ -16,10 +17,11 @@ from vis_export.contract.lonis_check import (
 )
 from vis_export.model import LonisBlock, Session, thaw
 
-CATEGORIES = {**dict.fromkeys(("message", "question", "answer", "decision", "action", "assumption", "summary"),
-                              "participant"),
-              **dict.fromkeys(("evidence", "definition", "capability", "intent"), "knowledge"),
-              **dict.fromkeys(("plan", "result", "outcome"), "process")}
+CATEGORIES = {
+    **dict.fromkeys(("message", "question", "answer", "decision", "action", "assumption", "summary"), "participant"),
+    **dict.fromkeys(("evidence", "definition", "capability", "intent"), "knowledge"),
+    **dict.fromkeys(("plan", "result", "outcome"), "process"),
+}
 CODE_FIELDS = {"input_schema", "output_schema", "signature"}
 
 
@@ -80,11 +82,20 @@ def summary_line(kind: str, data: Mapping[str, Any]) -> str:
 
 def _field(kind: str, name: str, value: Any) -> Field:
     if kind == "plan" and name == "steps" and isinstance(value, list):
-        return Field(name, "list", [f"{s.get('kind', '?')}: {compact(s.get('detail', {}))}"
-                                    if isinstance(s, dict) else compact(s) for s in value])
+        return Field(
+            name,
+            "list",
+            [
+                f"{s.get('kind', '?')}: {compact(s.get('detail', {}))}" if isinstance(s, dict) else compact(s)
+                for s in value
+            ],
+        )
     if name == "evidence" and isinstance(value, list):
-        return Field(name, "list", [f"[{e.get('kind', '?')}] {e.get('summary', '')}" if isinstance(e, dict)
-                                    else compact(e) for e in value])
+        return Field(
+            name,
+            "list",
+            [f"[{e.get('kind', '?')}] {e.get('summary', '')}" if isinstance(e, dict) else compact(e) for e in value],
+        )
     if name in CODE_FIELDS and isinstance(value, str):
         return Field(name, "code", value)
     if isinstance(value, str):
@@ -110,8 +121,12 @@ def view(envelope: Mapping[str, Any]) -> LonisView:
     attribution = _mapping(block.get("attribution"))
     made = _mapping(attribution.get("provenance"))
     header = [("by", str(attribution.get("identity", "")))]
-    for label, value in (("viewpoint", attribution.get("viewpoint")), ("when", made.get("when")),
-                         ("where", made.get("where")), ("producer", made.get("producer"))):
+    for label, value in (
+        ("viewpoint", attribution.get("viewpoint")),
+        ("when", made.get("when")),
+        ("where", made.get("where")),
+        ("producer", made.get("producer")),
+    ):
         if value:
             header.append((label, str(value)))
     for name, value in _mapping(block.get("bounds")).items():
@@ -123,9 +138,15 @@ def view(envelope: Mapping[str, Any]) -> LonisView:
         fields = tuple(_field(kind, name, value) for name, value in data.items())
     else:
         fields = (Field("data", "json", json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True)),)
-    return LonisView(kind, CATEGORIES.get(kind, "extension"),
-                     summary_line(kind, data if isinstance(data, dict) else {}),
-                     tuple(header), fields, content_hash(payload), str(replay_verdict(block)))
+    return LonisView(
+        kind,
+        CATEGORIES.get(kind, "extension"),
+        summary_line(kind, data if isinstance(data, dict) else {}),
+        tuple(header),
+        fields,
+        content_hash(payload),
+        str(replay_verdict(block)),
+    )
 
 
 def replay_reports(session: Session) -> list[tuple[int, str, ReplayVerdict]]:

@@ -9,9 +9,10 @@ unknown block types included.
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from dataclasses import FrozenInstanceError, dataclass, field
 from types import MappingProxyType
-from typing import Any, Iterator, Mapping
+from typing import Any
 
 from vis_export.contract.blocktypes import CARRIED_TYPES, KNOWN_TYPES, for_each_type
 
@@ -168,17 +169,21 @@ class UnknownBlock(Block):
     __slots__ = ()
 
 
-BLOCK_CLASSES: dict[str, type[Block]] = for_each_type({
-    "prose": ProseBlock,
-    "code": CodeBlock,
-    "tool": ToolBlock,
-    "reasoning": ReasoningBlock,
-    "error": ErrorBlock,
-    "attachment": AttachmentBlock,
-    "notice": NoticeBlock,
-    "speech": SpeechBlock,
-    "lonis": LonisBlock,
-}, (*KNOWN_TYPES, *CARRIED_TYPES), "model classes")
+BLOCK_CLASSES: dict[str, type[Block]] = for_each_type(
+    {
+        "prose": ProseBlock,
+        "code": CodeBlock,
+        "tool": ToolBlock,
+        "reasoning": ReasoningBlock,
+        "error": ErrorBlock,
+        "attachment": AttachmentBlock,
+        "notice": NoticeBlock,
+        "speech": SpeechBlock,
+        "lonis": LonisBlock,
+    },
+    (*KNOWN_TYPES, *CARRIED_TYPES),
+    "model classes",
+)
 
 
 def block_from_json(data: Mapping[str, Any]) -> Block:
@@ -192,8 +197,11 @@ def block_from_json(data: Mapping[str, Any]) -> Block:
 
 def _carries_lonis(fields: Mapping[str, Any]) -> bool:
     envelope = fields.get("envelope")
-    return isinstance(envelope, Mapping) and isinstance(envelope.get("payload"), Mapping) \
+    return (
+        isinstance(envelope, Mapping)
+        and isinstance(envelope.get("payload"), Mapping)
         and isinstance(envelope.get("payload", {}).get("kind"), str)
+    )
 
 
 # --- messages and sessions ----------------------------------------------------------------
@@ -230,10 +238,12 @@ class Message:
 def message_from_json(data: dict[str, Any]) -> Message:
     """The model of one message that passed ``check_message``."""
     blocks = tuple([block_from_json(block) for block in data["content"]])
-    fields = MappingProxyType({
-        key: () if key == "content" else freeze(value) if type(value) in _CONTAINERS else value
-        for key, value in data.items()
-    })
+    fields = MappingProxyType(
+        {
+            key: () if key == "content" else freeze(value) if type(value) in _CONTAINERS else value
+            for key, value in data.items()
+        }
+    )
     return Message(
         id=data["id"],
         role=data["role"],
@@ -306,9 +316,7 @@ class Session:
 SESSION_FIELDS = ("id", "title", "created_at", "messages")
 
 
-def session_from_json(
-    data: dict[str, Any], default_id: str, source: str = ""
-) -> Session:
+def session_from_json(data: dict[str, Any], default_id: str, source: str = "") -> Session:
     """The model of one session object that passed ``check_session``."""
     return Session(
         id=data.get("id") or default_id,

@@ -6,8 +6,8 @@ from __future__ import annotations
 import os
 import re
 import tempfile
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
 
 from vis_export.strings import surrogates_replaced
 
@@ -29,8 +29,10 @@ def write_atomic(path: Path, data: str | bytes | Iterable[str]) -> None:
     the old file or the new one, never a part: a temporary file beside it, then a
     rename."""
     pieces: Iterable[bytes] = (
-        [encode(data)] if isinstance(data, str)
-        else [data] if isinstance(data, bytes)
+        [encode(data)]
+        if isinstance(data, str)
+        else [data]
+        if isinstance(data, bytes)
         else (encode(piece) for piece in data)
     )
     directory = path.parent

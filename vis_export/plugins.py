@@ -16,14 +16,14 @@ suite an engine must pass, importable from a plugin's own tests.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from importlib.metadata import EntryPoint, entry_points
 
 FORMATS_GROUP = "vis_export.formats"
 ENGINES_GROUP = "vis_export.engines"
 
 
-@lru_cache(maxsize=None)
+@cache
 def plugins(group: str, builtin: tuple[str, ...]) -> dict[str, EntryPoint]:
     """The installed entry points of ``group`` by name, built-in names left out."""
     return {point.name: point for point in entry_points(group=group) if point.name not in builtin}

@@ -16,8 +16,9 @@ block that says exactly ``visible`` is visible reasoning.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
-from typing import Iterable, Literal, Mapping
+from typing import Literal
 
 from vis_export.model import Block, Message, ReasoningBlock, Session, UnknownBlock
 
@@ -108,7 +109,7 @@ def visible_message(message: Message, reasoning: Reasoning = DEFAULT_REASONING) 
 def visible_session(session: Session, reasoning: Reasoning = DEFAULT_REASONING) -> Session:
     check_reasoning(reasoning)
     messages = tuple(visible_message(m, reasoning) for m in session.messages)
-    if all(a is b for a, b in zip(messages, session.messages)):
+    if all(a is b for a, b in zip(messages, session.messages, strict=True)):
         return session
     return replace(session, messages=messages)
 

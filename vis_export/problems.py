@@ -8,8 +8,8 @@ can find it in the file without a traceback.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 Path = tuple[str | int, ...]
 
@@ -41,7 +41,7 @@ class Problem:
     message: str
     kind: str = "schema"
 
-    def at(self, prefix: str) -> "Problem":
+    def at(self, prefix: str) -> Problem:
         """The same problem, located inside a larger document."""
         if not prefix:
             return self

@@ -12,7 +12,8 @@ renderers and its template.
 
 from __future__ import annotations
 
-from typing import Mapping, TypeVar
+from collections.abc import Mapping
+from typing import TypeVar
 
 KNOWN_TYPES: tuple[str, ...] = ("prose", "code", "tool", "reasoning", "error", "attachment", "notice", "speech")
 CARRIED_TYPES: tuple[str, ...] = ("lonis",)  # not a Vis type: a Lonis envelope carried whole

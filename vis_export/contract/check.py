@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from vis_export.contract.blocktypes import KNOWN_TYPES, for_each_type
 from vis_export.problems import Path, Problem, format_path
@@ -291,16 +292,20 @@ def _attachment(b: dict[str, Any], path: Path, out: Out) -> None:
             _non_blank(out, (*path, field), b[field])
 
 
-_BLOCK_CHECKS: dict[str, Callable[[dict[str, Any], Path, Out], None]] = for_each_type({
-    "prose": _prose,
-    "speech": _speech,
-    "code": _code,
-    "tool": _tool,
-    "reasoning": _reasoning,
-    "error": _error,
-    "attachment": _attachment,
-    "notice": _coded,
-}, KNOWN_TYPES, "block checks")
+_BLOCK_CHECKS: dict[str, Callable[[dict[str, Any], Path, Out], None]] = for_each_type(
+    {
+        "prose": _prose,
+        "speech": _speech,
+        "code": _code,
+        "tool": _tool,
+        "reasoning": _reasoning,
+        "error": _error,
+        "attachment": _attachment,
+        "notice": _coded,
+    },
+    KNOWN_TYPES,
+    "block checks",
+)
 _NO_STRUCTURE: frozenset[str] = frozenset()
 
 
@@ -483,18 +488,27 @@ def _values_ok(obj: dict[str, Any], depth: int, skip: str = "") -> bool:
     return True
 
 
-_FAST_BLOCK: dict[str, Callable[[dict[str, Any]], bool]] = for_each_type({
-    "prose": lambda b: type(b.get("markdown")) is str,
-    "code": lambda b: type(b.get("text")) is str and ("language" not in b or _text_ok(b["language"])),
-    "speech": lambda b: _text_ok(b.get("text")),
-    "reasoning": lambda b: type(b.get("text")) is str and b.get("visibility", "private") in VISIBILITIES,
-    "tool": lambda b: _text_ok(b.get("tool")) and b.get("status") in TOOL_STATUSES
-    and _tool_time_ok(b.get("started_at")) and _tool_time_ok(b.get("completed_at")),
-    "error": lambda b: _code_ok(b) and type(b.get("retryable", False)) is bool,
-    "notice": lambda b: _code_ok(b),
-    "attachment": lambda b: _text_ok(b.get("attachment_id")) and _text_ok(b.get("name"))
-    and _text_ok(b.get("media_type")),
-}, KNOWN_TYPES, "fast block checks")
+_FAST_BLOCK: dict[str, Callable[[dict[str, Any]], bool]] = for_each_type(
+    {
+        "prose": lambda b: type(b.get("markdown")) is str,
+        "code": lambda b: type(b.get("text")) is str and ("language" not in b or _text_ok(b["language"])),
+        "speech": lambda b: _text_ok(b.get("text")),
+        "reasoning": lambda b: type(b.get("text")) is str and b.get("visibility", "private") in VISIBILITIES,
+        "tool": lambda b: (
+            _text_ok(b.get("tool"))
+            and b.get("status") in TOOL_STATUSES
+            and _tool_time_ok(b.get("started_at"))
+            and _tool_time_ok(b.get("completed_at"))
+        ),
+        "error": lambda b: _code_ok(b) and type(b.get("retryable", False)) is bool,
+        "notice": lambda b: _code_ok(b),
+        "attachment": lambda b: (
+            _text_ok(b.get("attachment_id")) and _text_ok(b.get("name")) and _text_ok(b.get("media_type"))
+        ),
+    },
+    KNOWN_TYPES,
+    "fast block checks",
+)
 
 
 def _code_ok(block: dict[str, Any]) -> bool:

@@ -18,9 +18,23 @@ from typing import Any
 from vis_export.problems import Problem, format_path
 
 SCHEMA_VERSION = "lonis.block/v1"
-SEED_KINDS = ("message", "question", "answer", "decision", "action", "assumption", "summary", "evidence",
-              "definition", "capability", "intent", "plan", "result", "outcome")
-_MAX_SAFE_INTEGER = 2 ** 53
+SEED_KINDS = (
+    "message",
+    "question",
+    "answer",
+    "decision",
+    "action",
+    "assumption",
+    "summary",
+    "evidence",
+    "definition",
+    "capability",
+    "intent",
+    "plan",
+    "result",
+    "outcome",
+)
+_MAX_SAFE_INTEGER = 2**53
 
 
 @lru_cache(maxsize=1)
@@ -29,13 +43,17 @@ def _validators() -> tuple[Any, dict[str, Any]]:
     from referencing import Registry, Resource
 
     folder = files("vis_export.contract") / "lonis_schemas"
-    schemas = [json.loads((folder / name).read_text(encoding="utf-8"))
-               for name in sorted(p.name for p in folder.iterdir() if p.name.endswith(".json"))]
+    schemas = [
+        json.loads((folder / name).read_text(encoding="utf-8"))
+        for name in sorted(p.name for p in folder.iterdir() if p.name.endswith(".json"))
+    ]
     registry = Registry().with_resources((s["$id"], Resource.from_contents(s)) for s in schemas)
     block = next(s for s in schemas if s["$id"].endswith("lonis.block/v1"))
     envelope = {**block, "properties": {**block["properties"], "payload": {"type": "object"}}}
-    payloads = {kind: Draft202012Validator({"$ref": f"{block['$id']}#/$defs/{kind}"}, registry=registry)
-                for kind in (*SEED_KINDS, "extension")}
+    payloads = {
+        kind: Draft202012Validator({"$ref": f"{block['$id']}#/$defs/{kind}"}, registry=registry)
+        for kind in (*SEED_KINDS, "extension")
+    }
     return Draft202012Validator(envelope, registry=registry), payloads
 
 
@@ -103,8 +121,10 @@ class ReplayVerdict:
 
     def __str__(self) -> str:
         if self.status == "failed":
-            parts = [f"missing {', '.join(self.missing)}" if self.missing else "",
-                     f"mismatched {', '.join(self.mismatched)}" if self.mismatched else ""]
+            parts = [
+                f"missing {', '.join(self.missing)}" if self.missing else "",
+                f"mismatched {', '.join(self.mismatched)}" if self.mismatched else "",
+            ]
             return "replay failed: " + "; ".join(p for p in parts if p)
         if self.status == "not_replayable":
             return "not replayable" + (f": {'; '.join(self.reasons)}" if self.reasons else "")
@@ -125,8 +145,9 @@ def replay_verdict(block: dict[str, Any]) -> ReplayVerdict:
         return ReplayVerdict("undeclared", content_hash=digest)
     if not replay.get("replayable"):
         reasons = replay.get("reasons")
-        return ReplayVerdict("not_replayable", tuple(map(str, reasons)) if isinstance(reasons, list) else (),
-                             content_hash=digest)
+        return ReplayVerdict(
+            "not_replayable", tuple(map(str, reasons)) if isinstance(reasons, list) else (), content_hash=digest
+        )
     payload: dict[str, Any] = block["payload"] if isinstance(block.get("payload"), dict) else {}
     known = {"content_hash": digest}
     if payload.get("kind") == "plan" and isinstance(payload.get("data"), dict) and "plan_hash" in payload["data"]:

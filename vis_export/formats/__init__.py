@@ -6,14 +6,15 @@ module and one entry here.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from importlib.metadata import EntryPoint
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any
 
 from vis_export.formats.options import ExportOptions
-from vis_export.plugins import FORMATS_GROUP, plugins
 from vis_export.formats.projector import Projector
 from vis_export.model import Session
+from vis_export.plugins import FORMATS_GROUP, plugins
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,8 +48,7 @@ def _markdown() -> Format:
     return _projected("markdown", "md", MarkdownProjector)
 
 
-def _projected(name: str, extension: str, projector: type[Projector],
-               one_document: bool = False) -> Format:
+def _projected(name: str, extension: str, projector: type[Projector], one_document: bool = False) -> Format:
     def render(session: Session, options: ExportOptions) -> str:
         return projector(options).render(session)
 
@@ -84,7 +84,12 @@ def _provider() -> Format:
 
 
 FORMATS: dict[str, Callable[[], Format]] = {
-    "json": _json, "text": _text, "markdown": _markdown, "html": _html, "pdf": _pdf, "provider": _provider,
+    "json": _json,
+    "text": _text,
+    "markdown": _markdown,
+    "html": _html,
+    "pdf": _pdf,
+    "provider": _provider,
 }
 ALIASES: dict[str, str] = {"md": "markdown", "txt": "text"}
 
@@ -102,8 +107,12 @@ FORMAT_NAMES = [*FORMATS, *ALIASES, *_plugins()]
 _PROJECTED = frozenset({"timestamps", "no_tools", "tool_output_limit"})
 _PAGE = _PROJECTED | {"attachments", "template_dir", "no_highlight"}
 TAKES: dict[str, frozenset[str]] = {
-    "json": frozenset(), "text": _PROJECTED, "markdown": _PROJECTED | {"attachments", "front_matter"},
-    "html": _PAGE | {"theme"}, "pdf": _PAGE | {"paper"}, "provider": frozenset({"attachments", "provider_format"}),
+    "json": frozenset(),
+    "text": _PROJECTED,
+    "markdown": _PROJECTED | {"attachments", "front_matter"},
+    "html": _PAGE | {"theme"},
+    "pdf": _PAGE | {"paper"},
+    "provider": frozenset({"attachments", "provider_format"}),
 }
 SPECIFIC_OPTIONS = frozenset().union(*TAKES.values())
 

@@ -16,17 +16,36 @@ from markupsafe import Markup, escape
 
 from vis_export.formats import lexing
 
-
 # What each colour class looks like, in the light theme: the stylesheet's token
 # rules are written from this table, and a pasted fragment (the clipboard's
 # text/html, which a document or a chat keeps without any stylesheet) carries
 # the same declarations inline.
-TOKEN_COLOURS = {"k": "#cf222e", "s": "#0a3069", "c": "#59636e", "m": "#0550ae", "nf": "#8250df", "nb": "#953800",
-                 "nt": "#116329", "gd": "#82071e", "gi": "#116329"}
-TOKEN_STYLES = {"k": "color:var(--k)", "s": "color:var(--s)", "c": "color:var(--c);font-style:italic",
-                "m": "color:var(--m)", "nf": "color:var(--nf)", "nc": "color:var(--nf)", "nd": "color:var(--nf)",
-                "nb": "color:var(--nb)", "nt": "color:var(--nt)", "na": "color:var(--m)", "gd": "color:var(--gd)",
-                "gi": "color:var(--gi)", "gh": "font-weight:bold"}
+TOKEN_COLOURS = {
+    "k": "#cf222e",
+    "s": "#0a3069",
+    "c": "#59636e",
+    "m": "#0550ae",
+    "nf": "#8250df",
+    "nb": "#953800",
+    "nt": "#116329",
+    "gd": "#82071e",
+    "gi": "#116329",
+}
+TOKEN_STYLES = {
+    "k": "color:var(--k)",
+    "s": "color:var(--s)",
+    "c": "color:var(--c);font-style:italic",
+    "m": "color:var(--m)",
+    "nf": "color:var(--nf)",
+    "nc": "color:var(--nf)",
+    "nd": "color:var(--nf)",
+    "nb": "color:var(--nb)",
+    "nt": "color:var(--nt)",
+    "na": "color:var(--m)",
+    "gd": "color:var(--gd)",
+    "gi": "color:var(--gi)",
+    "gh": "font-weight:bold",
+}
 _VARIABLE = re.compile(r"var\(--(\w+)\)")
 
 

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import base64
 import hashlib
+from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from markupsafe import Markup
 
@@ -75,8 +76,8 @@ SUMMARY_LENGTH = 60
 # the document or chat it lands in keeps no stylesheet: the light theme's look.
 PASTED_STYLES = {
     "pre": "background:#f6f8fa;border:1px solid #d1d9e0;border-radius:6px;padding:8px 12px;overflow-x:auto;"
-           "white-space:pre;tab-size:4;line-height:1.4;font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,"
-           "'DejaVu Sans Mono',monospace;font-size:13px;color:#1f2328",
+    "white-space:pre;tab-size:4;line-height:1.4;font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,"
+    "'DejaVu Sans Mono',monospace;font-size:13px;color:#1f2328",
     "figcaption": "color:#59636e;font-size:12px;margin-bottom:2px",
     "error": "background:#ffebe9;border-left:4px solid #cf222e;padding:6px 12px;border-radius:4px",
     "notice": "background:#fff8c5;border-left:4px solid #9a6700;padding:6px 12px;border-radius:4px",
@@ -132,8 +133,10 @@ def template_problems(template_dir: Path) -> list[str]:
 
 def content_security_policy(style: str) -> str:
     digest = base64.b64encode(hashlib.sha256(style.encode("utf-8")).digest()).decode("ascii")
-    return (f"default-src 'none'; style-src 'sha256-{digest}'; img-src data:; font-src 'none'; "
-            "base-uri 'none'; form-action 'none'")
+    return (
+        f"default-src 'none'; style-src 'sha256-{digest}'; img-src data:; font-src 'none'; "
+        "base-uri 'none'; form-action 'none'"
+    )
 
 
 @lru_cache(maxsize=1)
@@ -175,7 +178,8 @@ class HtmlProjector(Projector):
         attached = [b for _, b in session.blocks() if isinstance(b, AttachmentBlock)]
         self._prose = ProseToHtml(self.attachments.lookup(attached))
         style = self.env.get_template("style.css.j2").render(
-            paper=self.page_size(), token_colours=TOKEN_COLOURS, token_styles=TOKEN_STYLES)
+            paper=self.page_size(), token_colours=TOKEN_COLOURS, token_styles=TOKEN_STYLES
+        )
         facts = SessionFacts.of(session)
         created = facts.created
         view: SessionView = {
@@ -188,8 +192,12 @@ class HtmlProjector(Projector):
             "continuation": continuation,
         }
         yield from self.env.get_template("document.html.j2").generate(
-            session=view, style=Markup(style), csp=content_security_policy(style), lang="en",
-            theme=self.options.theme, version=__version__,
+            session=view,
+            style=Markup(style),
+            csp=content_security_policy(style),
+            lang="en",
+            theme=self.options.theme,
+            version=__version__,
         )
 
     def messages(self, messages: list[Message]) -> Iterator[str]:
@@ -200,8 +208,9 @@ class HtmlProjector(Projector):
         yield from self.messages([message])
 
     def lone_block(self, block: Block) -> Iterator[str]:
-        yield from self.env.get_template("fragment.html.j2").generate(messages=[], blocks=[self.block(block)],
-                                                                      **self._fragment())
+        yield from self.env.get_template("fragment.html.j2").generate(
+            messages=[], blocks=[self.block(block)], **self._fragment()
+        )
 
     def _fragment(self) -> dict[str, Any]:
         return {"styled": _styled_inline} if self.pasted else {}
@@ -213,7 +222,7 @@ class HtmlProjector(Projector):
             label += f" ({single_line(name)})"
         first_prose = next((b.markdown for b in message.blocks if isinstance(b, ProseBlock)), "")
         # The words a reader sees, not the Markdown: a preview needs only the start.
-        summary = single_line(prose_words(first_prose[:SUMMARY_LENGTH * 8]))
+        summary = single_line(prose_words(first_prose[: SUMMARY_LENGTH * 8]))
         return {
             "anchor": f"m{index}",
             "role": message.role,
@@ -238,15 +247,30 @@ class HtmlProjector(Projector):
     def block_code(self, block: CodeBlock) -> CodeView:
         language = block.language
         css = "".join(ch for ch in language if ch.isalnum() or ch in "+-#_.") if language else ""
-        return {"kind": "code", "language": language, "language_class": css,
-                "html": self.code_html(block.text, language)}
+        return {
+            "kind": "code",
+            "language": language,
+            "language_class": css,
+            "html": self.code_html(block.text, language),
+        }
 
     def block_tool(self, block: ToolBlock) -> ToolView:
-        parts: list[ToolPartView] = [{"label": part.label, "html": self.code_html(part.text, part.language),
-                  "language": part.language or "text", "truncated": TRUNCATED_NOTE.format(part.cut) if part.cut else None}
-                 for part in self.tool_parts(block)]
-        return {"kind": "tool", "name": block.tool, "status": block.status, "duration": tool_duration(block),
-                "parts": parts}
+        parts: list[ToolPartView] = [
+            {
+                "label": part.label,
+                "html": self.code_html(part.text, part.language),
+                "language": part.language or "text",
+                "truncated": TRUNCATED_NOTE.format(part.cut) if part.cut else None,
+            }
+            for part in self.tool_parts(block)
+        ]
+        return {
+            "kind": "tool",
+            "name": block.tool,
+            "status": block.status,
+            "duration": tool_duration(block),
+            "parts": parts,
+        }
 
     def block_reasoning(self, block: ReasoningBlock) -> ReasoningView:
         return {"kind": "reasoning", "private": block.is_private, "html": self.prose(block.text)}
@@ -259,22 +283,38 @@ class HtmlProjector(Projector):
 
     def block_attachment(self, block: AttachmentBlock) -> AttachmentView:
         image = self.attachments.image(block.attachment_id, block.media_type)
-        return {"kind": "attachment", "name": block.name, "media_type": block.media_type,
-                "size": human_size(self.attachments.size(block.attachment_id)),
-                "data_uri": image.uri if image else None,
-                "refused": image.placeholder(block.name) if image and image.refusal else None}
+        return {
+            "kind": "attachment",
+            "name": block.name,
+            "media_type": block.media_type,
+            "size": human_size(self.attachments.size(block.attachment_id)),
+            "data_uri": image.uri if image else None,
+            "refused": image.placeholder(block.name) if image and image.refusal else None,
+        }
 
     def block_speech(self, block: SpeechBlock) -> SpeechView:
         return {"kind": "speech", "text": block.text}
 
     def block_lonis(self, block: LonisBlock) -> LonisView:
         shown = lonis_view(block.envelope)
-        fields: list[LonisFieldView] = [{"name": f.name, "style": f.style,
-                   "value": self.code_html(f.value, "json") if f.style == "json" else f.value}
-                  for f in shown.fields]
-        return {"kind": "lonis", "lonis_kind": shown.kind, "category": shown.category,
-                "summary": shown.summary, "header": shown.header, "fields": fields,
-                "content_hash": shown.content_hash, "replay": shown.replay}
+        fields: list[LonisFieldView] = [
+            {
+                "name": f.name,
+                "style": f.style,
+                "value": self.code_html(f.value, "json") if f.style == "json" else f.value,
+            }
+            for f in shown.fields
+        ]
+        return {
+            "kind": "lonis",
+            "lonis_kind": shown.kind,
+            "category": shown.category,
+            "summary": shown.summary,
+            "header": shown.header,
+            "fields": fields,
+            "content_hash": shown.content_hash,
+            "replay": shown.replay,
+        }
 
     def block_unknown(self, block: Block) -> UnknownView:
         fields = [(key, json_text(value)) for key, value in block.fields.items() if key not in ("id", "type")]

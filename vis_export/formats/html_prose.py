@@ -11,7 +11,8 @@ removes whatever an allowlist does not name, as a second layer.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from markupsafe import Markup
 
@@ -21,13 +22,44 @@ from vis_export.images import Embedded, embed_uri
 HEADING_OFFSET = 2
 EMBEDDABLE_IMAGES = ("data:image/png;", "data:image/jpeg;", "data:image/gif;", "data:image/webp;")
 ALLOWED_TAGS = {
-    "p", "br", "hr", "h3", "h4", "h5", "h6", "em", "strong", "del", "code", "pre", "blockquote", "ul", "ol",
-    "li", "a", "img", "table", "thead", "tbody", "tr", "th", "td", "input", "span",
+    "p",
+    "br",
+    "hr",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "em",
+    "strong",
+    "del",
+    "code",
+    "pre",
+    "blockquote",
+    "ul",
+    "ol",
+    "li",
+    "a",
+    "img",
+    "table",
+    "thead",
+    "tbody",
+    "tr",
+    "th",
+    "td",
+    "input",
+    "span",
 }
 ALLOWED_ATTRIBUTES = {
-    "a": {"href", "title"}, "img": {"src", "alt", "title"}, "ol": {"start"},
-    "input": {"type", "checked", "disabled"}, "th": {"align"}, "td": {"align"},
-    "code": {"class"}, "li": {"class"}, "ul": {"class"}, "span": {"class"},
+    "a": {"href", "title"},
+    "img": {"src", "alt", "title"},
+    "ol": {"start"},
+    "input": {"type", "checked", "disabled"},
+    "th": {"align"},
+    "td": {"align"},
+    "code": {"class"},
+    "li": {"class"},
+    "ul": {"class"},
+    "span": {"class"},
 }
 URL_SCHEMES = {"http", "https", "mailto", "tel", "ftp", "ftps", "irc", "ircs", "data"}
 
@@ -50,7 +82,7 @@ def _renderer_class() -> type:
             """An image loads only from a ``data:image`` URI or an attachment of this
             session; any other becomes a link, so nothing is fetched (R4)."""
             if url.startswith("attachment:"):
-                found = self.attachment(url[len("attachment:"):])
+                found = self.attachment(url[len("attachment:") :])
                 if found is not None:
                     return self.checked(found, text, title)
                 return f'<span class="missing-attachment">{text or self.escape_attribute(url)}</span>'
@@ -89,8 +121,12 @@ class ProseToHtml:
             plugins=["table", "strikethrough", "task_lists", "url"],
         )
         self._cleaner = nh3.Cleaner(
-            tags=ALLOWED_TAGS, attributes=ALLOWED_ATTRIBUTES, url_schemes=URL_SCHEMES,
-            attribute_filter=_no_data_links, link_rel="noopener noreferrer nofollow", strip_comments=True,
+            tags=ALLOWED_TAGS,
+            attributes=ALLOWED_ATTRIBUTES,
+            url_schemes=URL_SCHEMES,
+            attribute_filter=_no_data_links,
+            link_rel="noopener noreferrer nofollow",
+            strip_comments=True,
         )
 
     def __call__(self, markdown: str) -> Markup:

@@ -7,7 +7,8 @@ order), so it is also a valid source for every reader.
 from __future__ import annotations
 
 import json
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from vis_export.formats.options import ExportOptions
 from vis_export.model import Block, Message, Session

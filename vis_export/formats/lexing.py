@@ -37,8 +37,9 @@ import signal
 import subprocess
 import sys
 import threading
-from functools import lru_cache
-from typing import Any, Sequence
+from collections.abc import Sequence
+from functools import cache, lru_cache
+from typing import Any
 
 Runs = Sequence[Sequence[str]]  # (css class, text) pairs whose texts add up to the code
 
@@ -51,10 +52,22 @@ WORKER_GRACE = 10.0  # wall seconds beyond 10 budgets before a silent worker is 
 # Coarse classes, from the most specific token type to the least: far fewer
 # inline boxes for a browser or WeasyPrint to lay out than Pygments' own.
 _CLASSES = (
-    ("Comment", "c"), ("Literal.String", "s"), ("Literal.Number", "m"), ("Keyword", "k"),
-    ("Name.Builtin", "nb"), ("Name.Function", "nf"), ("Name.Class", "nc"), ("Name.Decorator", "nd"),
-    ("Name.Tag", "nt"), ("Name.Attribute", "na"), ("Operator.Word", "k"), ("Generic.Deleted", "gd"),
-    ("Generic.Inserted", "gi"), ("Generic.Heading", "gh"), ("Generic.Subheading", "gh"), ("Error", ""),
+    ("Comment", "c"),
+    ("Literal.String", "s"),
+    ("Literal.Number", "m"),
+    ("Keyword", "k"),
+    ("Name.Builtin", "nb"),
+    ("Name.Function", "nf"),
+    ("Name.Class", "nc"),
+    ("Name.Decorator", "nd"),
+    ("Name.Tag", "nt"),
+    ("Name.Attribute", "na"),
+    ("Operator.Word", "k"),
+    ("Generic.Deleted", "gd"),
+    ("Generic.Inserted", "gi"),
+    ("Generic.Heading", "gh"),
+    ("Generic.Subheading", "gh"),
+    ("Error", ""),
 )
 
 
@@ -72,9 +85,9 @@ def _allowance(lexer: Any, text: str) -> float:
     return budget(text) + (FIRST_USE if first else 0.0)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _class_of(ttype: Any) -> str:
-    name = str(ttype)[len("Token."):]
+    name = str(ttype)[len("Token.") :]
     for prefix, css in _CLASSES:
         if name == prefix or name.startswith(prefix + "."):
             return css
@@ -89,8 +102,7 @@ def lexer_for(language: str) -> Any:
     from pygments.lexers import get_lexer_by_name
 
     try:
-        return get_lexer_by_name(language.lower(), stripnl=False, ensurenl=False, tabsize=0,
-                                 handlecodeblocks=False)
+        return get_lexer_by_name(language.lower(), stripnl=False, ensurenl=False, tabsize=0, handlecodeblocks=False)
     except Exception:  # ClassNotFound, or a lexer that fails to build: no colours
         return None
 
@@ -203,8 +215,11 @@ class _Worker:
     def _start(self) -> subprocess.Popen[bytes]:
         if self.process is None:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", __name__], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL)
+                [sys.executable, "-m", __name__],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+            )
         return self.process
 
     def stop(self) -> None:

@@ -8,8 +8,8 @@ is fenced with a fence longer than any backtick run inside it (R1).
 
 from __future__ import annotations
 
-from typing import Iterator
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote
 
@@ -107,8 +107,10 @@ class MarkdownProjector(Projector):
         if timing:
             summary += f" · {timing}"
         parts = [f"<details>\n<summary>{summary}</summary>\n"]
-        parts += [f"**{escape_one_line(part.label)}**\n\n{fenced(with_marker(part.text, part.cut), part.language)}"
-                  for part in self.tool_parts(block)]
+        parts += [
+            f"**{escape_one_line(part.label)}**\n\n{fenced(with_marker(part.text, part.cut), part.language)}"
+            for part in self.tool_parts(block)
+        ]
         parts.append("</details>\n")
         return "\n".join(parts)
 
@@ -145,8 +147,10 @@ class MarkdownProjector(Projector):
 
     def block_lonis(self, block: LonisBlock) -> str:
         shown = lonis_view(block.envelope)
-        parts = [f"**{escape_one_line(shown.summary)}** *({shown.category})*",
-                 " · ".join(f"*{label}* {escape_one_line(value)}" for label, value in shown.header)]
+        parts = [
+            f"**{escape_one_line(shown.summary)}** *({shown.category})*",
+            " · ".join(f"*{label}* {escape_one_line(value)}" for label, value in shown.header),
+        ]
         for field in shown.fields:
             label = f"**{escape_one_line(field.name)}:**"
             if field.style == "list":
@@ -161,9 +165,6 @@ class MarkdownProjector(Projector):
     def block_unknown(self, block: Block) -> str:
         summary = f"Unsupported block <code>{escape_html(block.type)}</code>"
         return f"<details>\n<summary>{summary}</summary>\n\n{fenced(json_text(block.fields), 'json')}\n</details>\n"
-
-
-
 
 
 def _quote(text: str) -> str:

@@ -10,7 +10,8 @@ session can be written without building one string.
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, Iterator, Mapping, NamedTuple
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, NamedTuple
 
 from vis_export.formats.options import ExportOptions
 from vis_export.model import Block, Message, Session, ToolBlock, UnknownBlock
@@ -112,7 +113,7 @@ class Projector:
             for part in shown_parts(label, block.fields[key]):
                 text = part.text
                 cut = len(text) - limit if key == "output" and limit is not None and len(text) > limit else 0
-                parts.append(part._replace(text=text[:len(text) - cut], cut=cut))
+                parts.append(part._replace(text=text[: len(text) - cut], cut=cut))
         return parts
 
 

@@ -10,8 +10,9 @@ cannot be closed, it is shown literally in a fence of its own.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from functools import lru_cache
-from typing import Any, Mapping
+from typing import Any
 from urllib.parse import unquote
 
 from vis_export.formats.markdown_syntax import fenced
@@ -22,8 +23,14 @@ from vis_export.strings import ended, lf
 _MAY_LEAK = re.compile(r"^[ \t>*+\-0-9.)]*(```|~~~|<(script|pre|style|textarea|!|\?))", re.IGNORECASE | re.MULTILINE)
 _SENTINEL = "vis-export-sentinel-paragraph"
 _HTML_CLOSERS = (
-    ("<!--", "-->"), ("<?", "?>"), ("<![CDATA[", "]]>"), ("<!", ">"),
-    ("<script", "</script>"), ("<pre", "</pre>"), ("<style", "</style>"), ("<textarea", "</textarea>"),
+    ("<!--", "-->"),
+    ("<?", "?>"),
+    ("<![CDATA[", "]]>"),
+    ("<!", ">"),
+    ("<script", "</script>"),
+    ("<pre", "</pre>"),
+    ("<style", "</style>"),
+    ("<textarea", "</textarea>"),
 )
 
 
@@ -118,7 +125,7 @@ def attachment_links(markdown: str, targets: Mapping[str, str]) -> str:
             if child.type in ("link_open", "image") and isinstance(url, str) and url.startswith(_ATTACHMENT):
                 found[url] = found.get(url, 0) + 1
     for url, count in found.items():
-        target = targets.get(unquote(url[len(_ATTACHMENT):]))
+        target = targets.get(unquote(url[len(_ATTACHMENT) :]))
         written = f"]({url})"
         if target is not None and markdown.count(written) == count:
             markdown = markdown.replace(written, f"]({target})")

@@ -11,8 +11,14 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-_TEXT_CHILDREN = {"text": None, "code_inline": None, "html_inline": None, "softbreak": "\n", "hardbreak": "\n",
-                  "image": None}
+_TEXT_CHILDREN = {
+    "text": None,
+    "code_inline": None,
+    "html_inline": None,
+    "softbreak": "\n",
+    "hardbreak": "\n",
+    "image": None,
+}
 
 
 @lru_cache(maxsize=1)

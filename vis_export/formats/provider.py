@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from vis_export.attachments import Attachments
 from vis_export.contract.blocktypes import RENDERED_TYPES, UNKNOWN, for_each_type
@@ -70,18 +71,22 @@ def _lonis_line(block: LonisBlock) -> str:
 
 # A block as text in a provider message; None: not replayed (an error's text is
 # not the model's to see again, notices are the runtime's own, tools are calls).
-_TEXT: dict[str, Callable[[Any], str | None]] = for_each_type({
-    "prose": lambda block: block.markdown,
-    "code": lambda block: fenced(block.text, block.language).rstrip("\n"),
-    "speech": lambda block: block.text,
-    "reasoning": lambda block: f"[reasoning]\n{block.text}",  # only here when all reasoning is authorised
-    "attachment": lambda block: f"[attachment: {block.name} ({block.media_type})]",
-    "lonis": _lonis_line,
-    "tool": lambda block: None,
-    "error": lambda block: None,
-    "notice": lambda block: None,
-    UNKNOWN: lambda block: None,
-}, RENDERED_TYPES, "provider text")
+_TEXT: dict[str, Callable[[Any], str | None]] = for_each_type(
+    {
+        "prose": lambda block: block.markdown,
+        "code": lambda block: fenced(block.text, block.language).rstrip("\n"),
+        "speech": lambda block: block.text,
+        "reasoning": lambda block: f"[reasoning]\n{block.text}",  # only here when all reasoning is authorised
+        "attachment": lambda block: f"[attachment: {block.name} ({block.media_type})]",
+        "lonis": _lonis_line,
+        "tool": lambda block: None,
+        "error": lambda block: None,
+        "notice": lambda block: None,
+        UNKNOWN: lambda block: None,
+    },
+    RENDERED_TYPES,
+    "provider text",
+)
 
 
 def _text_of(block: Block) -> str | None:
@@ -134,8 +139,13 @@ def _closing_notice(message: Message, said: bool) -> str | None:
 
 
 def _images(message: Message, attachments: Attachments) -> list[str]:
-    return [uri for b in message.blocks if isinstance(b, AttachmentBlock)
-            for uri in [attachments.data_uri(b.attachment_id, b.media_type)] if uri]
+    return [
+        uri
+        for b in message.blocks
+        if isinstance(b, AttachmentBlock)
+        for uri in [attachments.data_uri(b.attachment_id, b.media_type)]
+        if uri
+    ]
 
 
 # --- the two wire formats ----------------------------------------------------------------
@@ -151,10 +161,16 @@ def _openai(session: Session, attachments: Attachments) -> dict[str, Any]:
                 reply: dict[str, Any] = {"role": "assistant", "content": "\n\n".join(step.text) or None}
                 if step.calls:
                     reply["tool_calls"] = [
-                        {"id": c.id, "type": "function",
-                         "function": {"name": c.name, "arguments": json.dumps(c.arguments, ensure_ascii=False,
-                                                                              default=dict)}}
-                        for c in step.calls]
+                        {
+                            "id": c.id,
+                            "type": "function",
+                            "function": {
+                                "name": c.name,
+                                "arguments": json.dumps(c.arguments, ensure_ascii=False, default=dict),
+                            },
+                        }
+                        for c in step.calls
+                    ]
                 out.append(reply)
                 out += [{"role": "tool", "tool_call_id": c.id, "content": c.result} for c in step.calls]
             notice = _closing_notice(message, bool(steps))
@@ -166,7 +182,8 @@ def _openai(session: Session, attachments: Attachments) -> dict[str, Any]:
         images = _images(message, attachments) if role == "user" else []
         if images:
             parts: Any = [{"type": "text", "text": text}] + [
-                {"type": "image_url", "image_url": {"url": uri}} for uri in images]
+                {"type": "image_url", "image_url": {"url": uri}} for uri in images
+            ]
             out.append({"role": role, "content": parts})
         elif text or role == "user":
             out.append({"role": role, "content": text})
@@ -194,13 +211,29 @@ def _anthropic(session: Session, attachments: Attachments) -> dict[str, Any]:
             steps = _steps(message, attachments, taken)
             for step in steps:
                 parts: list[dict[str, Any]] = [{"type": "text", "text": "\n\n".join(step.text)}] if step.text else []
-                parts += [{"type": "tool_use", "id": c.id, "name": c.name,
-                           "input": c.arguments if hasattr(c.arguments, "keys") else {"input": c.arguments}}
-                          for c in step.calls]
+                parts += [
+                    {
+                        "type": "tool_use",
+                        "id": c.id,
+                        "name": c.name,
+                        "input": c.arguments if hasattr(c.arguments, "keys") else {"input": c.arguments},
+                    }
+                    for c in step.calls
+                ]
                 say("assistant", json.loads(json.dumps(parts, default=dict)))
                 if step.calls:
-                    say("user", [{"type": "tool_result", "tool_use_id": c.id, "content": c.result,
-                                  **({"is_error": True} if c.is_error else {})} for c in step.calls])
+                    say(
+                        "user",
+                        [
+                            {
+                                "type": "tool_result",
+                                "tool_use_id": c.id,
+                                "content": c.result,
+                                **({"is_error": True} if c.is_error else {}),
+                            }
+                            for c in step.calls
+                        ],
+                    )
             notice = _closing_notice(message, bool(steps))
             if notice:
                 say("user", [{"type": "text", "text": notice}])
@@ -208,7 +241,7 @@ def _anthropic(session: Session, attachments: Attachments) -> dict[str, Any]:
         text = "\n\n".join(t for t in (_text_of(b) for b in message.blocks) if t is not None)
         parts = [{"type": "text", "text": text}] if text else []
         for uri in _images(message, attachments):
-            kind, data = uri[len("data:"):].split(";base64,", 1)
+            kind, data = uri[len("data:") :].split(";base64,", 1)
             parts.append({"type": "image", "source": {"type": "base64", "media_type": kind, "data": data}})
         say("user", parts or [{"type": "text", "text": ""}])
     result: dict[str, Any] = {"session_id": session.id}

@@ -15,7 +15,7 @@ header or a reasoning marker is written with a leading backslash.
 from __future__ import annotations
 
 import re
-from typing import Iterator
+from collections.abc import Iterator
 
 from vis_export.formats.facts import SessionFacts
 from vis_export.formats.markdown_syntax import fenced
@@ -80,7 +80,10 @@ class TextProjector(Projector):
 
     def block_tool(self, block: ToolBlock) -> str:
         lines = [f"Tool {single_line(block.tool)} ({block.status})"]
-        lines += [f"{single_line(part.label)}:\n{data_lines(with_marker(part.text, part.cut))}" for part in self.tool_parts(block)]
+        lines += [
+            f"{single_line(part.label)}:\n{data_lines(with_marker(part.text, part.cut))}"
+            for part in self.tool_parts(block)
+        ]
         return "\n".join(lines) + "\n"
 
     def block_reasoning(self, block: ReasoningBlock) -> str:
@@ -102,8 +105,10 @@ class TextProjector(Projector):
 
     def block_lonis(self, block: LonisBlock) -> str:
         shown = lonis_view(block.envelope)
-        lines = [single_line(shown.summary),
-                 "  " + " · ".join(f"{label} {single_line(value)}" for label, value in shown.header)]
+        lines = [
+            single_line(shown.summary),
+            "  " + " · ".join(f"{label} {single_line(value)}" for label, value in shown.header),
+        ]
         for field in shown.fields:
             if field.style == "list":
                 lines.append(f"  {field.name}:")

@@ -9,7 +9,7 @@ the template that renders a block: ``blocks/<kind>.html.j2``.
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypedDict, Union
+from typing import Any, Literal, TypedDict
 
 from markupsafe import Markup
 
@@ -97,8 +97,18 @@ class UnknownView(TypedDict):
     fields: list[tuple[str, str]]  # (key, indented JSON)
 
 
-BlockView = Union[ProseView, CodeView, ToolView, ReasoningView, ErrorView, NoticeView, AttachmentView, SpeechView,
-                  LonisView, UnknownView]
+BlockView = (
+    ProseView
+    | CodeView
+    | ToolView
+    | ReasoningView
+    | ErrorView
+    | NoticeView
+    | AttachmentView
+    | SpeechView
+    | LonisView
+    | UnknownView
+)
 
 
 class MessageView(TypedDict):

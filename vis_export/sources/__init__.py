@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Iterable, Iterator, Union
+from typing import Union
 
 from vis_export.model import Session
 from vis_export.problems import InvalidInput, Problem

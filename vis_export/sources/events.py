@@ -28,10 +28,7 @@ INTERRUPTED_NOTICE = "The turn was interrupted before it finished."
 def is_gateway_event(value: Any) -> bool:
     """Any gateway event line (``queue.paused`` too): a dotted ``type``, no ``role``."""
     return (
-        isinstance(value, dict)
-        and "role" not in value
-        and isinstance(value.get("type"), str)
-        and "." in value["type"]
+        isinstance(value, dict) and "role" not in value and isinstance(value.get("type"), str) and "." in value["type"]
     )
 
 
@@ -61,14 +58,21 @@ class _Turn:
         status = self.status
         if status is None:
             status = "cancelled"
-            content.append({
-                "id": f"{self.id}_interrupted",
-                "type": "notice",
-                "code": "turn_interrupted",
-                "message": INTERRUPTED_NOTICE,
-            })
-        message = {"id": self.id, "role": "assistant", "status": status,
-                   "content": content, "created_at": self.created_at}
+            content.append(
+                {
+                    "id": f"{self.id}_interrupted",
+                    "type": "notice",
+                    "code": "turn_interrupted",
+                    "message": INTERRUPTED_NOTICE,
+                }
+            )
+        message = {
+            "id": self.id,
+            "role": "assistant",
+            "status": status,
+            "content": content,
+            "created_at": self.created_at,
+        }
         if self.completed_at is not None and self.completed_at >= self.created_at:
             message["completed_at"] = self.completed_at
         return message
@@ -149,7 +153,9 @@ class _Folder:
         if expected is None:
             self.fail(lineno, f"delta for a {kind} block, which does not stream")
         elif event["field"] != expected:
-            self.fail(lineno, f"delta field {event['field']!r} is not the streaming field of a {kind} block ({expected})")
+            self.fail(
+                lineno, f"delta field {event['field']!r} is not the streaming field of a {kind} block ({expected})"
+            )
         else:
             block.chunks.append(event["text"])
 

@@ -16,9 +16,10 @@ import json
 import os
 import re
 import stat
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, BinaryIO, Iterator
+from typing import Any, BinaryIO
 
 from vis_export.problems import Problem
 from vis_export.sources.events import event_log, is_gateway_event
@@ -37,8 +38,13 @@ LONIS_PREFIX = "lonis."
 _LINE = re.compile(r"line (\d+)")
 # The most a file (or stdin) may hold: sessions are read into memory whole.
 MAX_FILE_BYTES = 1 << 30
-_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"),
-          (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
 
 
 class _Unreadable(Exception):

@@ -20,7 +20,8 @@ import json
 import math
 import re
 import sys
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from vis_export.contract.check import MAX_DEPTH
 
@@ -32,7 +33,9 @@ _TOKEN = re.compile(r'"(?:[^"\\]++|\\.)*+"|[\[\]{}]|NaN|-?Infinity|-?[0-9][0-9.e
 # pass, and a backslash's parity is always right.
 _LONE_SURROGATE = re.compile(
     r"(?:[^\\]++|\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}|\\u(?![dD][89a-fA-F])|\\[^u])*+"
-    r"\\u([dD][89a-fA-F][0-9a-fA-F]{2})", re.DOTALL)
+    r"\\u([dD][89a-fA-F][0-9a-fA-F]{2})",
+    re.DOTALL,
+)
 _SURROGATE_HINT = re.compile(r"\\u[dD][89a-fA-F]")
 
 
@@ -70,14 +73,17 @@ def parse(text: str) -> Any:
         raise _located(text, refused.token.__eq__, refused.message) from None
     except ValueError:  # int(): more digits than Python converts
         limit = sys.get_int_max_str_digits()
-        raise _located(text, lambda token: len(token.lstrip("-")) > limit,
-                       f"a number of more than {limit} digits") from None
+        raise _located(
+            text, lambda token: len(token.lstrip("-")) > limit, f"a number of more than {limit} digits"
+        ) from None
     except RecursionError:
         raise _too_deep(text) from None
     if _SURROGATE_HINT.search(text):
         lone = _LONE_SURROGATE.match(text)
         if lone:
-            raise json.JSONDecodeError(f"lone surrogate \\u{lone.group(1)} is not Unicode text", text, lone.start(1) - 2)
+            raise json.JSONDecodeError(
+                f"lone surrogate \\u{lone.group(1)} is not Unicode text", text, lone.start(1) - 2
+            )
     return value
 
 

@@ -54,6 +54,5 @@ def lonis_blocks(items: list[tuple[str, Any]], source: str, default_id: str) -> 
         return LoadResult(source, None, tuple(problems))
     if not items:
         return failed(source, Problem("", "no Lonis blocks"))
-    messages = tuple(message_from_json(_message(block, f"{default_id}_{n}")) for n, (_, block) in
-                     enumerate(items, 1))
+    messages = tuple(message_from_json(_message(block, f"{default_id}_{n}")) for n, (_, block) in enumerate(items, 1))
     return LoadResult(source, Session(id=default_id, messages=messages, source=source))

@@ -23,8 +23,9 @@ def session_document(value: dict[str, Any], source: str, default_id: str, lenien
     session_id: str = value["id"] if isinstance(value.get("id"), str) and value["id"].strip() else default_id
     title = value.get("title") if isinstance(value.get("title"), str) else None
     created = time_or_none(value.get("created_at"))
-    session = Session(id=session_id, messages=salvage_messages(messages), title=title, created_at=created,
-                      source=source)
+    session = Session(
+        id=session_id, messages=salvage_messages(messages), title=title, created_at=created, source=source
+    )
     return LoadResult(source, session, tuple(problems))
 
 
@@ -52,9 +53,7 @@ def message_lines(lines: list[tuple[int, Any]], source: str, default_id: str, le
     return _session_of([value for _, value in lines], problems, source, default_id, lenient)
 
 
-def _session_of(
-    values: list[Any], problems: list[Problem], source: str, default_id: str, lenient: bool
-) -> LoadResult:
+def _session_of(values: list[Any], problems: list[Problem], source: str, default_id: str, lenient: bool) -> LoadResult:
     if not values:
         return failed(source, Problem("", "no messages"))
     if not problems:

@@ -19,10 +19,11 @@ import json
 import shutil
 import sqlite3
 import tempfile
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Callable, Iterator
+from typing import Any
 from urllib.parse import quote
 
 from vis_export.contract import check_message
@@ -42,8 +43,14 @@ class NotUtf8(bytes):
     """A TEXT value whose bytes are not UTF-8, kept for the column checks to name."""
 
 
-_SQL_TYPES = {type(None): "NULL", int: "an integer", float: "a real number", str: "text", bytes: "a BLOB",
-              NotUtf8: "text that is not UTF-8"}
+_SQL_TYPES = {
+    type(None): "NULL",
+    int: "an integer",
+    float: "a real number",
+    str: "text",
+    bytes: "a BLOB",
+    NotUtf8: "text that is not UTF-8",
+}
 
 
 def _sql_type(value: Any) -> str:
@@ -81,15 +88,31 @@ def _time_or_null(value: Any) -> str | None:
 
 
 Columns = dict[str, Callable[[Any], "str | None"]]
-SOUL_COLUMNS: Columns = {"id": _id, "created_at": _time_or_null, "llm_pref_provider": _text_or_null,
-                         "llm_pref_model": _text_or_null}
+SOUL_COLUMNS: Columns = {
+    "id": _id,
+    "created_at": _time_or_null,
+    "llm_pref_provider": _text_or_null,
+    "llm_pref_model": _text_or_null,
+}
 STATE_COLUMNS: Columns = {"title": _text_or_null}
 TURN_COLUMNS: Columns = {"id": _id, "user_request": _text_or_null, "created_at": _time_or_null}
-TURN_STATE_COLUMNS: Columns = {"id": _id, "status": _text, "llm_root_provider": _text_or_null,
-                               "llm_root_model": _text_or_null, "content_json": _text_or_null,
-                               "created_at": _time_or_null}
-ATTACHMENT_COLUMNS: Columns = {"id": _id, "media_type": _text, "filename": _text_or_null, "size_bytes": _int_or_null,
-                               "bytes": _blob_or_null, "storage_uri": _text_or_null, "transcription": _text_or_null}
+TURN_STATE_COLUMNS: Columns = {
+    "id": _id,
+    "status": _text,
+    "llm_root_provider": _text_or_null,
+    "llm_root_model": _text_or_null,
+    "content_json": _text_or_null,
+    "created_at": _time_or_null,
+}
+ATTACHMENT_COLUMNS: Columns = {
+    "id": _id,
+    "media_type": _text,
+    "filename": _text_or_null,
+    "size_bytes": _int_or_null,
+    "bytes": _blob_or_null,
+    "storage_uri": _text_or_null,
+    "transcription": _text_or_null,
+}
 
 
 def _bad_columns(row: sqlite3.Row, where: str, columns: Columns) -> list[Problem]:
@@ -183,7 +206,8 @@ def _session(
     messages: list[dict[str, Any] | Message] = []
     turns = db.execute(
         "SELECT id, position, user_request, created_at FROM session_turn_soul"
-        " WHERE session_state_id = ? ORDER BY position, created_at", (state["id"],)
+        " WHERE session_state_id = ? ORDER BY position, created_at",
+        (state["id"],),
     ).fetchall()
     for turn in turns:
         turn_where = f"{where}, turn {turn['position']}"
@@ -201,8 +225,11 @@ def _session(
             message = _assistant_message(turn_state, turn, turn_where, problems, lenient)
             if message is not None:
                 messages.append(message)
-    metadata = {key: value for key in ("llm_pref_provider", "llm_pref_model")
-                if (value := _good(soul, key, SOUL_COLUMNS)) is not None}
+    metadata = {
+        key: value
+        for key in ("llm_pref_provider", "llm_pref_model")
+        if (value := _good(soul, key, SOUL_COLUMNS)) is not None
+    }
     attachments = _attachments(db, [t["id"] for t in turns], where, problems) if has_attachments else {}
     if problems and not lenient:
         return LoadResult(source, None, tuple(problems))
@@ -280,15 +307,21 @@ def _attachments(
     for turn_id in turn_ids:
         for row in db.execute(
             "SELECT id, media_type, filename, size_bytes, bytes, storage_uri, transcription"
-            " FROM session_attachment WHERE session_turn_soul_id = ? ORDER BY created_at, id", (turn_id,)
+            " FROM session_attachment WHERE session_turn_soul_id = ? ORDER BY created_at, id",
+            (turn_id,),
         ):
             bad = _bad_columns(row, f"{where}, attachment {row['id']}", ATTACHMENT_COLUMNS)
             if bad:
                 problems.extend(bad)
                 continue
             found[row["id"]] = StoredAttachment(
-                id=row["id"], turn_id=turn_id, media_type=row["media_type"], filename=row["filename"],
-                size_bytes=row["size_bytes"], data=row["bytes"], storage_uri=row["storage_uri"],
+                id=row["id"],
+                turn_id=turn_id,
+                media_type=row["media_type"],
+                filename=row["filename"],
+                size_bytes=row["size_bytes"],
+                data=row["bytes"],
+                storage_uri=row["storage_uri"],
                 transcription=row["transcription"],
             )
     return found
@@ -296,4 +329,3 @@ def _attachments(
 
 def is_store(head: bytes) -> bool:
     return head.startswith(SQLITE_HEADER)
-
