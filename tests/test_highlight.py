@@ -1,6 +1,6 @@
 """Highlighting keeps the code exactly (R1) and within a time bound (R6), for every Pygments lexer.
 
-Every test that could hang runs under ``hard_limit`` (SIGALRM, which Python's
+Every test that could hang runs under ``time_limit`` (SIGALRM, which Python's
 regular-expression engine notices mid-match), so a regression fails instead.
 """
 
@@ -12,8 +12,6 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from multiprocessing import get_context
 from typing import Any
 
@@ -21,6 +19,7 @@ import pytest
 from htmldom import elements, fragment, text_content
 from hypothesis import given, strategies as st
 from pygments.lexers import get_all_lexers
+from timelimit import time_limit
 
 from vis_export.formats import lexing
 from vis_export.formats.highlight import highlight, plain
@@ -56,24 +55,6 @@ ADVERSARIAL = [
 CALL_LIMIT = 2.0  # seconds any one block may take
 
 
-class HardLimit(Exception):
-    pass
-
-
-@contextmanager
-def hard_limit(seconds: int) -> Iterator[None]:
-    def expire(signum: int, frame: Any) -> None:
-        raise HardLimit(f"still running after {seconds} s")
-
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
-
-
 def dom_text(html: str) -> str:
     (code,) = elements(fragment(f"<pre><code>{html}</code></pre>"), "code")
     return text_content(code)
@@ -90,7 +71,7 @@ def in_thread(text: str, language: str) -> str:
 
 @pytest.mark.parametrize("language", ALIASES)
 def test_every_lexer_keeps_the_code_exactly_and_in_bounded_time(language: str) -> None:
-    with hard_limit(60):
+    with time_limit(60):
         for code in ADVERSARIAL:
             start = time.monotonic()
             html = str(highlight(code, language))
@@ -109,7 +90,7 @@ def test_every_lexer_keeps_the_code_exactly_and_in_bounded_time(language: str) -
     ids=["maple", "scala", "c", "python"],
 )
 def test_a_runaway_lexer_is_cut_short_and_the_code_shown_plain(language: str, code: str) -> None:
-    with hard_limit(30):
+    with time_limit(30):
         for highlighted in (lambda: str(highlight(code, language)), lambda: in_thread(code, language)):
             start = time.monotonic()
             assert highlighted() == plain(code)
@@ -118,7 +99,7 @@ def test_a_runaway_lexer_is_cut_short_and_the_code_shown_plain(language: str, co
 
 @given(st.sampled_from(ALIASES), st.text(st.sampled_from(list("\"'`\\/*#<>([{}])-=:; \t\r\nax0\x00é")), max_size=200))
 def test_any_text_in_any_language_comes_back_exactly_and_in_time(language: str, code: str) -> None:
-    with hard_limit(30):
+    with time_limit(30):
         start = time.monotonic()
         html = str(highlight(code, language))
         assert time.monotonic() - start < CALL_LIMIT
@@ -162,7 +143,7 @@ def real_code() -> dict[str, str]:
 def test_real_code_keeps_its_colours_the_same_in_any_thread() -> None:
     """The budget is far above what real code needs, and the worker (any thread but
     the main one) gives the same bytes as this process does."""
-    with hard_limit(60):
+    with time_limit(60):
         for language, code in real_code().items():
             here = str(highlight(code, language))
             assert '<span class="' in here, language
@@ -173,7 +154,7 @@ def test_real_code_keeps_its_colours_the_same_in_any_thread() -> None:
 def test_a_worker_that_stops_answering_is_replaced(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(lexing, "WORKER_GRACE", 0.5)
     code = "def f():\n    return 1\n"
-    with hard_limit(30):
+    with time_limit(30):
         expected = in_thread(code, "python")
         worker = lexing._worker().process
         assert worker is not None
@@ -189,7 +170,7 @@ def _highlight_in_child(queue: Any) -> None:
 
 def test_a_forked_child_has_its_own_worker() -> None:
     """PDF parts are forked: a child must never talk over its parent's worker pipes."""
-    with hard_limit(30):
+    with time_limit(30):
         expected = in_thread("def f(): pass\n", "python")  # the parent's worker is running
         context = get_context("fork")
         queue = context.Queue()
