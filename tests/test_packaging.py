@@ -43,10 +43,10 @@ def test_every_library_the_package_imports_is_a_runtime_dependency() -> None:
     import tomllib
 
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    extras = project["optional-dependencies"]
+    features = [d for extra, ds in project["optional-dependencies"].items() if extra not in ("all", "test") for d in ds]
     declared = {
         re.split(r"[<>=\[; ]", d, maxsplit=1)[0].lower().replace("_", "-")
-        for d in [*project["dependencies"], *(d for name, ds in extras.items() if name not in ("all", "test") for d in ds)]
+        for d in [*project["dependencies"], *features]
     }
     owners = metadata.packages_distributions()
     imported: set[str] = set()

@@ -187,8 +187,8 @@ KILLED_JOB = """
 import sys, time
 from vis_export import load
 from vis_export.searchindex import index
-from vis_export.searchindex import job
-job.COMMIT_EVERY = 50
+from vis_export.searchindex.target import FolderTarget
+FolderTarget.commit_every = 50
 sessions = list(load(sys.argv[1]))
 def slow(session):
     time.sleep(0.01)

@@ -401,10 +401,20 @@ def _millis(value: str | None, option: str) -> int | None:
     return int(moment.timestamp() * 1000)
 
 
+def _index_location(ctx: click.Context, param: click.Parameter, value: str) -> Path | str:
+    """``--index``: a PostgreSQL URI as given, else a directory."""
+    from vis_export.searchindex.target import is_database
+
+    if is_database(value):
+        return value
+    path: Path = click.Path(file_okay=False, path_type=Path).convert(value, param, ctx)
+    return path
+
+
 @main.command(context_settings=CONTEXT, short_help="Add or update sessions in a search index.")
 @sources_argument
-@click.option("--index", "directory", type=click.Path(file_okay=False, path_type=Path), required=True,
-              help="The index directory (created if needed).")
+@click.option("--index", "directory", callback=_index_location, required=True, metavar="DIR|URI",
+              help="The index directory (created if needed), or a postgresql:// URI (tables created if needed).")
 @click.option("--engine", type=click.Choice(engine_names()), default=None,
               help="Search engine: by default an existing index's own, else tantivy; another one than an existing "
               "index's is refused.")
@@ -416,8 +426,11 @@ def _millis(value: str | None, option: str) -> int | None:
 @click.option("--jobs", type=click.IntRange(min=0), default=0, metavar="N",
               help="Indexing threads (tantivy); 0 lets the engine choose.")
 @click.option("--lenient", is_flag=True, help="Index what can be read from invalid input, with warnings.")
-def index(sources: Sequence[str], directory: Path, engine: str | None, reasoning: str, prune: bool, wait: float,
-          jobs: int, lenient: bool) -> None:
+@click.option("--origin", default=None, metavar="NAME",
+              help="PostgreSQL: where the sessions come from (default: this host's name); --prune removes only "
+              "its own.")
+def index(sources: Sequence[str], directory: Path | str, engine: str | None, reasoning: str, prune: bool, wait: float,
+          jobs: int, lenient: bool, origin: str | None) -> None:
     """Add or update the sessions of SOURCE... in a search index.
 
     Each session's documents are replaced when its content changed; a rerun over
@@ -432,6 +445,7 @@ def index(sources: Sequence[str], directory: Path, engine: str | None, reasoning
       vis-export index ~/.vis/vis.db --index ~/.cache/vis-index
       vis-export index chat.json --index idx
       vis-export index exports/ --index idx --engine whoosh --prune --wait 60
+      vis-export index ~/.vis/vis.db --index postgresql://me@db.example:5432/vis --prune
     """
     from vis_export.searchindex import IndexFailure, check_placement
     from vis_export.searchindex.job import index_sessions, source_batches
@@ -439,13 +453,14 @@ def index(sources: Sequence[str], directory: Path, engine: str | None, reasoning
     reporter = Reporter()
     tick = [lambda: None]  # the progress bar's, once it exists
     try:
-        check_placement(directory, sources)
+        if isinstance(directory, Path):
+            check_placement(directory, sources)
         batches = source_batches(sources, lenient, reporter.results, lambda: tick[0]())
         with _progress(len(batches), "Indexing") as advance:
             tick[0] = advance
             counts = index_sessions(batches, directory,
                                     engine=engine, reasoning=reasoning,  # type: ignore[arg-type]
-                                    prune=prune, wait=wait, threads=jobs, warn=reporter.warning)
+                                    prune=prune, wait=wait, threads=jobs, warn=reporter.warning, origin=origin)
     except IndexFailure as failure:
         reporter.problem(f"vis-export: {failure}")
         sys.exit(1)
@@ -455,8 +470,8 @@ def index(sources: Sequence[str], directory: Path, engine: str | None, reasoning
 
 @main.command(context_settings=CONTEXT, short_help="Search an index: code-aware words, exact phrases.")
 @click.argument("query")
-@click.option("--index", "directory", type=click.Path(file_okay=False, path_type=Path), required=True,
-              help="The index directory.")
+@click.option("--index", "directory", callback=_index_location, required=True, metavar="DIR|URI",
+              help="The index directory, or a postgresql:// URI.")
 @click.option("--limit", type=click.IntRange(min=1), default=10, show_default=True, help="At most this many hits.")
 @click.option("--json", "as_json", is_flag=True, help="A JSON array of hits on standard output.")
 @click.option("--role", type=click.Choice(MESSAGE_ROLES), default=None)
@@ -466,7 +481,7 @@ def index(sources: Sequence[str], directory: Path, engine: str | None, reasoning
 @click.option("--session", "session_id", default=None, metavar="ID", help="Only this session.")
 @click.option("--since", default=None, metavar="DATE", help="Messages from this time on (ISO date or ms).")
 @click.option("--until", default=None, metavar="DATE", help="Messages up to this time (ISO date or ms).")
-def search(query: str, directory: Path, limit: int, as_json: bool, role: str | None, block_type: str | None,
+def search(query: str, directory: Path | str, limit: int, as_json: bool, role: str | None, block_type: str | None,
            language: str | None, session_id: str | None, since: str | None, until: str | None) -> None:
     """Search an index: words must all match (code-aware: parseConfig finds
     parse_config), "quoted phrases" must occur exactly as written.

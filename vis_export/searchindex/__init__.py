@@ -11,12 +11,14 @@ imported only when a function needs them.
 
 from __future__ import annotations
 
+import atexit
 import os
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, fields
 from functools import lru_cache
 from importlib import import_module
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any
 
 from vis_export.searchindex.documents import IndexReasoning, check_index_reasoning
 
@@ -24,14 +26,18 @@ if TYPE_CHECKING:
     from vis_export.model import Session
     from vis_export.searchindex.directory import check_placement
     from vis_export.searchindex.engines import Engine
+    from vis_export.searchindex.engines.postgresql_engine import PostgresEngine
     from vis_export.searchindex.guard import IndexFailure
     from vis_export.searchindex.job import IndexCounts
     from vis_export.searchindex.query import ParsedQuery, Snippet
 
 __all__ = ["Hit", "IndexCounts", "IndexFailure", "index", "search", "check_placement"]
 
-_LAZY = {"IndexCounts": "vis_export.searchindex.job", "IndexFailure": "vis_export.searchindex.guard",
-         "check_placement": "vis_export.searchindex.directory"}
+_LAZY = {
+    "IndexCounts": "vis_export.searchindex.job",
+    "IndexFailure": "vis_export.searchindex.guard",
+    "check_placement": "vis_export.searchindex.directory",
+}
 
 
 def __getattr__(name: str) -> Any:
@@ -61,24 +67,41 @@ class Hit:
 
 
 def index(
-    sessions: Iterable[Session], directory: str | os.PathLike[str], engine: str | None = None,
-    reasoning: IndexReasoning = "none", prune: bool = False, wait: float = 0.0, threads: int = 0,
-    progress: Callable[[Session], None] | None = None, warn: Callable[[str], None] | None = None,
+    sessions: Iterable[Session],
+    directory: str | os.PathLike[str],
+    engine: str | None = None,
+    reasoning: IndexReasoning = "none",
+    prune: bool = False,
+    wait: float = 0.0,
+    threads: int = 0,
+    progress: Callable[[Session], None] | None = None,
+    warn: Callable[[str], None] | None = None,
+    origin: str | None = None,
 ) -> IndexCounts:
-    """Index ``sessions`` into ``directory`` with ``engine`` (by default the one
-    the index there was built with, else tantivy); returns how many were added,
-    updated, unchanged and (with ``prune``) removed."""
+    """Index ``sessions`` into ``directory`` (a folder, or a ``postgresql://``
+    URI) with ``engine`` (by default the one the index there was built with,
+    else tantivy); returns how many were added, updated, unchanged and (with
+    ``prune``) removed. In a database, ``origin`` (by default the host name)
+    records where sessions come from: ``prune`` removes only its own."""
     from vis_export.searchindex.job import Batch, index_sessions
+    from vis_export.searchindex.target import is_database
 
     check_index_reasoning(reasoning)
     batches = [Batch(None, None, lambda: sessions)]
-    return index_sessions(batches, Path(directory), engine, reasoning, prune, wait, threads, progress, warn)
+    location = directory if is_database(directory) else Path(directory)
+    return index_sessions(batches, location, engine, reasoning, prune, wait, threads, progress, warn, origin)
 
 
 def search(
-    query: str, directory: str | os.PathLike[str], limit: int = 10, role: str | None = None,
-    type: str | None = None, language: str | None = None, session: str | None = None,  # noqa: A002
-    since: int | None = None, until: int | None = None,
+    query: str,
+    directory: str | os.PathLike[str],
+    limit: int = 10,
+    role: str | None = None,
+    type: str | None = None,
+    language: str | None = None,
+    session: str | None = None,  # noqa: A002
+    since: int | None = None,
+    until: int | None = None,
 ) -> list[Hit]:
     """Ranked hits for ``query`` (words must all match; ``"quoted phrases"`` and
     words of punctuation or symbols only must occur exactly); at most ``limit``
@@ -90,11 +113,13 @@ def search(
 
     if limit < 1:
         raise ValueError(f"limit must be 1 or more, not {limit}")
-    path = Path(directory)
-    engine = _reader(path)
+    engine = _reader(directory)
     parsed = parse(query)
-    filters = {name: value for name, value in zip(FILTERS, (session, role, type, language.lower() if language
-                                                            else None)) if value}
+    filters = {
+        name: value
+        for name, value in zip(FILTERS, (session, role, type, language.lower() if language else None), strict=True)
+        if value
+    }
     since, until = (None if t is None else _bound(t) for t in (since, until))
     found = _matching(engine, parsed, engine_words(parsed), filters, since, until, limit)
     found.sort(key=lambda hit: (-hit[0], hit[1]["key"]))
@@ -102,9 +127,22 @@ def search(
     hits = []
     for score, doc in found[:limit]:
         made = snippet.of_prose(doc["text"]) if doc["block_type"] == "prose" else snippet(doc["text"])
-        hits.append(Hit(doc["session_id"], doc["session_title"], doc["message_id"], doc["block_id"], doc["role"],
-                        doc["block_type"], doc["language"], doc["created_at"], round(score, 4),
-                        made.text, made.html, made))
+        hits.append(
+            Hit(
+                doc["session_id"],
+                doc["session_title"],
+                doc["message_id"],
+                doc["block_id"],
+                doc["role"],
+                doc["block_type"],
+                doc["language"],
+                doc["created_at"],
+                round(score, 4),
+                made.text,
+                made.html,
+                made,
+            )
+        )
     return hits
 
 
@@ -117,11 +155,16 @@ def _bound(ms: int) -> int:
     return max(-1, min(ms, MAX_TIME + 1))
 
 
-def _reader(path: Path) -> Engine:
-    """The engine of the index at ``path``, kept open while its manifest is unchanged."""
+def _reader(location: str | os.PathLike[str]) -> Engine:
+    """The engine of the index at ``location``: a folder's kept open while its
+    manifest is unchanged, a database's connection kept open."""
     from vis_export.searchindex.directory import ENGINE_DATA, MANIFEST
     from vis_export.searchindex.guard import IndexFailure
+    from vis_export.searchindex.target import is_database
 
+    if is_database(location):
+        return _open_database(str(location))
+    path = Path(location)
     manifest = path / MANIFEST
     if not (path / ENGINE_DATA).exists() or not manifest.exists():
         raise IndexFailure(f"{path}: no index here (run vis-export index first)")
@@ -135,8 +178,41 @@ def _open_reader(path: Path, version: int) -> Engine:
     return open_index(path, read_manifest(path, None)["engine"], writable=False)
 
 
-def _matching(engine: Engine, parsed: ParsedQuery, words: list[str], filters: dict[str, str],
-              since: int | None, until: int | None, limit: int) -> list[tuple[float, dict[str, Any]]]:
+_DATABASES: dict[str, PostgresEngine] = {}  # open connections, oldest first
+
+
+def _open_database(uri: str) -> Engine:
+    """A connection per database, kept for the next search (a connection costs
+    more than most queries); the oldest of more than a few is closed."""
+    from vis_export.extras import require
+
+    if uri in _DATABASES and not _DATABASES[uri].connection.closed:  # closed: the server went away
+        return _DATABASES[uri]
+    require("psycopg", "the postgresql search engine")
+    from vis_export.searchindex.engines.postgresql_engine import PostgresEngine
+
+    engine = _DATABASES[uri] = PostgresEngine(uri, writable=False)
+    if len(_DATABASES) > 8:
+        _DATABASES.pop(next(iter(_DATABASES))).close()
+    if len(_DATABASES) == 1:
+        atexit.register(_close_databases)
+    return engine
+
+
+def _close_databases() -> None:
+    while _DATABASES:
+        _DATABASES.popitem()[1].close()
+
+
+def _matching(
+    engine: Engine,
+    parsed: ParsedQuery,
+    words: list[str],
+    filters: dict[str, str],
+    since: int | None,
+    until: int | None,
+    limit: int,
+) -> list[tuple[float, dict[str, Any]]]:
     """The best ``limit`` matches. Candidates for a phrase come in batches, best
     first, and each is checked to contain the phrase exactly, until enough pass."""
     if not parsed.phrases:

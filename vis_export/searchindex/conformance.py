@@ -16,56 +16,103 @@ from pathlib import Path
 from typing import Any
 
 CANARY = "CONFORMANCE-PRIVATE-CANARY"
-CODE_SESSION: dict[str, Any] = {"id": "code", "title": "Code", "messages": [
-    {"id": "m1", "role": "assistant", "status": "completed", "created_at": 1740000000000, "content": [
-        {"id": "py", "type": "code", "language": "python", "text": "def run(fn):\n    return parse_config(path)\n"},
-        {"id": "kw", "type": "code", "language": "Python", "text": "wrapper = lambda: fn(*args, **kwargs)\n"},
-        {"id": "near", "type": "code", "language": "python", "text": "fn(*args, kwargs)  # not the same\n"},
-        {"id": "srv", "type": "code", "language": "rust", "text": "let s = http_server::bind(addr);\n"},
-        {"id": "p1", "type": "prose", "markdown": "The parsers were **configured** and deployed."},
-    ]},
-    {"id": "m2", "role": "user", "status": "completed", "created_at": 1750000000000, "content": [
-        {"id": "p2", "type": "prose", "markdown": "Please deploy the HTTPServer now."},
-        {"id": "r1", "type": "reasoning", "text": "visible thoughts about deployment", "visibility": "visible"},
-        {"id": "r2", "type": "reasoning", "text": f"{CANARY} secret deployment plan"},
-    ]},
-]}
+CODE_SESSION: dict[str, Any] = {
+    "id": "code",
+    "title": "Code",
+    "messages": [
+        {
+            "id": "m1",
+            "role": "assistant",
+            "status": "completed",
+            "created_at": 1740000000000,
+            "content": [
+                {
+                    "id": "py",
+                    "type": "code",
+                    "language": "python",
+                    "text": "def run(fn):\n    return parse_config(path)\n",
+                },
+                {"id": "kw", "type": "code", "language": "Python", "text": "wrapper = lambda: fn(*args, **kwargs)\n"},
+                {"id": "near", "type": "code", "language": "python", "text": "fn(*args, kwargs)  # not the same\n"},
+                {"id": "srv", "type": "code", "language": "rust", "text": "let s = http_server::bind(addr);\n"},
+                {"id": "p1", "type": "prose", "markdown": "The parsers were **configured** and deployed."},
+            ],
+        },
+        {
+            "id": "m2",
+            "role": "user",
+            "status": "completed",
+            "created_at": 1750000000000,
+            "content": [
+                {"id": "p2", "type": "prose", "markdown": "Please deploy the HTTPServer now."},
+                {"id": "r1", "type": "reasoning", "text": "visible thoughts about deployment", "visibility": "visible"},
+                {"id": "r2", "type": "reasoning", "text": f"{CANARY} secret deployment plan"},
+            ],
+        },
+    ],
+}
 # (query, filters, the blocks it finds)
 EXPECTED: list[tuple[str, dict[str, Any], set[str]]] = [
-    ("parse_config", {}, {"py"}), ("parseConfig", {}, {"py"}), ("ParseConfig", {}, {"py"}), ("config", {}, {"py"}),
-    ("HTTPServer", {}, {"srv", "p2"}), ("http_server", {}, {"srv", "p2"}), ("server", {}, {"srv", "p2"}),
-    ('"fn(*args, **kwargs)"', {}, {"kw"}), ('"fn(*args"', {}, {"kw", "near"}), ('"parse_config(path)"', {}, {"py"}),
-    ("configure", {}, {"p1"}), ("parser", {}, {"p1"}), ("deploying", {}, {"p1", "p2", "r1"}),
-    ('deploy "HTTPServer now"', {}, {"p2"}), ("nothing_like_this", {}, set()), ('"PARSE_CONFIG"', {}, set()),
-    ("deploy", {"role": "user"}, {"p2", "r1"}), ("config", {"type": "code"}, {"py"}),
-    ("fn", {"language": "PYTHON"}, {"py", "kw", "near"}), ("deploy", {"since": 1745000000000}, {"p2", "r1"}),
-    ("deploy", {"until": 1745000000000}, {"p1"}), ("deploy", {"session": "code"}, {"p1", "p2", "r1"}),
-    ("deploy", {"session": "other"}, set()), (CANARY, {}, set()), ("secret", {}, set()),
+    ("parse_config", {}, {"py"}),
+    ("parseConfig", {}, {"py"}),
+    ("ParseConfig", {}, {"py"}),
+    ("config", {}, {"py"}),
+    ("HTTPServer", {}, {"srv", "p2"}),
+    ("http_server", {}, {"srv", "p2"}),
+    ("server", {}, {"srv", "p2"}),
+    ('"fn(*args, **kwargs)"', {}, {"kw"}),
+    ('"fn(*args"', {}, {"kw", "near"}),
+    ('"parse_config(path)"', {}, {"py"}),
+    ("configure", {}, {"p1"}),
+    ("parser", {}, {"p1"}),
+    ("deploying", {}, {"p1", "p2", "r1"}),
+    ('deploy "HTTPServer now"', {}, {"p2"}),
+    ("nothing_like_this", {}, set()),
+    ('"PARSE_CONFIG"', {}, set()),
+    ("deploy", {"role": "user"}, {"p2", "r1"}),
+    ("config", {"type": "code"}, {"py"}),
+    ("fn", {"language": "PYTHON"}, {"py", "kw", "near"}),
+    ("deploy", {"since": 1745000000000}, {"p2", "r1"}),
+    ("deploy", {"until": 1745000000000}, {"p1"}),
+    ("deploy", {"session": "code"}, {"p1", "p2", "r1"}),
+    ("deploy", {"session": "other"}, set()),
+    (CANARY, {}, set()),
+    ("secret", {}, set()),
 ]
 
 
-def check_engine(engine: str, directory: Path) -> None:
-    """Run the suite against ``engine``, in a new index under ``directory``."""
+def check_engine(engine: str, directory: Path | str) -> None:
+    """Run the suite against ``engine``, in a new index under ``directory``, or
+    in the empty database a ``postgresql://`` URI names (whose dump the caller
+    checks for private reasoning: no file here holds it)."""
     from vis_export.searchindex import index, search
+    from vis_export.searchindex.target import is_database
     from vis_export.sources.messages import session_document
 
     def session(document: dict[str, Any]) -> Any:
         return session_document(document, "", "s").session
 
-    where = directory / f"conformance-{engine}"
+    where: Path | str = directory if is_database(directory) else Path(directory) / f"conformance-{engine}"
     counts = index([session(CODE_SESSION)], where, engine=engine, reasoning="visible")
     assert (counts.added, counts.unchanged) == (1, 0), f"first job: {counts}"
     for query, filters, expected in EXPECTED:
         found = {hit.block_id for hit in search(query, where, limit=100, **filters)}
         assert found == expected, f"{engine}: {query!r} {filters} found {sorted(found)}, not {sorted(expected)}"
     (hit,) = search('"fn(*args, **kwargs)"', where)
-    assert (hit.session_id, hit.session_title, hit.message_id, hit.role, hit.block_type, hit.language) == \
-        ("code", "Code", "m1", "assistant", "code", "python"), f"{engine}: hit fields {hit}"
+    assert (hit.session_id, hit.session_title, hit.message_id, hit.role, hit.block_type, hit.language) == (
+        "code",
+        "Code",
+        "m1",
+        "assistant",
+        "code",
+        "python",
+    ), f"{engine}: hit fields {hit}"
     assert "**fn(*args, **kwargs)**" in hit.snippet and "<mark>fn(*args, **kwargs)</mark>" in hit.snippet_html
     everything = search("", where, limit=10_000)
     assert CANARY not in json.dumps([h.to_json() for h in everything]), f"{engine}: private reasoning in a hit"
-    assert all(CANARY.encode() not in path.read_bytes() for path in where.rglob("*") if path.is_file()), \
-        f"{engine}: private reasoning in an index file"
+    assert isinstance(where, str) or all(
+        CANARY.encode() not in path.read_bytes() for path in where.rglob("*") if path.is_file()
+    ), f"{engine}: private reasoning in an index file"
     changed = json.loads(json.dumps(CODE_SESSION))
     changed["messages"][0]["content"] = changed["messages"][0]["content"][:1]
     counts = index([session(changed)], where, engine=engine, reasoning="visible")

@@ -10,9 +10,10 @@ import fcntl
 import json
 import shutil
 import time
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterable, Iterator, cast
+from typing import Any, cast
 
 from vis_export.output import write_atomic
 from vis_export.searchindex.documents import SCHEMA_VERSION
@@ -41,11 +42,14 @@ def check_placement(directory: Path, sources: Iterable[str]) -> None:
             continue
         real = path.resolve()
         if path.is_dir() and real in (target, *target.parents):
-            raise PlacementRefused(f"{directory}: the index would be inside {source}, a folder sessions are read "
-                                   "from; choose a directory outside it")
+            raise PlacementRefused(
+                f"{directory}: the index would be inside {source}, a folder sessions are read "
+                "from; choose a directory outside it"
+            )
         if target in (real, *real.parents):
-            raise PlacementRefused(f"{directory}: the index directory would hold the source {source}; "
-                                   "choose another directory")
+            raise PlacementRefused(
+                f"{directory}: the index directory would hold the source {source}; choose another directory"
+            )
 
 
 def check_ours(directory: Path) -> None:
@@ -95,7 +99,8 @@ def writer_lock(directory: Path, wait: float) -> Iterator[None]:
             except BlockingIOError:
                 if time.monotonic() >= deadline:
                     raise IndexFailure(
-                        f"{directory}: another index job is writing to it (waited {wait:g} s; see --wait)") from None
+                        f"{directory}: another index job is writing to it (waited {wait:g} s; see --wait)"
+                    ) from None
                 time.sleep(0.05)
         try:
             yield
@@ -115,14 +120,19 @@ def read_manifest(directory: Path, engine: str | None) -> dict[str, Any]:
     except (OSError, ValueError) as error:
         raise IndexFailure(f"{path}: unreadable index manifest ({error})") from None
     if not _well_formed(manifest):
-        raise IndexFailure(f"{path}: not a vis-export index manifest; remove the index and rebuild it with "
-                           "vis-export index")
+        raise IndexFailure(
+            f"{path}: not a vis-export index manifest; remove the index and rebuild it with vis-export index"
+        )
     if engine is not None and manifest["engine"] != engine:
-        raise IndexFailure(f"{directory}: this index was built with {manifest['engine']}, not {engine}; "
-                           "leave the engine out to use its own, or choose another directory")
+        raise IndexFailure(
+            f"{directory}: this index was built with {manifest['engine']}, not {engine}; "
+            "leave the engine out to use its own, or choose another directory"
+        )
     if manifest.get("schema_version") != SCHEMA_VERSION:
-        raise IndexFailure(f"{directory}: index schema version {manifest.get('schema_version')} is not "
-                           f"{SCHEMA_VERSION}; rebuild it in a new directory")
+        raise IndexFailure(
+            f"{directory}: index schema version {manifest.get('schema_version')} is not "
+            f"{SCHEMA_VERSION}; rebuild it in a new directory"
+        )
     manifest.setdefault("files", {})
     return cast(dict[str, Any], manifest)
 
@@ -130,15 +140,24 @@ def read_manifest(directory: Path, engine: str | None) -> dict[str, Any]:
 def _well_formed(manifest: Any) -> bool:
     """The shape a job relies on: an engine, session hashes, and per source
     file a stamp (or none) and the hashes of its sessions."""
+
     def hashes(value: Any) -> bool:
         return isinstance(value, dict) and all(isinstance(v, str) for v in value.values())
 
     def file_entry(value: Any) -> bool:
-        return isinstance(value, dict) and hashes(value.get("sessions")) and (
-            value.get("stamp") is None or isinstance(value["stamp"], list))
+        return (
+            isinstance(value, dict)
+            and hashes(value.get("sessions"))
+            and (value.get("stamp") is None or isinstance(value["stamp"], list))
+        )
 
-    return (isinstance(manifest, dict) and manifest.get("engine") in engine_names() and hashes(manifest.get("sessions"))
-            and isinstance(manifest.get("files", {}), dict) and all(map(file_entry, manifest.get("files", {}).values())))
+    return (
+        isinstance(manifest, dict)
+        and manifest.get("engine") in engine_names()
+        and hashes(manifest.get("sessions"))
+        and isinstance(manifest.get("files", {}), dict)
+        and all(map(file_entry, manifest.get("files", {}).values()))
+    )
 
 
 def write_manifest(directory: Path, manifest: dict[str, Any]) -> None:

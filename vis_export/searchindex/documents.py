@@ -19,15 +19,11 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Callable, Iterator, Mapping
 from functools import lru_cache
-from typing import Any, Callable, Iterator, Literal, Mapping
+from typing import Any, Literal
 
-from vis_export.contract.blocktypes import (
-    KNOWN_TYPES,
-    RENDERED_TYPES,
-    UNKNOWN,
-    for_each_type,
-)
+from vis_export.contract.blocktypes import KNOWN_TYPES, RENDERED_TYPES, UNKNOWN, for_each_type
 from vis_export.model import Block, CodeBlock, Message, Session, ToolBlock, UnknownBlock
 from vis_export.policy import visible_session
 
@@ -38,6 +34,18 @@ INDEX_REASONING: tuple[IndexReasoning, ...] = ("none", "visible")
 
 _IDENTIFIER = re.compile(r"[A-Za-z0-9_]+")
 _WORDS_OF_IDENTIFIER = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+
+
+_ANALYSED_WORD = re.compile(r"[^\W_]+")
+LONGEST_WORD = 39  # longer words are not indexed as words
+
+
+def analysed_words(text: str) -> list[str]:
+    """A text's words as every engine indexes them: Unicode letters and digits
+    (an underscore splits), lowercase, none longer than ``LONGEST_WORD``; the
+    engine stems them (Snowball English). Engines whose library splits words
+    its own way (PostgreSQL's parser keeps ``example.com`` whole) are given these."""
+    return [word for word in map(str.lower, _ANALYSED_WORD.findall(text)) if len(word) <= LONGEST_WORD]
 
 
 def identifier_key(word: str) -> str:
@@ -131,18 +139,22 @@ def _tool_text(block: ToolBlock) -> str:
 
 # What each block type is found by (None: not indexed). Reasoning reaches here
 # only when it is visible and asked for: the view has dropped the rest.
-_TEXT: dict[str, Callable[[Any], str | None]] = for_each_type({
-    "prose": lambda block: block.markdown,
-    "code": lambda block: block.text,
-    "speech": lambda block: block.text,
-    "reasoning": lambda block: block.text,
-    "tool": _tool_text,
-    "attachment": lambda block: f"{block.name}\n{block.media_type}",
-    "error": lambda block: f"{block.code}: {block.message}",
-    "notice": lambda block: f"{block.code}: {block.message}",
-    "lonis": lambda block: None,  # its own kinds, not a Vis block's text
-    UNKNOWN: lambda block: None,  # inert data: never searchable as if it were text
-}, RENDERED_TYPES, "indexed text")
+_TEXT: dict[str, Callable[[Any], str | None]] = for_each_type(
+    {
+        "prose": lambda block: block.markdown,
+        "code": lambda block: block.text,
+        "speech": lambda block: block.text,
+        "reasoning": lambda block: block.text,
+        "tool": _tool_text,
+        "attachment": lambda block: f"{block.name}\n{block.media_type}",
+        "error": lambda block: f"{block.code}: {block.message}",
+        "notice": lambda block: f"{block.code}: {block.message}",
+        "lonis": lambda block: None,  # its own kinds, not a Vis block's text
+        UNKNOWN: lambda block: None,  # inert data: never searchable as if it were text
+    },
+    RENDERED_TYPES,
+    "indexed text",
+)
 INDEXED_TYPES = KNOWN_TYPES
 
 

@@ -20,9 +20,10 @@ import shutil
 import sys
 import tempfile
 import threading
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from vis_export.searchindex.engines import STORED, Engine
 
@@ -35,10 +36,9 @@ class IndexFailure(Exception):
 
 
 def _damaged(directory: Path, error: BaseException) -> IndexFailure:
-    detail = "".join(c if c.isprintable() else "?" for c in " ".join(str(error).split())) \
-        or type(error).__name__
+    detail = "".join(c if c.isprintable() else "?" for c in " ".join(str(error).split())) or type(error).__name__
     if len(detail) > _DETAIL_WIDTH:
-        detail = detail[:_DETAIL_WIDTH - 1] + "…"
+        detail = detail[: _DETAIL_WIDTH - 1] + "…"
     return IndexFailure(f"index {directory} is damaged: {detail}; remove it and rebuild it with vis-export index")
 
 
@@ -97,8 +97,10 @@ def engine_call(directory: Path) -> Iterator[None]:
 def _check_stored(document: dict[str, Any]) -> None:
     """A hit holds every stored field as written (strings, and the time as an
     integer), so what a search returns is plain data whatever the files say."""
-    if not (all(isinstance(document.get(name), str) for name in STORED if name != "created_at")
-            and type(document.get("created_at")) is int):
+    if not (
+        all(isinstance(document.get(name), str) for name in STORED if name != "created_at")
+        and type(document.get("created_at")) is int
+    ):
         raise ValueError(f"stored document {document.get('key')!r} lacks fields or holds other values")
 
 
@@ -128,8 +130,7 @@ class GuardedEngine:
             return self.engine.count()
 
     def search(
-        self, words: list[str], filters: dict[str, str],
-        since: int | None, until: int | None, limit: int, offset: int,
+        self, words: list[str], filters: dict[str, str], since: int | None, until: int | None, limit: int, offset: int
     ) -> list[tuple[float, dict[str, Any]]]:
         with engine_call(self.directory):
             found = self.engine.search(words, filters, since, until, limit, offset)

@@ -1,36 +1,27 @@
-"""Incremental index jobs: one writer at a time, a content hash per session,
-and a manifest that is only ever behind the engine, never ahead of it.
+"""Incremental index jobs: a content hash per session, kept never ahead of
+the blocks it describes.
 
-The manifest (``vis-export-index.json``) records the engine, the schema version
-and each session's hash. It is written (atomically) after each engine commit,
-so a job killed at any moment leaves an index that opens and searches, and the
-next run redoes exactly the sessions whose hash it does not find: a session's
-documents are always deleted before they are added again.
+In a folder (one writer at a time), the manifest (``vis-export-index.json``)
+records the engine, the schema version and each session's hash. It is written
+(atomically) after each engine commit, so a job killed at any moment leaves an
+index that opens and searches, and the next run redoes exactly the sessions
+whose hash it does not find: a session's documents are always deleted before
+they are added again. In a database the hash is written in the session's own
+transaction (see ``target``).
 """
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from vis_export.model import Session
-from vis_export.searchindex.directory import (
-    PlacementRefused,
-    check_ours,
-    check_placement,
-    first_missing,
-    open_index,
-    read_manifest,
-    remove_created,
-    write_manifest,
-    writer_lock,
-)
 from vis_export.searchindex.documents import IndexReasoning, documents, session_digest
-from vis_export.searchindex.engines import DEFAULT_ENGINE, Engine, engine_names
-from vis_export.searchindex.guard import IndexFailure
-
-COMMIT_EVERY = 20_000  # documents
+from vis_export.searchindex.engines import Engine
+from vis_export.searchindex.target import Target, target_for
 
 
 @dataclass
@@ -61,7 +52,9 @@ class Batch:
 
 
 def source_batches(
-    sources: Iterable[str], lenient: bool, report: Callable[[list[Any]], list[Session]],
+    sources: Iterable[str],
+    lenient: bool,
+    report: Callable[[list[Any]], list[Session]],
     advance: Callable[[], None] = lambda: None,
 ) -> list[Batch]:
     """One batch per source file (stdin: one without a key). ``report`` receives
@@ -99,7 +92,7 @@ def file_stamp(path: Path) -> list[int] | None:
 
 def index_sessions(
     batches: Iterable[Batch],
-    directory: Path,
+    location: str | os.PathLike[str],
     engine: str | None = None,
     reasoning: IndexReasoning = "none",
     prune: bool = False,
@@ -107,46 +100,37 @@ def index_sessions(
     threads: int = 0,
     progress: Callable[[Session], None] | None = None,
     warn: Callable[[str], None] | None = None,
+    origin: str | None = None,
 ) -> IndexCounts:
-    """Add or update every session's documents; with ``prune``, remove sessions
-    that are no longer among them (but not those of a source that failed to load).
-    ``engine`` is by default the one the index was built with, else tantivy.
-
-    Whatever can refuse the directory is checked before anything is created in
-    it; a session handed over by a caller (no source file known up front) that
-    turns out to come from a folder holding the index undoes a directory this
-    job created."""
-    if engine is not None and engine not in engine_names():
-        raise IndexFailure(f"unknown engine {engine!r}; choose one of {', '.join(engine_names())}")
+    """Add or update every session's documents in the index at ``location`` (a
+    folder, or a PostgreSQL URI: see ``target``); with ``prune``, remove sessions
+    that are no longer among them (but not those of a source that failed to
+    load, nor, in a database, another ``origin``'s). ``engine`` is by default
+    the one the index was built with, else tantivy."""
+    target = target_for(location, engine, origin)
     batches = list(batches)
-    check_placement(directory, [place for batch in batches for place in (batch.folder, batch.key) if place])
-    check_ours(directory)
-    created = first_missing(directory)
-    try:
-        with writer_lock(directory, wait):
-            manifest = read_manifest(directory, engine)
-            manifest["engine"] = manifest["engine"] or DEFAULT_ENGINE
-            store = open_index(directory, manifest["engine"], writable=True, threads=threads)
-            try:
-                job = _Job(store, directory, manifest, reasoning, progress, warn)
-                for batch in batches:
-                    job.run(batch)
-                if prune:
-                    job.prune()
-                job.commit()
-                return job.counts
-            finally:
-                store.close()
-    except PlacementRefused:
-        if created is not None:
-            remove_created(directory, created)
-        raise
+    target.check([place for batch in batches for place in (batch.folder, batch.key) if place])
+    with target.writing(engine, wait, threads) as (store, manifest):
+        job = _Job(store, target, manifest, reasoning, progress, warn)
+        for batch in batches:
+            job.run(batch)
+        if prune:
+            job.prune()
+        job.commit()
+        return job.counts
 
 
 class _Job:
-    def __init__(self, store: Engine, directory: Path, manifest: dict[str, Any], reasoning: IndexReasoning,
-                 progress: Callable[[Session], None] | None, warn: Callable[[str], None] | None):
-        self.store, self.directory, self.manifest, self.reasoning = store, directory, manifest, reasoning
+    def __init__(
+        self,
+        store: Engine,
+        target: Target,
+        manifest: dict[str, Any],
+        reasoning: IndexReasoning,
+        progress: Callable[[Session], None] | None,
+        warn: Callable[[str], None] | None,
+    ):
+        self.store, self.target, self.manifest, self.reasoning = store, target, manifest, reasoning
         self.progress, self.warn = progress, warn
         self.known: dict[str, str] = manifest["sessions"]
         self.counts = IndexCounts()
@@ -154,13 +138,18 @@ class _Job:
         self.unread: dict[str | None, set[str]] = {}  # source (None: stdin) -> the sessions it held
         self.done: dict[str, str] = {}
         self.files_done: dict[str, Any] = {}
+        self.files_gone: set[str] = set()
         self.pending = 0
 
     def run(self, batch: Batch) -> None:
         entry = self.manifest["files"].get(batch.key) if batch.key else None
-        if (entry is not None and batch.stamp is not None and entry["stamp"] == batch.stamp
-                and all(self.known.get(i) == h for i, h in entry["sessions"].items())
-                and not self.seen.intersection(entry["sessions"])):
+        if (
+            entry is not None
+            and batch.stamp is not None
+            and entry["stamp"] == batch.stamp
+            and all(self.known.get(i) == h for i, h in entry["sessions"].items())
+            and not self.seen.intersection(entry["sessions"])
+        ):
             self.counts.unchanged += len(entry["sessions"])
             self.seen.update(entry["sessions"])
             return
@@ -184,10 +173,12 @@ class _Job:
         if handed_over and session.source and Path(session.source).is_file():
             # A caller's sessions may come from walking their file's folder
             # (load(folder)): that folder counts as read.
-            check_placement(self.directory, [str(Path(session.source).absolute().parent), session.source])
+            self.target.check([str(Path(session.source).absolute().parent), session.source])
         if session.id in self.seen:
-            self._warn(f"{session.source}: session {session.id!r} was already indexed from another "
-                       "source in this job; this one is skipped")
+            self._warn(
+                f"{session.source}: session {session.id!r} was already indexed from another "
+                "source in this job; this one is skipped"
+            )
             return None
         self.seen.add(session.id)
         digest = session_digest(session, self.reasoning)
@@ -203,7 +194,7 @@ class _Job:
             self.counts.added += 1
         self.done[session.id] = digest
         self.pending += len(docs) + 1
-        if self.pending >= COMMIT_EVERY:
+        if self.pending >= self.target.commit_every:
             self.commit()
         return digest
 
@@ -218,23 +209,21 @@ class _Job:
             if held:
                 self._warn(f"{source}: not read in full, so its sessions stay in the index ({len(held)} not pruned)")
         alive = self.seen.union(*self.unread.values())
-        for session_id in sorted(set(self.known) - alive):
+        for session_id in sorted(self.target.prunable(self.known) - alive):
             self.store.delete_session(session_id)
             del self.known[session_id]
             self.counts.removed += 1
-        self.manifest["files"] = {key: entry for key, entry in self.manifest["files"].items()
-                                  if set(entry["sessions"]) <= alive}
+        files = self.manifest["files"]
+        self.files_gone = {key for key, entry in files.items() if not set(entry["sessions"]) <= alive}
+        self.manifest["files"] = {key: entry for key, entry in files.items() if key not in self.files_gone}
 
     def _warn(self, line: str) -> None:
         if self.warn is not None:
             self.warn(line)
 
     def commit(self) -> None:
-        """Engine first, manifest after: the manifest is never ahead of the index."""
-        self.store.commit()
         self.known.update(self.done)
-        self.done.clear()
         self.manifest["files"].update(self.files_done)
-        self.files_done.clear()
+        self.target.commit(self.store, self.manifest, self.done, self.files_done, self.files_gone)
+        self.done, self.files_done, self.files_gone = {}, {}, set()
         self.pending = 0
-        write_manifest(self.directory, self.manifest)

@@ -11,11 +11,12 @@ import html
 import re
 import string
 from bisect import bisect_left, bisect_right
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from vis_export.formats.prose_words import prose_words
-from vis_export.searchindex.documents import _IDENTIFIER, _WORDS_OF_IDENTIFIER
+from vis_export.searchindex.documents import _IDENTIFIER, _WORDS_OF_IDENTIFIER, LONGEST_WORD
 
 _PHRASE_OR_WORD = re.compile(r'"([^"]*)"|(\S+)')
 _WORD = re.compile(r"\w+")
@@ -53,8 +54,9 @@ def parse(query: str) -> ParsedQuery:
             if not found:
                 phrases.append(token)
     if len(words) + len(phrases) > MAX_TERMS:
-        raise ValueError(f"the query holds {len(words) + len(phrases)} words and phrases; at most {MAX_TERMS} "
-                         "are searched")
+        raise ValueError(
+            f"the query holds {len(words) + len(phrases)} words and phrases; at most {MAX_TERMS} are searched"
+        )
     return ParsedQuery(tuple(words), tuple(phrases))
 
 
@@ -70,7 +72,6 @@ def engine_words(parsed: ParsedQuery) -> list[str]:
 
 # ASCII punctuation (but "_") and white space: a boundary for every analyser.
 _BOUNDARY = frozenset(string.punctuation.replace("_", "") + string.whitespace)
-_LONGEST_WORD = 39  # longer words are not indexed as words
 
 
 def phrase_words(phrase: str) -> list[str]:
@@ -79,9 +80,14 @@ def phrase_words(phrase: str) -> list[str]:
     edge may be part of a longer one in the block (``fn(`` inside ``my_fn(``),
     and a letter of another script next to it may join it into one word."""
     return [
-        m.group() for m in _IDENTIFIER.finditer(phrase)
-        if m.start() > 0 and m.end() < len(phrase) and m.group().strip("_") and len(m.group()) <= _LONGEST_WORD
-        and phrase[m.start() - 1] in _BOUNDARY and phrase[m.end()] in _BOUNDARY
+        m.group()
+        for m in _IDENTIFIER.finditer(phrase)
+        if m.start() > 0
+        and m.end() < len(phrase)
+        and m.group().strip("_")
+        and len(m.group()) <= LONGEST_WORD
+        and phrase[m.start() - 1] in _BOUNDARY
+        and phrase[m.end()] in _BOUNDARY
     ]
 
 
@@ -99,8 +105,7 @@ class Snippet:
         never spans a line break) and the rest by ``plain``."""
         out = [self.before]
         for piece, match in self.pieces:
-            out.append("\n".join(mark(line) if line else line for line in piece.split("\n")) if match
-                       else plain(piece))
+            out.append("\n".join(mark(line) if line else line for line in piece.split("\n")) if match else plain(piece))
         out.append(self.after)
         return "".join(out)
 
@@ -126,7 +131,7 @@ class SnippetMaker:
             if len(parts) > 1:  # parseConfig marks parse_config too
                 alternatives.append("[_-]?".join(re.escape(p) for p in parts))
             else:  # a stem's forms: config marks configured
-                alternatives.append(re.escape(word[:max(4, len(word) - 3)]) + r"\w*")
+                alternatives.append(re.escape(word[: max(4, len(word) - 3)]) + r"\w*")
         self._pattern = re.compile("|".join(alternatives), re.IGNORECASE) if alternatives else None
 
     def __call__(self, text: str) -> Snippet:
@@ -134,7 +139,7 @@ class SnippetMaker:
         window allows, indentation kept, blank lines at either end dropped."""
         text = text.replace("\r\n", "\n").rstrip()
         blank = _BLANK_LINES.match(text)
-        return self._window(text[blank.end():] if blank else text, lines=True)
+        return self._window(text[blank.end() :] if blank else text, lines=True)
 
     def of_prose(self, markdown: str) -> Snippet:
         """Prose as a reader sees it (``read_cfg`` stays whole, a link shows its
@@ -156,15 +161,17 @@ class SnippetMaker:
         end = max(start + len(text[start:end].rstrip()), min(last, start + SNIPPET_WIDTH))
         window = text[start:end]
         pieces, done = [], 0
-        for found in (self._pattern.finditer(window) if self._pattern else ()):
+        for found in self._pattern.finditer(window) if self._pattern else ():
             if found.start() == found.end():
                 continue
-            pieces += [(window[done:found.start()], False), (found.group(), True)]
+            pieces += [(window[done : found.start()], False), (found.group(), True)]
             done = found.end()
         pieces.append((window[done:], False))
-        return Snippet(tuple((piece, hit) for piece, hit in pieces if piece),
-                       _elided(lines and start > 0 and text[start - 1] == "\n", start > 0, "…\n"),
-                       _elided(lines and _LINE_BREAK_NEXT.match(text, end) is not None, end < len(text), "\n…"))
+        return Snippet(
+            tuple((piece, hit) for piece, hit in pieces if piece),
+            _elided(lines and start > 0 and text[start - 1] == "\n", start > 0, "…\n"),
+            _elided(lines and _LINE_BREAK_NEXT.match(text, end) is not None, end < len(text), "\n…"),
+        )
 
 
 def _whole_lines(text: str, start: int, end: int, first: int, last: int) -> tuple[int, int]:

@@ -27,7 +27,7 @@ def shown(hit: Hit, terminal: bool) -> str:
     title), then the snippet's lines, indented."""
     title = single_line(hit.session_title)
     if len(title) > TITLE_WIDTH:
-        title = title[:TITLE_WIDTH - 1] + "…"
+        title = title[: TITLE_WIDTH - 1] + "…"
     kind = hit.block_type + (f" ({hit.language})" if hit.language else "")
     heading = f"{hit.session_id} {hit.message_id} {hit.block_id}  {hit.role} {kind}  {hit.score:.2f}"
     heading += f"  {title}" if title else ""

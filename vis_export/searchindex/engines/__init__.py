@@ -18,8 +18,18 @@ from vis_export.plugins import ENGINES_GROUP, plugins
 
 BUILTIN_ENGINES = ("tantivy", "whoosh")
 DEFAULT_ENGINE = "tantivy"  # for a new index; an existing one keeps its own
-STORED = ("key", "session_id", "session_title", "message_id", "block_id", "role", "block_type", "language",
-          "created_at", "text")
+STORED = (
+    "key",
+    "session_id",
+    "session_title",
+    "message_id",
+    "block_id",
+    "role",
+    "block_type",
+    "language",
+    "created_at",
+    "text",
+)
 FILTERS = ("session_id", "role", "block_type", "language")
 
 
@@ -47,8 +57,7 @@ class Engine(Protocol):
     def commit(self) -> None: ...
     def count(self) -> int: ...
     def search(
-        self, words: list[str], filters: dict[str, str],
-        since: int | None, until: int | None, limit: int, offset: int,
+        self, words: list[str], filters: dict[str, str], since: int | None, until: int | None, limit: int, offset: int
     ) -> list[tuple[float, dict[str, Any]]]: ...
     def close(self) -> None: ...
 

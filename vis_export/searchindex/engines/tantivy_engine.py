@@ -17,8 +17,11 @@ _RAW = ("key", "session_id", "message_id", "block_id", "role", "block_type", "la
 def _analyzers() -> dict[str, Any]:
     builder, tokenizer, filters = tantivy.TextAnalyzerBuilder, tantivy.Tokenizer, tantivy.Filter
     return {
-        "vis_words": builder(tokenizer.simple()).filter(filters.remove_long(40)).filter(filters.lowercase())
-        .filter(filters.stemmer("english")).build(),
+        "vis_words": builder(tokenizer.simple())
+        .filter(filters.remove_long(40))
+        .filter(filters.lowercase())
+        .filter(filters.stemmer("english"))
+        .build(),
         "vis_terms": builder(tokenizer.whitespace()).filter(filters.remove_long(100)).build(),
         # Stored-only text: nothing of it is indexed.
         "vis_stored": builder(tokenizer.raw()).filter(filters.remove_long(1)).build(),
@@ -76,22 +79,24 @@ class TantivyEngine:
         return tantivy.Query.term_query(self.schema, field, value)
 
     def search(
-        self, words: list[str], filters: dict[str, str],
-        since: int | None, until: int | None, limit: int, offset: int,
+        self, words: list[str], filters: dict[str, str], since: int | None, until: int | None, limit: int, offset: int
     ) -> list[tuple[float, dict[str, Any]]]:
         must, should = tantivy.Occur.Must, tantivy.Occur.Should
         clauses = []
         for word in words:
             ways = [self._term("terms", identifier_key(word))]
-            for field, tokens in (("words", self.analyzers["vis_words"].analyze(word)),
-                                  ("terms", identifier_words(word))):
+            for field, tokens in (
+                ("words", self.analyzers["vis_words"].analyze(word)),
+                ("terms", identifier_words(word)),
+            ):
                 if tokens:
                     ways.append(tantivy.Query.boolean_query([(must, self._term(field, t)) for t in tokens]))
             clauses.append((must, tantivy.Query.boolean_query([(should, way) for way in ways])))
         clauses += [(must, self._term(field, value)) for field, value in filters.items()]
         if since is not None or until is not None:
-            clauses.append((must, tantivy.Query.range_query(
-                self.schema, "created_at", tantivy.FieldType.Integer, since, until)))
+            clauses.append(
+                (must, tantivy.Query.range_query(self.schema, "created_at", tantivy.FieldType.Integer, since, until))
+            )
         query = tantivy.Query.boolean_query(clauses) if clauses else tantivy.Query.all_query()
         self.index.reload()
         searcher = self.index.searcher()

@@ -6,13 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from whoosh import index as whoosh_index, query as q
-from whoosh.analysis import (
-    LowercaseFilter,
-    RegexTokenizer,
-    SpaceSeparatedTokenizer,
-    StemFilter,
-    StopFilter,
-)
+from whoosh.analysis import LowercaseFilter, RegexTokenizer, SpaceSeparatedTokenizer, StemFilter, StopFilter
 from whoosh.fields import ID, NUMERIC, STORED, TEXT, Schema
 from whoosh.lang import stemmer_for_language
 
@@ -20,16 +14,28 @@ from vis_export.searchindex.documents import identifier_key, identifier_words
 
 # The same analysis as the tantivy engine: Unicode words (no underscore), long
 # tokens dropped, lowercase, Snowball English stems.
-WORDS = (RegexTokenizer(r"[^\W_]+") | StopFilter(stoplist=frozenset(), minsize=1, maxsize=39)
-         | LowercaseFilter() | StemFilter(stemfn=stemmer_for_language("en")))
+WORDS = (
+    RegexTokenizer(r"[^\W_]+")
+    | StopFilter(stoplist=frozenset(), minsize=1, maxsize=39)
+    | LowercaseFilter()
+    | StemFilter(stemfn=stemmer_for_language("en"))
+)
 
 
 def _schema() -> Schema:
     return Schema(
-        key=ID(stored=True, unique=True), session_id=ID(stored=True), session_title=STORED(),
-        message_id=STORED(), block_id=STORED(), role=ID(stored=True), block_type=ID(stored=True),
-        language=ID(stored=True), created_at=NUMERIC(stored=True, bits=64, signed=True),
-        text=STORED(), words=TEXT(analyzer=WORDS), terms=TEXT(analyzer=SpaceSeparatedTokenizer()),
+        key=ID(stored=True, unique=True),
+        session_id=ID(stored=True),
+        session_title=STORED(),
+        message_id=STORED(),
+        block_id=STORED(),
+        role=ID(stored=True),
+        block_type=ID(stored=True),
+        language=ID(stored=True),
+        created_at=NUMERIC(stored=True, bits=64, signed=True),
+        text=STORED(),
+        words=TEXT(analyzer=WORDS),
+        terms=TEXT(analyzer=SpaceSeparatedTokenizer()),
     )
 
 
@@ -68,8 +74,7 @@ class WhooshEngine:
             return int(searcher.doc_count())
 
     def search(
-        self, words: list[str], filters: dict[str, str],
-        since: int | None, until: int | None, limit: int, offset: int,
+        self, words: list[str], filters: dict[str, str], since: int | None, until: int | None, limit: int, offset: int
     ) -> list[tuple[float, dict[str, Any]]]:
         clauses: list[Any] = []
         for word in words:

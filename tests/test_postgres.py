@@ -1,0 +1,107 @@
+"""The PostgreSQL engine against a real server (``postgres.py``): the same
+conformance suite as the folder engines, its own tables and schema version,
+private reasoning nowhere in a dump, and failures as one line without the
+password."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import INPUT
+from postgres import PASSWORD, Server, database_fixture, postgres_server_fixture  # noqa: F401 - fixtures
+
+from vis_export import load
+from vis_export.searchindex import IndexFailure, index, search
+from vis_export.searchindex.conformance import CANARY, CODE_SESSION, check_engine
+from vis_export.sources.messages import session_document
+
+
+def session_of(document: dict[str, Any]) -> Any:
+    return session_document(document, "", "s").session
+
+
+def test_conformance(database: str, postgres_server: Server) -> None:  # noqa: F811
+    check_engine("postgresql", database)
+    dump = postgres_server.dump(database.rsplit("/", 1)[1])
+    assert b"vis_blocks" in dump and CANARY.encode() not in dump
+
+
+def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "vis_export", *args], capture_output=True, text=True, timeout=300, env=env
+    )
+
+
+def test_index_and_search_on_the_command_line(database: str) -> None:
+    first = cli("index", str(INPUT / "session.json"), "--index", database)
+    assert first.returncode == 0 and first.stderr.strip() == "1 added, 0 updated, 0 unchanged", first.stderr
+    found = cli("search", "parseConfig", "--index", database.replace("postgresql://", "postgres://"), "--json")
+    assert found.returncode == 0, found.stderr
+    assert json.loads(found.stdout) == [h.to_json() for h in search("parseConfig", database)] != []
+    again = cli("index", str(INPUT / "session.json"), "--index", database)
+    assert again.stderr.strip() == "0 added, 0 updated, 1 unchanged"
+
+
+def test_the_api_takes_a_uri_and_the_same_hits_as_tantivy(database: str, tmp_path: Path) -> None:
+    import vis_export
+
+    sessions = list(vis_export.load(INPUT))
+    assert vis_export.index(sessions, database).added == len(sessions)
+    vis_export.index(sessions, tmp_path / "i")
+    for query in ("config", "parse_config", "the", '"def "', "error", ""):
+        found = [
+            {(h.session_id, h.message_id, h.block_id) for h in vis_export.search(query, where, limit=1000)}
+            for where in (database, tmp_path / "i")
+        ]
+        assert found[0] == found[1], query
+
+
+@pytest.mark.parametrize("problem", ["refused", "no database", "wrong password"])
+def test_connection_failures_are_one_line_without_the_password(postgres_server: Server, problem: str) -> None:
+    uri = {
+        "refused": f"postgresql://vistest:{PASSWORD}@127.0.0.1:1/postgres",
+        "no database": postgres_server.uri("no_such_database"),
+        "wrong password": postgres_server.uri(password="wrong-" + PASSWORD),
+    }[problem]
+    port = "1" if problem == "refused" else str(postgres_server.port)
+    for args in (["index", str(INPUT / "session.json")], ["search", "config"]):
+        result = cli(*args, "--index", uri)
+        assert result.returncode == 1 and len(result.stderr.strip().splitlines()) == 1, result.stderr
+        assert f"cannot connect to 127.0.0.1:{port}" in result.stderr and PASSWORD not in result.stderr
+        assert "Traceback" not in result.stderr and result.stdout == ""
+
+
+def test_an_index_of_a_newer_schema_is_refused(database: str, postgres_server: Server) -> None:
+    index([], database)
+    postgres_server.sql("UPDATE vis_meta SET value = '99' WHERE name = 'schema_version'", database.rsplit("/", 1)[1])
+    for call in (lambda: index([], database), lambda: search("x", database)):
+        with pytest.raises(IndexFailure, match="schema version 99, written by a newer vis-export"):
+            call()
+
+
+def test_a_read_only_role_searches_but_cannot_index(database: str, postgres_server: Server) -> None:
+    index(list(load(INPUT / "session.json")), database)
+    postgres_server.sql(
+        "DROP ROLE IF EXISTS reader; CREATE ROLE reader LOGIN PASSWORD 'reader-pw'; GRANT pg_read_all_data TO reader"
+    )
+    reader = postgres_server.uri(database.rsplit("/", 1)[1], user="reader", password="reader-pw")
+    found = cli("search", "config", "--index", reader, "--json")
+    assert found.returncode == 0 and json.loads(found.stdout), found.stderr
+    refused = cli("index", str(INPUT / "session.json"), "--index", reader)
+    assert refused.returncode == 1 and len(refused.stderr.strip().splitlines()) == 1, refused.stderr
+    assert "this role may only read the index" in refused.stderr and "reader-pw" not in refused.stderr
+
+
+def test_prune_removes_only_sessions_of_its_own_origin(database: str) -> None:
+    one, two = (session_of({**CODE_SESSION, "id": name}) for name in ("one", "two"))
+    index([one], database, origin="laptop")
+    index([two], database, origin="server")
+    assert index([], database, origin="laptop", prune=True).removed == 1
+    assert {h.session_id for h in search("config", database, limit=100)} == {"two"}
+    assert index([], database, origin="server", prune=True).removed == 1
+    assert search("config", database) == []

@@ -1,0 +1,156 @@
+"""The PostgreSQL engine: one index that many machines feed and many people query.
+
+A block is a row: its stored fields, its code-aware terms (``documents``) as a
+text array, and its words (``documents.analysed_words``, stemmed by the
+``vis_english`` configuration, stop words kept) as a tsvector. A query word
+matches the same three ways as in the other engines.
+
+Unlike a folder index, there is no writer lock: each session is written in one
+transaction that first takes an advisory lock on the session's id, so a search
+sees a session's old blocks or its new ones, two jobs writing one session take
+turns (the later one's copy stays, whole), and jobs on other sessions never
+wait. The session's content hash and origin are written in that same
+transaction, so a job killed at any moment leaves each session done or not.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from vis_export.searchindex.documents import analysed_words, identifier_key, identifier_words
+from vis_export.searchindex.engines import STORED
+from vis_export.searchindex.engines.postgresql_schema import connect, display, failures, prepare
+from vis_export.searchindex.guard import IndexFailure
+
+_COLUMNS = ", ".join(STORED)
+_INSERT = (
+    f"INSERT INTO vis_blocks ({_COLUMNS}, terms, words) "
+    f"VALUES ({', '.join(['%s'] * len(STORED))}, %s, strip(to_tsvector('vis_english', %s)))"
+)
+
+
+class PostgresEngine:
+    name = "postgresql"
+
+    def __init__(self, uri: str, writable: bool, wait: float = 0.0):
+        self.uri, self.writable = uri, writable
+        self.command = "index" if writable else "search"
+        self.connection = connect(uri, autocommit=not writable, command=self.command)
+        try:
+            with failures(uri, self.command):
+                prepare(self.connection, uri, writable)
+                if writable:
+                    self._check_writable()
+                    # How long a job waits for another writing the same session.
+                    self.connection.execute(f"SET lock_timeout = {max(1, round(wait * 1000))}")
+                    self.connection.commit()
+        except BaseException:
+            self.connection.close()
+            raise
+
+    def _check_writable(self) -> None:
+        """A role that may only read (``pg_read_all_data``) stops here, before any work."""
+        allowed = self.connection.execute(
+            "SELECT has_table_privilege('vis_blocks', 'INSERT, DELETE') "
+            "AND has_table_privilege('vis_sessions', 'INSERT, UPDATE, DELETE')"
+        ).fetchone()[0]
+        if not allowed:
+            raise IndexFailure(
+                f"index: {display(self.uri)}: this role may only read the index; "
+                "index with a role that may write its tables"
+            )
+
+    def add(self, documents: list[dict[str, Any]]) -> None:
+        rows = [
+            (
+                *(document[name] for name in STORED),
+                document["terms"].split(),
+                " ".join(dict.fromkeys(analysed_words(document["text"]))),
+            )
+            for document in documents
+        ]
+        with failures(self.uri, self.command), self.connection.cursor() as cursor:
+            cursor.executemany(_INSERT, rows)
+
+    def delete_session(self, session_id: str) -> None:
+        """Starts the session's transaction: its lock first, then its old rows go."""
+        with failures(self.uri, self.command):
+            self.connection.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (session_id,))
+            self.connection.execute("DELETE FROM vis_blocks WHERE session_id = %s", (session_id,))
+            self.connection.execute("DELETE FROM vis_sessions WHERE session_id = %s", (session_id,))
+
+    def record(self, digests: dict[str, str], origin: str, files: dict[str, Any], files_gone: set[str]) -> None:
+        """What the job knows now, in the transaction of the blocks it describes."""
+        from psycopg.types.json import Jsonb
+
+        with failures(self.uri, self.command), self.connection.cursor() as cursor:
+            cursor.executemany(
+                "INSERT INTO vis_sessions (session_id, digest, origin) VALUES (%s, %s, %s) ON CONFLICT (session_id) "
+                "DO UPDATE SET digest = excluded.digest, origin = excluded.origin, indexed_at = now()",
+                [(session_id, digest, origin) for session_id, digest in digests.items()],
+            )
+            cursor.executemany(
+                "INSERT INTO vis_files VALUES (%s, %s, %s) "
+                "ON CONFLICT (origin, key) DO UPDATE SET entry = excluded.entry",
+                [(origin, key, Jsonb(entry)) for key, entry in files.items()],
+            )
+            cursor.executemany(
+                "DELETE FROM vis_files WHERE origin = %s AND key = %s", [(origin, key) for key in files_gone]
+            )
+
+    def known(self, origin: str) -> tuple[dict[str, str], set[str], dict[str, Any]]:
+        """Every session's hash, the sessions of ``origin``, and its files."""
+        with failures(self.uri, self.command):
+            rows = self.connection.execute("SELECT session_id, digest, origin FROM vis_sessions").fetchall()
+            files = self.connection.execute("SELECT key, entry FROM vis_files WHERE origin = %s", (origin,)).fetchall()
+            self.connection.commit()
+        return (
+            {session_id: digest for session_id, digest, _ in rows},
+            {session_id for session_id, _, where in rows if where == origin},
+            dict(files),
+        )
+
+    def commit(self) -> None:
+        with failures(self.uri, self.command):
+            self.connection.commit()
+
+    def count(self) -> int:
+        with failures(self.uri, self.command):
+            return int(self.connection.execute("SELECT count(*) FROM vis_blocks").fetchone()[0])
+
+    def search(
+        self, words: list[str], filters: dict[str, str], since: int | None, until: int | None, limit: int, offset: int
+    ) -> list[tuple[float, dict[str, Any]]]:
+        conditions: list[str] = []
+        parameters: list[Any] = []
+        ranked: list[str] = []
+        for word in words:
+            ways, analysed = ["terms @> %s"], " ".join(analysed_words(word))
+            parameters.append([identifier_key(word)])
+            if analysed:
+                ways.append("words @@ plainto_tsquery('vis_english', %s)")
+                parameters.append(analysed)
+                ranked.append(analysed)
+            if identifier_words(word):
+                ways.append("terms @> %s")
+                parameters.append(identifier_words(word))
+            conditions.append(f"({' OR '.join(ways)})")
+        for field, value in filters.items():
+            conditions.append(f"{field} = %s")
+            parameters.append(value)
+        for bound, operator in ((since, ">="), (until, "<=")):
+            if bound is not None:
+                conditions.append(f"created_at {operator} %s")
+                parameters.append(bound)
+        either = " || ".join(["plainto_tsquery('vis_english', %s)"] * len(ranked))
+        score = f"ts_rank(words, {either})" if ranked else "0"
+        query = (
+            f"SELECT {score} AS score, {_COLUMNS} FROM vis_blocks WHERE {' AND '.join(conditions) or 'true'} "
+            "ORDER BY score DESC, key LIMIT %s OFFSET %s"
+        )
+        with failures(self.uri, self.command), self.connection.cursor() as cursor:
+            rows = cursor.execute(query, [*ranked, *parameters, limit, offset]).fetchall()
+        return [(float(row[0]), dict(zip(STORED, row[1:], strict=True))) for row in rows]
+
+    def close(self) -> None:
+        self.connection.close()

@@ -1,0 +1,158 @@
+"""The PostgreSQL engine's connection and tables: made on first use, versioned.
+
+A connection URI may hold a password (or libpq finds one in ``PGPASSWORD``,
+``~/.pgpass`` or a service file); it never appears in a message: failures
+name the server as ``HOST:PORT`` and the index as the URI without it.
+
+The tables live in the connection's current schema (the first of its
+``search_path``), so the engine needs ordinary privileges on one schema only.
+``vis_meta`` records the schema version: an older one is migrated, a newer one
+(a later vis-export wrote it) refused. Two jobs creating the tables at once
+take turns on an advisory lock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from vis_export.searchindex.guard import IndexFailure
+
+SCHEMA = 1
+_CREATE_LOCK = 0x76697365  # advisory lock key while tables are made or migrated
+# Stop words kept, as tantivy keeps them: a Snowball dictionary with no stop
+# word list, mapped for every kind of word the parser finds (the input is
+# already split into words by ``documents.analysed_words``).
+_WORD_TOKENS = "asciiword, word, numword, asciihword, hword, numhword, hword_asciipart, hword_part, hword_numpart"
+_TABLES = f"""
+CREATE TEXT SEARCH DICTIONARY vis_english_stem (TEMPLATE = snowball, LANGUAGE = english);
+CREATE TEXT SEARCH CONFIGURATION vis_english (COPY = english);
+ALTER TEXT SEARCH CONFIGURATION vis_english ALTER MAPPING FOR {_WORD_TOKENS} WITH vis_english_stem;
+CREATE TABLE vis_meta (name text PRIMARY KEY, value text NOT NULL);
+CREATE TABLE vis_sessions (session_id text PRIMARY KEY, digest text NOT NULL, origin text NOT NULL,
+    indexed_at timestamptz NOT NULL DEFAULT now());
+CREATE INDEX vis_sessions_origin ON vis_sessions (origin);
+CREATE TABLE vis_files (origin text NOT NULL, key text NOT NULL, entry jsonb NOT NULL, PRIMARY KEY (origin, key));
+CREATE TABLE vis_blocks (key text PRIMARY KEY, session_id text NOT NULL, session_title text NOT NULL,
+    message_id text NOT NULL, block_id text NOT NULL, role text NOT NULL, block_type text NOT NULL,
+    language text NOT NULL, created_at bigint NOT NULL, text text NOT NULL, terms text[] NOT NULL,
+    words tsvector NOT NULL);
+CREATE INDEX vis_blocks_session ON vis_blocks (session_id);
+CREATE INDEX vis_blocks_words ON vis_blocks USING gin (words);
+CREATE INDEX vis_blocks_terms ON vis_blocks USING gin (terms);
+CREATE INDEX vis_blocks_created ON vis_blocks (created_at);
+"""
+# Trigrams find the candidates of an exact phrase; the extension needs CREATE
+# on the database, so an index without it still works, only slower on phrases.
+_TRIGRAMS = """
+CREATE EXTENSION IF NOT EXISTS pg_trgm;
+CREATE INDEX vis_blocks_trigrams ON vis_blocks USING gin (text gin_trgm_ops);
+"""
+
+
+def server(conninfo: dict[str, Any]) -> str:
+    """``HOST:PORT`` as libpq would reach them (its defaults where not given)."""
+    import os
+
+    host = conninfo.get("host") or conninfo.get("hostaddr") or os.environ.get("PGHOST") or "localhost"
+    port = conninfo.get("port") or os.environ.get("PGPORT") or "5432"
+    return f"{host}:{port}"
+
+
+def display(uri: str) -> str:
+    """The URI as messages show it: everything but the password."""
+    from psycopg.conninfo import conninfo_to_dict
+
+    info = conninfo_to_dict(uri)
+    user = f"{info['user']}@" if info.get("user") else ""
+    return f"postgresql://{user}{server(info)}/{info.get('dbname', '')}"
+
+
+def _detail(error: BaseException, password: str | None) -> str:
+    """libpq's reason, on one line, without the parts that repeat the server."""
+    text = " ".join(str(error).split()) or type(error).__name__
+    text = text.rsplit(" failed: ", 1)[-1].removeprefix("FATAL: ").strip()
+    return text.replace(password, "***") if password else text
+
+
+def connect(uri: str, autocommit: bool, command: str) -> Any:
+    """A connection, or one ``IndexFailure`` line naming the server, never the password."""
+    from vis_export.extras import require
+
+    psycopg = require("psycopg", "the postgresql search engine")
+    try:
+        info = psycopg.conninfo.conninfo_to_dict(uri)
+    except psycopg.ProgrammingError as error:
+        raise IndexFailure(f"{command}: not a PostgreSQL connection URI ({_detail(error, None)})") from None
+    try:
+        return psycopg.connect(uri, autocommit=autocommit, connect_timeout=10)
+    except psycopg.Error as error:
+        raise IndexFailure(
+            f"{command}: cannot connect to {server(info)}: {_detail(error, info.get('password'))}"
+        ) from None
+
+
+@contextmanager
+def failures(uri: str, command: str) -> Iterator[None]:
+    """Whatever the database says, as one line naming the index without its password."""
+    import psycopg
+
+    try:
+        yield
+    except psycopg.errors.InsufficientPrivilege as error:
+        verb = "write to" if command == "index" else "read"
+        raise IndexFailure(
+            f"{command}: {display(uri)}: this role may not {verb} the index ({_detail(error, None)})"
+        ) from None
+    except psycopg.errors.LockNotAvailable:
+        raise IndexFailure(
+            f"{command}: {display(uri)}: another index job is writing the same session (see --wait)"
+        ) from None
+    except psycopg.OperationalError as error:
+        raise IndexFailure(f"{command}: {display(uri)}: the connection failed: {_detail(error, None)}") from None
+    except psycopg.Error as error:
+        raise IndexFailure(f"{command}: {display(uri)}: {_detail(error, None)}") from None
+
+
+def _version(connection: Any) -> int | None:
+    if connection.execute("SELECT to_regclass('vis_meta')").fetchone()[0] is None:
+        return None
+    row = connection.execute("SELECT value FROM vis_meta WHERE name = 'schema_version'").fetchone()
+    return int(row[0]) if row else None
+
+
+def _refuse_newer(uri: str, version: int) -> None:
+    if version > SCHEMA:
+        raise IndexFailure(
+            f"{display(uri)}: this index has schema version {version}, written by a newer "
+            f"vis-export (this one knows {SCHEMA}); upgrade vis-export"
+        )
+
+
+def prepare(connection: Any, uri: str, writable: bool) -> None:
+    """Tables made (or migrated) for a writer; for a searcher, an index that is there."""
+    import psycopg
+
+    if not writable:
+        version = _version(connection)
+        if version is None:
+            raise IndexFailure(f"{display(uri)}: no index here (run vis-export index first)")
+        _refuse_newer(uri, version)
+        return
+    with connection.transaction():
+        version = _version(connection)
+        if version == SCHEMA:
+            return
+        connection.execute("SELECT pg_advisory_xact_lock(%s)", (_CREATE_LOCK,))
+        version = _version(connection)  # another job may have made them meanwhile
+        if version is not None:
+            _refuse_newer(uri, version)
+            return  # SCHEMA is the first version: nothing older to migrate yet
+        connection.execute(_TABLES)
+        try:
+            with connection.transaction():
+                connection.execute(_TRIGRAMS)
+        except psycopg.Error:  # no pg_trgm, or no right to create it: phrases are checked all the same
+            pass
+        connection.execute("INSERT INTO vis_meta VALUES ('schema_version', %s)", (str(SCHEMA),))

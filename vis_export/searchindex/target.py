@@ -1,0 +1,147 @@
+"""Where an index job writes: a folder (tantivy, Whoosh) or a PostgreSQL database.
+
+The job (``job``) decides what to add, update and prune; a target decides how
+that is kept. A folder has one writer at a time (a lock file) and a manifest
+of session hashes written after each engine commit. A database has many
+writers at once and keeps the hashes in the same transaction as the blocks,
+one session per transaction.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Protocol
+
+from vis_export.searchindex.directory import (
+    PlacementRefused,
+    check_ours,
+    check_placement,
+    first_missing,
+    open_index,
+    read_manifest,
+    remove_created,
+    write_manifest,
+    writer_lock,
+)
+from vis_export.searchindex.engines import DEFAULT_ENGINE, Engine, engine_names
+from vis_export.searchindex.guard import IndexFailure
+
+DATABASE_SCHEMES = ("postgresql://", "postgres://")
+DATABASE_ENGINE = "postgresql"
+
+
+def is_database(location: str | os.PathLike[str]) -> bool:
+    """A PostgreSQL connection URI rather than a folder."""
+    return isinstance(location, str) and location.startswith(DATABASE_SCHEMES)
+
+
+class Target(Protocol):
+    commit_every: int  # documents per commit
+
+    def check(self, sources: list[str]) -> None:
+        """Refuses sources the index may not be written beside (R3)."""
+
+    def writing(self, engine: str | None, wait: float, threads: int) -> Any:
+        """A context: the engine open for writing, and the manifest (``sessions``: hashes, ``files``)."""
+
+    def prunable(self, known: dict[str, str]) -> set[str]:
+        """The known sessions this job may prune."""
+
+    def commit(
+        self, store: Engine, manifest: dict[str, Any], done: dict[str, str], files: dict[str, Any], files_gone: set[str]
+    ) -> None:
+        """Makes what the job wrote since the last commit, and ``manifest`` (already holding it), last."""
+
+
+class FolderTarget:
+    commit_every = 20_000
+
+    def __init__(self, directory: Path):
+        self.directory = directory
+
+    def check(self, sources: list[str]) -> None:
+        check_placement(self.directory, sources)
+
+    @contextmanager
+    def writing(self, engine: str | None, wait: float, threads: int) -> Iterator[tuple[Engine, dict[str, Any]]]:
+        """Whatever can refuse the directory is checked before anything is
+        created in it; a session handed over by a caller that turns out to come
+        from a folder holding the index undoes a directory this job created."""
+        check_ours(self.directory)
+        created = first_missing(self.directory)
+        try:
+            with writer_lock(self.directory, wait):
+                manifest = read_manifest(self.directory, engine)
+                manifest["engine"] = manifest["engine"] or DEFAULT_ENGINE
+                store = open_index(self.directory, manifest["engine"], writable=True, threads=threads)
+                try:
+                    yield store, manifest
+                finally:
+                    store.close()
+        except PlacementRefused:
+            if created is not None:
+                remove_created(self.directory, created)
+            raise
+
+    def prunable(self, known: dict[str, str]) -> set[str]:
+        return set(known)
+
+    def commit(
+        self, store: Engine, manifest: dict[str, Any], done: dict[str, str], files: dict[str, Any], files_gone: set[str]
+    ) -> None:
+        """Engine first, manifest after: the manifest is never ahead of the index."""
+        store.commit()
+        write_manifest(self.directory, manifest)
+
+
+class DatabaseTarget:
+    commit_every = 1  # each session in a transaction of its own
+
+    def __init__(self, uri: str, origin: str | None):
+        self.uri, self.origin = uri, origin or socket.gethostname()
+        self.own: set[str] = set()
+
+    def check(self, sources: list[str]) -> None:
+        """Nothing is read back from a database."""
+
+    @contextmanager
+    def writing(self, engine: str | None, wait: float, threads: int) -> Iterator[tuple[Engine, dict[str, Any]]]:
+        from vis_export.extras import require
+
+        if engine not in (None, DATABASE_ENGINE):
+            raise IndexFailure(f"index: a PostgreSQL index is searched by the postgresql engine, not {engine}")
+        require("psycopg", "the postgresql search engine")
+        from vis_export.searchindex.engines.postgresql_engine import PostgresEngine
+
+        store = PostgresEngine(self.uri, writable=True, wait=wait)
+        try:
+            sessions, self.own, files = store.known(self.origin)
+            yield store, {"engine": DATABASE_ENGINE, "sessions": sessions, "files": files}
+        finally:
+            store.close()
+
+    def prunable(self, known: dict[str, str]) -> set[str]:
+        """Only this origin's: another machine's sessions are not in our sources."""
+        return self.own & set(known)
+
+    def commit(
+        self, store: Engine, manifest: dict[str, Any], done: dict[str, str], files: dict[str, Any], files_gone: set[str]
+    ) -> None:
+        from vis_export.searchindex.engines.postgresql_engine import PostgresEngine
+
+        assert isinstance(store, PostgresEngine)
+        store.record(done, self.origin, files, files_gone)
+        store.commit()
+        self.own |= set(done)
+
+
+def target_for(location: str | os.PathLike[str], engine: str | None, origin: str | None) -> Target:
+    if is_database(location):
+        return DatabaseTarget(str(location), origin)
+    if engine is not None and engine not in engine_names():
+        raise IndexFailure(f"unknown engine {engine!r}; choose one of {', '.join(engine_names())}")
+    return FolderTarget(Path(location))
