@@ -15,22 +15,24 @@ import subprocess
 from html import unescape
 from pathlib import Path
 from collections.abc import Iterator
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
-from pypdf import PdfReader
+from pypdf import PageObject, PdfReader
 
 from system import require
 
 
 class Run(NamedTuple):
     """A piece of text as drawn: ``x`` and ``baseline`` in points from the
-    page's bottom left (PDF user space), ``upright`` when its y axis points up."""
+    page's bottom left (PDF user space), ``upright`` when its y axis points up,
+    ``size`` in points as printed."""
 
     text: str
     x: float
     baseline: float
     upright: bool
     font: str
+    size: float
 
 
 class Word(NamedTuple):
@@ -43,29 +45,32 @@ class Word(NamedTuple):
     bottom: float
 
     def overlaps(self, other: Word) -> bool:
-        return self.left < other.right and other.left < self.right and self.top < other.bottom and other.top < self.bottom
+        across = self.left < other.right and other.left < self.right
+        return across and self.top < other.bottom and other.top < self.bottom
 
 
 def runs(pdf: bytes) -> list[list[Run]]:
     """Every page's text runs, in drawing order."""
-    pages = []
-    for page in PdfReader(io.BytesIO(pdf)).pages:
-        found: list[Run] = []
+    return [_page_runs(page) for page in PdfReader(io.BytesIO(pdf)).pages]
 
-        def visit(text: str, cm: list[float], tm: list[float], font: dict | None, size: float) -> None:
-            # WeasyPrint gives some fonts a single-byte encoding that pypdf reads as two bytes.
-            text = text.replace("\x00", "")
-            if not text.strip():
-                return
-            a, b, c, d, e, f = tm
-            m = [a * cm[0] + b * cm[2], a * cm[1] + b * cm[3], c * cm[0] + d * cm[2], c * cm[1] + d * cm[3],
-                 e * cm[0] + f * cm[2] + cm[4], e * cm[1] + f * cm[3] + cm[5]]
-            name = str(font.get("/BaseFont", "")) if font else ""
-            found.append(Run(text, m[4], m[5], m[0] > 0 and m[3] > 0 and m[1] == m[2] == 0, name))
 
-        page.extract_text(visitor_text=visit)
-        pages.append(found)
-    return pages
+def _page_runs(page: PageObject) -> list[Run]:
+    found: list[Run] = []
+
+    def visit(text: str, cm: list[float], tm: list[float], font: dict[str, Any] | None, size: float) -> None:
+        # WeasyPrint gives some fonts a single-byte encoding that pypdf reads as two bytes.
+        text = text.replace("\x00", "")
+        if not text.strip():
+            return
+        a, b, c, d, e, f = tm  # the text matrix, then the page's transformation: where it lands
+        m = [a * cm[0] + b * cm[2], a * cm[1] + b * cm[3], c * cm[0] + d * cm[2], c * cm[1] + d * cm[3],
+             e * cm[0] + f * cm[2] + cm[4], e * cm[1] + f * cm[3] + cm[5]]
+        upright = m[0] > 0 and m[3] > 0 and m[1] == m[2] == 0
+        name = str(font.get("/BaseFont", "")) if font else ""
+        found.append(Run(text, m[4], m[5], upright, name, size * abs(m[3])))
+
+    page.extract_text(visitor_text=visit)
+    return found
 
 
 def words(pdf: bytes, folder: Path) -> list[list[Word]]:
