@@ -23,12 +23,13 @@ import hashlib
 import io
 import logging
 import os
+from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from multiprocessing import get_context
-from typing import Any, Iterator
+from typing import Any
 
 from vis_export import __version__
 from vis_export.formats.facts import SessionFacts
@@ -184,7 +185,7 @@ def _created(session: Session) -> int:
 
 
 def _metadata(session: Session) -> dict[str, str]:
-    stamp = datetime.fromtimestamp(_created(session) / 1000, tz=timezone.utc).strftime("D:%Y%m%d%H%M%SZ")
+    stamp = datetime.fromtimestamp(_created(session) / 1000, tz=UTC).strftime("D:%Y%m%d%H%M%SZ")
     facts = SessionFacts.of(session)
     models, title = facts.models, facts.title
     return {
