@@ -12,13 +12,12 @@ from __future__ import annotations
 import io
 import re
 import subprocess
+from collections.abc import Iterator
 from html import unescape
 from pathlib import Path
-from collections.abc import Iterator
 from typing import Any, NamedTuple
 
 from pypdf import PageObject, PdfReader
-
 from system import require
 
 
@@ -63,8 +62,14 @@ def _page_runs(page: PageObject) -> list[Run]:
         if not text.strip():
             return
         a, b, c, d, e, f = tm  # the text matrix, then the page's transformation: where it lands
-        m = [a * cm[0] + b * cm[2], a * cm[1] + b * cm[3], c * cm[0] + d * cm[2], c * cm[1] + d * cm[3],
-             e * cm[0] + f * cm[2] + cm[4], e * cm[1] + f * cm[3] + cm[5]]
+        m = [
+            a * cm[0] + b * cm[2],
+            a * cm[1] + b * cm[3],
+            c * cm[0] + d * cm[2],
+            c * cm[1] + d * cm[3],
+            e * cm[0] + f * cm[2] + cm[4],
+            e * cm[1] + f * cm[3] + cm[5],
+        ]
         upright = m[0] > 0 and m[3] > 0 and m[1] == m[2] == 0
         name = str(font.get("/BaseFont", "")) if font else ""
         found.append(Run(text, m[4], m[5], upright, name, size * abs(m[3])))
@@ -78,11 +83,14 @@ def words(pdf: bytes, folder: Path) -> list[list[Word]]:
     require("pdftotext")
     source = folder / "words.pdf"
     source.write_bytes(pdf)
-    layout = subprocess.run(["pdftotext", "-bbox-layout", str(source), "-"], check=True, capture_output=True,
-                            text=True, timeout=120).stdout
+    layout = subprocess.run(
+        ["pdftotext", "-bbox-layout", str(source), "-"], check=True, capture_output=True, text=True, timeout=120
+    ).stdout
     pattern = re.compile(r'<word xMin="([\d.]+)" yMin="([\d.]+)" xMax="([\d.]+)" yMax="([\d.]+)">(.*?)</word>')
-    return [[Word(unescape(m[5]), float(m[1]), float(m[2]), float(m[3]), float(m[4])) for m in pattern.finditer(page)]
-            for page in layout.split("</page>")[:-1]]
+    return [
+        [Word(unescape(m[5]), float(m[1]), float(m[2]), float(m[3]), float(m[4])) for m in pattern.finditer(page)]
+        for page in layout.split("</page>")[:-1]
+    ]
 
 
 class Image(NamedTuple):
@@ -96,7 +104,7 @@ class Image(NamedTuple):
     def pixels(self, left: float, top: float, right: float, bottom: float) -> Iterator[tuple[int, int, int]]:
         x0, x1 = max(0, int(left * self.scale)), min(self.width, int(right * self.scale) + 1)
         for y in range(max(0, int(top * self.scale)), min(self.height, int(bottom * self.scale) + 1)):
-            row = self.rgb[(y * self.width + x0) * 3:(y * self.width + x1) * 3]
+            row = self.rgb[(y * self.width + x0) * 3 : (y * self.width + x1) * 3]
             yield from zip(row[0::3], row[1::3], row[2::3], strict=True)
 
     def ink(self, left: float, top: float, right: float, bottom: float) -> int:
@@ -120,5 +128,5 @@ def page_images(pdf: bytes, folder: Path, dpi: int = 60) -> list[Image]:
         header = re.match(rb"P6\s+(\d+)\s+(\d+)\s+255\s", data)
         assert header is not None, path
         width, height = int(header[1]), int(header[2])
-        images.append(Image(width, height, dpi / 72, data[header.end():header.end() + width * height * 3]))
+        images.append(Image(width, height, dpi / 72, data[header.end() : header.end() + width * height * 3]))
     return images

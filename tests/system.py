@@ -25,8 +25,15 @@ def require(*tools: str) -> None:
 def require_fonts(*packages: str) -> None:
     """Skip (locally) or fail (CI) unless fontconfig finds these packages' fonts."""
     require("fc-list")
-    _missing([package for package in packages if not subprocess.run(
-        ["fc-list", FONT_PACKAGES[package]], capture_output=True, text=True, timeout=60).stdout.strip()])
+    _missing(
+        [
+            package
+            for package in packages
+            if not subprocess.run(
+                ["fc-list", FONT_PACKAGES[package]], capture_output=True, text=True, timeout=60
+            ).stdout.strip()
+        ]
+    )
 
 
 def _missing(packages: list[str]) -> None:

@@ -10,13 +10,15 @@ import time
 from pathlib import Path
 
 import pytest
-from pypdf import PdfReader
-
 from conftest import INPUT
+from pypdf import PdfReader
 from system import require
+
 from vis_export import load
 from vis_export.formats.pdf import to_pdf
 from vis_export.model import CodeBlock, Session
+
+pytestmark = pytest.mark.slow  # renders PDFs
 
 SESSION = next(load(INPUT / "session.json"))
 
@@ -66,9 +68,22 @@ def test_long_code_lines_wrap_and_are_never_clipped() -> None:
     from vis_export.sources.messages import session_document
 
     line = "x = '" + "abcdefghij" * 40 + "'  # the end of a very long line"
-    session = session_document({"id": "wide", "messages": [{
-        "id": "m", "role": "assistant", "status": "completed", "created_at": 0,
-        "content": [{"id": "c", "type": "code", "language": "python", "text": line + "\n"}]}]}, "w", "w").session
+    session = session_document(
+        {
+            "id": "wide",
+            "messages": [
+                {
+                    "id": "m",
+                    "role": "assistant",
+                    "status": "completed",
+                    "created_at": 0,
+                    "content": [{"id": "c", "type": "code", "language": "python", "text": line + "\n"}],
+                }
+            ],
+        },
+        "w",
+        "w",
+    ).session
     text = "".join(page_text(page) for page in PdfReader(io.BytesIO(to_pdf(session))).pages)
     assert squeeze(line) in squeeze(text)
 
@@ -144,10 +159,21 @@ def test_the_same_bytes_when_fonttools_subsets_the_fonts() -> None:
     import json
     import sys
 
-    document = {"id": "plain", "messages": [{"id": "m", "role": "user", "status": "completed", "created_at": 0,
-                "content": [{"id": "p", "type": "prose", "markdown": "Plain **words** and `code`."}]}]}
-    run = subprocess.run([sys.executable, "-c", FONTTOOLS_FALLBACK, json.dumps(document)], capture_output=True,
-                         text=True, timeout=300)
+    document = {
+        "id": "plain",
+        "messages": [
+            {
+                "id": "m",
+                "role": "user",
+                "status": "completed",
+                "created_at": 0,
+                "content": [{"id": "p", "type": "prose", "markdown": "Plain **words** and `code`."}],
+            }
+        ],
+    }
+    run = subprocess.run(
+        [sys.executable, "-c", FONTTOOLS_FALLBACK, json.dumps(document)], capture_output=True, text=True, timeout=300
+    )
     assert run.returncode == 0, run.stderr[-2000:]
     assert json.loads(run.stdout.splitlines()[-1]) == {"fonttools": True, "same": True}
 
@@ -161,7 +187,7 @@ def test_parts_follow_the_text_so_any_machine_writes_the_same_bytes(monkeypatch:
     assert len(module.split(SESSION)) == 3
     renders = []
     for cores in (1, 4):
-        monkeypatch.setattr(module, "_cores", lambda: cores)
+        monkeypatch.setattr(module, "_cores", lambda cores=cores: cores)
         renders.append(to_pdf(SESSION))
     assert renders[0] == renders[1]
 
@@ -177,10 +203,25 @@ def test_a_long_session_is_split_into_parts_of_bounded_text() -> None:
     from vis_export.formats.pdf import PART_SIZE, split
     from vis_export.sources.messages import session_document
 
-    session = session_document({"id": "long", "messages": [
-        {"id": f"m{i}", "role": "user", "status": "completed", "created_at": i,
-         "content": [{"id": f"b{i}", "type": "prose", "markdown": f"Message {i}: the parser reads config files."}]}
-        for i in range(10_000)]}, "l", "l").session
+    session = session_document(
+        {
+            "id": "long",
+            "messages": [
+                {
+                    "id": f"m{i}",
+                    "role": "user",
+                    "status": "completed",
+                    "created_at": i,
+                    "content": [
+                        {"id": f"b{i}", "type": "prose", "markdown": f"Message {i}: the parser reads config files."}
+                    ],
+                }
+                for i in range(10_000)
+            ],
+        },
+        "l",
+        "l",
+    ).session
     sizes = _message_sizes(session)
     chunks = split(session)
     assert len(chunks) == -(-sum(sizes) // PART_SIZE)
@@ -189,7 +230,6 @@ def test_a_long_session_is_split_into_parts_of_bounded_text() -> None:
 
 
 from hypothesis import HealthCheck, given, settings  # noqa: E402
-
 from strategies import PRIVATE_CANARY, session_documents, small_blocks  # noqa: E402
 
 

@@ -10,12 +10,14 @@ import unicodedata
 from pathlib import Path
 
 import pytest
-
 from pdfpage import Run, page_images, runs, words
 from system import require_fonts
+
 from vis_export.formats.pdf import to_pdf
 from vis_export.model import Session
 from vis_export.sources.messages import session_document
+
+pytestmark = pytest.mark.slow  # renders PDFs
 
 CJK = "日本語のテキスト 中文 한국어"
 EMOJI = "🎉🚀"
@@ -30,14 +32,49 @@ def is_emoji(ch: str) -> bool:
 
 
 def session() -> Session:
-    return session_document({"id": "fonts", "title": f"Fonts {CJK}", "messages": [
-        {"id": "m1", "role": "user", "status": "completed", "created_at": 1740000000000, "content": [
-            {"id": "p", "type": "prose", "markdown": f"Prose: {CJK} and emoji {EMOJI} on 2025-02-19."},
-            {"id": "a", "type": "attachment", "attachment_id": "x", "name": "notes.txt", "media_type": "text/plain"},
-            {"id": "c", "type": "code", "language": "python", "text": f"print('{CJK} {EMOJI}')  # 42\n"}]},
-        {"id": "m2", "role": "assistant", "status": "completed", "created_at": 1740000000100, "content": [
-            {"id": "t", "type": "tool", "tool": "shell", "status": "completed", "input": {"command": "cat notes.txt"},
-             "output": f"{CJK}\n{EMOJI} 100%\n"}]}]}, "fonts.json", "fonts").session
+    return session_document(
+        {
+            "id": "fonts",
+            "title": f"Fonts {CJK}",
+            "messages": [
+                {
+                    "id": "m1",
+                    "role": "user",
+                    "status": "completed",
+                    "created_at": 1740000000000,
+                    "content": [
+                        {"id": "p", "type": "prose", "markdown": f"Prose: {CJK} and emoji {EMOJI} on 2025-02-19."},
+                        {
+                            "id": "a",
+                            "type": "attachment",
+                            "attachment_id": "x",
+                            "name": "notes.txt",
+                            "media_type": "text/plain",
+                        },
+                        {"id": "c", "type": "code", "language": "python", "text": f"print('{CJK} {EMOJI}')  # 42\n"},
+                    ],
+                },
+                {
+                    "id": "m2",
+                    "role": "assistant",
+                    "status": "completed",
+                    "created_at": 1740000000100,
+                    "content": [
+                        {
+                            "id": "t",
+                            "type": "tool",
+                            "tool": "shell",
+                            "status": "completed",
+                            "input": {"command": "cat notes.txt"},
+                            "output": f"{CJK}\n{EMOJI} 100%\n",
+                        }
+                    ],
+                },
+            ],
+        },
+        "fonts.json",
+        "fonts",
+    ).session
 
 
 @pytest.fixture(scope="module")

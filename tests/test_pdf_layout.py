@@ -11,29 +11,45 @@ from tempfile import TemporaryDirectory
 from typing import Any
 
 import pytest
-from pypdf import PdfReader
-
 from conftest import INPUT
 from pdfpage import Word, page_images, runs, words
+from pypdf import PdfReader
+
 from vis_export import load
 from vis_export.formats.pdf import to_pdf
 from vis_export.model import Session
 from vis_export.sources.messages import session_document
 
-PYTEST_LINES = [f"tests/test_parser.py::test_case_{i:02d} PASSED" + " " * 20 + f"[{(i + 1) * 100 // 60:3d}%]"
-                for i in range(60)]
+pytestmark = pytest.mark.slow  # renders PDFs
+
+PYTEST_LINES = [
+    f"tests/test_parser.py::test_case_{i:02d} PASSED" + " " * 20 + f"[{(i + 1) * 100 // 60:3d}%]" for i in range(60)
+]
 
 
 def one_message(*blocks: dict[str, Any]) -> Session:
     content = [{"id": f"b{i}", **block} for i, block in enumerate(blocks)]
-    return session_document({"id": "layout", "title": "Layout", "messages": [
-        {"id": "m", "role": "assistant", "status": "completed", "created_at": 1740000000000, "content": content}]},
-        "layout.json", "layout").session
+    return session_document(
+        {
+            "id": "layout",
+            "title": "Layout",
+            "messages": [
+                {"id": "m", "role": "assistant", "status": "completed", "created_at": 1740000000000, "content": content}
+            ],
+        },
+        "layout.json",
+        "layout",
+    ).session
 
 
 def tool_output(lines: list[str]) -> dict[str, Any]:
-    return {"type": "tool", "tool": "shell", "status": "completed", "input": {"command": "pytest -v"},
-            "output": "\n".join(lines)}
+    return {
+        "type": "tool",
+        "tool": "shell",
+        "status": "completed",
+        "input": {"command": "pytest -v"},
+        "output": "\n".join(lines),
+    }
 
 
 @pytest.fixture(scope="module")
@@ -98,9 +114,15 @@ def test_task_list_checkboxes_sit_beside_their_items(tmp_path: Path) -> None:
 
 def test_code_is_set_smaller_than_the_text_around_it() -> None:
     """Print is 10 pt text; code and tool output at 9 pt (a monospace face looks larger)."""
-    drawn = runs(to_pdf(one_message({"type": "prose", "markdown": "Run `make` to build:"},
-                                    {"type": "code", "language": "sh", "text": "make all\n"},
-                                    tool_output(PYTEST_LINES[:3]))))[0]
+    drawn = runs(
+        to_pdf(
+            one_message(
+                {"type": "prose", "markdown": "Run `make` to build:"},
+                {"type": "code", "language": "sh", "text": "make all\n"},
+                tool_output(PYTEST_LINES[:3]),
+            )
+        )
+    )[0]
     text = {round(run.size, 1) for run in drawn if run.text.startswith(("Run", "to build"))}
     code = {round(run.size, 1) for run in drawn if run.text.strip() in ("make", "make all", PYTEST_LINES[0])}
     assert text == {10.0} and code == {9.0}, (text, code)
@@ -113,8 +135,18 @@ def test_sixty_lines_of_tool_output_flow_as_text_over_at_most_two_pages() -> Non
 
 def test_a_tool_block_with_short_parts_stays_on_one_page() -> None:
     """Input, output and error of a few lines each: nothing pushes a part to a page of its own."""
-    pdf = to_pdf(one_message({"type": "tool", "tool": "read_file", "status": "failed", "input": {"path": "a.toml"},
-                              "output": "line one\nline two\n", "error": {"kind": "not_found"}}))
+    pdf = to_pdf(
+        one_message(
+            {
+                "type": "tool",
+                "tool": "read_file",
+                "status": "failed",
+                "input": {"path": "a.toml"},
+                "output": "line one\nline two\n",
+                "error": {"kind": "not_found"},
+            }
+        )
+    )
     assert len(PdfReader(io.BytesIO(pdf)).pages) == 1
 
 
@@ -129,10 +161,26 @@ def pushed_down(paragraphs: int, *messages: dict[str, Any]) -> bytes:
     """The messages after a first one of ``paragraphs`` short paragraphs."""
     markdown = "\n\n".join(f"{FILLER} paragraph {i}." for i in range(paragraphs))
     filler = {"id": "f", "type": "prose", "markdown": markdown}
-    return to_pdf(session_document({"id": "pushed", "title": "Pushed", "messages": [
-        {"id": "m0", "role": "user", "status": "completed", "created_at": 1740000000000, "content": [filler]},
-        *[{"status": "completed", "created_at": 1740000000000 + i, **m} for i, m in enumerate(messages, 1)]]},
-        "pushed.json", "pushed").session)
+    return to_pdf(
+        session_document(
+            {
+                "id": "pushed",
+                "title": "Pushed",
+                "messages": [
+                    {
+                        "id": "m0",
+                        "role": "user",
+                        "status": "completed",
+                        "created_at": 1740000000000,
+                        "content": [filler],
+                    },
+                    *[{"status": "completed", "created_at": 1740000000000 + i, **m} for i, m in enumerate(messages, 1)],
+                ],
+            },
+            "pushed.json",
+            "pushed",
+        ).session
+    )
 
 
 def lines(page: list[Word]) -> list[tuple[str, float, float]]:
@@ -145,8 +193,14 @@ def lines(page: list[Word]) -> list[tuple[str, float, float]]:
             rows[-1].append(word)
         else:
             rows.append([word])
-    return [(" ".join(w.text for w in sorted(row, key=lambda w: w.left)), min(w.top for w in row),
-             max(w.bottom for w in row)) for row in rows[1:-1]]
+    return [
+        (
+            " ".join(w.text for w in sorted(row, key=lambda w: w.left)),
+            min(w.top for w in row),
+            max(w.bottom for w in row),
+        )
+        for row in rows[1:-1]
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -162,11 +216,23 @@ def near_the_foot(first_page_holds: int) -> range:
     return range(first_page_holds - 12, first_page_holds + 1)
 
 
-LABELLED = {"role": "assistant", "id": "m1", "content": [
-    {"id": "c", "type": "code", "language": "python", "text": "def f():\n    a = 1\n    b = 2\n    return a + b\n"},
-    {"id": "t", "type": "tool", "tool": "shell", "status": "completed", "input": {"command": "make", "cwd": "/src"},
-     "output": "one\ntwo\nthree\nfour\n", "error": {"kind": "exit", "code": 2}},
-    {"id": "u", "type": "diagram", "render_hint": {"engine": "mermaid", "theme": "dark"}}]}
+LABELLED = {
+    "role": "assistant",
+    "id": "m1",
+    "content": [
+        {"id": "c", "type": "code", "language": "python", "text": "def f():\n    a = 1\n    b = 2\n    return a + b\n"},
+        {
+            "id": "t",
+            "type": "tool",
+            "tool": "shell",
+            "status": "completed",
+            "input": {"command": "make", "cwd": "/src"},
+            "output": "one\ntwo\nthree\nfour\n",
+            "error": {"kind": "exit", "code": 2},
+        },
+        {"id": "u", "type": "diagram", "render_hint": {"engine": "mermaid", "theme": "dark"}},
+    ],
+}
 LABELS = {"python", "shell completed", "Input", "Output", "Error", "render_hint"}
 
 

@@ -189,9 +189,13 @@ def _metadata(session: Session) -> dict[str, str]:
     facts = SessionFacts.of(session)
     models, title = facts.models, facts.title
     return {
-        "/Title": title, "/Subject": f"Vis session {session.id}", "/Keywords": ", ".join(models),
-        "/Creator": f"vis-export {__version__}", "/Producer": f"vis-export {__version__} (WeasyPrint, pypdf)",
-        "/CreationDate": stamp, "/ModDate": stamp,
+        "/Title": title,
+        "/Subject": f"Vis session {session.id}",
+        "/Keywords": ", ".join(models),
+        "/Creator": f"vis-export {__version__}",
+        "/Producer": f"vis-export {__version__} (WeasyPrint, pypdf)",
+        "/CreationDate": stamp,
+        "/ModDate": stamp,
     }
 
 
@@ -199,10 +203,16 @@ def _stamp_page_numbers(writer: Any) -> None:
     """``N / M`` centred in each page's footer, in Helvetica (every PDF reader has it)."""
     from pypdf.generic import DictionaryObject, NameObject
 
-    font = writer._add_object(DictionaryObject({
-        NameObject("/Type"): NameObject("/Font"), NameObject("/Subtype"): NameObject("/Type1"),
-        NameObject("/BaseFont"): NameObject("/Helvetica"), NameObject("/Encoding"): NameObject("/WinAnsiEncoding"),
-    }))
+    font = writer._add_object(
+        DictionaryObject(
+            {
+                NameObject("/Type"): NameObject("/Font"),
+                NameObject("/Subtype"): NameObject("/Type1"),
+                NameObject("/BaseFont"): NameObject("/Helvetica"),
+                NameObject("/Encoding"): NameObject("/WinAnsiEncoding"),
+            }
+        )
+    )
     total = len(writer.pages)
     for number, page in enumerate(writer.pages, 1):
         label = f"{number} / {total}"
