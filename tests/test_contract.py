@@ -13,15 +13,7 @@ from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 from strategies import blocks, invalid_sessions, json_values, messages, session_documents, snake_keys
 
-from vis_export.contract import (
-    MAX_DEPTH,
-    MAX_TIME,
-    check_block,
-    check_depth,
-    check_event,
-    check_message,
-    check_session,
-)
+from vis_export.contract import MAX_DEPTH, MAX_TIME, check_block, check_depth, check_event, check_message, check_session
 
 SCHEMAS = {
     name: json.loads((files("vis_export.contract") / "schema" / f"{name}.json").read_text())

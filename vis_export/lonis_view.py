@@ -9,12 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from vis_export.contract.lonis_check import (
-    SEED_KINDS,
-    ReplayVerdict,
-    content_hash,
-    replay_verdict,
-)
+from vis_export.contract.lonis_check import SEED_KINDS, ReplayVerdict, content_hash, replay_verdict
 from vis_export.model import LonisBlock, Session, thaw
 
 CATEGORIES = {

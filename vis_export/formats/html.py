@@ -96,13 +96,7 @@ def _unstyled(element: str) -> str:
 def environment(template_dir: Path | None) -> Any:
     """Templates: the user's first (by name), then the built-in ones, which stay
     reachable as ``builtin/<name>`` for ``{% extends %}`` (as in nbconvert)."""
-    from jinja2 import (
-        ChoiceLoader,
-        Environment,
-        FileSystemLoader,
-        PrefixLoader,
-        StrictUndefined,
-    )
+    from jinja2 import ChoiceLoader, Environment, FileSystemLoader, PrefixLoader, StrictUndefined
 
     builtin = FileSystemLoader(str(builtin_templates()))
     loaders = [FileSystemLoader(str(template_dir))] if template_dir is not None else []

@@ -116,9 +116,7 @@ class ProseToHtml:
         import nh3
 
         self._markdown = mistune.create_markdown(
-            escape=True,
-            renderer=_renderer_class()(attachment),
-            plugins=["table", "strikethrough", "task_lists", "url"],
+            escape=True, renderer=_renderer_class()(attachment), plugins=["table", "strikethrough", "task_lists", "url"]
         )
         self._cleaner = nh3.Cleaner(
             tags=ALLOWED_TAGS,

@@ -15,20 +15,9 @@ from urllib.parse import quote
 
 from vis_export.attachments import Attachments
 from vis_export.formats.facts import SessionFacts
-from vis_export.formats.markdown_syntax import (
-    escape,
-    escape_html,
-    escape_one_line,
-    fenced,
-    yaml_string,
-)
+from vis_export.formats.markdown_syntax import escape, escape_html, escape_one_line, fenced, yaml_string
 from vis_export.formats.options import ExportOptions
-from vis_export.formats.projector import (
-    Projector,
-    json_text,
-    tool_duration,
-    with_marker,
-)
+from vis_export.formats.projector import Projector, json_text, tool_duration, with_marker
 from vis_export.formats.prose import attachment_links, contained
 from vis_export.lonis_view import view as lonis_view
 from vis_export.model import (

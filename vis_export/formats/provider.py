@@ -23,16 +23,7 @@ from vis_export.attachments import Attachments
 from vis_export.contract.blocktypes import RENDERED_TYPES, UNKNOWN, for_each_type
 from vis_export.formats.markdown_syntax import fenced
 from vis_export.formats.options import PROVIDER_FORMATS, ExportOptions
-from vis_export.model import (
-    AttachmentBlock,
-    Block,
-    ErrorBlock,
-    LonisBlock,
-    Message,
-    Session,
-    ToolBlock,
-    UnknownBlock,
-)
+from vis_export.model import AttachmentBlock, Block, ErrorBlock, LonisBlock, Message, Session, ToolBlock, UnknownBlock
 from vis_export.policy import visible_session
 
 _NAME_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")

@@ -25,12 +25,7 @@ from vis_export.problems import Problem
 from vis_export.sources.events import event_log, is_gateway_event
 from vis_export.sources.jsontext import parse
 from vis_export.sources.lonis_blocks import lonis_blocks
-from vis_export.sources.messages import (
-    message_array,
-    message_lines,
-    session_document,
-    single_message,
-)
+from vis_export.sources.messages import message_array, message_lines, session_document, single_message
 from vis_export.sources.result import LoadResult, failed
 from vis_export.sources.store import is_store, read_store
 
