@@ -105,3 +105,59 @@ def test_prune_removes_only_sessions_of_its_own_origin(database: str) -> None:
     assert {h.session_id for h in search("config", database, limit=100)} == {"two"}
     assert index([], database, origin="server", prune=True).removed == 1
     assert search("config", database) == []
+
+
+def _sources(folder: Path, names: range) -> Path:
+    folder.mkdir(exist_ok=True)
+    base = json.loads((INPUT / "session.json").read_text())
+    for n in names:
+        (folder / f"s{n:03}.json").write_text(json.dumps({**base, "id": f"s{n:03}"}))
+    return folder
+
+
+def _copies(database: str) -> dict[str, int]:
+    hits = search("", database, limit=100_000)
+    counts: dict[str, int] = {}
+    for hit in hits:
+        counts[hit.session_id] = counts.get(hit.session_id, 0) + 1
+    return counts
+
+
+def test_two_jobs_at_once_on_the_same_sessions_leave_one_copy(database: str, tmp_path: Path) -> None:
+    same = _sources(tmp_path / "same", range(40))
+    jobs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "vis_export", "index", str(same), "--index", database, "--wait", "60"],
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(2)
+    ]
+    assert all(job.wait(timeout=300) == 0 for job in jobs), [job.stderr.read() for job in jobs if job.stderr]
+    for job in jobs:
+        assert job.stderr is not None
+        job.stderr.close()
+    alone = tmp_path / "alone"
+    index(list(load(same / "s000.json")), alone)
+    per_session = len(search("", alone, limit=100_000))
+    assert _copies(database) == {f"s{n:03}": per_session for n in range(40)}
+    rerun = cli("index", str(same), "--index", database)
+    assert rerun.stderr.strip() == "0 added, 0 updated, 40 unchanged"
+
+
+def test_a_killed_job_leaves_whole_sessions_and_a_rerun_completes(database: str, tmp_path: Path) -> None:
+    import signal
+    import time
+
+    sources = _sources(tmp_path / "sources", range(80))
+    job = subprocess.Popen(
+        [sys.executable, "-m", "vis_export", "index", str(sources), "--index", database], stderr=subprocess.DEVNULL
+    )
+    time.sleep(2.5)
+    job.send_signal(signal.SIGKILL)
+    job.wait()
+    copies = _copies(database)
+    assert len(set(copies.values())) <= 1  # every session written so far is whole
+    rerun = cli("index", str(sources), "--index", database)
+    assert rerun.returncode == 0, rerun.stderr
+    assert len(_copies(database)) == 80 and len(set(_copies(database).values())) == 1

@@ -132,7 +132,6 @@ def _refuse_newer(uri: str, version: int) -> None:
 
 def prepare(connection: Any, uri: str, writable: bool) -> None:
     """Tables made (or migrated) for a writer; for a searcher, an index that is there."""
-    import psycopg
 
     if not writable:
         version = _version(connection)
@@ -141,18 +140,32 @@ def prepare(connection: Any, uri: str, writable: bool) -> None:
         _refuse_newer(uri, version)
         return
     with connection.transaction():
-        version = _version(connection)
-        if version == SCHEMA:
+        if _version(connection) == SCHEMA:
             return
-        connection.execute("SELECT pg_advisory_xact_lock(%s)", (_CREATE_LOCK,))
-        version = _version(connection)  # another job may have made them meanwhile
-        if version is not None:
-            _refuse_newer(uri, version)
-            return  # SCHEMA is the first version: nothing older to migrate yet
-        connection.execute(_TABLES)
-        try:
-            with connection.transaction():
-                connection.execute(_TRIGRAMS)
-        except psycopg.Error:  # no pg_trgm, or no right to create it: phrases are checked all the same
-            pass
-        connection.execute("INSERT INTO vis_meta VALUES ('schema_version', %s)", (str(SCHEMA),))
+    # A lock held across transactions, so the look after it starts a transaction
+    # of its own: a transaction that waited on a lock may still see the catalog
+    # (tables, configurations) as it was before another job made them.
+    connection.execute("SELECT pg_advisory_lock(%s)", (_CREATE_LOCK,))
+    connection.commit()
+    try:
+        with connection.transaction():
+            _create(connection, uri)
+    finally:
+        connection.execute("SELECT pg_advisory_unlock(%s)", (_CREATE_LOCK,))
+        connection.commit()
+
+
+def _create(connection: Any, uri: str) -> None:
+    import psycopg
+
+    version = _version(connection)
+    if version is not None:
+        _refuse_newer(uri, version)
+        return  # SCHEMA is the first version: nothing older to migrate yet
+    connection.execute(_TABLES)
+    try:
+        with connection.transaction():
+            connection.execute(_TRIGRAMS)
+    except psycopg.Error:  # no pg_trgm, or no right to create it: phrases are checked all the same
+        pass
+    connection.execute("INSERT INTO vis_meta VALUES ('schema_version', %s)", (str(SCHEMA),))
