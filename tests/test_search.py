@@ -12,11 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
 from conftest import INPUT
+from hypothesis import HealthCheck, given, settings, strategies as st
 from strategies import PRIVATE_CANARY, session_documents, small_blocks, small_code_blocks
+
 from vis_export import load
 from vis_export.searchindex import IndexFailure, index, search
 from vis_export.searchindex.conformance import CANARY, CODE_SESSION, check_engine
@@ -70,31 +69,45 @@ def test_private_reasoning_never_indexed(tmp_path: Path, engine: str) -> None:
 
 
 def test_engines_agree_on_the_golden_sessions(tmp_path: Path) -> None:
-    queries = ["parse_config", "tests", "deploy", '"open(path) as f"', "run_tests", "unavailable", "Ünïcödé",
-               "config", "stopped"]
+    queries = [
+        "parse_config",
+        "tests",
+        "deploy",
+        '"open(path) as f"',
+        "run_tests",
+        "unavailable",
+        "Ünïcödé",
+        "config",
+        "stopped",
+    ]
     results = {}
     for name in ENGINES:
         directory = tmp_path / name
         index(GOLDEN, directory, engine=name, reasoning="visible")
-        results[name] = {q: sorted((h.session_id, h.block_id, h.snippet) for h in search(q, directory, limit=50))
-                         for q in queries}
+        results[name] = {
+            q: sorted((h.session_id, h.block_id, h.snippet) for h in search(q, directory, limit=50)) for q in queries
+        }
     assert results["tantivy"] == results["whoosh"]
     assert all(results["tantivy"][q] for q in queries)
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
 @given(session_documents(st.one_of(small_code_blocks, small_blocks)), st.data())
-def test_every_code_block_is_found_by_a_phrase_of_its_text(tmp_path_factory: pytest.TempPathFactory,
-                                                           document: dict[str, Any], data: st.DataObject) -> None:
+def test_every_code_block_is_found_by_a_phrase_of_its_text(
+    tmp_path_factory: pytest.TempPathFactory, document: dict[str, Any], data: st.DataObject
+) -> None:
     session = session_of(document)
-    codes = [(m, b) for m, b in ((m, b) for m in session.messages for b in m.blocks) if b.type == "code"
-             and b.text.strip() and '"' not in b.text]
+    codes = [
+        (m, b)
+        for m, b in ((m, b) for m in session.messages for b in m.blocks)
+        if b.type == "code" and b.text.strip() and '"' not in b.text
+    ]
     for engine in ENGINES:
         directory = tmp_path_factory.mktemp(engine)
         index([session], directory, engine=engine, reasoning="visible")
         for message, block in codes:
             start = data.draw(st.integers(0, len(block.text) - 1))
-            phrase = block.text[start:start + data.draw(st.integers(1, 30))]
+            phrase = block.text[start : start + data.draw(st.integers(1, 30))]
             if not phrase.strip():
                 continue
             hits = search(f'"{phrase}"', directory, limit=10_000)
@@ -107,20 +120,60 @@ def _texts(session, message_id: str, block_id: str) -> list[str]:  # type: ignor
     """The texts of the blocks with these ids (generated ids need not be unique)."""
     from vis_export.searchindex.documents import text_of
 
-    return [text_of(block) or "" for message in session.messages for block in message.blocks
-            if message.id == message_id and block.id == block_id]
+    return [
+        text_of(block) or ""
+        for message in session.messages
+        for block in message.blocks
+        if message.id == message_id and block.id == block_id
+    ]
 
 
 def test_incremental_reruns_changes_and_prune(tmp_path: Path, engine: str) -> None:
     directory = tmp_path / "index"
-    first = session_of({"id": "a", "messages": [{"id": "m", "role": "user", "status": "completed", "created_at": 0,
-                                                  "content": [{"id": "b", "type": "prose", "markdown": "alpha"}]}]})
-    second = session_of({"id": "b", "messages": [{"id": "m", "role": "user", "status": "completed", "created_at": 0,
-                                                   "content": [{"id": "b", "type": "prose", "markdown": "beta"}]}]})
+    first = session_of(
+        {
+            "id": "a",
+            "messages": [
+                {
+                    "id": "m",
+                    "role": "user",
+                    "status": "completed",
+                    "created_at": 0,
+                    "content": [{"id": "b", "type": "prose", "markdown": "alpha"}],
+                }
+            ],
+        }
+    )
+    second = session_of(
+        {
+            "id": "b",
+            "messages": [
+                {
+                    "id": "m",
+                    "role": "user",
+                    "status": "completed",
+                    "created_at": 0,
+                    "content": [{"id": "b", "type": "prose", "markdown": "beta"}],
+                }
+            ],
+        }
+    )
     assert str(index([first, second], directory, engine=engine)) == "2 added, 0 updated, 0 unchanged"
     assert str(index([first, second], directory, engine=engine)) == "0 added, 0 updated, 2 unchanged"
-    changed = session_of({"id": "a", "messages": [{"id": "m", "role": "user", "status": "completed", "created_at": 0,
-                                                    "content": [{"id": "b", "type": "prose", "markdown": "gamma"}]}]})
+    changed = session_of(
+        {
+            "id": "a",
+            "messages": [
+                {
+                    "id": "m",
+                    "role": "user",
+                    "status": "completed",
+                    "created_at": 0,
+                    "content": [{"id": "b", "type": "prose", "markdown": "gamma"}],
+                }
+            ],
+        }
+    )
     assert str(index([changed, second], directory, engine=engine)) == "0 added, 1 updated, 1 unchanged"
     assert ids("alpha", directory) == set() and ids("gamma", directory) == {"b"}
     assert str(index([second], directory, engine=engine)) == "0 added, 0 updated, 1 unchanged"
@@ -150,8 +203,12 @@ def test_index_beside_a_named_file_but_never_inside_a_folder_that_is_read(tmp_pa
     (sources / "s.json").write_text((INPUT / "session.json").read_text())
 
     def run(source: str, place: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "vis_export", "index", source, "--index", place],
-                              capture_output=True, text=True, cwd=sources)
+        return subprocess.run(
+            [sys.executable, "-m", "vis_export", "index", source, "--index", place],
+            capture_output=True,
+            text=True,
+            cwd=sources,
+        )
 
     result = run("s.json", ".")  # the index would hold the source
     assert result.returncode == 1 and "would hold the source s.json" in result.stderr, result.stderr
@@ -173,14 +230,22 @@ def test_one_writer_at_a_time(tmp_path: Path) -> None:
     directory = tmp_path / "index"
     with writer_lock(directory, 0):
         started = time.monotonic()
-        result = subprocess.run([sys.executable, "-m", "vis_export", "index", str(INPUT), "--index", str(directory),
-                                 "--wait", "1"], capture_output=True, text=True)
+        result = subprocess.run(
+            [sys.executable, "-m", "vis_export", "index", str(INPUT), "--index", str(directory), "--wait", "1"],
+            capture_output=True,
+            text=True,
+        )
         assert time.monotonic() - started >= 1
     assert result.returncode == 1
-    assert result.stderr.strip() == f"vis-export: {directory}: another index job is writing to it (waited 1 s; " \
-                                    "see --wait)"
-    assert subprocess.run([sys.executable, "-m", "vis_export", "index", str(INPUT), "--index", str(directory)],
-                          capture_output=True).returncode == 0
+    assert (
+        result.stderr.strip() == f"vis-export: {directory}: another index job is writing to it (waited 1 s; see --wait)"
+    )
+    assert (
+        subprocess.run(
+            [sys.executable, "-m", "vis_export", "index", str(INPUT), "--index", str(directory)], capture_output=True
+        ).returncode
+        == 0
+    )
 
 
 KILLED_JOB = """
@@ -210,26 +275,52 @@ def test_a_job_killed_at_any_moment_leaves_a_usable_index(tmp_path: Path, engine
     job.send_signal(signal.SIGKILL)
     job.wait()
     search("config", directory)  # opens and searches whatever was committed
-    rerun = subprocess.run([sys.executable, "-m", "vis_export", "index", str(sources), "--index", str(directory),
-                            "--engine", engine], capture_output=True, text=True)
+    rerun = subprocess.run(
+        [sys.executable, "-m", "vis_export", "index", str(sources), "--index", str(directory), "--engine", engine],
+        capture_output=True,
+        text=True,
+    )
     assert rerun.returncode == 0, rerun.stderr
     hits = search("parse_config", directory, limit=10_000, type="code")
     assert sorted(h.session_id for h in hits) == [f"s{n:03}" for n in range(120)]
-    again = subprocess.run([sys.executable, "-m", "vis_export", "index", str(sources), "--index", str(directory),
-                            "--engine", engine], capture_output=True, text=True)
+    again = subprocess.run(
+        [sys.executable, "-m", "vis_export", "index", str(sources), "--index", str(directory), "--engine", engine],
+        capture_output=True,
+        text=True,
+    )
     assert again.stderr.strip() == "0 added, 0 updated, 120 unchanged"
 
 
 def test_search_cli(code_index: Path) -> None:
-    result = subprocess.run([sys.executable, "-m", "vis_export", "search", "parseConfig", "--index", str(code_index),
-                             "--json"], capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, "-m", "vis_export", "search", "parseConfig", "--index", str(code_index), "--json"],
+        capture_output=True,
+        text=True,
+    )
     assert result.returncode == 0
     assert [h["block_id"] for h in json.loads(result.stdout)] == ["py"]
-    empty = subprocess.run([sys.executable, "-m", "vis_export", "search", "zzzz", "--index", str(code_index)],
-                           capture_output=True, text=True)
+    empty = subprocess.run(
+        [sys.executable, "-m", "vis_export", "search", "zzzz", "--index", str(code_index)],
+        capture_output=True,
+        text=True,
+    )
     assert empty.returncode == 0 and empty.stdout == "" and empty.stderr.strip() == "no hits"
-    dated = subprocess.run([sys.executable, "-m", "vis_export", "search", "deploy", "--index", str(code_index),
-                            "--since", "2025-05-01", "--json"], capture_output=True, text=True)
+    dated = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "vis_export",
+            "search",
+            "deploy",
+            "--index",
+            str(code_index),
+            "--since",
+            "2025-05-01",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert {h["block_id"] for h in json.loads(dated.stdout)} == {"p2", "r1"}
 
 
@@ -246,8 +337,9 @@ def test_a_rerun_does_not_read_unchanged_files(tmp_path: Path) -> None:
     sources = tmp_path / "sources"
     sources.mkdir()
     for name in ("a", "b"):
-        (sources / f"{name}.json").write_text(json.dumps({**json.loads((INPUT / "session.json").read_text()),
-                                                          "id": name}))
+        (sources / f"{name}.json").write_text(
+            json.dumps({**json.loads((INPUT / "session.json").read_text()), "id": name})
+        )
     directory = tmp_path / "index"
     command = [sys.executable, "-m", "vis_export", "index", str(sources), "--index", str(directory)]
     assert subprocess.run(command, capture_output=True, text=True).stderr.strip() == "2 added, 0 updated, 0 unchanged"

@@ -10,14 +10,14 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
-
 from conftest import INPUT
+from hypothesis import given, strategies as st
+
 from vis_export import load
 from vis_export.searchindex import IndexFailure, index, search
 from vis_export.searchindex.directory import LOCK, MANIFEST
@@ -31,13 +31,23 @@ TIMEOUT = 120
 
 
 def cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "vis_export", *args], capture_output=True, text=True, input=stdin,
-                          timeout=TIMEOUT, env={**os.environ, "RUST_BACKTRACE": "1"})
+    return subprocess.run(
+        [sys.executable, "-m", "vis_export", *args],
+        capture_output=True,
+        text=True,
+        input=stdin,
+        timeout=TIMEOUT,
+        env={**os.environ, "RUST_BACKTRACE": "1"},
+    )
 
 
 def one_line_failure(result: subprocess.CompletedProcess[str]) -> bool:
-    return (result.returncode == 1 and len(result.stderr.splitlines()) == 1
-            and result.stderr.startswith("vis-export: ") and "Traceback" not in result.stderr)
+    return (
+        result.returncode == 1
+        and len(result.stderr.splitlines()) == 1
+        and result.stderr.startswith("vis-export: ")
+        and "Traceback" not in result.stderr
+    )
 
 
 @pytest.fixture(params=ENGINES)
@@ -64,9 +74,13 @@ print(len(search(sys.argv[2], sys.argv[1], limit=int(sys.argv[3]))))
 @pytest.mark.parametrize("query", ["config", '"config"'])
 def test_no_limit_aborts_the_host_program(golden_index: Path, query: str) -> None:
     expected = len(search(query, golden_index, limit=1000))
-    for limit in (2 ** 31 - 1, 2 ** 63, 10 ** 30):
-        result = subprocess.run([sys.executable, "-c", LIMITED, str(golden_index), query, str(limit)],
-                                capture_output=True, text=True, timeout=TIMEOUT)
+    for limit in (2**31 - 1, 2**63, 10**30):
+        result = subprocess.run(
+            [sys.executable, "-c", LIMITED, str(golden_index), query, str(limit)],
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
+        )
         assert (result.returncode, result.stdout.strip(), result.stderr) == (0, str(expected), "")
     for limit in (0, -1):
         with pytest.raises(ValueError, match="limit must be 1 or more"):
@@ -81,13 +95,14 @@ def test_the_cli_takes_any_limit(golden_index: Path) -> None:
 
 # --- damaged index files -----------------------------------------------------
 
+
 def _flip(data: bytes, start: int) -> bytes:
-    return data[:start] + bytes(b ^ 0xFF for b in data[start:start + 16]) + data[start + 16:]
+    return data[:start] + bytes(b ^ 0xFF for b in data[start : start + 16]) + data[start + 16 :]
 
 
 DAMAGES: dict[str, Callable[[bytes], bytes]] = {
     "emptied": lambda data: b"",
-    "cut in half": lambda data: data[:len(data) // 2],
+    "cut in half": lambda data: data[: len(data) // 2],
     "zeroed": lambda data: bytes(len(data)),
     "flipped at the start": lambda data: _flip(data, 0),
     "flipped in the middle": lambda data: _flip(data, len(data) // 2),
@@ -119,8 +134,7 @@ def test_a_damaged_index_fails_in_one_line(tmp_path: Path, golden_index: Path, e
     assert len(failed) >= 5, failed
 
 
-def test_an_index_job_over_a_damaged_index_fails_in_one_line(tmp_path: Path, golden_index: Path,
-                                                             engine: str) -> None:
+def test_an_index_job_over_a_damaged_index_fails_in_one_line(tmp_path: Path, golden_index: Path, engine: str) -> None:
     for case in _damaged_copies(golden_index, tmp_path / "copy", ["cut in half"]):
         result = cli("index", str(INPUT), "--index", str(tmp_path / "copy"), "--engine", engine)
         assert result.returncode in (0, 1), (case, result.stderr)
@@ -151,17 +165,30 @@ print("after", file=sys.stderr)
 def test_a_rust_panic_becomes_one_line_and_its_report_stays_off_stderr(tmp_path: Path) -> None:
     directory = tmp_path / "index"
     index(GOLDEN, directory)
-    result = subprocess.run([sys.executable, "-c", PANIC, str(directory)], capture_output=True, text=True,
-                            timeout=TIMEOUT, env={**os.environ, "RUST_BACKTRACE": "1"})
+    result = subprocess.run(
+        [sys.executable, "-c", PANIC, str(directory)],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        env={**os.environ, "RUST_BACKTRACE": "1"},
+    )
     assert result.returncode == 0
-    assert result.stdout.startswith(f"index {directory} is damaged: ") and "Limit must be greater than 0" in result.stdout
+    assert (
+        result.stdout.startswith(f"index {directory} is damaged: ") and "Limit must be greater than 0" in result.stdout
+    )
     assert len(result.stdout.splitlines()) == 1
     assert result.stderr == "kept\nafter\n"
 
 
-@pytest.mark.parametrize("manifest", [[], {"engine": "lucene"}, {"engine": "tantivy", "schema_version": 1},
-                                      {"engine": "tantivy", "schema_version": 1, "sessions": {},
-                                       "files": {"a.json": {"stamp": [1, 2]}}}])
+@pytest.mark.parametrize(
+    "manifest",
+    [
+        [],
+        {"engine": "lucene"},
+        {"engine": "tantivy", "schema_version": 1},
+        {"engine": "tantivy", "schema_version": 1, "sessions": {}, "files": {"a.json": {"stamp": [1, 2]}}},
+    ],
+)
 def test_a_forged_manifest_is_refused(tmp_path: Path, manifest: Any) -> None:
     directory = tmp_path / "index"
     index(GOLDEN, directory)
@@ -186,28 +213,62 @@ def test_a_forged_stored_document_is_damage(tmp_path: Path) -> None:
 
 # --- what a search returns ---------------------------------------------------
 
+
 def session_of(document: dict[str, Any], source: str = "") -> Any:
     return session_document(document, source, "s").session
 
 
 def _message(message_id: str, *blocks: dict[str, Any], created_at: int = 1740000000000) -> dict[str, Any]:
-    return {"id": message_id, "role": "assistant", "status": "completed", "created_at": created_at,
-            "content": list(blocks)}
+    return {
+        "id": message_id,
+        "role": "assistant",
+        "status": "completed",
+        "created_at": created_at,
+        "content": list(blocks),
+    }
 
 
-SYMBOLS = session_of({"id": "symbols", "title": "Symbols", "messages": [_message("m", *(
-    {"id": f"b{n}", "type": "code" if n % 2 else "prose", **({"text": text, "language": "text"} if n % 2
-                                                            else {"markdown": text})}
-    for n, text in enumerate([
-        "if a != b: return x -> y", "fn(*args, **kwargs)", "std::vec::Vec<u8>", "price: 5 € + 3 $ = ?",
-        "emoji 🙂 and 🚀 launched 🙂🙂", "a -> b => c |> d", "/* comment */ // done", "@decorator #tag %s ^ & ~",
-        "**bold** and *em* and `tick`", "© ® ™ → ← ≠ ≤ ≥ ∞", "__init__ and __ and _", "!!! ??? ... ,,, ;;;",
-        "no symbols here at all", "{[()]} <tag/> '' \\ \\n",
-    ])))]})
+SYMBOLS = session_of(
+    {
+        "id": "symbols",
+        "title": "Symbols",
+        "messages": [
+            _message(
+                "m",
+                *(
+                    {
+                        "id": f"b{n}",
+                        "type": "code" if n % 2 else "prose",
+                        **({"text": text, "language": "text"} if n % 2 else {"markdown": text}),
+                    }
+                    for n, text in enumerate(
+                        [
+                            "if a != b: return x -> y",
+                            "fn(*args, **kwargs)",
+                            "std::vec::Vec<u8>",
+                            "price: 5 € + 3 $ = ?",
+                            "emoji 🙂 and 🚀 launched 🙂🙂",
+                            "a -> b => c |> d",
+                            "/* comment */ // done",
+                            "@decorator #tag %s ^ & ~",
+                            "**bold** and *em* and `tick`",
+                            "© ® ™ → ← ≠ ≤ ≥ ∞",
+                            "__init__ and __ and _",
+                            "!!! ??? ... ,,, ;;;",
+                            "no symbols here at all",
+                            "{[()]} <tag/> '' \\ \\n",
+                        ]
+                    )
+                ),
+            )
+        ],
+    }
+)
 CORPUS = [SYMBOLS, *GOLDEN]
 STORED = {doc["key"]: doc["text"] for session in CORPUS for doc in documents(session, "none")}
-CORPUS_SYMBOLS = sorted({c for text in STORED.values() for c in text
-                         if not c.isspace() and not c.isalnum() and c != '"'})
+CORPUS_SYMBOLS = sorted(
+    {c for text in STORED.values() for c in text if not c.isspace() and not c.isalnum() and c != '"'}
+)
 
 
 @pytest.fixture(scope="module")
@@ -219,23 +280,40 @@ def symbol_indexes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return indexes
 
 
-symbol_tokens = st.text(st.one_of(st.sampled_from(CORPUS_SYMBOLS),
-                                  st.characters(categories=["P", "S"], exclude_characters='"')), min_size=1, max_size=3)
+symbol_tokens = st.text(
+    st.one_of(st.sampled_from(CORPUS_SYMBOLS), st.characters(categories=["P", "S"], exclude_characters='"')),
+    min_size=1,
+    max_size=3,
+)
 
 
 @given(st.lists(symbol_tokens, min_size=1, max_size=2))
-def test_a_query_of_symbols_finds_exactly_the_blocks_that_hold_it(symbol_indexes: dict[str, Path],
-                                                                  tokens: list[str]) -> None:
+def test_a_query_of_symbols_finds_exactly_the_blocks_that_hold_it(
+    symbol_indexes: dict[str, Path], tokens: list[str]
+) -> None:
     expected = {key for key, text in STORED.items() if all(token in text for token in tokens)}
     for name, directory in symbol_indexes.items():
         hits = search(" ".join(tokens), directory, limit=10_000)
         assert {"\x1f".join((h.session_id, h.message_id, h.block_id)) for h in hits} == expected, name
 
 
-@pytest.mark.parametrize(("query", "expected"), [
-    ("!=", {"b0"}), ("->", {"b0", "b5"}), ("**", {"b1", "b8"}), ("::", {"b2"}), ("🙂", {"b4"}), ("*", {"b1", "b6", "b8"}),
-    ("→", {"b9"}), ("_", {"b10"}), ("__", {"b10"}), ("-> =>", {"b5"}), ("return ->", {"b0"}), ("∉", set()),
-])
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("!=", {"b0"}),
+        ("->", {"b0", "b5"}),
+        ("**", {"b1", "b8"}),
+        ("::", {"b2"}),
+        ("🙂", {"b4"}),
+        ("*", {"b1", "b6", "b8"}),
+        ("→", {"b9"}),
+        ("_", {"b10"}),
+        ("__", {"b10"}),
+        ("-> =>", {"b5"}),
+        ("return ->", {"b0"}),
+        ("∉", set()),
+    ],
+)
 def test_symbol_queries(symbol_indexes: dict[str, Path], query: str, expected: set[str]) -> None:
     for directory in symbol_indexes.values():
         assert {h.block_id for h in search(query, directory, limit=100, session="symbols")} == expected
@@ -251,8 +329,11 @@ def test_a_query_of_many_terms_is_refused_at_once(golden_index: Path) -> None:
 def test_a_long_pasted_phrase_is_found(tmp_path: Path, engine: str) -> None:
     code = " + ".join(f"value_{n}" for n in range(300))
     directory = tmp_path / "index"
-    index([session_of({"id": "long", "messages": [_message("m", {"id": "c", "type": "code", "text": code})]})],
-          directory, engine=engine)
+    index(
+        [session_of({"id": "long", "messages": [_message("m", {"id": "c", "type": "code", "text": code})]})],
+        directory,
+        engine=engine,
+    )
     assert [h.block_id for h in search(f'"{code[40:-40]}"', directory)] == ["c"]
 
 
@@ -261,9 +342,9 @@ def test_time_bounds_of_any_size(golden_index: Path) -> None:
         return {(h.session_id, h.message_id, h.block_id) for h in hits}
 
     everything = keys(search("config", golden_index, limit=100))
-    assert keys(search("config", golden_index, limit=100, since=-(10 ** 30), until=10 ** 30)) == everything
-    assert search("config", golden_index, since=10 ** 30) == [] == search("config", golden_index, until=-(10 ** 30))
-    result = cli("search", "config", "--index", str(golden_index), "--since", str(10 ** 30))
+    assert keys(search("config", golden_index, limit=100, since=-(10**30), until=10**30)) == everything
+    assert search("config", golden_index, since=10**30) == [] == search("config", golden_index, until=-(10**30))
+    result = cli("search", "config", "--index", str(golden_index), "--since", str(10**30))
     assert (result.returncode, result.stdout, result.stderr) == (0, "", "no hits\n")
 
 
@@ -272,8 +353,19 @@ def test_hits_are_plain_data(tmp_path: Path, engine: str) -> None:
     is the command line's business), and every field has its plain type."""
     hostile = "\x1b]52;c;cGF5bG9hZA==\x07 \x1b[2J zebra \x9b31m"
     directory = tmp_path / "index"
-    index([session_of({"id": "s\x1b[1m", "title": hostile, "messages": [
-        _message("m", {"id": "p", "type": "prose", "markdown": hostile})]})], directory, engine=engine)
+    index(
+        [
+            session_of(
+                {
+                    "id": "s\x1b[1m",
+                    "title": hostile,
+                    "messages": [_message("m", {"id": "p", "type": "prose", "markdown": hostile})],
+                }
+            )
+        ],
+        directory,
+        engine=engine,
+    )
     (hit,) = search("zebra", directory)
     assert hit.session_title == hostile and hit.session_id == "s\x1b[1m"
     types = {name: type(value) for name, value in hit.to_json().items()}
@@ -281,6 +373,7 @@ def test_hits_are_plain_data(tmp_path: Path, engine: str) -> None:
 
 
 # --- refused directories -----------------------------------------------------
+
 
 def test_a_refused_directory_is_not_even_created(tmp_path: Path) -> None:
     elsewhere = tmp_path / "elsewhere"
@@ -319,6 +412,7 @@ def test_a_directory_of_other_files_gets_no_lock_file(tmp_path: Path) -> None:
 
 # --- --prune and sources that fail to load -----------------------------------
 
+
 def _two_sources(tmp_path: Path) -> Path:
     sources = tmp_path / "sources"
     sources.mkdir()
@@ -338,8 +432,11 @@ def test_prune_keeps_the_sessions_of_a_source_that_failed_to_load(tmp_path: Path
     for _ in range(2):  # and again: the file is still known to hold its session
         result = cli(*command)
         assert result.returncode == 1
-        assert [line.split(":")[0] for line in result.stderr.splitlines()] == \
-            [str(sources / "a.json"), str((sources / "a.json").resolve()), "0 added, 0 updated, 1 unchanged"]
+        assert [line.split(":")[0] for line in result.stderr.splitlines()] == [
+            str(sources / "a.json"),
+            str((sources / "a.json").resolve()),
+            "0 added, 0 updated, 1 unchanged",
+        ]
         assert "not read in full, so its sessions stay in the index" in result.stderr
         assert [h.session_id for h in search("zebraa", directory)] == ["a"]
     (sources / "a.json").unlink()

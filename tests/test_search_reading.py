@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from conftest import INPUT
 from strategies import PRIVATE_CANARY
+
 from vis_export.searchindex import index, search
 from vis_export.searchindex.directory import MANIFEST
 from vis_export.searchindex.documents import INDEXED_TYPES
@@ -25,22 +25,52 @@ from vis_export.sources.messages import session_document
 
 ENGINES = ["tantivy", "whoosh"]
 CODE = "def load(path):\n    cfg = read_cfg(path)\n    return cfg\n"
-SESSION = {"id": "s1", "title": "Fix the config loader", "messages": [
-    {"id": "m1", "role": "user", "status": "completed", "created_at": 1740000000000, "content": [
-        {"id": "p1", "type": "prose",
-         "markdown": "Why does `read_cfg` fail? See [the docs](https://example.com/read-cfg-manual) and _read_cfg_."},
-        {"id": "a1", "type": "attachment", "attachment_id": "att1", "name": "loader-trace.txt",
-         "media_type": "text/plain"},
-    ]},
-    {"id": "m2", "role": "assistant", "status": "completed", "created_at": 1740000001000, "content": [
-        {"id": "c1", "type": "code", "language": "python", "text": CODE},
-        {"id": "t1", "type": "tool", "tool": "bash", "status": "completed",
-         "input": {"command": "pytest -q tests/test_loader.py", "env": {"ci_mode": True}},
-         "output": {"stdout": "F.\nFAILED test_loader.py::test_missing - KeyError\n", "exit_code": 1},
-         "error": "exit status 1"},
-        {"id": "r1", "type": "reasoning", "text": f"{PRIVATE_CANARY} pytest plans"},
-    ]},
-]}
+SESSION = {
+    "id": "s1",
+    "title": "Fix the config loader",
+    "messages": [
+        {
+            "id": "m1",
+            "role": "user",
+            "status": "completed",
+            "created_at": 1740000000000,
+            "content": [
+                {
+                    "id": "p1",
+                    "type": "prose",
+                    "markdown": "Why does `read_cfg` fail? "
+                    "See [the docs](https://example.com/read-cfg-manual) and _read_cfg_.",
+                },
+                {
+                    "id": "a1",
+                    "type": "attachment",
+                    "attachment_id": "att1",
+                    "name": "loader-trace.txt",
+                    "media_type": "text/plain",
+                },
+            ],
+        },
+        {
+            "id": "m2",
+            "role": "assistant",
+            "status": "completed",
+            "created_at": 1740000001000,
+            "content": [
+                {"id": "c1", "type": "code", "language": "python", "text": CODE},
+                {
+                    "id": "t1",
+                    "type": "tool",
+                    "tool": "bash",
+                    "status": "completed",
+                    "input": {"command": "pytest -q tests/test_loader.py", "env": {"ci_mode": True}},
+                    "output": {"stdout": "F.\nFAILED test_loader.py::test_missing - KeyError\n", "exit_code": 1},
+                    "error": "exit status 1",
+                },
+                {"id": "r1", "type": "reasoning", "text": f"{PRIVATE_CANARY} pytest plans"},
+            ],
+        },
+    ],
+}
 
 
 def _session() -> Any:
@@ -55,8 +85,9 @@ def built(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
 
 
 def cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "vis_export", *args], capture_output=True, text=True, cwd=cwd,
-                          timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "vis_export", *args], capture_output=True, text=True, cwd=cwd, timeout=120
+    )
 
 
 def blocks(query: str, directory: Path, **filters: Any) -> set[str]:
@@ -65,11 +96,22 @@ def blocks(query: str, directory: Path, **filters: Any) -> set[str]:
 
 # --- what is found -------------------------------------------------------------
 
-@pytest.mark.parametrize(("query", "expected"), [
-    ("pytest", {"t1"}), ('"pytest -q tests/test_loader.py"', {"t1"}), ("bash", {"t1"}), ("ci_mode", {"t1"}),
-    ('"FAILED test_loader.py::test_missing"', {"t1"}), ('"exit status 1"', {"t1"}), ("KeyError", {"t1"}),
-    ("loader-trace.txt", {"a1"}), ('"text/plain"', {"a1"}), ("trace", {"a1"}),
-])
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("pytest", {"t1"}),
+        ('"pytest -q tests/test_loader.py"', {"t1"}),
+        ("bash", {"t1"}),
+        ("ci_mode", {"t1"}),
+        ('"FAILED test_loader.py::test_missing"', {"t1"}),
+        ('"exit status 1"', {"t1"}),
+        ("KeyError", {"t1"}),
+        ("loader-trace.txt", {"a1"}),
+        ('"text/plain"', {"a1"}),
+        ("trace", {"a1"}),
+    ],
+)
 def test_tool_calls_and_attachments_are_found(built: Path, query: str, expected: set[str]) -> None:
     assert blocks(query, built) == expected
 
@@ -87,6 +129,7 @@ def test_private_reasoning_stays_out_of_tool_searches(built: Path) -> None:
 
 
 # --- what a hit shows ------------------------------------------------------------
+
 
 def test_prose_snippets_show_what_a_reader_sees(built: Path) -> None:
     (hit,) = search("read_cfg", built, type="prose")
@@ -118,8 +161,9 @@ def test_the_command_shows_the_title_and_indents_each_line(built: Path) -> None:
 def _on_terminal(*args: str) -> str:
     """What ``vis-export ARGS`` writes to a real terminal (a pty)."""
     leader, follower = pty.openpty()
-    process = subprocess.Popen([sys.executable, "-m", "vis_export", *args], stdin=subprocess.DEVNULL,
-                               stdout=follower, stderr=follower)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "vis_export", *args], stdin=subprocess.DEVNULL, stdout=follower, stderr=follower
+    )
     os.close(follower)
     chunks = []
     while True:
@@ -136,9 +180,21 @@ def _on_terminal(*args: str) -> str:
 
 
 def test_a_terminal_shows_matches_in_colour_and_data_stays_escaped(tmp_path: Path) -> None:
-    hostile = {"id": "h", "title": "evil \x1b[2J title", "messages": [
-        {"id": "m", "role": "assistant", "status": "completed", "created_at": 1, "content": [
-            {"id": "c", "type": "code", "text": "x = a ** b  # findme \x1b]52;c;eA==\x07\nfindme(**kwargs)\n"}]}]}
+    hostile = {
+        "id": "h",
+        "title": "evil \x1b[2J title",
+        "messages": [
+            {
+                "id": "m",
+                "role": "assistant",
+                "status": "completed",
+                "created_at": 1,
+                "content": [
+                    {"id": "c", "type": "code", "text": "x = a ** b  # findme \x1b]52;c;eA==\x07\nfindme(**kwargs)\n"}
+                ],
+            }
+        ],
+    }
     directory = tmp_path / "index"
     index([session_document(hostile, "", "s").session], directory)
     shown = _on_terminal("search", "findme", "--index", str(directory))
@@ -152,6 +208,7 @@ def test_a_terminal_shows_matches_in_colour_and_data_stays_escaped(tmp_path: Pat
 
 
 # --- the command's answers ---------------------------------------------------------
+
 
 def test_an_unknown_type_is_a_usage_error_that_lists_the_types(built: Path) -> None:
     result = cli("search", "pytest", "--index", str(built), "--type", "bogus")
@@ -174,6 +231,7 @@ def test_a_query_that_starts_with_a_dash_goes_after_double_dash(built: Path) -> 
 
 
 # --- an index built earlier ----------------------------------------------------------
+
 
 def test_an_existing_index_keeps_its_engine_without_being_told(tmp_path: Path) -> None:
     (tmp_path / "chat.json").write_text((INPUT / "session.json").read_text())

@@ -9,9 +9,11 @@ from __future__ import annotations
 import json
 import signal
 import sys
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import UTC
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import click
 
@@ -19,7 +21,7 @@ from vis_export import __version__
 from vis_export.contract import MESSAGE_ROLES
 from vis_export.formats import FORMAT_NAMES
 from vis_export.formats.options import PAPERS, PROVIDER_FORMATS, THEMES
-from vis_export.policy import DEFAULT_REASONING, REASONING_CHOICES
+from vis_export.policy import DEFAULT_REASONING, REASONING_CHOICES, check_reasoning
 from vis_export.searchindex.documents import INDEX_REASONING, INDEXED_TYPES
 from vis_export.searchindex.engines import engine_names
 from vis_export.timefmt import utc
@@ -179,20 +181,32 @@ def sessions(sources: Sequence[str], as_json: bool) -> None:
     reporter = Reporter()
     found = reporter.results(_read(sources))
     rows = [
-        {"id": s.id, "title": s.title, "messages": len(s.messages), "first_at": s.first_time,
-         "last_at": s.last_time, "source": s.source}
+        {
+            "id": s.id,
+            "title": s.title,
+            "messages": len(s.messages),
+            "first_at": s.first_time,
+            "last_at": s.last_time,
+            "source": s.source,
+        }
         for s in found
     ]
     if as_json:
         echo(json.dumps(rows, ensure_ascii=False, indent=2))
     elif rows:
         table = [("ID", "TITLE", "MESSAGES", "FIRST", "LAST")] + [
-            (single_line(r["id"]), single_line(r["title"] or ""), str(r["messages"]), utc(r["first_at"]), utc(r["last_at"]))
+            (
+                single_line(r["id"]),
+                single_line(r["title"] or ""),
+                str(r["messages"]),
+                utc(r["first_at"]),
+                utc(r["last_at"]),
+            )
             for r in rows
         ]
         widths = [min(max(len(row[i]) for row in table), 48) for i in range(5)]
         for row in table:
-            cells = [_fit(cell, width) for cell, width in zip(row, widths)]
+            cells = [_fit(cell, width) for cell, width in zip(row, widths, strict=True)]
             echo("  ".join(cells).rstrip())
     sys.exit(1 if reporter.failed else 0)
 
@@ -203,40 +217,87 @@ def _fit(cell: str, width: int) -> str:
 
 @main.command(context_settings=CONTEXT)
 @sources_argument
-@click.option("--to", "to", type=click.Choice(FORMAT_NAMES), required=True,
-              help="Output format: json, text, markdown (md), html, pdf, provider (chat messages, JSON Lines).")
 @click.option(
-    "-o", "--output", type=click.Path(dir_okay=True, file_okay=True), default=None,
+    "--to",
+    "to",
+    type=click.Choice(FORMAT_NAMES),
+    required=True,
+    help="Output format: json, text, markdown (md), html, pdf, provider (chat messages, JSON Lines).",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=True, file_okay=True),
+    default=None,
     help="A file for one session; a directory (an existing one, a name ending in /, or any name when there "
     "are several sessions), one <session_id>.<ext> each; standard output when absent or -.",
 )
 @click.option(
-    "--reasoning", type=click.Choice(REASONING_CHOICES), default=DEFAULT_REASONING, show_default=True,
+    "--reasoning",
+    type=click.Choice(REASONING_CHOICES),
+    default=DEFAULT_REASONING,
+    show_default=True,
     help="Which reasoning to keep; 'all' authorises private reasoning.",
 )
 @click.option("--session", "session_ids", multiple=True, metavar="ID", help="Only this session (repeatable).")
 @click.option("--timestamps", is_flag=True, help="Times in message headers (text, markdown, html).")
 @click.option("--no-tools", is_flag=True, help="Leave tool blocks out (text, markdown, html, pdf).")
-@click.option("--tool-output-limit", type=click.IntRange(min=0), metavar="N", default=None,
-              help="Keep the first N characters of each tool output, then a visible marker (text, markdown, html, pdf).")
+@click.option(
+    "--tool-output-limit",
+    type=click.IntRange(min=0),
+    metavar="N",
+    default=None,
+    help="Keep the first N characters of each tool output, then a visible marker (text, markdown, html, pdf).",
+)
 @click.option("--front-matter", is_flag=True, help="YAML front matter: session id, title, created, model (markdown).")
-@click.option("--attachments", type=click.Path(file_okay=False, path_type=Path), default=None, metavar="DIR",
-              help="Where attachment bytes live (DIR/<attachment_id>): attachments become links or images.")
-@click.option("--lenient", is_flag=True,
-              help="Export what can be shown from invalid input; print each problem as a warning.")
-@click.option("--template-dir", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
-              metavar="DIR", help="Templates that override the built-in ones by name (html, pdf).")
-@click.option("--theme", type=click.Choice(THEMES), default=None,
-              help="Force a colour theme (html); by default it follows the reader's system.")
+@click.option(
+    "--attachments",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    metavar="DIR",
+    help="Where attachment bytes live (DIR/<attachment_id>): attachments become links or images.",
+)
+@click.option(
+    "--lenient", is_flag=True, help="Export what can be shown from invalid input; print each problem as a warning."
+)
+@click.option(
+    "--template-dir",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    default=None,
+    metavar="DIR",
+    help="Templates that override the built-in ones by name (html, pdf).",
+)
+@click.option(
+    "--theme",
+    type=click.Choice(THEMES),
+    default=None,
+    help="Force a colour theme (html); by default it follows the reader's system.",
+)
 @click.option("--no-highlight", is_flag=True, help="Code without syntax colours (html, pdf).")
-@click.option("--paper", type=click.Choice(PAPERS), default=PAPERS[0], show_default=True,
-              help="Page size (pdf).")
-@click.option("--provider-format", type=click.Choice(PROVIDER_FORMATS), default=PROVIDER_FORMATS[0],
-              show_default=True, help="Chat message format (provider).")
+@click.option("--paper", type=click.Choice(PAPERS), default=PAPERS[0], show_default=True, help="Page size (pdf).")
+@click.option(
+    "--provider-format",
+    type=click.Choice(PROVIDER_FORMATS),
+    default=PROVIDER_FORMATS[0],
+    show_default=True,
+    help="Chat message format (provider).",
+)
 def convert(
-    sources: Sequence[str], to: str, output: str | None, reasoning: str, session_ids: Sequence[str],
-    timestamps: bool, no_tools: bool, tool_output_limit: int | None, front_matter: bool, attachments: Path | None,
-    lenient: bool, template_dir: Path | None, theme: str | None, no_highlight: bool, paper: str,
+    sources: Sequence[str],
+    to: str,
+    output: str | None,
+    reasoning: str,
+    session_ids: Sequence[str],
+    timestamps: bool,
+    no_tools: bool,
+    tool_output_limit: int | None,
+    front_matter: bool,
+    attachments: Path | None,
+    lenient: bool,
+    template_dir: Path | None,
+    theme: str | None,
+    no_highlight: bool,
+    paper: str,
     provider_format: str,
 ) -> None:
     """Convert sessions to another format.
@@ -260,10 +321,19 @@ def convert(
     from vis_export.output import OutputError, output_paths, source_guard, write_atomic
     from vis_export.sources import SESSION_SUFFIXES
 
-    options = ExportOptions(reasoning=reasoning, timestamps=timestamps, no_tools=no_tools,  # type: ignore[arg-type]
-                            tool_output_limit=tool_output_limit, attachments=attachments,
-                            front_matter=front_matter, template_dir=template_dir, theme=theme,
-                            no_highlight=no_highlight, paper=paper, provider_format=provider_format)
+    options = ExportOptions(
+        reasoning=check_reasoning(reasoning),
+        timestamps=timestamps,
+        no_tools=no_tools,
+        tool_output_limit=tool_output_limit,
+        attachments=attachments,
+        front_matter=front_matter,
+        template_dir=template_dir,
+        theme=theme,
+        no_highlight=no_highlight,
+        paper=paper,
+        provider_format=provider_format,
+    )
     reporter = Reporter()
     found = reporter.results(_read(sources, lenient))
     if reporter.refused and not lenient:
@@ -303,7 +373,7 @@ def convert(
     refusal = source_guard(sources, SESSION_SUFFIXES)
     options = replace(options, links_from=targets[0].parent)  # links to attachments, from where the files go
     with _progress(len(found)) as advance:
-        for session, target in zip(found, targets):
+        for session, target in zip(found, targets, strict=True):
             why = refusal(target)
             if why:
                 reporter.problem(f"{target}: not written: {why}")
@@ -311,8 +381,10 @@ def convert(
                 try:  # one session that cannot be written never stops the others
                     write_atomic(target, content(session))
                 except Exception as error:  # noqa: BLE001 - reported, and the batch goes on
-                    reporter.problem(f"{session.source}: session {session.id}: not exported to {fmt.name}: "
-                                     f"{getattr(error, 'strerror', None) or error}")
+                    reporter.problem(
+                        f"{session.source}: session {session.id}: not exported to {fmt.name}: "
+                        f"{getattr(error, 'strerror', None) or error}"
+                    )
             advance()
     sys.exit(1 if reporter.failed else 0)
 
@@ -324,8 +396,11 @@ def _hint_lenient(refused: list[str]) -> None:
     files = sorted({name for name in refused if name not in (STDIN, "<stdin>") and Path(name).is_file()})
     rescued = [name for name in files if any(r.session is not None for r in read(name, lenient=True))]
     if rescued:
-        echo(f"vis-export: {len(rescued)} refused source(s) can be exported in part with --lenient "
-             f"(what can be shown safely, with each problem as a warning): {', '.join(rescued)}", err=True)
+        echo(
+            f"vis-export: {len(rescued)} refused source(s) can be exported in part with --lenient "
+            f"(what can be shown safely, with each problem as a warning): {', '.join(rescued)}",
+            err=True,
+        )
 
 
 def _warn_unused_options(reporter: Reporter, format_name: str) -> None:
@@ -335,11 +410,16 @@ def _warn_unused_options(reporter: Reporter, format_name: str) -> None:
     ctx = click.get_current_context()
     for param in ctx.command.params:
         name = param.name or ""
-        if name in SPECIFIC_OPTIONS and name not in TAKES.get(format_name, SPECIFIC_OPTIONS) \
-                and ctx.get_parameter_source(name) is click.core.ParameterSource.COMMANDLINE:
+        if (
+            name in SPECIFIC_OPTIONS
+            and name not in TAKES.get(format_name, SPECIFIC_OPTIONS)
+            and ctx.get_parameter_source(name) is click.core.ParameterSource.COMMANDLINE
+        ):
             flag = param.opts[-1] if isinstance(param, click.Option) else name
-            reporter.warning(f"vis-export: warning: {flag} does not apply to {format_name} "
-                             f"(only to {', '.join(formats_taking(name))}); ignored")
+            reporter.warning(
+                f"vis-export: warning: {flag} does not apply to {format_name} "
+                f"(only to {', '.join(formats_taking(name))}); ignored"
+            )
 
 
 def _to_stdout(fmt: Any, found: list[Any], options: Any) -> None:
@@ -350,8 +430,9 @@ def _to_stdout(fmt: Any, found: list[Any], options: Any) -> None:
         raise click.UsageError(f"{fmt.name} is binary: name an output file with -o, or pipe it")
     if len(found) > 1:
         if fmt.render_many is None:
-            raise click.UsageError(f"{len(found)} sessions cannot share one {fmt.name} document: "
-                                   "name an output directory with -o")
+            raise click.UsageError(
+                f"{len(found)} sessions cannot share one {fmt.name} document: name an output directory with -o"
+            )
         pieces = [fmt.render_many(found, options)]
     elif fmt.binary:
         sys.stdout.buffer.write(fmt.render(found[0], options))
@@ -369,8 +450,11 @@ class _progress:
     """A progress bar on stderr when it is a terminal and the work is more than one item."""
 
     def __init__(self, total: int, label: str = "Exporting"):
-        self.bar = click.progressbar(length=total, label=label, file=sys.stderr) if (
-            total > 1 and sys.stderr.isatty()) else None
+        self.bar = (
+            click.progressbar(length=total, label=label, file=sys.stderr)
+            if (total > 1 and sys.stderr.isatty())
+            else None
+        )
 
     def __enter__(self) -> Any:
         if self.bar is None:
@@ -389,15 +473,16 @@ def _millis(value: str | None, option: str) -> int | None:
         return None
     if value.isdigit():
         return int(value)
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     try:
         moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
-        raise click.BadParameter(f"{value!r} is not a date, a date and time, or milliseconds",
-                                 param_hint=option) from None
+        raise click.BadParameter(
+            f"{value!r} is not a date, a date and time, or milliseconds", param_hint=option
+        ) from None
     if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
+        moment = moment.replace(tzinfo=UTC)
     return int(moment.timestamp() * 1000)
 
 
@@ -413,24 +498,62 @@ def _index_location(ctx: click.Context, param: click.Parameter, value: str) -> P
 
 @main.command(context_settings=CONTEXT, short_help="Add or update sessions in a search index.")
 @sources_argument
-@click.option("--index", "directory", callback=_index_location, required=True, metavar="DIR|URI",
-              help="The index directory (created if needed), or a postgresql:// URI (tables created if needed).")
-@click.option("--engine", type=click.Choice(engine_names()), default=None,
-              help="Search engine: by default an existing index's own, else tantivy; another one than an existing "
-              "index's is refused.")
-@click.option("--reasoning", type=click.Choice(INDEX_REASONING), default=INDEX_REASONING[0], show_default=True,
-              help="Index visible reasoning too; private reasoning is never indexed.")
+@click.option(
+    "--index",
+    "directory",
+    callback=_index_location,
+    required=True,
+    metavar="DIR|URI",
+    help="The index directory (created if needed), or a postgresql:// URI (tables created if needed).",
+)
+@click.option(
+    "--engine",
+    type=click.Choice(engine_names()),
+    default=None,
+    help="Search engine: by default an existing index's own, else tantivy; another one than an existing "
+    "index's is refused.",
+)
+@click.option(
+    "--reasoning",
+    type=click.Choice(INDEX_REASONING),
+    default=INDEX_REASONING[0],
+    show_default=True,
+    help="Index visible reasoning too; private reasoning is never indexed.",
+)
 @click.option("--prune", is_flag=True, help="Remove sessions that are no longer in the sources.")
-@click.option("--wait", type=click.FloatRange(min=0), default=0, show_default=True, metavar="SECONDS",
-              help="How long to wait for another job writing to the same index.")
-@click.option("--jobs", type=click.IntRange(min=0), default=0, metavar="N",
-              help="Indexing threads (tantivy); 0 lets the engine choose.")
+@click.option(
+    "--wait",
+    type=click.FloatRange(min=0),
+    default=0,
+    show_default=True,
+    metavar="SECONDS",
+    help="How long to wait for another job writing to the same index.",
+)
+@click.option(
+    "--jobs",
+    type=click.IntRange(min=0),
+    default=0,
+    metavar="N",
+    help="Indexing threads (tantivy); 0 lets the engine choose.",
+)
 @click.option("--lenient", is_flag=True, help="Index what can be read from invalid input, with warnings.")
-@click.option("--origin", default=None, metavar="NAME",
-              help="PostgreSQL: where the sessions come from (default: this host's name); --prune removes only "
-              "its own.")
-def index(sources: Sequence[str], directory: Path | str, engine: str | None, reasoning: str, prune: bool, wait: float,
-          jobs: int, lenient: bool, origin: str | None) -> None:
+@click.option(
+    "--origin",
+    default=None,
+    metavar="NAME",
+    help="PostgreSQL: where the sessions come from (default: this host's name); --prune removes only its own.",
+)
+def index(
+    sources: Sequence[str],
+    directory: Path | str,
+    engine: str | None,
+    reasoning: str,
+    prune: bool,
+    wait: float,
+    jobs: int,
+    lenient: bool,
+    origin: str | None,
+) -> None:
     """Add or update the sessions of SOURCE... in a search index.
 
     Each session's documents are replaced when its content changed; a rerun over
@@ -458,9 +581,17 @@ def index(sources: Sequence[str], directory: Path | str, engine: str | None, rea
         batches = source_batches(sources, lenient, reporter.results, lambda: tick[0]())
         with _progress(len(batches), "Indexing") as advance:
             tick[0] = advance
-            counts = index_sessions(batches, directory,
-                                    engine=engine, reasoning=reasoning,  # type: ignore[arg-type]
-                                    prune=prune, wait=wait, threads=jobs, warn=reporter.warning, origin=origin)
+            counts = index_sessions(
+                batches,
+                directory,
+                engine=engine,
+                reasoning=reasoning,  # type: ignore[arg-type]
+                prune=prune,
+                wait=wait,
+                threads=jobs,
+                warn=reporter.warning,
+                origin=origin,
+            )
     except IndexFailure as failure:
         reporter.problem(f"vis-export: {failure}")
         sys.exit(1)
@@ -470,19 +601,34 @@ def index(sources: Sequence[str], directory: Path | str, engine: str | None, rea
 
 @main.command(context_settings=CONTEXT, short_help="Search an index: code-aware words, exact phrases.")
 @click.argument("query")
-@click.option("--index", "directory", callback=_index_location, required=True, metavar="DIR|URI",
-              help="The index directory, or a postgresql:// URI.")
+@click.option(
+    "--index",
+    "directory",
+    callback=_index_location,
+    required=True,
+    metavar="DIR|URI",
+    help="The index directory, or a postgresql:// URI.",
+)
 @click.option("--limit", type=click.IntRange(min=1), default=10, show_default=True, help="At most this many hits.")
 @click.option("--json", "as_json", is_flag=True, help="A JSON array of hits on standard output.")
 @click.option("--role", type=click.Choice(MESSAGE_ROLES), default=None)
-@click.option("--type", "block_type", type=click.Choice(INDEXED_TYPES), default=None,
-              help="Only blocks of this type.")
+@click.option("--type", "block_type", type=click.Choice(INDEXED_TYPES), default=None, help="Only blocks of this type.")
 @click.option("--language", default=None, help="Code language, e.g. python.")
 @click.option("--session", "session_id", default=None, metavar="ID", help="Only this session.")
 @click.option("--since", default=None, metavar="DATE", help="Messages from this time on (ISO date or ms).")
 @click.option("--until", default=None, metavar="DATE", help="Messages up to this time (ISO date or ms).")
-def search(query: str, directory: Path | str, limit: int, as_json: bool, role: str | None, block_type: str | None,
-           language: str | None, session_id: str | None, since: str | None, until: str | None) -> None:
+def search(
+    query: str,
+    directory: Path | str,
+    limit: int,
+    as_json: bool,
+    role: str | None,
+    block_type: str | None,
+    language: str | None,
+    session_id: str | None,
+    since: str | None,
+    until: str | None,
+) -> None:
     """Search an index: words must all match (code-aware: parseConfig finds
     parse_config), "quoted phrases" must occur exactly as written.
 
@@ -501,8 +647,17 @@ def search(query: str, directory: Path | str, limit: int, as_json: bool, role: s
     from vis_export.searchindex.show import shown
 
     try:
-        hits = run_search(query, directory, limit=limit, role=role, type=block_type, language=language,
-                          session=session_id, since=_millis(since, "--since"), until=_millis(until, "--until"))
+        hits = run_search(
+            query,
+            directory,
+            limit=limit,
+            role=role,
+            type=block_type,
+            language=language,
+            session=session_id,
+            since=_millis(since, "--since"),
+            until=_millis(until, "--until"),
+        )
     except (IndexFailure, ValueError) as failure:  # ValueError: a query of too many words
         echo(f"vis-export: {failure}", err=True)
         sys.exit(1)

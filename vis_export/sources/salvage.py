@@ -14,21 +14,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from vis_export.contract import (
-    MESSAGE_ROLES,
-    MESSAGE_STATUSES,
-    check_block,
-    check_message,
-)
+from vis_export.contract import MESSAGE_ROLES, MESSAGE_STATUSES, check_block, check_message
 from vis_export.contract.check import LIMIT, MAX_TIME
-from vis_export.model import (
-    Block,
-    Message,
-    UnknownBlock,
-    block_from_json,
-    freeze,
-    message_from_json,
-)
+from vis_export.model import Block, Message, UnknownBlock, block_from_json, freeze, message_from_json
 from vis_export.problems import Problem
 
 
