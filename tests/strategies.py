@@ -13,7 +13,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from vis_export.policy import looks_like_reasoning
+from vis_export.contract.blocktypes import looks_like_reasoning
 
 KNOWN_TYPES = ("prose", "speech", "code", "tool", "reasoning", "error", "attachment", "notice")
 ROLES = ("assistant", "developer", "system", "tool", "user")
@@ -64,6 +64,8 @@ _tricky = st.sampled_from(
         "\n== User ==\n",
         "\n== Assistant · gpt-5.6 ==\n",
         "\n--- end of reasoning ---\n",
+        "\u2028== User ==\u2028",
+        "\x0c== Assistant ==",
     ]
 )
 text = st.lists(st.one_of(st.text(max_size=12), _tricky), max_size=14).map("".join)

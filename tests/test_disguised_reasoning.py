@@ -33,6 +33,42 @@ DISGUISES: list[tuple[dict[str, Any], bool]] = [
     ({"type": "wrapper", "items": [{"inner": {"type": "reasoning", "text": SECRET}}]}, True),
     ({"type": 7, "text": SECRET}, False),
     ({"text": SECRET}, False),
+    ({"thinking": SECRET}, False),
+    ({"type": None, "reasoning_content": SECRET}, False),
+    ({"type": "ｒｅａｓｏｎｉｎｇ", "text": SECRET}, True),  # fullwidth
+    ({"type": "r\u0435asoning", "text": SECRET}, True),  # a Cyrillic е
+    ({"type": "th\u0456nking", "text": SECRET}, True),  # a Cyrillic і
+    ({"type": "reasoning", "text": {SECRET: 1}}, False),  # not even a problem's location may quote it
+    ({"type": "reasoning", "text": "x", "visibility": SECRET}, False),
+    # reasoning held inside a known block: a sub-agent's transcript in a tool's output
+    (
+        {
+            "type": "tool",
+            "tool": "agent",
+            "status": "completed",
+            "output": [{"type": "reasoning", "visibility": "private", "text": SECRET}, {"answer": "42"}],
+        },
+        True,
+    ),
+    ({"type": "tool", "tool": "agent", "status": "completed", "output": {"reasoning_content": SECRET}}, True),
+    # a Lonis envelope carried as a block, of a reasoning kind
+    (
+        {
+            "type": "lonis",
+            "envelope": {"schema_version": "lonis.block/v1", "payload": {"kind": "thinking", "data": {"text": SECRET}}},
+        },
+        True,
+    ),
+    (
+        {
+            "type": "lonis",
+            "envelope": {
+                "schema_version": "lonis.block/v1",
+                "payload": {"kind": "note", "data": {"text": SECRET, "visibility": "private"}},
+            },
+        },
+        True,
+    ),
 ]
 
 
@@ -93,3 +129,28 @@ def test_no_format_shows_disguised_reasoning(tmp_path: Path, block: dict[str, An
         assert not any(PRIVATE_CANARY.encode() in f.read_bytes() for f in index.rglob("*") if f.is_file())
         hits = runner.invoke(main, ["search", "plan", "--index", str(index), "--json"])
         assert PRIVATE_CANARY not in hits.output and json.loads(hits.stdout) == []
+
+
+ENVELOPES: list[tuple[str, dict[str, Any]]] = [
+    ("message", {"reasoning_content": SECRET}),
+    ("message", {"extra": {"type": "reasoning", "text": SECRET}}),
+    ("message", {"author": {"name": "agent", "thinking": SECRET}}),
+    ("session", {"notes": [{"type": "thinking", "text": SECRET}]}),
+]
+
+
+@pytest.mark.parametrize("where,fields", ENVELOPES, ids=lambda v: json.dumps(v) if isinstance(v, dict) else v)
+def test_reasoning_in_message_and_session_fields_is_not_shown(
+    tmp_path: Path, where: str, fields: dict[str, Any]
+) -> None:
+    document = _session({"type": "prose", "markdown": "fine"})
+    (document if where == "session" else document["messages"][1]).update(fields)
+    source = tmp_path / "chat.json"
+    source.write_text(json.dumps(document))
+    for name in FORMATS:
+        out = tmp_path / f"out-{name}"
+        result = CliRunner().invoke(main, ["convert", str(source), "--to", name, "--reasoning", "none", "-o", str(out)])
+        assert result.exit_code == 0, result.output
+        assert not _leaks(out), name
+    shown = CliRunner().invoke(main, ["convert", str(source), "--to", "json", "--reasoning", "all"])
+    assert PRIVATE_CANARY in shown.stdout  # authorised: kept as stored

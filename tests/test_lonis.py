@@ -23,7 +23,7 @@ from vis_export.formats.markdown import to_markdown
 from vis_export.formats.markdown_syntax import escape_one_line
 from vis_export.formats.text import to_text
 from vis_export.lonis_view import view
-from vis_export.model import LonisBlock
+from vis_export.model import LonisBlock, UnknownBlock
 
 HASHES = json.loads((Path(__file__).parent / "lonis_hashes.json").read_text())
 BLOCKS = [json.loads(line) for line in (INPUT / "lonis.jsonl").read_text().splitlines()]
@@ -186,10 +186,22 @@ def test_a_vis_block_typed_lonis_without_an_envelope_is_just_unknown() -> None:
     json_values,
 )
 def test_any_envelope_carried_in_vis_json_renders(envelope: dict[str, Any], kind: str, data: Any) -> None:
+    """A valid envelope renders as Lonis; any other as inert data: never a crash."""
     from vis_export.model import block_from_json
 
     envelope["payload"] = {"kind": kind, "data": data}
     block = block_from_json({"id": "x", "type": "lonis", "envelope": envelope})
-    assert isinstance(block, LonisBlock)
+    assert isinstance(block, LonisBlock) == (not check_lonis_block(envelope))
     for render in (to_text, to_markdown, to_html):
         assert render(block) is not None
+
+
+def test_a_broken_envelope_in_a_vis_session_is_inert_data() -> None:
+    from vis_export.model import block_from_json
+
+    plan = json.loads((INPUT / "lonis.jsonl").read_text().splitlines()[11])
+    assert plan["payload"]["kind"] == "plan"
+    plan["payload"]["data"]["steps"] = 5  # a number where the schema wants a list
+    block = block_from_json({"id": "x", "type": "lonis", "envelope": plan})
+    assert isinstance(block, UnknownBlock) and "unsupported block: lonis" in to_text(block)
+    assert to_html(block) and to_markdown(block)

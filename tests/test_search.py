@@ -376,3 +376,14 @@ print(indexing_threads())
 """
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     assert result.stdout.strip() == "1", result.stderr
+
+
+def test_snippets_mark_words_not_parts_of_words() -> None:
+    from vis_export.searchindex.query import SnippetMaker
+
+    def marked(word: str, text: str) -> list[str]:
+        return [piece for piece, hit in SnippetMaker((word,), ())(text).pieces if hit]
+
+    assert marked("a", "I ate an apple at a home") == ["a"]
+    assert marked("form", "platform information form forms") == ["form", "forms"]
+    assert marked("config", "parse_config parseConfig configured reconfig") == ["config", "Config", "configured"]

@@ -196,12 +196,12 @@ def block_from_json(data: Mapping[str, Any]) -> Block:
 
 
 def _carries_lonis(fields: Mapping[str, Any]) -> bool:
+    """Whether the block carries a whole, valid Lonis envelope: only then is it
+    rendered as one; any other is inert data, so no renderer meets a broken one."""
+    from vis_export.contract.lonis_check import check_lonis_block
+
     envelope = fields.get("envelope")
-    return (
-        isinstance(envelope, Mapping)
-        and isinstance(envelope.get("payload"), Mapping)
-        and isinstance(envelope.get("payload", {}).get("kind"), str)
-    )
+    return isinstance(envelope, Mapping) and not check_lonis_block(thaw(envelope))
 
 
 # --- messages and sessions ----------------------------------------------------------------

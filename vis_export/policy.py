@@ -15,12 +15,13 @@ block that says exactly ``visible`` is visible reasoning.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
-from typing import Literal
+from types import MappingProxyType
+from typing import Any, Literal
 
-from vis_export.model import Block, Message, ReasoningBlock, Session, UnknownBlock
+from vis_export.contract.blocktypes import letters_of, looks_like_reasoning
+from vis_export.model import Block, LonisBlock, Message, ReasoningBlock, Session, UnknownBlock
 
 Exportable = Session | Message | Block | list[Message] | tuple[Message, ...]
 
@@ -35,44 +36,89 @@ def check_reasoning(reasoning: str) -> Reasoning:
     return reasoning
 
 
-# Words that make a block type look like reasoning once case, digits and
-# punctuation are stripped: what agents and providers call private thought.
-_REASONING_WORDS = ("reason", "think", "thought")
-_NOT_LETTERS = re.compile(r"[^a-z]+")
+# Keys that hold reasoning wherever they stand (a provider's ``reasoning_content``,
+# a sub-agent's ``thinking``), once case and punctuation are stripped.
+_REASONING_KEYS = frozenset(
+    {
+        "reasoning",
+        "reasoningcontent",
+        "reasoningtext",
+        "reasoningsummary",
+        "thinking",
+        "thought",
+        "thoughts",
+        "chainofthought",
+        "scratchpad",
+    }
+)
+HIDDEN = "[private reasoning not shown]"
 
 
-def looks_like_reasoning(block_type: object) -> bool:
-    """Whether a block type is reasoning or a disguise of it (any case, spacing or suffix)."""
-    if not isinstance(block_type, str):
-        return False
-    letters = _NOT_LETTERS.sub("", block_type.casefold())
-    return any(word in letters for word in _REASONING_WORDS)
+def _reasoning_key(key: object) -> bool:
+    return isinstance(key, str) and letters_of(key) in _REASONING_KEYS
+
+
+def _reasoning_map(value: Mapping[str, Any]) -> bool:
+    """A map that is, or looks like, reasoning: by its type (or a Lonis payload's
+    kind), or by a visibility other than exactly ``visible``."""
+    return (
+        looks_like_reasoning(value.get("type"))
+        or looks_like_reasoning(value.get("kind"))
+        or value.get("visibility", "visible") != "visible"
+    )
 
 
 def is_reasoning(block: Block) -> bool:
     """Whether the policy treats ``block`` as reasoning: ``reasoning="none"`` drops it.
 
-    An unknown block is searched through: one that wraps a reasoning block (or
-    anything marked with a visibility) is shown as data, so it hides it.
+    A block shown as data (unknown types, Lonis envelopes) is searched through:
+    one that holds reasoning anywhere is hidden whole. A known block that holds
+    it inside (a tool's output with a sub-agent's thinking) is shown with that
+    part taken out (``redacted``).
     """
     if isinstance(block, ReasoningBlock):
         return True
-    if isinstance(block, UnknownBlock):
+    if isinstance(block, (UnknownBlock, LonisBlock)):
         return _holds_reasoning(block.fields)
     return bool(block.fields.get("visibility", "visible") != "visible")
 
 
 def _holds_reasoning(value: object) -> bool:
-    """Whether a stored value is or holds a map that is or looks like reasoning.
-
-    Loading bounds nesting, so the recursion is bounded too."""
+    """Whether a stored value is or holds reasoning: a map that looks like it, or
+    a key that names it. Loading bounds nesting, so the recursion is bounded too."""
     if isinstance(value, Mapping):
-        if looks_like_reasoning(value.get("type")) or value.get("visibility", "visible") != "visible":
+        if _reasoning_map(value) or any(_reasoning_key(key) for key in value):
             return True
         return any(_holds_reasoning(item) for item in value.values() if isinstance(item, (Mapping, tuple, list)))
     if isinstance(value, (tuple, list)):
         return any(_holds_reasoning(item) for item in value if isinstance(item, (Mapping, tuple, list)))
     return False
+
+
+def _redacted(value: Any) -> Any:
+    """``value`` with every part that is or holds reasoning replaced by ``HIDDEN``."""
+    if isinstance(value, Mapping):
+        if _reasoning_map(value):
+            return HIDDEN
+        return MappingProxyType(
+            {key: HIDDEN if _reasoning_key(key) else _redacted(item) for key, item in value.items()}
+        )
+    if isinstance(value, (tuple, list)):
+        return tuple(_redacted(item) for item in value)
+    return value
+
+
+def _fields_shown(fields: Mapping[str, Any]) -> Mapping[str, Any]:
+    """Stored fields with reasoning inside them taken out; the same map when there is none."""
+    held = {key: item for key, item in fields.items() if key not in ("id", "type", "content")}
+    if not _holds_reasoning(held):
+        return fields
+    return MappingProxyType(
+        {
+            key: item if key in ("id", "type", "content") else HIDDEN if _reasoning_key(key) else _redacted(item)
+            for key, item in fields.items()
+        }
+    )
 
 
 def is_private(block: Block) -> bool:
@@ -94,24 +140,38 @@ def shows(block: Block, reasoning: Reasoning = DEFAULT_REASONING) -> bool:
     return reasoning == "visible" and not is_private(block)
 
 
+def _shown_block(block: Block, reasoning: Reasoning) -> Block:
+    """A block the policy shows, with reasoning held inside it taken out unless all is authorised."""
+    if reasoning == "all" or isinstance(block, ReasoningBlock):
+        return block
+    fields = _fields_shown(block.fields)
+    return block if fields is block.fields else type(block)(fields)
+
+
 def visible_blocks(blocks: Iterable[Block], reasoning: Reasoning = DEFAULT_REASONING) -> tuple[Block, ...]:
     check_reasoning(reasoning)
-    return tuple(block for block in blocks if shows(block, reasoning))
+    return tuple(_shown_block(block, reasoning) for block in blocks if shows(block, reasoning))
 
 
 def visible_message(message: Message, reasoning: Reasoning = DEFAULT_REASONING) -> Message:
     blocks = visible_blocks(message.blocks, reasoning)
-    if len(blocks) == len(message.blocks):
+    fields = message.fields if reasoning == "all" else _fields_shown(message.fields)
+    if (
+        fields is message.fields
+        and all(a is b for a, b in zip(blocks, message.blocks, strict=False))
+        and len(blocks) == len(message.blocks)
+    ):
         return message
-    return replace(message, blocks=blocks)
+    return replace(message, blocks=blocks, fields=fields, author=fields.get("author"))
 
 
 def visible_session(session: Session, reasoning: Reasoning = DEFAULT_REASONING) -> Session:
     check_reasoning(reasoning)
     messages = tuple(visible_message(m, reasoning) for m in session.messages)
-    if all(a is b for a, b in zip(messages, session.messages, strict=True)):
+    metadata = session.metadata if reasoning == "all" else _fields_shown(session.metadata)
+    if metadata is session.metadata and all(a is b for a, b in zip(messages, session.messages, strict=True)):
         return session
-    return replace(session, messages=messages)
+    return replace(session, messages=messages, metadata=metadata)
 
 
 def visible(obj: Exportable, reasoning: Reasoning = DEFAULT_REASONING) -> Exportable | None:
@@ -126,7 +186,7 @@ def visible(obj: Exportable, reasoning: Reasoning = DEFAULT_REASONING) -> Export
     if isinstance(obj, Message):
         return visible_message(obj, reasoning)
     if isinstance(obj, Block):
-        return obj if shows(obj, reasoning) else None
+        return _shown_block(obj, reasoning) if shows(obj, reasoning) else None
     if isinstance(obj, (list, tuple)):
         return [visible_message(m, reasoning) for m in obj]
     raise TypeError(f"cannot export a {type(obj).__name__}; expected a Session, Message, Block or list of messages")

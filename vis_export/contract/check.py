@@ -20,7 +20,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from vis_export.contract.blocktypes import KNOWN_TYPES, for_each_type
+from vis_export.contract.blocktypes import KNOWN_TYPES, for_each_type, looks_like_reasoning
 from vis_export.problems import Path, Problem, format_path
 
 SNAKE_CASE = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)*$")
@@ -315,7 +315,27 @@ def check_block(block: Any, path: Path, out: Out) -> None:
         _check_block_in_detail(block, path, out)
 
 
+_WITHHELD = "breaks the reasoning block's contract (details withheld: they could quote private reasoning)"
+_REASONING_FIELDS = ("id", "type", "text", "visibility")
+
+
 def _check_block_in_detail(block: Any, path: Path, out: Out) -> None:
+    if isinstance(block, dict) and looks_like_reasoning(block.get("type")):
+        # A problem's place or message can quote the data (a key, a value): for
+        # what may be private reasoning, say where it is, never what it says (R2).
+        found: Out = []
+        _check_any_block(block, path, found)
+        for problem in found:
+            field = problem.location[len(format_path(path)) :].lstrip(".").split("[")[0].split(".")[0]
+            where = format_path((*path, field)) if field in _REASONING_FIELDS else format_path(path)
+            withheld = Problem(where, _WITHHELD, problem.kind)
+            if withheld not in out:
+                out.append(withheld)
+        return
+    _check_any_block(block, path, out)
+
+
+def _check_any_block(block: Any, path: Path, out: Out) -> None:
     if not isinstance(block, dict):
         _problem(out, path, f"a block must be an object, not {_json_type(block)}")
         return

@@ -42,7 +42,13 @@ from vis_export.strings import clean, ended, single_line
 REASONING_BEGIN = "--- reasoning ---"
 PRIVATE_REASONING_BEGIN = "--- private reasoning ---"
 REASONING_END = "--- end of reasoning ---"
-_FORGED = re.compile(r"^(?=== |--- (?:private )?reasoning ---$|--- end of reasoning ---$)", re.MULTILINE)
+# A line start, by LF or by any other character some readers break lines at
+# (VT, FF, the file/group/record separators, NEL, U+2028, U+2029: str.splitlines).
+_BREAKS = "\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+_LINE_START = f"(?:^|(?<=[{_BREAKS}]))"
+_LINE_END = f"(?=$|[{_BREAKS}])"
+_MARKER = f"(?:== |--- (?:private )?reasoning ---{_LINE_END}|--- end of reasoning ---{_LINE_END})"
+_FORGED = re.compile(f"{_LINE_START}(?={_MARKER})", re.MULTILINE)
 
 
 def data_lines(text: str) -> str:

@@ -20,6 +20,10 @@ from vis_export.searchindex.documents import _IDENTIFIER, _WORDS_OF_IDENTIFIER, 
 
 _PHRASE_OR_WORD = re.compile(r'"([^"]*)"|(\S+)')
 _WORD = re.compile(r"\w+")
+# Where a word of the query may start matching: the start of a word, or of an
+# identifier's part (config in parse_config or in parseConfig), never inside one
+# (a in "ate", form in "platform"). Case-sensitive inside an IGNORECASE pattern.
+_WORD_START = "(?-i:(?<![A-Za-z0-9])|(?<=[a-z])(?=[A-Z]))"
 _BLANK_LINES = re.compile(r"(?:[ \t]*\n)+")
 _LINE_BREAK_NEXT = re.compile(r"[ \t]*\n")
 SNIPPET_WIDTH = 160  # characters
@@ -129,9 +133,11 @@ class SnippetMaker:
         for word in self.words:
             parts = _WORDS_OF_IDENTIFIER.findall(word)
             if len(parts) > 1:  # parseConfig marks parse_config too
-                alternatives.append("[_-]?".join(re.escape(p) for p in parts))
+                alternatives.append(_WORD_START + "[_-]?".join(re.escape(p) for p in parts))
+            elif len(word) < 4:  # too short to have a stem: the word itself
+                alternatives.append(_WORD_START + re.escape(word) + r"(?![^\W_])")
             else:  # a stem's forms: config marks configured
-                alternatives.append(re.escape(word[: max(4, len(word) - 3)]) + r"\w*")
+                alternatives.append(_WORD_START + re.escape(word[: max(4, len(word) - 3)]) + r"\w*")
         self._pattern = re.compile("|".join(alternatives), re.IGNORECASE) if alternatives else None
 
     def __call__(self, text: str) -> Snippet:

@@ -39,9 +39,9 @@ def _block(value: Any, index: int) -> Block | None:
     if not isinstance(data.get("id"), str) or not data["id"].strip():
         data["id"] = f"block_{index}"
     if not isinstance(data.get("type"), str):
-        # A block that does not say what it is but carries text may be reasoning:
-        # typed so, it is private unless authorised (R2), never shown as data.
-        data["type"] = "reasoning" if "text" in data else "invalid"
+        # A block that does not say what it is may be reasoning (under any field
+        # name): typed so, it is private unless authorised (R2), never shown as data.
+        data["type"] = "reasoning"
     problems: list[Problem] = []
     check_block(data, (), problems)
     if any(p.kind == LIMIT for p in problems):
