@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
+from functools import lru_cache
 from types import MappingProxyType
 from typing import Any, Literal
 
@@ -55,15 +56,26 @@ HIDDEN = "[private reasoning not shown]"
 
 
 def _reasoning_key(key: object) -> bool:
-    return isinstance(key, str) and letters_of(key) in _REASONING_KEYS
+    return isinstance(key, str) and _names_reasoning(key)
+
+
+# Every export asks these of every key and type in the session: the same few
+# strings, so each is worked out once.
+@lru_cache(maxsize=4096)
+def _names_reasoning(key: str) -> bool:
+    return letters_of(key) in _REASONING_KEYS
+
+
+_looks_like_reasoning = lru_cache(maxsize=4096)(looks_like_reasoning)
 
 
 def _reasoning_map(value: Mapping[str, Any]) -> bool:
     """A map that is, or looks like, reasoning: by its type (or a Lonis payload's
     kind), or by a visibility other than exactly ``visible``."""
+    kind, payload_kind = value.get("type"), value.get("kind")
     return (
-        looks_like_reasoning(value.get("type"))
-        or looks_like_reasoning(value.get("kind"))
+        (isinstance(kind, str) and _looks_like_reasoning(kind))
+        or (isinstance(payload_kind, str) and _looks_like_reasoning(payload_kind))
         or value.get("visibility", "visible") != "visible"
     )
 
@@ -83,15 +95,20 @@ def is_reasoning(block: Block) -> bool:
     return bool(block.fields.get("visibility", "visible") != "visible")
 
 
+_FROZEN = frozenset({MappingProxyType, dict, tuple, list})
+
+
 def _holds_reasoning(value: object) -> bool:
     """Whether a stored value is or holds reasoning: a map that looks like it, or
     a key that names it. Loading bounds nesting, so the recursion is bounded too."""
-    if isinstance(value, Mapping):
-        if _reasoning_map(value) or any(_reasoning_key(key) for key in value):
+    kind = type(value)  # exact types, not ABCs: this walks every stored container of every export
+    if kind is MappingProxyType or kind is dict:
+        mapping: Mapping[str, Any] = value  # type: ignore[assignment]
+        if _reasoning_map(mapping) or any(_reasoning_key(key) for key in mapping):
             return True
-        return any(_holds_reasoning(item) for item in value.values() if isinstance(item, (Mapping, tuple, list)))
-    if isinstance(value, (tuple, list)):
-        return any(_holds_reasoning(item) for item in value if isinstance(item, (Mapping, tuple, list)))
+        return any(_holds_reasoning(item) for item in mapping.values() if type(item) in _FROZEN)
+    if kind is tuple or kind is list:
+        return any(_holds_reasoning(item) for item in value if type(item) in _FROZEN)  # type: ignore[attr-defined]
     return False
 
 
@@ -108,10 +125,15 @@ def _redacted(value: Any) -> Any:
     return value
 
 
+_OWN_FIELDS = frozenset({"id", "type", "content"})
+
+
 def _fields_shown(fields: Mapping[str, Any]) -> Mapping[str, Any]:
     """Stored fields with reasoning inside them taken out; the same map when there is none."""
-    held = {key: item for key, item in fields.items() if key not in ("id", "type", "content")}
-    if not _holds_reasoning(held):
+    for key, item in fields.items():  # a plain loop: this runs for every block of every export
+        if key not in _OWN_FIELDS and (_names_reasoning(key) or (type(item) in _FROZEN and _holds_reasoning(item))):
+            break
+    else:
         return fields
     return MappingProxyType(
         {
