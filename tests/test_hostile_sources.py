@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import re
 import resource
 import subprocess
 import sys
@@ -25,6 +26,7 @@ from timelimit import time_limit
 from vis_export import to_html, to_json, to_markdown, to_text
 from vis_export.contract import MAX_DEPTH, MAX_TIME
 from vis_export.sources import read
+from vis_export.sources.jsontext import MAX_CONTAINERS
 
 MESSAGE = {
     "id": "m1",
@@ -36,11 +38,11 @@ MESSAGE = {
 MEMORY_CAP = 3 << 30  # a regression that reads /dev/zero fails at this, not at the machine's limit
 
 
-def run_cli(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[str]:
+def run_cli(*args: str, stdin: bytes | None = None, memory: int = MEMORY_CAP) -> subprocess.CompletedProcess[str]:
     """``vis-export ARGS`` in a subprocess, with a timeout and a memory cap."""
 
     def cap() -> None:
-        resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CAP, MEMORY_CAP))
+        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
 
     return subprocess.run(
         [sys.executable, "-m", "vis_export", *args],
@@ -74,6 +76,36 @@ def test_one_bad_file_never_stops_a_directory(tmp_path: Path) -> None:
     report = {entry["file"]: entry for entry in json.loads(run_cli("validate", "--json", str(tmp_path)).stdout)}
     assert report[str(tmp_path / "good.json")]["sessions"] == 1
     assert [report[name]["valid"] for name in sorted(report)] == [False, True, False, False, False]
+
+
+def test_more_json_containers_than_the_limit_are_refused_before_parsing(tmp_path: Path) -> None:
+    """60 MB of empty lists took 1.9 GB to validate: past ``MAX_CONTAINERS``
+    brackets the text is refused, at the first bracket past the limit, before
+    anything is built. JSON Lines count as a whole: no line need pass it alone."""
+
+    def lists(count: int) -> str:
+        return '{"id":"s","messages":[],"x":[' + ",".join(["[]"] * (count - 3)) + "]}"
+
+    at_limit, past = tmp_path / "at_limit.json", tmp_path / "past.json"
+    at_limit.write_text(lists(MAX_CONTAINERS))
+    past.write_text(text := lists(MAX_CONTAINERS + 1))
+    lines = tmp_path / "lines.jsonl"
+    line = json.dumps({**MESSAGE, "x": [[]] * (MAX_CONTAINERS // 4)})
+    lines.write_text(whole := f"{line}\n" * 4)
+    past_lines = [m.start() for m in re.finditer(r"[\[{]", whole)][MAX_CONTAINERS]
+    huge = tmp_path / "huge.json"
+    huge.write_text(lists(20_000_000))  # the finding: 60 MB
+    memory = 1536 << 20
+    assert run_cli("validate", str(at_limit), memory=memory).returncode == 0
+    limit = f"holds more than {MAX_CONTAINERS:,} JSON objects and arrays; the limit keeps memory bounded"
+    for path, where in (
+        (past, f"line 1 column {text.rindex('[') + 1}"),
+        (lines, f"line 4 column {past_lines - whole.rindex(chr(10), 0, past_lines)}"),
+        (huge, f"line 1 column {text.rindex('[') + 1}"),
+    ):
+        result = run_cli("validate", str(path), memory=memory)
+        assert result.returncode == 1, result.stderr
+        assert result.stderr.splitlines() == [f"{path}: {where}: {limit}", "1 of 1 file(s) invalid, 0 valid session(s)"]
 
 
 def test_special_files_named_directly(tmp_path: Path) -> None:

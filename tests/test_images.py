@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import base64
 import io
+import json
 import os
+import random
 import struct
 import subprocess
 import sys
@@ -24,7 +26,7 @@ from hypothesis import given, strategies as st
 from PIL import Image
 
 from vis_export.formats.html import to_html
-from vis_export.images import MAX_PIXELS, embed, embed_uri
+from vis_export.images import MAX_DOCUMENT_BYTES, MAX_PIXELS, ImageBudget, embed, embed_uri
 from vis_export.model import Session
 from vis_export.sources.messages import session_document
 
@@ -206,6 +208,71 @@ def test_image_bombs_never_reach_weasyprint(tmp_path: Path) -> None:
     words = " ".join(text.split())  # as read, whatever the line breaks
     assert "image not shown: svg — not a PNG, JPEG, GIF or WebP image" in words
     assert words.count("13000×13000 pixels exceeds") == 2
+
+
+def noise_png(side: int) -> bytes:
+    """A PNG that does not compress: about ``3 * side²`` bytes."""
+    out = io.BytesIO()
+    Image.frombytes("RGB", (side, side), random.Random(side).randbytes(side * side * 3)).save(out, "PNG")
+    return out.getvalue()
+
+
+def test_the_budget_counts_every_embedding_as_written_and_nothing_refused() -> None:
+    png = noise_png(160)
+    written = len(base64.b64encode(png))
+    budget = ImageBudget(2**20)
+    assert embed(image_bytes("JPEG", (4, 4)), "image/png", budget).refusal == (
+        "declared image/png, but the bytes are JPEG"
+    )
+    fits = 2**20 // written
+    assert [embed(png, "image/png", budget).uri for _ in range(fits)] == [data_uri(png)] * fits
+    for refused in (embed(png, "image/png", budget), embed_uri(data_uri(png), budget)):
+        assert refused.refusal == "images embedded in this document would exceed 1 MB"
+    assert budget.left == 2**20 - fits * written
+
+
+def test_an_image_shown_again_and_again_stays_within_each_documents_budget(tmp_path: Path) -> None:
+    """One 200 KB attachment named 600 times in prose (in a 1 MB image, 300 times
+    made 434 MB of HTML and took 2.1 GB): embedded until the document holds
+    ``MAX_DOCUMENT_BYTES`` of images, then a placeholder says why. The budget is
+    per document, so the second session of the run shows as many, and the export,
+    in a child process, stays near seven times the budget."""
+    png = noise_png(260)
+    (tmp_path / "att").mkdir()
+    (tmp_path / "att" / "att1").write_bytes(png)
+    attached = {"id": "a", "type": "attachment", "attachment_id": "att1", "name": "x.png", "media_type": "image/png"}
+    prose = {"id": "p", "type": "prose", "markdown": " ".join(["![i](attachment:att1)"] * 600)}
+    sessions = [
+        {
+            "id": name,
+            "messages": [
+                {"id": "m", "role": "user", "status": "completed", "created_at": 1, "content": [attached, prose]}
+            ],
+        }
+        for name in ("one", "two")
+    ]
+    (tmp_path / "s.json").write_text(json.dumps(sessions))
+    peak = (
+        "import resource, subprocess, sys\n"
+        "subprocess.run(sys.argv[1:], check=True)\n"
+        "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
+    )
+    export = [sys.executable, "-m", "vis_export", "convert", "s.json", "--to", "html", "--attachments", "att"]
+    result = subprocess.run(
+        [sys.executable, "-c", peak, *export, "-o", "out/"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    fits = MAX_DOCUMENT_BYTES // len(base64.b64encode(png))
+    for name in ("one.html", "two.html"):
+        html = (tmp_path / "out" / name).read_text()
+        assert html.count(data_uri(png)) == fits < 601
+        assert html.count("[image not shown: i — images embedded in this document would exceed 64 MB]") == 601 - fits
+        assert len(html) < MAX_DOCUMENT_BYTES + 2**20
+    assert int(result.stdout) < 600 * 1024  # KB
 
 
 # --- --attachments DIR ------------------------------------------------------------------------

@@ -64,6 +64,23 @@ def test_an_output_file_that_is_a_source_is_refused(tmp_path: Path) -> None:
     assert _snapshot(tmp_path) == before
 
 
+def test_json_never_goes_into_a_folder_read_through_a_link(tmp_path: Path) -> None:
+    """The walk follows a linked subfolder, so what is written there (however the
+    path is spelled) would be read back next time: refused, even while it is empty."""
+    source, elsewhere = tmp_path / "src", tmp_path / "elsewhere"
+    source.mkdir()
+    elsewhere.mkdir()
+    (source / "chat.json").write_text(json.dumps(_session("s")))
+    (source / "link").symlink_to(elsewhere)
+    for output in (source / "link" / "out.json", source / "link" / "new" / "s.json", elsewhere / "out.json"):
+        code, output_text = _run("convert", str(source), "--to", "json", "-o", str(output))
+        assert code == 1, output_text
+        assert f"it is inside the source folder {elsewhere.resolve()}, where it would be read back" in output_text
+    assert list(elsewhere.iterdir()) == []
+    code, _ = _run("convert", str(source / "chat.json"), "--to", "json", "-o", str(source / "link" / "out.json"))
+    assert code == 0  # a named file's folder is not walked, nor its links
+
+
 def test_other_formats_may_go_into_a_source_folder(tmp_path: Path) -> None:
     (tmp_path / "chat.json").write_text(json.dumps(_session("s")))
     code, _ = _run("convert", str(tmp_path), "--to", "html", "-o", str(tmp_path))

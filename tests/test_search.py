@@ -226,6 +226,26 @@ def test_index_beside_a_named_file_but_never_inside_a_folder_that_is_read(tmp_pa
     assert result.returncode == 1 and "would hold the source idx/copy.json" in result.stderr
 
 
+def test_an_index_beside_a_session_file_is_not_read_by_a_walk_of_its_folder(tmp_path: Path) -> None:
+    """``index chat.json --index idx`` is allowed; a later walk of the folder
+    skips the index (its manifest marks it) without a word, whatever JSON it holds."""
+    (tmp_path / "chat.json").write_text((INPUT / "session.json").read_text())
+    made = subprocess.run(
+        [sys.executable, "-m", "vis_export", "index", "chat.json", "--index", "idx"], capture_output=True, cwd=tmp_path
+    )
+    assert made.returncode == 0, made.stderr
+    (tmp_path / "idx" / "stray.json").write_text("not a session")
+    assert (tmp_path / "idx" / MANIFEST).is_file()
+    result = subprocess.run(
+        [sys.executable, "-m", "vis_export", "validate", "."], capture_output=True, text=True, cwd=tmp_path
+    )
+    assert (result.returncode, result.stderr) == (0, "1 file(s) valid, 1 session(s)\n")
+    named = subprocess.run(
+        [sys.executable, "-m", "vis_export", "validate", "idx"], capture_output=True, text=True, cwd=tmp_path
+    )
+    assert named.returncode == 1 and "stray.json" in named.stderr  # named, the folder itself is read
+
+
 def test_one_writer_at_a_time(tmp_path: Path) -> None:
     directory = tmp_path / "index"
     with writer_lock(directory, 0):

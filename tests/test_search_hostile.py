@@ -390,6 +390,20 @@ def test_a_refused_directory_is_not_even_created(tmp_path: Path) -> None:
     assert sorted(p.name for p in elsewhere.rglob("*")) == ["s.json"]
 
 
+def test_an_empty_folder_read_through_a_link_takes_no_index(tmp_path: Path) -> None:
+    """With no session file in the linked folder yet, the index would still be
+    read back by the next walk of the source: refused, and nothing created."""
+    source, elsewhere = tmp_path / "src", tmp_path / "elsewhere"
+    source.mkdir()
+    elsewhere.mkdir()
+    shutil.copy(INPUT / "session.json", source / "s.json")
+    (source / "link").symlink_to(elsewhere)
+    result = cli("index", str(source), "--index", str(source / "link" / "idx"))
+    assert one_line_failure(result), result.stderr
+    assert f"inside {source} (through a link, {elsewhere.resolve()}), a folder sessions are read" in result.stderr
+    assert list(elsewhere.iterdir()) == []
+
+
 def test_a_file_read_through_a_link_leaves_its_folder_free(tmp_path: Path) -> None:
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()

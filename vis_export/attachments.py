@@ -14,20 +14,24 @@ import base64
 import os
 import stat
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from vis_export.images import FORMATS, MAX_BYTES, Embedded, embed
+from vis_export.images import FORMATS, MAX_BYTES, Embedded, ImageBudget, embed
 from vis_export.model import AttachmentBlock, Session, StoredAttachment
 
 
 @dataclass(frozen=True)
 class Attachments:
+    """The attachments of one document; ``budget``: the image bytes it may still embed."""
+
     directory: Path | None
     stored: Mapping[str, StoredAttachment]
+    budget: ImageBudget = field(default_factory=ImageBudget, compare=False)
 
     @classmethod
     def of(cls, session: Session | None, directory: Path | None) -> Attachments:
+        """A fresh budget too: each document (each part of a PDF) bounds its own images."""
         return cls(directory, session.attachments if session is not None else {})
 
     def data(self, attachment_id: str) -> bytes | None:
@@ -53,11 +57,12 @@ class Attachments:
 
     def image(self, attachment_id: str, media_type: str) -> Embedded | None:
         """For HTML and PDF: the checked image, or why it is refused; ``None`` when the
-        attachment is not declared as an image or its bytes are not at hand."""
+        attachment is not declared as an image or its bytes are not at hand. Every
+        call is charged to ``budget``: showing one image again embeds it again."""
         if not media_type.strip().lower().startswith("image/"):
             return None
         data = self.data(attachment_id)
-        return embed(data, media_type) if data is not None else None
+        return embed(data, media_type, self.budget) if data is not None else None
 
     def file(self, attachment_id: str) -> Path | None:
         """The file in ``--attachments DIR`` that holds the bytes, for a link to it:

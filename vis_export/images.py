@@ -19,6 +19,18 @@ setting reported through warnings, and these few fixed layouts need no decoder.
 An embedded image is written back as a fresh base64 ``data:`` URI of the checked
 bytes under their real type, so what the renderer reads is what was checked. A
 refused image leaves a placeholder that names it and says why.
+
+A document holds at most ``MAX_DOCUMENT_BYTES`` of images in all, counted as
+written (base64, 4/3 of the image's size) by ``ImageBudget``, every embedding
+counted, repeats too: an attachment is read once from disk but can be shown
+any number of times, and one 1 MB image named 300 times in prose
+(``![i](attachment:att1)``) made a 434 MB HTML file and took 2.1 GB. Past the
+budget an image is a placeholder saying so. An HTML export peaks near 7 times
+the budget (a message's prose is copied whole by mistune, nh3 and the writer):
+0.49 GB for a 200 KB image referenced 600 times. The budget belongs to one
+rendered document (one ``HtmlProjector.session`` call): each part of a PDF laid
+out in parts, in parallel or not, has its own, so a part's images stay within
+it however many parts there are.
 """
 
 from __future__ import annotations
@@ -34,6 +46,7 @@ from markupsafe import Markup
 
 MAX_PIXELS = 25_000_000
 MAX_BYTES = 20 * 1024 * 1024
+MAX_DOCUMENT_BYTES = 64 * 1024 * 1024
 FORMATS = {"image/png": "PNG", "image/jpeg": "JPEG", "image/gif": "GIF", "image/webp": "WebP"}
 
 
@@ -49,16 +62,32 @@ class Embedded:
         return Markup("[image not shown: {} — {}]").format(name, self.refusal)
 
 
-def embed(data: bytes, declared: str) -> Embedded:
-    """``data`` as a ``data:`` URI if it is an image of the ``declared`` type within the limits."""
+class ImageBudget:
+    """The bytes of images (as base64) one document may still hold (``MAX_DOCUMENT_BYTES`` to start)."""
+
+    def __init__(self, limit: int = MAX_DOCUMENT_BYTES):
+        self.limit = limit
+        self.left = limit
+
+    def spend(self, size: int) -> str | None:
+        """Takes ``size`` bytes, or says why not (then nothing is taken)."""
+        if size > self.left:
+            return f"images embedded in this document would exceed {self.limit // 2**20} MB"
+        self.left -= size
+        return None
+
+
+def embed(data: bytes, declared: str, budget: ImageBudget | None = None) -> Embedded:
+    """``data`` as a ``data:`` URI if it is an image of the ``declared`` type within
+    the limits, and within what is left of the document's ``budget`` (if any)."""
     kind = declared.split(";")[0].strip().lower()
-    refusal = _refusal(data, kind)
+    refusal = _refusal(data, kind) or (budget.spend(-(-len(data) // 3) * 4) if budget is not None else None)
     if refusal is not None:
         return Embedded(refusal=refusal)
     return Embedded(uri=f"data:{kind};base64,{base64.b64encode(data).decode('ascii')}")
 
 
-def embed_uri(uri: str) -> Embedded:
+def embed_uri(uri: str, budget: ImageBudget | None = None) -> Embedded:
     """A ``data:image/...`` URI written in prose, decoded, checked and written anew."""
     header, comma, payload = uri.strip()[len("data:") :].partition(",")
     if not comma:
@@ -70,7 +99,7 @@ def embed_uri(uri: str) -> Embedded:
             data = base64.b64decode(b"".join(data.split()), validate=True)
         except binascii.Error:
             return Embedded(refusal="its base64 data is broken")
-    return embed(data, declared)
+    return embed(data, declared, budget)
 
 
 def _refusal(data: bytes, kind: str) -> str | None:

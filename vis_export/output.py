@@ -94,9 +94,10 @@ def source_guard(sources: Iterable[str], read_suffixes: tuple[str, ...]) -> Call
 
     An output never replaces a file being read (by name, link or hard link), and
     a file that the readers would pick up (``read_suffixes``) is never written
-    inside a folder being read, where the next run would read it back as a source.
+    inside a folder being read, where the next run would read it back as a source:
+    every real folder the walk visits counts, those reached through a link too.
     """
-    from vis_export.sources import STDIN, source_files
+    from vis_export.sources import STDIN, source_files, source_folders
 
     sources = [s for s in sources if s != STDIN]
     read: set[tuple[int, int]] = set()
@@ -107,7 +108,7 @@ def source_guard(sources: Iterable[str], read_suffixes: tuple[str, ...]) -> Call
             continue
         if info is not None:
             read.add((info.st_dev, info.st_ino))
-    folders = [Path(s).resolve() for s in sources if Path(s).is_dir()]
+    folders = set(source_folders(sources))  # linked folders too: the walk follows them
 
     def refusal(target: Path) -> str | None:
         try:
@@ -118,8 +119,8 @@ def source_guard(sources: Iterable[str], read_suffixes: tuple[str, ...]) -> Call
             pass
         if target.name.endswith(read_suffixes):
             real = target.resolve()
-            for folder in folders:
-                if real.is_relative_to(folder):
+            for folder in real.parents:
+                if folder in folders:
                     return f"it is inside the source folder {folder}, where it would be read back as a source"
         return None
 

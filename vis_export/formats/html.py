@@ -165,12 +165,14 @@ class HtmlProjector(Projector):
     # --- frames ---------------------------------------------------------------------------
 
     def session(self, session: Session, first_index: int = 1, continuation: bool = False) -> Iterator[str]:
-        """The whole document; a PDF rendered in parts passes where its part starts."""
+        """The whole document; a PDF rendered in parts passes where its part starts.
+        Each call has its own image budget (``images.MAX_DOCUMENT_BYTES``), so each
+        part of a PDF, laid out in parallel or not, bounds its own images."""
         from vis_export.formats.html_prose import ProseToHtml
 
         self.attachments = Attachments.of(session, self.options.attachments)
         attached = [b for _, b in session.blocks() if isinstance(b, AttachmentBlock)]
-        self._prose = ProseToHtml(self.attachments.lookup(attached))
+        self._prose = ProseToHtml(self.attachments.lookup(attached), self.attachments.budget)
         style = self.env.get_template("style.css.j2").render(
             paper=self.page_size(), token_colours=TOKEN_COLOURS, token_styles=TOKEN_STYLES
         )

@@ -16,7 +16,7 @@ from typing import Any
 
 from markupsafe import Markup
 
-from vis_export.images import Embedded, embed_uri
+from vis_export.images import Embedded, ImageBudget, embed_uri
 
 # Message headings are <h2>; prose headings start below them.
 HEADING_OFFSET = 2
@@ -71,9 +71,10 @@ def _renderer_class() -> type:
     from mistune.util import striptags
 
     class ProseRenderer(HTMLRenderer):
-        def __init__(self, attachment: AttachmentLookup):
+        def __init__(self, attachment: AttachmentLookup, budget: ImageBudget | None):
             super().__init__(escape=True)
             self.attachment = attachment
+            self.budget = budget
 
         def heading(self, text: str, level: int, **attrs: Any) -> str:
             return super().heading(text, min(6, level + HEADING_OFFSET))
@@ -87,7 +88,7 @@ def _renderer_class() -> type:
                     return self.checked(found, text, title)
                 return f'<span class="missing-attachment">{text or self.escape_attribute(url)}</span>'
             if url.strip().lower().startswith(EMBEDDABLE_IMAGES):
-                return self.checked(embed_uri(url), text, title)
+                return self.checked(embed_uri(url, self.budget), text, title)
             return self.link(text or self.escape_attribute(url), url, title)
 
         def checked(self, image: Embedded, text: str, title: str | None) -> str:
@@ -109,14 +110,21 @@ def _no_data_links(tag: str, attribute: str, value: str) -> str | None:
 
 
 class ProseToHtml:
-    """One Markdown parser for a session (its attachments resolve image references)."""
+    """One Markdown parser for a session (its attachments resolve image references).
 
-    def __init__(self, attachment: AttachmentLookup):
+    ``budget``: the document's image bytes, which ``data:`` images in prose are
+    charged to as well (``attachment`` charges its own); ``None`` for prose
+    copied on its own, whose ``data:`` images are its own bytes, each shown once.
+    """
+
+    def __init__(self, attachment: AttachmentLookup, budget: ImageBudget | None = None):
         import mistune
         import nh3
 
         self._markdown = mistune.create_markdown(
-            escape=True, renderer=_renderer_class()(attachment), plugins=["table", "strikethrough", "task_lists", "url"]
+            escape=True,
+            renderer=_renderer_class()(attachment, budget),
+            plugins=["table", "strikethrough", "task_lists", "url"],
         )
         self._cleaner = nh3.Cleaner(
             tags=ALLOWED_TAGS,

@@ -15,12 +15,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, cast
 
+from vis_export.index_marker import MANIFEST as MANIFEST  # re-exported: where the index code looks for it
 from vis_export.output import write_atomic
 from vis_export.searchindex.documents import SCHEMA_VERSION
 from vis_export.searchindex.engines import Engine, engine_names, open_engine
 from vis_export.searchindex.guard import GuardedEngine, IndexFailure
 
-MANIFEST = "vis-export-index.json"
 LOCK = ".vis-export-index.lock"
 ENGINE_DATA = "engine"
 
@@ -32,18 +32,23 @@ class PlacementRefused(IndexFailure):
 def check_placement(directory: Path, sources: Iterable[str]) -> None:
     """A job never writes where sessions are read from (R3): the index is never
     inside a folder being read (a later run would read its files back as
-    sessions), and it never is, or holds, a source. ``sources`` are files and
-    folders that are read; beside a file the user named is fine, as that
-    file's folder is not read."""
+    sessions), linked folders the walk follows included, and it never is, or
+    holds, a source. ``sources`` are files and folders that are read; beside a
+    file the user named is fine, as that file's folder is not read."""
+    from vis_export.sources import source_folders
+
     target = directory.resolve()
+    around = {target, *target.parents}
     for source in sources:
         path = Path(source)
         if source in ("-", "<stdin>") or not path.exists():
             continue
         real = path.resolve()
-        if path.is_dir() and real in (target, *target.parents):
+        read = next((folder for folder in source_folders([source]) if folder in around), None)
+        if read is not None:
+            through = "" if read == real else f" (through a link, {read})"
             raise PlacementRefused(
-                f"{directory}: the index would be inside {source}, a folder sessions are read "
+                f"{directory}: the index would be inside {source}{through}, a folder sessions are read "
                 "from; choose a directory outside it"
             )
         if target in (real, *real.parents):

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Union
 
+from vis_export.index_marker import is_index
 from vis_export.model import Session
 from vis_export.problems import InvalidInput, Problem
 from vis_export.sources.files import read_file, read_stream, starts_like_store
@@ -83,28 +84,57 @@ def _read_directory(root: Path, lenient: bool) -> Iterator[LoadResult]:
         yield failed(str(root), Problem("", "no sessions found (looked for .json, .jsonl, .ndjson and SQLite files)"))
 
 
+def source_folders(sources: Iterable[Source]) -> Iterator[Path]:
+    """The real folder (links resolved) behind every folder ``read`` walks in
+    ``sources``, linked folders included, for the guards that keep outputs and
+    indexes out of them: what is written in any of them is read back next time."""
+    for source in sources:
+        name = os.fspath(source)
+        if name != STDIN and Path(name).is_dir():
+            for folder, _ in _walk(Path(name)):
+                yield folder.resolve()
+
+
 def _session_files(root: Path) -> Iterator[Path]:
-    """Session files under ``root``, in name order, hidden names skipped.
+    """Session files under ``root``, in name order, hidden names skipped; a
+    folder that cannot be listed is yielded itself, so reading it reports why."""
+    for folder, names in _walk(root):
+        if names is None:
+            yield folder
+            continue
+        for name in names:
+            path = folder / name
+            if name.startswith(".") or name.endswith(SQLITE_SIDE_FILES):
+                continue
+            if name.endswith(SESSION_SUFFIXES) or starts_like_store(path):
+                yield path
+
+
+def _walk(root: Path) -> Iterator[tuple[Path, list[str] | None]]:
+    """Each folder the walk of ``root`` visits, with its file names in order
+    (``None``: it cannot be listed).
 
     Symlinked subfolders are followed: a link is how people gather sessions
     kept elsewhere, and skipping it would lose them silently. Each real folder
     is walked once, so a link back up the tree (a loop) or a second link to the
-    same folder ends the walk there instead of reading anything twice. A folder
-    that cannot be listed is yielded itself, so reading it reports why.
+    same folder ends the walk there instead of reading anything twice. Hidden
+    folders are skipped, and so, silently, is a subfolder that is a vis-export
+    index: its JSON files are the index's own, not sessions. ``root`` itself is
+    walked whatever it holds, since it was named.
     """
     walked: set[tuple[int, int]] = set()
     _first_visit(root, walked)
     errors: list[OSError] = []
     for folder, dirs, files in os.walk(root, onerror=errors.append, followlinks=True):
         yield from _unlisted(errors)
-        dirs[:] = [d for d in sorted(dirs) if not d.startswith(".") and _first_visit(Path(folder) / d, walked)]
-        for name in sorted(files):
-            path = Path(folder) / name
-            if name.startswith(".") or name.endswith(SQLITE_SIDE_FILES):
-                continue
-            if name.endswith(SESSION_SUFFIXES) or starts_like_store(path):
-                yield path
+        dirs[:] = [d for d in sorted(dirs) if _walked_into(Path(folder) / d, walked)]
+        yield Path(folder), sorted(files)
     yield from _unlisted(errors)
+
+
+def _walked_into(folder: Path, walked: set[tuple[int, int]]) -> bool:
+    """Whether the walk goes into subfolder ``folder`` (see ``_walk``)."""
+    return not folder.name.startswith(".") and not is_index(folder) and _first_visit(folder, walked)
 
 
 def _first_visit(folder: Path, walked: set[tuple[int, int]]) -> bool:
@@ -120,11 +150,11 @@ def _first_visit(folder: Path, walked: set[tuple[int, int]]) -> bool:
     return True
 
 
-def _unlisted(errors: list[OSError]) -> Iterator[Path]:
+def _unlisted(errors: list[OSError]) -> Iterator[tuple[Path, None]]:
     while errors:
         error = errors.pop(0)
         if error.filename is not None:
-            yield Path(error.filename)
+            yield Path(error.filename), None
 
 
-__all__ = ["LoadResult", "Source", "load", "read", "source_files"]
+__all__ = ["LoadResult", "Source", "load", "read", "source_files", "source_folders"]

@@ -23,7 +23,7 @@ from typing import Any, BinaryIO
 
 from vis_export.problems import Problem
 from vis_export.sources.events import event_log, is_gateway_event
-from vis_export.sources.jsontext import parse
+from vis_export.sources.jsontext import TooManyContainers, parse
 from vis_export.sources.lonis_blocks import lonis_blocks
 from vis_export.sources.messages import message_array, message_lines, session_document, single_message
 from vis_export.sources.result import LoadResult, failed
@@ -137,6 +137,8 @@ def _read_text(data: bytes, source: str, default_id: str, lenient: bool) -> list
         return [failed(source, Problem("", "empty file"))]
     try:
         value = parse(text)
+    except TooManyContainers as error:  # for the whole text: JSON Lines may not pass it line by line
+        return [failed(source, Problem(f"line {error.lineno} column {error.colno}", error.msg))]
     except json.JSONDecodeError as error:
         if error.msg == "Extra data" or _first_line_parses(text):
             return _json_lines(text, source, default_id, lenient)
