@@ -14,6 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import GOLDEN, INPUT, ROOT
 
 import vis_export
@@ -95,3 +96,11 @@ def test_all_names_exactly_the_lazy_exports() -> None:
     from vis_export import _LAZY
 
     assert sorted(vis_export.__all__) == sorted(["__version__", *_LAZY])
+
+
+def test_to_pdf_takes_a_message_and_a_list_of_messages() -> None:
+    session = next(vis_export.load(INPUT / "session.json"))
+    for obj in (session.messages[0], list(session.messages[:2])):
+        assert vis_export.to_pdf(obj).startswith(b"%PDF-")
+    with pytest.raises(TypeError, match="takes a Session, a Message or a list of messages"):
+        vis_export.to_pdf(session.messages[0].blocks[0])  # type: ignore[arg-type]

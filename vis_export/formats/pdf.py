@@ -35,7 +35,7 @@ from vis_export import __version__
 from vis_export.formats.facts import SessionFacts
 from vis_export.formats.html import HtmlProjector
 from vis_export.formats.options import ExportOptions
-from vis_export.model import Session
+from vis_export.model import Message, Session
 from vis_export.policy import visible_session
 
 PART_SIZE = 150_000  # below this much message text a second process costs more than it saves
@@ -70,9 +70,17 @@ def _fetcher() -> Any:
     return DataOnly()
 
 
-def to_pdf(session: Session, **options: object) -> bytes:
-    """The session as PDF bytes (options as in ``ExportOptions``)."""
-    return render_pdf(session, ExportOptions(**options))  # type: ignore[arg-type]
+def to_pdf(obj: Session | Message | list[Message] | tuple[Message, ...], **options: object) -> bytes:
+    """A session, a message or a list of messages as PDF bytes (options as in
+    ``ExportOptions``); messages are laid out as a session of their own."""
+    if isinstance(obj, Message):
+        obj = [obj]
+    if isinstance(obj, (list, tuple)):
+        first = obj[0].id if obj else "messages"
+        obj = Session(id=first, messages=tuple(obj))
+    if not isinstance(obj, Session):
+        raise TypeError(f"to_pdf takes a Session, a Message or a list of messages, not a {type(obj).__name__}")
+    return render_pdf(obj, ExportOptions(**options))  # type: ignore[arg-type]
 
 
 def render_pdf(session: Session, options: ExportOptions, parts: int | None = None) -> bytes:
