@@ -18,7 +18,10 @@ def lf(text: str) -> str:
 
 def clean(text: str) -> str:
     """LF line endings and no trailing spaces: for everything but code."""
-    return _TRAILING.sub("", lf(text))
+    text = lf(text)
+    if " \n" in text or "\t\n" in text or text.endswith((" ", "\t")):  # most text has none: no scan
+        return _TRAILING.sub("", text)
+    return text
 
 
 def single_line(text: str) -> str:

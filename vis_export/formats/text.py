@@ -49,11 +49,17 @@ _LINE_START = f"(?:^|(?<=[{_BREAKS}]))"
 _LINE_END = f"(?=$|[{_BREAKS}])"
 _MARKER = f"(?:== |--- (?:private )?reasoning ---{_LINE_END}|--- end of reasoning ---{_LINE_END})"
 _FORGED = re.compile(f"{_LINE_START}(?={_MARKER})", re.MULTILINE)
+_FORGED_AT_LF = re.compile(f"^(?={_MARKER})", re.MULTILINE)  # the same, for text with no other breaks
+_OTHER_BREAKS = re.compile(f"[{_BREAKS}]")
 
 
 def data_lines(text: str) -> str:
     """Data as lines of text that cannot draw a header or a reasoning marker."""
-    return _FORGED.sub("\\\\", clean(text))
+    text = clean(text)
+    if "== " not in text and "--- " not in text:  # nothing could pass for structure: no scan
+        return text
+    forged = _FORGED if _OTHER_BREAKS.search(text) else _FORGED_AT_LF  # the common case scans only line starts
+    return forged.sub("\\\\", text)
 
 
 class TextProjector(Projector):
