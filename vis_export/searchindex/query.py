@@ -151,9 +151,20 @@ class SnippetMaker:
         """Prose as a reader sees it (``read_cfg`` stays whole, a link shows its
         text), on one line; the Markdown itself when a phrase is only there
         (``**bold**``)."""
-        words = " ".join(prose_words(markdown).split())
+        words = " ".join(prose_words(self._paragraphs_around_match(markdown)).split())
         shown = words if all(p in words for p in self.phrases) else " ".join(markdown.split())
         return self._window(shown, lines=False)
+
+    def _paragraphs_around_match(self, markdown: str) -> str:
+        """The paragraphs around the first match: a snippet shows a window of
+        them, so a long prose block is not parsed whole for every hit."""
+        if len(markdown) <= 4 * SNIPPET_WIDTH:
+            return markdown
+        match = self._pattern.search(markdown) if self._pattern else None
+        first = match.start() if match else 0
+        start = markdown.rfind("\n\n", 0, max(0, first - SNIPPET_WIDTH))
+        end = markdown.find("\n\n", first + 2 * SNIPPET_WIDTH)
+        return markdown[start + 1 if start >= 0 else 0 : end if end >= 0 else len(markdown)]
 
     def _window(self, text: str, lines: bool) -> Snippet:
         match = self._pattern.search(text) if self._pattern else None
