@@ -84,6 +84,8 @@ def _crowded(text: str) -> TooManyContainers | None:
     """The problem if ``text`` has more than ``MAX_CONTAINERS`` opening brackets:
     counted a chunk at a time with ``str.count``; only the chunk that passes the
     limit is searched bracket by bracket, for where."""
+    if len(text) <= MAX_CONTAINERS:  # too short to hold that many: nothing to count
+        return None
     left = MAX_CONTAINERS
     for start in range(0, len(text), _CHUNK):
         chunk = text[start : start + _CHUNK]
