@@ -152,3 +152,20 @@ def test_quick_proof_defers_to_the_parser_on_tricky_prose(prose: str) -> None:
 )
 def test_only_what_could_become_structure_is_escaped(value: str, written: str) -> None:
     assert escape_one_line(value) == written
+
+
+@given(st.one_of(text, st.text(alphabet=st.characters(blacklist_categories=["Cs"]), max_size=60)))
+def test_the_words_of_prose_are_the_parsers_with_or_without_a_parse(prose: str) -> None:
+    from vis_export.formats.prose_words import _parser, prose_words
+
+    parsed: list[str] = []
+    for token in _parser().parse(prose):
+        for child in token.children or ():
+            if child.type in ("text", "code_inline", "html_inline", "image"):
+                parsed.append(child.content)
+            elif child.type in ("softbreak", "hardbreak"):
+                parsed.append(" ")
+        if token.type in ("fence", "code_block", "html_block"):
+            parsed.append(token.content)
+        parsed.append(" ")
+    assert prose_words(prose).split() == "".join(parsed).split()

@@ -8,6 +8,7 @@ words, code spans as their code, link and image text, line breaks as breaks.
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from typing import Any
 
@@ -28,8 +29,15 @@ def _parser() -> Any:
     return MarkdownIt("commonmark")
 
 
+# What can make Markdown differ from its words: inline marks, HTML, entities,
+# escapes, and a line that opens a block (heading, quote, list, fence, indented code).
+_MARKUP = re.compile(r"[\x00\\`*_\[\]<>#!&|~]|^(?: {4}|\t|[ ]{0,3}(?:[-+=>]|\d+[.)]))", re.MULTILINE)
+
+
 def prose_words(markdown: str) -> str:
     """``markdown`` as the words a reader sees, blocks ending in a newline."""
+    if not _MARKUP.search(markdown):  # plain words already (most previews): no parse
+        return "".join(f"{line}\n" for line in (" ".join(block.split()) for block in markdown.split("\n\n")) if line)
     out: list[str] = []
     for token in _parser().parse(markdown):
         if token.type == "inline":
