@@ -152,6 +152,11 @@ def main() -> None:
         found, line = search_bench.run(blocks, engine)
         search_results += found
         search_lines.append(line)
+    from benchmarks import search_postgres
+
+    found, line = search_postgres.run(10_000 if args.quick else 100_000)
+    search_results += found
+    search_lines.append(line)
     results = (
         load_validate(sizes)
         + exports(sizes[biggest], biggest)

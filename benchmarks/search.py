@@ -61,18 +61,20 @@ def raw_tantivy(texts: list[str], folder: Path) -> float:
     return time.perf_counter() - start
 
 
-def our_job(sources: Path, folder: Path, engine: str) -> float:
-    """The job as users run it: ``vis-export index`` in a process of its own."""
+def index_command(sources: Path, index: str | Path, engine: str | None) -> list[str]:
+    """The job as users run it: ``vis-export index`` in a process of its own
+    (a database URI needs no ``--engine``)."""
+    chosen = ["--engine", engine] if engine else []
+    return [sys.executable, "-m", "vis_export", "index", str(sources), "--index", str(index), *chosen]
+
+
+def our_job(sources: Path, index: str | Path, engine: str | None) -> float:
     start = time.perf_counter()
-    subprocess.run(
-        [sys.executable, "-m", "vis_export", "index", str(sources), "--index", str(folder), "--engine", engine],
-        check=True,
-        capture_output=True,
-    )
+    subprocess.run(index_command(sources, index, engine), check=True, capture_output=True)
     return time.perf_counter() - start
 
 
-def query_p95(folder: Path) -> float:
+def query_p95(folder: str | Path) -> float:
     """Latency of a searcher that has answered once (index open, parsers built):
     what a server or a long-lived program sees; the first query pays that setup."""
     from vis_export import search

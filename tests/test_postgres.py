@@ -161,3 +161,58 @@ def test_a_killed_job_leaves_whole_sessions_and_a_rerun_completes(database: str,
     rerun = cli("index", str(sources), "--index", database)
     assert rerun.returncode == 0, rerun.stderr
     assert len(_copies(database)) == 80 and len(set(_copies(database).values())) == 1
+
+
+def _jobs_at_once(*runs: tuple[Path, str]) -> list[subprocess.CompletedProcess[str]]:
+    """``vis-export index SOURCE --index URI`` for each run, all started together."""
+    started = [
+        subprocess.Popen(
+            [sys.executable, "-m", "vis_export", "index", str(sources), "--index", uri],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for sources, uri in runs
+    ]
+    return [subprocess.CompletedProcess(job.args, job.wait(timeout=300), *job.communicate()) for job in started]
+
+
+def test_two_jobs_at_once_on_disjoint_sessions_both_complete(database: str, tmp_path: Path) -> None:
+    """No ``--wait``: jobs on other sessions never wait for each other, even on
+    the locks their writes share (a table growing, an index page)."""
+    first, second = _sources(tmp_path / "first", range(60)), _sources(tmp_path / "second", range(60, 120))
+    for result in _jobs_at_once((first, database), (second, database)):
+        assert result.returncode == 0 and result.stderr.strip() == "60 added, 0 updated, 0 unchanged", result.stderr
+    alone = tmp_path / "alone"
+    index(list(load(first / "s000.json")), alone)
+    per_session = len(search("", alone, limit=100_000))
+    assert _copies(database) == {f"s{n:03}": per_session for n in range(120)}
+
+
+def _holding(database: str, session_id: str) -> Any:
+    """A connection holding the lock a job takes to write ``session_id`` (the
+    engine's advisory lock), as another job in the middle of writing it would."""
+    import psycopg
+
+    holder = psycopg.connect(database)
+    holder.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (session_id,))
+    return holder
+
+
+def test_a_job_meeting_a_session_another_holds_says_so_in_one_line(database: str, tmp_path: Path) -> None:
+    import threading
+
+    sources = _sources(tmp_path / "sources", range(1))
+    holder = _holding(database, "s000")
+    try:
+        for wait in ("0", "0.5"):
+            refused = cli("index", str(sources), "--index", database, "--wait", wait)
+            assert refused.returncode == 1 and len(refused.stderr.strip().splitlines()) == 1, refused.stderr
+            assert "another index job is writing session 's000'" in refused.stderr, refused.stderr
+            assert f"waited {wait} s" in refused.stderr and PASSWORD not in refused.stderr
+            assert "Traceback" not in refused.stderr
+        threading.Timer(1.0, holder.rollback).start()  # the other job is done in a second
+        waited = cli("index", str(sources), "--index", database, "--wait", "60")
+    finally:
+        holder.close()
+    assert waited.returncode == 0 and waited.stderr.strip() == "1 added, 0 updated, 0 unchanged", waited.stderr

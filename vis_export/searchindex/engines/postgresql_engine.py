@@ -33,7 +33,7 @@ class PostgresEngine:
     name = "postgresql"
 
     def __init__(self, uri: str, writable: bool, wait: float = 0.0):
-        self.uri, self.writable = uri, writable
+        self.uri, self.writable, self.wait = uri, writable, wait
         self.command = "index" if writable else "search"
         self.connection = connect(uri, autocommit=not writable, command=self.command)
         try:
@@ -41,8 +41,6 @@ class PostgresEngine:
                 prepare(self.connection, uri, writable)
                 if writable:
                     self._check_writable()
-                    # How long a job waits for another writing the same session.
-                    self.connection.execute(f"SET lock_timeout = {max(1, round(wait * 1000))}")
                     self.connection.commit()
         except BaseException:
             self.connection.close()
@@ -75,9 +73,35 @@ class PostgresEngine:
     def delete_session(self, session_id: str) -> None:
         """Starts the session's transaction: its lock first, then its old rows go."""
         with failures(self.uri, self.command):
-            self.connection.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (session_id,))
+            self._lock(session_id)
             self.connection.execute("DELETE FROM vis_blocks WHERE session_id = %s", (session_id,))
             self.connection.execute("DELETE FROM vis_sessions WHERE session_id = %s", (session_id,))
+
+    def _lock(self, session_id: str) -> None:
+        """The session's lock, waiting at most ``wait`` seconds for a job holding it.
+
+        Only this wait is bounded: a ``lock_timeout`` on the whole connection
+        would also stop a job at the brief waits that jobs on other sessions
+        share (a table growing, an index page), and jobs on disjoint sessions
+        would fail each other."""
+        key = "hashtextextended(%s, 0)"
+        if self.connection.execute(f"SELECT pg_try_advisory_xact_lock({key})", (session_id,)).fetchone()[0]:
+            return
+        if self.wait > 0:
+            from psycopg.errors import LockNotAvailable
+
+            self.connection.execute(f"SET LOCAL lock_timeout = {max(1, round(self.wait * 1000))}")
+            try:
+                self.connection.execute(f"SELECT pg_advisory_xact_lock({key})", (session_id,))
+            except LockNotAvailable:
+                pass
+            else:
+                self.connection.execute("SET LOCAL lock_timeout = 0")
+                return
+        raise IndexFailure(
+            f"{self.command}: {display(self.uri)}: another index job is writing session {session_id!r} "
+            f"(waited {self.wait:g} s; see --wait)"
+        )
 
     def record(self, digests: dict[str, str], origin: str, files: dict[str, Any], files_gone: set[str]) -> None:
         """What the job knows now, in the transaction of the blocks it describes."""

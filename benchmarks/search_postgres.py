@@ -1,0 +1,89 @@
+"""The PostgreSQL engine beside tantivy on the same blocks, in one run: our job
+into a database against our job into a tantivy folder, two jobs at once on
+disjoint halves against one job on all, an unchanged rerun against the full
+job, and query latency with snippets (phrases included).
+
+The server is started the way the tests start theirs (``tests/pgserver.py``:
+a temporary cluster on a free port of 127.0.0.1, ``fsync`` off), so figures
+are of the engine, not of a disk. Without PostgreSQL or psycopg the benchmark
+is skipped, saying why.
+
+python -m benchmarks.search_postgres [BLOCKS]   # this benchmark alone
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from benchmarks.harness import Result, table
+from benchmarks.search import index_command, our_job, query_p95, write_sessions
+
+
+def run(blocks: int) -> tuple[list[Result], str]:
+    from tests.pgserver import Server, running, unavailable
+
+    reason = unavailable()
+    if reason is not None:
+        return [], f"search (postgresql): skipped: {reason}"
+
+    def database(server: Server, name: str) -> str:
+        server.sql(f"CREATE DATABASE {name}")
+        return server.uri(name)
+
+    with running() as server, tempfile.TemporaryDirectory() as scratch:
+        root = Path(scratch)
+        (root / "sources").mkdir()
+        texts = write_sessions(root / "sources", blocks)
+        halves = _halves(root / "sources", root)
+        tantivy = our_job(root / "sources", root / "tantivy", "tantivy")
+        full_index = database(server, "bench_full")
+        full = our_job(root / "sources", full_index, None)
+        rerun = our_job(root / "sources", full_index, None)
+        p95 = query_p95(full_index)
+        both = _at_once(halves, database(server, "bench_halves"))
+    thousands = f"{len(texts) // 1000}k"
+    label = f"{thousands} blocks"
+    results = [
+        Result(f"index {label} (postgresql)", full, "tantivy job", tantivy, "<= 2x"),
+        Result(f"2 jobs on halves {thousands} (postgresql)", both, "one job, all", full, "<= 0.77x"),
+        Result(f"no-op rerun {label} (postgresql)", rerun, "full index", full, "<= 0.1x"),
+    ]
+    line = (
+        f"search (postgresql, {label}): throughput {len(texts) / full:,.0f} blocks/s vs the tantivy job "
+        f"{len(texts) / tantivy:,.0f} blocks/s ({tantivy / full:.2f}x, goal >= 0.5x); two jobs on halves at once "
+        f"{len(texts) / both:,.0f} blocks/s ({full / both:.2f}x one job, goal >= 1.3x); unchanged rerun "
+        f"{rerun / full:.1%} of the full job (goal <= 10%); query p95 with snippets {p95 * 1000:.2f} ms "
+        "(goal <= 20 ms)"
+    )
+    return results, line
+
+
+def _halves(sources: Path, root: Path) -> tuple[Path, Path]:
+    """The session files split in two folders (every other file), as two machines would hold them."""
+    halves = (root / "half_a", root / "half_b")
+    for half in halves:
+        half.mkdir()
+    for n, path in enumerate(sorted(sources.iterdir())):
+        (halves[n % 2] / path.name).hardlink_to(path)
+    return halves
+
+
+def _at_once(halves: tuple[Path, Path], index: str) -> float:
+    """Wall time of one job per half, started together, until both are done."""
+    start = time.perf_counter()
+    jobs = [subprocess.Popen(index_command(half, index, None), stderr=subprocess.PIPE) for half in halves]
+    for job in jobs:
+        _, err = job.communicate()
+        if job.returncode:
+            raise RuntimeError(f"index job failed: {err.decode(errors='replace')}")
+    return time.perf_counter() - start
+
+
+if __name__ == "__main__":
+    found, summary = run(int(sys.argv[1]) if len(sys.argv) > 1 else 100_000)
+    print(table(found))
+    print(summary)

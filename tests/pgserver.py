@@ -1,0 +1,146 @@
+"""A real PostgreSQL server from the Debian package, for the tests and the benchmarks.
+
+Plain Python (no pytest), so that ``tests/postgres.py`` (the fixtures) and
+``benchmarks/postgres.py`` start the server the same way. The server refuses
+to run as root, so as root it runs as an unprivileged user (``vistest``,
+created when missing) through ``runuser``. It listens on a free port of
+127.0.0.1 only, keeps its data in a temporary directory, and is stopped (and
+its directory removed) when the ``running`` context ends. Password
+authentication is on (scram), so tests can check what a wrong password does;
+``fsync`` is off, as nothing here must survive a crash of the machine.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import pwd
+import shutil
+import socket
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+USER = "vistest"
+PASSWORD = "vis-test-secret-9c1f"  # a test checks that no message ever shows it
+
+
+@dataclass(frozen=True)
+class Server:
+    bin: Path
+    port: int
+    user: str = USER
+    password: str = PASSWORD
+
+    def uri(self, database: str = "postgres", user: str | None = None, password: str | None = None) -> str:
+        return f"postgresql://{user or self.user}:{password or self.password}@127.0.0.1:{self.port}/{database}"
+
+    def environment(self) -> dict[str, str]:
+        return {
+            **os.environ,
+            "PGPASSWORD": self.password,
+            "PGHOST": "127.0.0.1",
+            "PGPORT": str(self.port),
+            "PGUSER": self.user,
+        }
+
+    def sql(self, statement: str, database: str = "postgres") -> str:
+        """Runs ``statement`` with psql as the superuser; returns its output."""
+        done = subprocess.run(
+            [str(self.bin / "psql"), "-X", "-q", "-t", "-A", "-v", "ON_ERROR_STOP=1", "-d", database, "-c", statement],
+            env=self.environment(),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    def dump(self, database: str) -> bytes:
+        """The whole database as ``pg_dump`` writes it."""
+        done = subprocess.run(
+            [str(self.bin / "pg_dump"), "-d", database], env=self.environment(), capture_output=True, timeout=120
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+
+def unavailable() -> str | None:
+    """Why no server can be started here (the package or the driver missing), or None."""
+    if not glob.glob("/usr/lib/postgresql/*/bin/initdb"):
+        return "PostgreSQL is not installed (apt-get install postgresql)"
+    try:
+        import psycopg  # noqa: F401
+    except ImportError:
+        return "psycopg is not installed (pip install 'vis-export[postgresql]')"
+    return None
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def _as_server_user() -> list[str]:
+    """The command prefix that runs a program as an unprivileged user."""
+    if os.geteuid() != 0:
+        return []
+    try:
+        pwd.getpwnam(USER)
+    except KeyError:
+        subprocess.run(["useradd", "-m", USER], check=True, capture_output=True, timeout=60)
+    return ["runuser", "-u", USER, "--"]
+
+
+@contextmanager
+def running() -> Iterator[Server]:
+    """A new server of the newest installed version, for as long as the context lasts."""
+    binaries = Path(sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))[-1]).parent
+    prefix = _as_server_user()
+    home = Path(tempfile.mkdtemp(prefix="vis-pg-"))
+    data, password_file = home / "data", home / "password"
+    password_file.write_text(PASSWORD + "\n")
+    if prefix:
+        shutil.chown(home, USER)
+        shutil.chown(password_file, USER)
+    port = _free_port()
+    try:
+        subprocess.run(
+            [
+                *prefix,
+                str(binaries / "initdb"),
+                "-D",
+                str(data),
+                "-U",
+                USER,
+                "-A",
+                "scram-sha-256",
+                f"--pwfile={password_file}",
+                "-E",
+                "UTF8",
+                "--locale=C.UTF-8",
+            ],
+            check=True,
+            capture_output=True,
+            timeout=120,
+        )
+        options = f"-p {port} -c listen_addresses=127.0.0.1 -c unix_socket_directories={home} -c fsync=off"
+        subprocess.run(
+            [*prefix, str(binaries / "pg_ctl"), "-D", str(data), "-o", options, "-l", str(home / "log"), "-w", "start"],
+            check=True,
+            capture_output=True,
+            timeout=120,
+        )
+        yield Server(binaries, port)
+    finally:
+        subprocess.run(
+            [*prefix, str(binaries / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop"],
+            capture_output=True,
+            timeout=120,
+        )
+        shutil.rmtree(home, ignore_errors=True)
