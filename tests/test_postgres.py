@@ -84,6 +84,22 @@ def test_an_index_of_a_newer_schema_is_refused(database: str, postgres_server: S
             call()
 
 
+def test_an_index_of_schema_version_1_is_migrated(database: str, postgres_server: Server) -> None:
+    """Version 1 kept a trigram index no query read; version 2 drops it, and keeps every session."""
+    name = database.rsplit("/", 1)[1]
+    index(list(load(INPUT / "session.json")), database)
+    postgres_server.sql(
+        "CREATE EXTENSION pg_trgm; CREATE INDEX vis_blocks_trigrams ON vis_blocks USING gin (text gin_trgm_ops); "
+        "UPDATE vis_meta SET value = '1' WHERE name = 'schema_version'",
+        name,
+    )
+    found = search("parseConfig", database)
+    assert index(list(load(INPUT / "session.json")), database).unchanged == 1
+    assert postgres_server.sql("SELECT value FROM vis_meta WHERE name = 'schema_version'", name).strip() == "2"
+    assert postgres_server.sql("SELECT to_regclass('vis_blocks_trigrams')", name).strip() == ""
+    assert search("parseConfig", database) == found != []
+
+
 def test_a_read_only_role_searches_but_cannot_index(database: str, postgres_server: Server) -> None:
     index(list(load(INPUT / "session.json")), database)
     postgres_server.sql(

@@ -48,6 +48,14 @@ def analysed_words(text: str) -> list[str]:
     return [word for word in map(str.lower, _ANALYSED_WORD.findall(text)) if len(word) <= LONGEST_WORD]
 
 
+def distinct_analysed_words(text: str) -> set[str]:
+    """The words of ``analysed_words``, each once and in no order (all a
+    PostgreSQL tsvector keeps): each distinct spelling is lowered and measured
+    once, as texts repeat their words."""
+    lowered = {word.lower() for word in set(_ANALYSED_WORD.findall(text))}
+    return {word for word in lowered if len(word) <= LONGEST_WORD}
+
+
 def identifier_key(word: str) -> str:
     """``parse_config``, ``parseConfig``, ``ParseConfig`` -> ``parseconfig``."""
     return word.replace("_", "").lower()

@@ -121,6 +121,7 @@ class DatabaseTarget:
         try:
             sessions, self.own, files = store.known(self.origin)
             yield store, {"engine": DATABASE_ENGINE, "sessions": sessions, "files": files}
+            store.finish()  # the job is done once its last session is committed
         finally:
             store.close()
 

@@ -11,15 +11,18 @@ sees a session's old blocks or its new ones, two jobs writing one session take
 turns (the later one's copy stays, whole), and jobs on other sessions never
 wait. The session's content hash and origin are written in that same
 transaction, so a job killed at any moment leaves each session done or not.
+A writer's transactions run on a thread of their own (``postgresql_writer``),
+while the job makes the next session's rows.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from vis_export.searchindex.documents import analysed_words, identifier_key, identifier_words
+from vis_export.searchindex.documents import analysed_words, distinct_analysed_words, identifier_key, identifier_words
 from vis_export.searchindex.engines import STORED
 from vis_export.searchindex.engines.postgresql_schema import connect, display, failures, prepare
+from vis_export.searchindex.engines.postgresql_writer import Step, TransactionWriter
 from vis_export.searchindex.guard import IndexFailure
 
 _COLUMNS = ", ".join(STORED)
@@ -36,12 +39,15 @@ class PostgresEngine:
         self.uri, self.writable, self.wait = uri, writable, wait
         self.command = "index" if writable else "search"
         self.connection = connect(uri, autocommit=not writable, command=self.command)
+        self._steps: list[Step] = []  # the transaction being made, for the writer
+        self._writer: TransactionWriter | None = None
         try:
             with failures(uri, self.command):
                 prepare(self.connection, uri, writable)
                 if writable:
                     self._check_writable()
                     self.connection.commit()
+                    self._writer = TransactionWriter()
         except BaseException:
             self.connection.close()
             raise
@@ -59,18 +65,25 @@ class PostgresEngine:
             )
 
     def add(self, documents: list[dict[str, Any]]) -> None:
+        """The rows are made here, in the job's thread; the writer inserts them."""
         rows = [
             (
                 *(document[name] for name in STORED),
                 document["terms"].split(),
-                " ".join(dict.fromkeys(analysed_words(document["text"]))),
+                " ".join(distinct_analysed_words(document["text"])),
             )
             for document in documents
         ]
+        self._steps.append(lambda: self._insert(rows))
+
+    def _insert(self, rows: list[tuple[Any, ...]]) -> None:
         with failures(self.uri, self.command), self.connection.cursor() as cursor:
             cursor.executemany(_INSERT, rows)
 
     def delete_session(self, session_id: str) -> None:
+        self._steps.append(lambda: self._delete(session_id))
+
+    def _delete(self, session_id: str) -> None:
         """Starts the session's transaction: its lock first, then its old rows go."""
         with failures(self.uri, self.command):
             self._lock(session_id)
@@ -107,20 +120,26 @@ class PostgresEngine:
         """What the job knows now, in the transaction of the blocks it describes."""
         from psycopg.types.json import Jsonb
 
+        sessions = [(session_id, digest, origin) for session_id, digest in digests.items()]
+        entries = [(origin, key, Jsonb(entry)) for key, entry in files.items()]
+        gone = [(origin, key) for key in files_gone]
+        self._steps.append(lambda: self._record(sessions, entries, gone))
+
+    def _record(
+        self, sessions: list[tuple[str, str, str]], entries: list[tuple[Any, ...]], gone: list[tuple[str, str]]
+    ) -> None:
         with failures(self.uri, self.command), self.connection.cursor() as cursor:
             cursor.executemany(
                 "INSERT INTO vis_sessions (session_id, digest, origin) VALUES (%s, %s, %s) ON CONFLICT (session_id) "
                 "DO UPDATE SET digest = excluded.digest, origin = excluded.origin, indexed_at = now()",
-                [(session_id, digest, origin) for session_id, digest in digests.items()],
+                sessions,
             )
             cursor.executemany(
                 "INSERT INTO vis_files VALUES (%s, %s, %s) "
                 "ON CONFLICT (origin, key) DO UPDATE SET entry = excluded.entry",
-                [(origin, key, Jsonb(entry)) for key, entry in files.items()],
+                entries,
             )
-            cursor.executemany(
-                "DELETE FROM vis_files WHERE origin = %s AND key = %s", [(origin, key) for key in files_gone]
-            )
+            cursor.executemany("DELETE FROM vis_files WHERE origin = %s AND key = %s", gone)
 
     def known(self, origin: str) -> tuple[dict[str, str], set[str], dict[str, Any]]:
         """Every session's hash, the sessions of ``origin``, and its files."""
@@ -135,10 +154,24 @@ class PostgresEngine:
         )
 
     def commit(self) -> None:
+        """Hands the transaction made since the last commit to the writer."""
+        if self._writer is None:
+            return
+        self._steps.append(self._commit)
+        steps, self._steps = self._steps, []
+        self._writer.submit(steps)
+
+    def _commit(self) -> None:
         with failures(self.uri, self.command):
             self.connection.commit()
 
+    def finish(self) -> None:
+        """Returns once every transaction handed over is committed; raises the first that failed."""
+        if self._writer is not None:
+            self._writer.wait()
+
     def count(self) -> int:
+        self.finish()
         with failures(self.uri, self.command):
             return int(self.connection.execute("SELECT count(*) FROM vis_blocks").fetchone()[0])
 
@@ -177,4 +210,8 @@ class PostgresEngine:
         return [(float(row[0]), dict(zip(STORED, row[1:], strict=True))) for row in rows]
 
     def close(self) -> None:
+        """Transactions handed over are finished; steps never handed over (a session
+        the job did not get to commit) are dropped, so the database rolls them back."""
+        if self._writer is not None:
+            self._writer.close()
         self.connection.close()
