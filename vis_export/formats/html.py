@@ -77,7 +77,7 @@ SUMMARY_LENGTH = 60
 PASTED_STYLES = {
     "pre": "background:#f6f8fa;border:1px solid #d1d9e0;border-radius:6px;padding:8px 12px;overflow-x:auto;"
     "white-space:pre;tab-size:4;line-height:1.4;font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,"
-    "'DejaVu Sans Mono',monospace;font-size:13px;color:#1f2328",
+    "'DejaVu Sans Mono','Noto Sans Mono CJK JP',monospace;font-size:13px;color:#1f2328",
     "figcaption": "color:#59636e;font-size:12px;margin-bottom:2px",
     "error": "background:#ffebe9;border-left:4px solid #cf222e;padding:6px 12px;border-radius:4px",
     "notice": "background:#fff8c5;border-left:4px solid #9a6700;padding:6px 12px;border-radius:4px",
