@@ -407,3 +407,20 @@ def test_snippets_mark_words_not_parts_of_words() -> None:
     assert marked("a", "I ate an apple at a home") == ["a"]
     assert marked("form", "platform information form forms") == ["form", "forms"]
     assert marked("config", "parse_config parseConfig configured reconfig") == ["config", "Config", "configured"]
+
+
+def test_a_phrase_past_many_candidates_is_found_once(tmp_path: Path, engine: str) -> None:
+    """Candidates for a phrase come in longer and longer lists: one that only
+    the fourth list reaches is found, and no hit comes twice."""
+    blocks = [{"id": f"b{n}", "type": "prose", "markdown": f"alpha gamma alpha {n}"} for n in range(700)]
+    blocks.append({"id": "wanted", "type": "prose", "markdown": "gamma alpha beta"})
+    session = session_of(
+        {
+            "id": "many",
+            "messages": [{"id": "m", "role": "user", "status": "completed", "created_at": 1, "content": blocks}],
+        }
+    )
+    index([session], tmp_path / "i", engine=engine)
+    assert [hit.block_id for hit in search('alpha "alpha beta"', tmp_path / "i", limit=5)] == ["wanted"]
+    hits = search("alpha", tmp_path / "i", limit=1000)
+    assert len(hits) == len({hit.block_id for hit in hits}) == 701

@@ -213,15 +213,23 @@ def _matching(
     until: int | None,
     limit: int,
 ) -> list[tuple[float, dict[str, Any]]]:
-    """The best ``limit`` matches. Candidates for a phrase come in batches, best
-    first, and each is checked to contain the phrase exactly, until enough pass."""
+    """The best ``limit`` matches. Candidates for a phrase come in ever longer
+    lists, best first, and each is checked to contain the phrase exactly, until
+    enough pass. Each list starts from the top rather than at an offset: an
+    engine may rank a longer list differently (PostgreSQL ranks a bounded set of
+    candidates), and pages of different rankings could repeat or skip a hit."""
     if not parsed.phrases:
         return engine.search(words, filters, since, until, limit, 0)
     kept: list[tuple[float, dict[str, Any]]] = []
-    offset, batch = 0, max(100, limit * 10)
+    checked: set[str] = set()
+    asked = max(100, limit * 10)
     while True:
-        found = engine.search(words, filters, since, until, batch, offset)
-        kept += [(score, doc) for score, doc in found if all(p in doc["text"] for p in parsed.phrases)]
-        if len(kept) >= limit or len(found) < batch:
-            return kept
-        offset, batch = offset + batch, batch * 4
+        found = engine.search(words, filters, since, until, asked, 0)
+        for score, doc in found:
+            if doc["key"] not in checked:
+                checked.add(doc["key"])
+                if all(p in doc["text"] for p in parsed.phrases):
+                    kept.append((score, doc))
+        if len(kept) >= limit or len(found) < asked:
+            return sorted(kept, key=lambda hit: -hit[0])
+        asked *= 4
