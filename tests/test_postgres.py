@@ -232,3 +232,22 @@ def test_a_job_meeting_a_session_another_holds_says_so_in_one_line(database: str
     finally:
         holder.close()
     assert waited.returncode == 0 and waited.stderr.strip() == "1 added, 0 updated, 0 unchanged", waited.stderr
+
+
+def test_a_job_that_changed_sessions_leaves_fresh_statistics(database: str) -> None:
+    """The planner knows the table as the job left it: a search right after a large
+    job is planned for it, not for the empty table autovacuum last saw."""
+    import psycopg
+
+    def analysed() -> object:
+        with psycopg.connect(database) as connection:
+            row = connection.execute(
+                "SELECT last_analyze FROM pg_stat_user_tables WHERE relname = 'vis_blocks'"
+            ).fetchone()
+            return row[0] if row else None
+
+    assert cli("index", str(INPUT / "session.json"), "--index", database).returncode == 0
+    first = analysed()
+    assert first is not None
+    assert cli("index", str(INPUT / "session.json"), "--index", database).returncode == 0  # unchanged: no work
+    assert analysed() == first

@@ -122,6 +122,7 @@ class DatabaseTarget:
             sessions, self.own, files = store.known(self.origin)
             yield store, {"engine": DATABASE_ENGINE, "sessions": sessions, "files": files}
             store.finish()  # the job is done once its last session is committed
+            store.refresh_statistics()
         finally:
             store.close()
 

@@ -25,6 +25,13 @@ from vis_export.searchindex.engines.postgresql_schema import connect, display, f
 from vis_export.searchindex.engines.postgresql_writer import Step, TransactionWriter
 from vis_export.searchindex.guard import IndexFailure
 
+
+def psycopg_errors() -> Any:
+    import psycopg.errors
+
+    return psycopg.errors
+
+
 _COLUMNS = ", ".join(STORED)
 # How many matches a query ranks (the first by key): a page within them is
 # found without ranking the rest.
@@ -44,6 +51,7 @@ class PostgresEngine:
         self.connection = connect(uri, autocommit=not writable, command=self.command)
         self._steps: list[Step] = []  # the transaction being made, for the writer
         self._writer: TransactionWriter | None = None
+        self._changed = False  # whether the job added or removed any block
         try:
             with failures(uri, self.command):
                 prepare(self.connection, uri, writable)
@@ -78,6 +86,7 @@ class PostgresEngine:
             for document in documents
         ]
         self._steps.append(lambda: self._insert(rows))
+        self._changed = True
 
     def _insert(self, rows: list[tuple[Any, ...]]) -> None:
         with failures(self.uri, self.command), self.connection.cursor() as cursor:
@@ -85,6 +94,7 @@ class PostgresEngine:
 
     def delete_session(self, session_id: str) -> None:
         self._steps.append(lambda: self._delete(session_id))
+        self._changed = True
 
     def _delete(self, session_id: str) -> None:
         """Starts the session's transaction: its lock first, then its old rows go."""
@@ -172,6 +182,20 @@ class PostgresEngine:
         """Returns once every transaction handed over is committed; raises the first that failed."""
         if self._writer is not None:
             self._writer.wait()
+
+    def refresh_statistics(self) -> None:
+        """After a job that changed sessions, the planner's statistics of the blocks,
+        so the next query is planned for the table as it is (a search right after
+        a large job otherwise waits for autovacuum, and runs several times slower).
+        A role that does not own the table leaves it to autovacuum."""
+        if not self._changed:
+            return
+        with failures(self.uri, self.command):
+            try:
+                self.connection.execute("ANALYZE vis_blocks")
+                self.connection.commit()
+            except psycopg_errors().InsufficientPrivilege:
+                self.connection.rollback()
 
     def count(self) -> int:
         self.finish()
