@@ -6,8 +6,6 @@ type, a long query, a query that starts with -, and an index built earlier."""
 from __future__ import annotations
 
 import json
-import os
-import pty
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +13,7 @@ from typing import Any
 
 import pytest
 from conftest import INPUT
+from onterminal import on_terminal
 from strategies import PRIVATE_CANARY
 
 from vis_export.searchindex import index, search
@@ -159,24 +158,8 @@ def test_the_command_shows_the_title_and_indents_each_line(built: Path) -> None:
 
 
 def _on_terminal(*args: str) -> str:
-    """What ``vis-export ARGS`` writes to a real terminal (a pty)."""
-    leader, follower = pty.openpty()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "vis_export", *args], stdin=subprocess.DEVNULL, stdout=follower, stderr=follower
-    )
-    os.close(follower)
-    chunks = []
-    while True:
-        try:
-            chunk = os.read(leader, 65536)
-        except OSError:  # the other end closed
-            break
-        if not chunk:
-            break
-        chunks.append(chunk)
-    process.wait(timeout=60)
-    os.close(leader)
-    return b"".join(chunks).decode("utf-8").replace("\r\n", "\n")
+    """What ``vis-export ARGS`` writes to a real terminal (a pty), as text."""
+    return on_terminal(*args).decode("utf-8").replace("\r\n", "\n")
 
 
 def test_a_terminal_shows_matches_in_colour_and_data_stays_escaped(tmp_path: Path) -> None:

@@ -6,13 +6,12 @@ The commands run in a real pseudo-terminal (``pty``), as a person runs them.
 from __future__ import annotations
 
 import json
-import os
-import pty
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from onterminal import on_terminal
 
 from vis_export.searchindex.show import MATCH_END, MATCH_START
 from vis_export.terminal import escaped
@@ -45,27 +44,6 @@ def _session(path: Path) -> None:
             }
         )
     )
-
-
-def _on_terminal(*args: str) -> bytes:
-    """What ``vis-export ARGS`` writes to a terminal (stdout and stderr both)."""
-    leader, follower = pty.openpty()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "vis_export", *args], stdin=subprocess.DEVNULL, stdout=follower, stderr=follower
-    )
-    os.close(follower)
-    chunks = []
-    while True:
-        try:
-            chunk = os.read(leader, 65536)
-        except OSError:  # the other end closed
-            break
-        if not chunk:
-            break
-        chunks.append(chunk)
-    process.wait(timeout=60)
-    os.close(leader)
-    return b"".join(chunks)
 
 
 @pytest.mark.parametrize(
@@ -107,7 +85,7 @@ def test_no_control_characters_reach_the_terminal(tmp_path: Path, command: list[
         capture_output=True,
         timeout=120,
     )
-    shown = _on_terminal(*[part.format(src=source, idx=index, bad=bad) for part in command]).decode("utf-8", "replace")
+    shown = on_terminal(*[part.format(src=source, idx=index, bad=bad) for part in command]).decode("utf-8", "replace")
     shown = shown.replace(MATCH_START, "").replace(MATCH_END, "")  # search's own highlights, around escaped data
     # The terminal driver itself turns LF into CRLF: any other CR came from data.
     assert not set(shown.replace("\r\n", "\n")) & set("\x1b\x9b\x07\r\u202e"), repr(shown)
