@@ -55,29 +55,32 @@ def test_leaves_no_file_and_changes_no_byte(golden_store: Path) -> None:
     assert snapshot(golden_store.parent) == before
 
 
+# A turn only the WAL holds (recent work a checkpoint has not moved yet).
+RECENT = {
+    "session_turn_soul": [
+        {
+            "id": "turn_5",
+            "session_state_id": "state_main_v2",
+            "position": 5,
+            "user_request": "Only in the WAL",
+            "created_at": 1740000009000,
+        }
+    ],
+    "session_turn_state": [
+        {
+            "id": "ts_5",
+            "session_turn_soul_id": "turn_5",
+            "version": 1,
+            "status": "done",
+            "content_json": [{"id": "w", "type": "prose", "markdown": "From the WAL"}],
+            "created_at": 1740000009100,
+        }
+    ],
+}
+
+
 def test_recent_turns_in_the_wal_are_read(tmp_path: Path) -> None:
-    recent = {
-        "session_turn_soul": [
-            {
-                "id": "turn_5",
-                "session_state_id": "state_main_v2",
-                "position": 5,
-                "user_request": "Only in the WAL",
-                "created_at": 1740000009000,
-            }
-        ],
-        "session_turn_state": [
-            {
-                "id": "ts_5",
-                "session_turn_soul_id": "turn_5",
-                "version": 1,
-                "status": "done",
-                "content_json": [{"id": "w", "type": "prose", "markdown": "From the WAL"}],
-                "created_at": 1740000009100,
-            }
-        ],
-    }
-    store = build_store_with_wal(tmp_path / "vis.db", ROWS, recent)
+    store = build_store_with_wal(tmp_path / "vis.db", ROWS, RECENT)
     assert Path(f"{store}-wal").stat().st_size > 0
     before = snapshot(tmp_path)
     main = next(r.session for r in read(store))
@@ -114,29 +117,6 @@ def test_bad_content_json_is_located_and_other_sessions_load(tmp_path: Path) -> 
         "quotes: line 1 column 2 (char 1)",
     ]
     assert good.session.id == "soul_second"
-
-
-RECENT = {
-    "session_turn_soul": [
-        {
-            "id": "turn_5",
-            "session_state_id": "state_main_v2",
-            "position": 5,
-            "user_request": "Only in the WAL",
-            "created_at": 1740000009000,
-        }
-    ],
-    "session_turn_state": [
-        {
-            "id": "ts_5",
-            "session_turn_soul_id": "turn_5",
-            "version": 1,
-            "status": "done",
-            "content_json": [{"id": "w", "type": "prose", "markdown": "From the WAL"}],
-            "created_at": 1740000009100,
-        }
-    ],
-}
 
 
 def test_a_store_reached_through_a_link_is_read_with_its_wal(tmp_path: Path) -> None:
