@@ -165,9 +165,8 @@ unknown_blocks = st.builds(
     st.dictionaries(snake_keys.filter(lambda k: k not in ("id", "type", "visibility")), json_values, max_size=4),
 )
 
-blocks = st.one_of(
-    prose_blocks,
-    code_blocks,
+# Every type but prose and code, whose texts come in two sizes below.
+_other_blocks = (
     tool_blocks,
     reasoning_blocks,
     disguised_reasoning_blocks,
@@ -177,6 +176,7 @@ blocks = st.one_of(
     speech_blocks,
     unknown_blocks,
 )
+blocks = st.one_of(prose_blocks, code_blocks, *_other_blocks)
 
 # The same without huge strings: for renderers whose tests parse every output
 # with a pure-Python HTML parser (huge strings are covered by the other formats
@@ -191,18 +191,7 @@ small_code_blocks = _optional(
     },
     "code",
 )
-small_blocks = st.one_of(
-    small_prose_blocks,
-    small_code_blocks,
-    tool_blocks,
-    reasoning_blocks,
-    disguised_reasoning_blocks,
-    error_blocks,
-    attachment_blocks,
-    notice_blocks,
-    speech_blocks,
-    unknown_blocks,
-)
+small_blocks = st.one_of(small_prose_blocks, small_code_blocks, *_other_blocks)
 
 
 @st.composite
