@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from strategies import PRIVATE_CANARY
+from hypothesis import given, strategies as st
+from strategies import PRIVATE_CANARY, json_values
 
 from vis_export.cli import main
 from vis_export.formats import FORMATS
@@ -154,3 +155,45 @@ def test_reasoning_in_message_and_session_fields_is_not_shown(
         assert not _leaks(out), name
     shown = CliRunner().invoke(main, ["convert", str(source), "--to", "json", "--reasoning", "all"])
     assert PRIVATE_CANARY in shown.stdout  # authorised: kept as stored
+
+
+@st.composite
+def _reasoning_held_somewhere(draw: st.DrawFn) -> dict[str, Any]:
+    """A tool block whose input or output holds private reasoning at a generated place."""
+    secret = draw(
+        st.sampled_from(
+            [
+                {"type": "reasoning", "text": SECRET},
+                {"type": "Thinking", "content": SECRET},
+                {"kind": "thought", "data": SECRET},
+                {"note": SECRET, "visibility": "private"},
+                {"reasoning_content": SECRET},
+            ]
+        )
+    )
+    value: Any = secret
+    for wrap in draw(st.lists(st.sampled_from(["list", "map"]), max_size=4)):
+        value = [draw(json_values), value] if wrap == "list" else {"step": value, "other": draw(json_values)}
+    return {
+        "id": "t",
+        "type": "tool",
+        "tool": "agent",
+        "status": "completed",
+        draw(st.sampled_from(["input", "output"])): value,
+    }
+
+
+@given(_reasoning_held_somewhere(), st.sampled_from(["none", "visible"]))
+def test_reasoning_held_anywhere_in_a_tool_never_shows(block: dict[str, Any], reasoning: str) -> None:
+    from vis_export.formats.json import to_json
+    from vis_export.formats.markdown import to_markdown
+    from vis_export.formats.provider import to_provider
+    from vis_export.formats.text import to_text
+    from vis_export.sources.messages import session_document
+
+    session = session_document(_session(block), "s.json", "s").session
+    assert session is not None
+    for render in (to_text, to_markdown, to_json):
+        assert PRIVATE_CANARY not in render(session, reasoning=reasoning)
+    assert PRIVATE_CANARY not in json.dumps(to_provider(session, reasoning=reasoning))
+    assert PRIVATE_CANARY in to_json(session, reasoning="all")  # authorised: kept as stored

@@ -8,9 +8,11 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import unicodedata
 from pathlib import Path
 
 import pytest
+from hypothesis import given, strategies as st
 from onterminal import on_terminal
 
 from vis_export.searchindex.show import MATCH_END, MATCH_START
@@ -109,3 +111,11 @@ def test_escapes_are_json_escapes() -> None:
     evil = "".join(HOSTILE)
     assert json.loads(escaped(json.dumps(evil, ensure_ascii=False))) == evil
     assert escaped("tab\tand\nnewline é 日本") == "tab\tand\nnewline é 日本"
+
+
+@given(st.text())
+def test_nothing_escaped_can_steer_a_terminal(text: str) -> None:
+    shown = escaped(text)
+    assert not [c for c in shown if c not in "\t\n" and unicodedata.category(c) == "Cc"]
+    assert not set(shown) & set("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+    assert json.loads(escaped(json.dumps(text, ensure_ascii=False))) == text  # JSON stays JSON
