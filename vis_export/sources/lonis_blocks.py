@@ -8,12 +8,13 @@ Vis role, else ``assistant``; the author is the attribution's identity.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
 from vis_export.contract import MAX_TIME, MESSAGE_ROLES, check_depth
 from vis_export.contract.lonis_check import check_lonis_block
-from vis_export.model import Session, message_from_json
+from vis_export.model import LonisBlock, Message, Session, freeze, message_from_json
 from vis_export.problems import Problem
 from vis_export.sources.result import LoadResult, failed
 
@@ -54,5 +55,12 @@ def lonis_blocks(items: list[tuple[str, Any]], source: str, default_id: str) -> 
         return LoadResult(source, None, tuple(problems))
     if not items:
         return failed(source, Problem("", "no Lonis blocks"))
-    messages = tuple(message_from_json(_message(block, f"{default_id}_{n}")) for n, (_, block) in enumerate(items, 1))
+    messages = tuple(_lonis_message(block, f"{default_id}_{n}") for n, (_, block) in enumerate(items, 1))
     return LoadResult(source, Session(id=default_id, messages=messages, source=source))
+
+
+def _lonis_message(block: dict[str, Any], block_id: str) -> Message:
+    """The message of a block checked above: its envelope is not checked again."""
+    envelope = _message(block, block_id)
+    (carried,) = envelope["content"]
+    return replace(message_from_json({**envelope, "content": []}), blocks=(LonisBlock(freeze(carried)),))
