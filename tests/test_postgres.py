@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,7 @@ from conftest import INPUT
 from postgres import PASSWORD, Server, database_fixture, postgres_server_fixture  # noqa: F401 - fixtures
 
 from vis_export import load
-from vis_export.searchindex import IndexFailure, index, search
+from vis_export.searchindex import IndexFailure, _close_databases, index, search
 from vis_export.searchindex.conformance import CANARY, CODE_SESSION, check_engine
 from vis_export.sources.messages import session_document
 
@@ -251,3 +252,34 @@ def test_a_job_that_changed_sessions_leaves_fresh_statistics(database: str) -> N
     assert first is not None
     assert cli("index", str(INPUT / "session.json"), "--index", database).returncode == 0  # unchanged: no work
     assert analysed() == first
+
+
+def test_phrases_are_checked_by_the_server_with_a_trigram_index_when_there_is_one(
+    database: str, postgres_server: Server
+) -> None:
+    """A phrase is a condition of the query (no candidate list comes back to be
+    checked), written so that a trigram index the database has is used."""
+    import psycopg
+
+    def scans() -> int:
+        with psycopg.connect(database) as connection:
+            row = connection.execute(
+                "SELECT idx_scan FROM pg_stat_user_indexes WHERE indexrelname = 'vis_blocks_trigrams'"
+            ).fetchone()
+            return int(row[0]) if row else 0
+
+    index([session_of(CODE_SESSION)], database, reasoning="visible")
+    postgres_server.sql(
+        "CREATE EXTENSION pg_trgm; CREATE INDEX vis_blocks_trigrams ON vis_blocks USING gin (text gin_trgm_ops)",
+        database.rsplit("/", 1)[1],
+    )
+    # A table this small is read whole, or in key order: the planner is told not to.
+    no_seqscan = f"{database}?options=-c%20enable_seqscan%3Doff%20-c%20enable_indexscan%3Doff"
+    before = scans()
+    assert {h.block_id for h in search('"=>"', no_seqscan)} == {"odd"}
+    assert {h.block_id for h in search('"100%_done\\x"', no_seqscan)} == {"odd"}
+    _close_databases()  # a connection reports its statistics as it ends, soon after
+    deadline = time.monotonic() + 10
+    while scans() < before + 1 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert scans() >= before + 1  # the phrase with no word: only the trigrams find it

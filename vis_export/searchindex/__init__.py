@@ -217,14 +217,21 @@ def _matching(
     lists, best first, and each is checked to contain the phrase exactly, until
     enough pass. Each list starts from the top rather than at an offset: an
     engine may rank a longer list differently (PostgreSQL ranks a bounded set of
-    candidates), and pages of different rankings could repeat or skip a hit."""
+    candidates), and pages of different rankings could repeat or skip a hit.
+    An engine that checks phrases itself (``phrase_search``) is asked for
+    ``limit`` first: its candidates all but always pass."""
     if not parsed.phrases:
         return engine.search(words, filters, since, until, limit, 0)
+    itself = getattr(engine, "phrase_search", None)
     kept: list[tuple[float, dict[str, Any]]] = []
     checked: set[str] = set()
-    asked = max(100, limit * 10)
+    asked = limit if itself else max(100, limit * 10)
     while True:
-        found = engine.search(words, filters, since, until, asked, 0)
+        found = (
+            itself(words, parsed.phrases, filters, since, until, asked)
+            if itself
+            else engine.search(words, filters, since, until, asked, 0)
+        )
         for score, doc in found:
             if doc["key"] not in checked:
                 checked.add(doc["key"])

@@ -36,6 +36,9 @@ CODE_SESSION: dict[str, Any] = {
                 {"id": "near", "type": "code", "language": "python", "text": "fn(*args, kwargs)  # not the same\n"},
                 {"id": "srv", "type": "code", "language": "rust", "text": "let s = http_server::bind(addr);\n"},
                 {"id": "p1", "type": "prose", "markdown": "The parsers were **configured** and deployed."},
+                # What a store may find hard to hold: NUL, LIKE's wildcards, a noncharacter.
+                {"id": "odd", "type": "code", "language": "text", "text": "a => 100%_done\\x \x00end \U0010fffe0"},
+                {"id": "decoy", "type": "code", "language": "text", "text": "100 xyd a\\\\x"},
             ],
         },
         {
@@ -68,6 +71,11 @@ EXPECTED: list[tuple[str, dict[str, Any], set[str]]] = [
     ("deploying", {}, {"p1", "p2", "r1"}),
     ('deploy "HTTPServer now"', {}, {"p2"}),
     ("nothing_like_this", {}, set()),
+    ('"=>"', {}, {"odd"}),
+    ('"0%_d"', {}, {"odd"}),
+    ('"done\\x"', {}, {"odd"}),
+    ('"\x00end"', {}, {"odd"}),
+    ('"\U0010fffe0"', {}, {"odd"}),
     ('"PARSE_CONFIG"', {}, set()),
     ("deploy", {"role": "user"}, {"p2", "r1"}),
     ("config", {"type": "code"}, {"py"}),

@@ -98,9 +98,10 @@ def indexed_view(session: Session, reasoning: IndexReasoning) -> Session:
     return visible_session(session, check_index_reasoning(reasoning))
 
 
-def session_digest(session: Session, reasoning: IndexReasoning) -> str:
-    """Changes exactly when what the index would hold of the session changes."""
-    view = indexed_view(session, reasoning)
+def view_digest(view: Session, reasoning: IndexReasoning) -> str:
+    """Changes exactly when what the index would hold of the session changes.
+    Made of the view (``indexed_view``), which a job makes once for this and
+    for the documents: making it is a fair part of a session's indexing."""
     payload = json.dumps([SCHEMA_VERSION, reasoning, view.to_json()], ensure_ascii=True, sort_keys=False)
     return hashlib.sha256(payload.encode("ascii")).hexdigest()
 
@@ -172,7 +173,12 @@ def text_of(block: Block) -> str | None:
 
 
 def documents(session: Session, reasoning: IndexReasoning) -> Iterator[dict[str, Any]]:
-    view = indexed_view(session, reasoning)
+    """A document per block of the session the index holds (``indexed_view``)."""
+    return view_documents(indexed_view(session, reasoning))
+
+
+def view_documents(view: Session) -> Iterator[dict[str, Any]]:
+    """A document per block of the view (``indexed_view``) that has text."""
     for message in view.messages:
         for block in message.blocks:
             text = text_of(block)

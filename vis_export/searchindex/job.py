@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from vis_export.model import Session
-from vis_export.searchindex.documents import IndexReasoning, documents, session_digest
+from vis_export.searchindex.documents import IndexReasoning, indexed_view, view_digest, view_documents
 from vis_export.searchindex.engines import Engine
 from vis_export.searchindex.target import Target, target_for
 
@@ -181,11 +181,12 @@ class _Job:
             )
             return None
         self.seen.add(session.id)
-        digest = session_digest(session, self.reasoning)
+        view = indexed_view(session, self.reasoning)
+        digest = view_digest(view, self.reasoning)
         if self.known.get(session.id) == digest:
             self.counts.unchanged += 1
             return digest
-        docs = list(documents(session, self.reasoning))
+        docs = list(view_documents(view))
         self.store.delete_session(session.id)
         self.store.add(docs)
         if session.id in self.known:

@@ -48,6 +48,10 @@ class Engine(Protocol):
     and ``until`` (ms, inclusive, either may be ``None``); ``limit`` is 1 or more,
     however large: the engine never asks its library for more hits than the
     index holds. ``close`` releases files and locks.
+
+    An engine may also check quoted phrases itself: ``phrase_search(words,
+    phrases, filters, since, until, limit)`` is ``search`` (from the top) where
+    each phrase also occurs in the text; the search still checks each hit.
     """
 
     name: str

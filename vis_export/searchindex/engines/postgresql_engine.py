@@ -17,6 +17,8 @@ while the job makes the next session's rows.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from vis_export.searchindex.documents import analysed_words, distinct_analysed_words, identifier_key, identifier_words
@@ -24,6 +26,48 @@ from vis_export.searchindex.engines import STORED
 from vis_export.searchindex.engines.postgresql_schema import connect, display, failures, prepare
 from vis_export.searchindex.engines.postgresql_writer import Step, TransactionWriter
 from vis_export.searchindex.guard import IndexFailure
+
+_LIKE_SPECIAL = re.compile(r"[\\%_]")
+
+
+# PostgreSQL's text cannot hold NUL. Strings are stored with NUL as _ESCAPE "0"
+# and _ESCAPE (a noncharacter) as _ESCAPE "1": one to one, so ids stay distinct
+# and come back as they were, and a phrase's stored form occurs in a text's
+# stored form whenever the phrase occurs in the text (the search's exact check
+# on the texts as they were drops the rare converse).
+_ESCAPE = "\U0010fffe"
+_ESCAPED = re.compile(f"{_ESCAPE}([01])")
+
+
+def storable(text: str) -> str:
+    """A string as the database holds it."""
+    if _ESCAPE in text:
+        text = text.replace(_ESCAPE, _ESCAPE + "1")
+    return text.replace("\x00", _ESCAPE + "0") if "\x00" in text else text
+
+
+def restored(text: str) -> str:
+    """A string the database holds, as it was given."""
+    if _ESCAPE not in text:
+        return text
+    return _ESCAPED.sub(lambda escaped: "\x00" if escaped.group(1) == "0" else _ESCAPE, text)
+
+
+def like_literal(text: str) -> str:
+    """``text`` as a ``LIKE`` pattern that matches exactly it (escape ``\\``)."""
+    return _LIKE_SPECIAL.sub(lambda special: "\\" + special.group(), text)
+
+
+def each_string(value: Any, change: Callable[[str], str]) -> Any:
+    """A JSON value with ``change`` made to every string in it, keys too
+    (``storable`` or ``restored``: ``jsonb`` cannot hold NUL either)."""
+    if isinstance(value, str):
+        return change(value)
+    if isinstance(value, dict):
+        return {change(key): each_string(item, change) for key, item in value.items()}
+    if isinstance(value, list):
+        return [each_string(item, change) for item in value]
+    return value
 
 
 def psycopg_errors() -> Any:
@@ -33,6 +77,7 @@ def psycopg_errors() -> Any:
 
 
 _COLUMNS = ", ".join(STORED)
+_TEXT_FIELDS = frozenset(name for name in STORED if name != "created_at")
 # How many matches a query ranks (the first by key): a page within them is
 # found without ranking the rest.
 CANDIDATES = 1000
@@ -79,7 +124,7 @@ class PostgresEngine:
         """The rows are made here, in the job's thread; the writer inserts them."""
         rows = [
             (
-                *(document[name] for name in STORED),
+                *(storable(document[name]) if name in _TEXT_FIELDS else document[name] for name in STORED),
                 document["terms"].split(),
                 " ".join(distinct_analysed_words(document["text"])),
             )
@@ -93,6 +138,7 @@ class PostgresEngine:
             cursor.executemany(_INSERT, rows)
 
     def delete_session(self, session_id: str) -> None:
+        session_id = storable(session_id)
         self._steps.append(lambda: self._delete(session_id))
         self._changed = True
 
@@ -133,8 +179,9 @@ class PostgresEngine:
         """What the job knows now, in the transaction of the blocks it describes."""
         from psycopg.types.json import Jsonb
 
-        sessions = [(session_id, digest, origin) for session_id, digest in digests.items()]
-        entries = [(origin, key, Jsonb(entry)) for key, entry in files.items()]
+        origin = storable(origin)
+        sessions = [(storable(session_id), digest, origin) for session_id, digest in digests.items()]
+        entries = [(origin, key, Jsonb(each_string(entry, storable))) for key, entry in files.items()]
         gone = [(origin, key) for key in files_gone]
         self._steps.append(lambda: self._record(sessions, entries, gone))
 
@@ -158,12 +205,14 @@ class PostgresEngine:
         """Every session's hash, the sessions of ``origin``, and its files."""
         with failures(self.uri, self.command):
             rows = self.connection.execute("SELECT session_id, digest, origin FROM vis_sessions").fetchall()
-            files = self.connection.execute("SELECT key, entry FROM vis_files WHERE origin = %s", (origin,)).fetchall()
+            files = self.connection.execute(
+                "SELECT key, entry FROM vis_files WHERE origin = %s", (storable(origin),)
+            ).fetchall()
             self.connection.commit()
         return (
-            {session_id: digest for session_id, digest, _ in rows},
-            {session_id for session_id, _, where in rows if where == origin},
-            dict(files),
+            {restored(session_id): digest for session_id, digest, _ in rows},
+            {restored(session_id) for session_id, _, where in rows if where == storable(origin)},
+            {key: each_string(entry, restored) for key, entry in files},
         )
 
     def commit(self) -> None:
@@ -205,6 +254,22 @@ class PostgresEngine:
     def search(
         self, words: list[str], filters: dict[str, str], since: int | None, until: int | None, limit: int, offset: int
     ) -> list[tuple[float, dict[str, Any]]]:
+        return self.phrase_search(words, (), filters, since, until, limit, offset)
+
+    def phrase_search(
+        self,
+        words: list[str],
+        phrases: Sequence[str],
+        filters: dict[str, str],
+        since: int | None,
+        until: int | None,
+        limit: int,
+        offset: int = 0,
+    ) -> list[tuple[float, dict[str, Any]]]:
+        """``search``, where each of ``phrases`` also occurs exactly in the text:
+        checked by the server, so a phrase with few words or none (``"=>"``)
+        never sends the client every block to check. The condition is a
+        ``LIKE``, which a trigram index uses when a database has one (README)."""
         conditions: list[str] = []
         parameters: list[Any] = []
         ranked: list[str] = []
@@ -219,9 +284,12 @@ class PostgresEngine:
                 ways.append("terms @> %s")
                 parameters.append(identifier_words(word))
             conditions.append(f"({' OR '.join(ways)})")
+        for phrase in phrases:
+            conditions.append("text LIKE %s ESCAPE '\\'")
+            parameters.append(f"%{like_literal(storable(phrase))}%")
         for field, value in filters.items():
             conditions.append(f"{field} = %s")
-            parameters.append(value)
+            parameters.append(storable(value))
         for bound, operator in ((since, ">="), (until, "<=")):
             if bound is not None:
                 conditions.append(f"created_at {operator} %s")
@@ -244,7 +312,7 @@ class PostgresEngine:
         # words, walked every match (8x slower than the plan for the words given).
         with failures(self.uri, self.command), self.connection.cursor() as cursor:
             rows = cursor.execute(query, [*ranked, *parameters, bound, limit, offset], prepare=False).fetchall()
-        return [(float(row[0]), dict(zip(STORED, row[1:], strict=True))) for row in rows]
+        return [(float(row[0]), _fields(row[1:])) for row in rows]
 
     def close(self) -> None:
         """Transactions handed over are finished; steps never handed over (a session
@@ -252,3 +320,8 @@ class PostgresEngine:
         if self._writer is not None:
             self._writer.close()
         self.connection.close()
+
+
+def _fields(row: tuple[Any, ...]) -> dict[str, Any]:
+    """A row's stored fields, as they were given."""
+    return {name: restored(value) if name in _TEXT_FIELDS else value for name, value in zip(STORED, row, strict=True)}
