@@ -291,6 +291,9 @@ def test_a_job_killed_at_any_moment_leaves_a_usable_index(tmp_path: Path, engine
         (sources / f"s{n:03}.json").write_text(json.dumps({**base, "id": f"s{n:03}"}))
     directory = tmp_path / "index"
     job = subprocess.Popen([sys.executable, "-c", KILLED_JOB, str(sources), str(directory), engine])
+    deadline = time.monotonic() + 60  # on a busy machine the job takes a while to start writing
+    while not (directory / MANIFEST).exists() and job.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
     time.sleep(delay)
     job.send_signal(signal.SIGKILL)
     job.wait()
