@@ -264,13 +264,13 @@ def test_phrases_are_checked_by_the_server_with_a_trigram_index_when_there_is_on
     def scans() -> int:
         with psycopg.connect(database) as connection:
             row = connection.execute(
-                "SELECT idx_scan FROM pg_stat_user_indexes WHERE indexrelname = 'vis_blocks_trigrams'"
+                "SELECT idx_scan FROM pg_stat_user_indexes WHERE indexrelname = 'vis_blocks_text_trigrams'"
             ).fetchone()
             return int(row[0]) if row else 0
 
     index([session_of(CODE_SESSION)], database, reasoning="visible")
     postgres_server.sql(
-        "CREATE EXTENSION pg_trgm; CREATE INDEX vis_blocks_trigrams ON vis_blocks USING gin (text gin_trgm_ops)",
+        "CREATE EXTENSION pg_trgm; CREATE INDEX vis_blocks_text_trigrams ON vis_blocks USING gin (text gin_trgm_ops)",
         database.rsplit("/", 1)[1],
     )
     # A table this small is read whole, or in key order: the planner is told not to.
