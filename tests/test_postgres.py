@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, strategies as st
 from conftest import INPUT
 from postgres import PASSWORD, Server, database_fixture, postgres_server_fixture  # noqa: F401 - fixtures
 
@@ -283,3 +284,11 @@ def test_phrases_are_checked_by_the_server_with_a_trigram_index_when_there_is_on
     while scans() < before + 1 and time.monotonic() < deadline:
         time.sleep(0.1)
     assert scans() >= before + 1  # the phrase with no word: only the trigrams find it
+
+
+@given(st.text(alphabet=st.sampled_from("ab\x00\U0010fffe01")), st.text(alphabet=st.sampled_from("ab\x00\U0010fffe01")))
+def test_strings_are_stored_one_to_one_and_keep_their_phrases(text: str, phrase: str) -> None:
+    from vis_export.searchindex.engines.postgresql_engine import restored, storable
+
+    assert "\x00" not in storable(text) and restored(storable(text)) == text
+    assert phrase not in text or storable(phrase) in storable(text)
