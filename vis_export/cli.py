@@ -717,6 +717,8 @@ def show(
     level = check_reasoning(reasoning)
     reporter = Reporter()
     found = reporter.results(_read(sources, lenient))
+    if reporter.refused and not lenient:
+        _hint_lenient(reporter.refused)
     try:
         chosen = pick(found, session_id, message_id, block_id, level, sources)
     except NotFound as missing:

@@ -46,6 +46,7 @@ from vis_export.model import (
     SpeechBlock,
     ToolBlock,
 )
+from vis_export.policy import Exportable
 from vis_export.strings import single_line
 from vis_export.terminal import escaped
 from vis_export.timefmt import utc
@@ -121,6 +122,12 @@ class TerminalProjector(Projector):
 
     # --- frames -------------------------------------------------------------------------
 
+    def pieces(self, obj: Exportable) -> Iterator[str]:
+        """What the projector draws, after a line saying so when private reasoning may show."""
+        if self.options.reasoning == "all":
+            yield self.drawn([self._styled(ALL_REASONING_NOTE, "bold red")])
+        yield from super().pieces(obj)
+
     def session(self, session: Session) -> Iterator[str]:
         from rich.text import Text
 
@@ -129,16 +136,9 @@ class TerminalProjector(Projector):
         if facts.created is not None:
             about.append(utc(facts.created))
         about += facts.models
-        yield self.drawn([self._reasoning_note(), Text(shown(facts.title), style="bold"), self._dim(" · ".join(about))])
+        yield self.drawn([Text(shown(facts.title), style="bold"), self._dim(" · ".join(about))])
         for message in session.messages:
             yield "\n"
-            yield from self.message(message)
-
-    def messages(self, messages: list[Message]) -> Iterator[str]:
-        yield self.drawn([self._reasoning_note()])
-        for index, message in enumerate(messages):
-            if index:
-                yield "\n"
             yield from self.message(message)
 
     def message(self, message: Message) -> Iterator[str]:
@@ -151,10 +151,7 @@ class TerminalProjector(Projector):
             yield self.drawn(["", self.block(block)])
 
     def lone_block(self, block: Block) -> Iterator[str]:
-        yield self.drawn([self._reasoning_note(), self.block(block)])
-
-    def _reasoning_note(self) -> RenderableType:
-        return self._styled(ALL_REASONING_NOTE, "bold red") if self.options.reasoning == "all" else ""
+        yield self.drawn([self.block(block)])
 
     # --- one method per block type ----------------------------------------------------
 
