@@ -78,7 +78,11 @@ class Prose(Markdown):
         quotes nested deeper than the width allows), and then the prose is shown
         as written instead, so nothing is lost silently (R6)."""
         if self.letters is not None:
-            segments = list(super().__rich_console__(console, options))
+            segments = [
+                piece
+                for item in super().__rich_console__(console, options)
+                for piece in ([item] if isinstance(item, Segment) else console.render(item, options))
+            ]
             if not self.letters - Counter(_letters(s.text for s in segments if not s.control)):
                 yield from _unpadded(segments)
                 return
