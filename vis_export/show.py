@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import shutil
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
+from itertools import chain
 
 from vis_export.formats.options import ExportOptions
 from vis_export.model import Message, Session
@@ -68,7 +69,9 @@ def pick(
 
 
 def write(chosen: Sequence[Shown], options: ExportOptions, pager: bool = True) -> None:
-    """Draw ``chosen`` for standard output: coloured and paged on a terminal, plain elsewhere."""
+    """Draw ``chosen`` for standard output, a piece at a time: coloured on a
+    terminal, and through the pager once it is taller than the screen (which
+    starts as soon as the first screenful is drawn); plain elsewhere."""
     from rich.console import Console
 
     from vis_export.formats.terminal_view import TerminalProjector
@@ -77,26 +80,39 @@ def write(chosen: Sequence[Shown], options: ExportOptions, pager: bool = True) -
     size = shutil.get_terminal_size()
     colours = probe.color_system if probe.is_terminal else None
     projector = TerminalProjector(options, size.columns, colours, no_color=probe.no_color)
-    text = surrogates_replaced("\n".join(projector.render(obj) for obj in chosen))
-    if pager and sys.stdout.isatty() and taller_than(text, size.lines, size.columns):
-        import click
+    pieces: Iterator[str] = (
+        surrogates_replaced(piece)
+        for index, obj in enumerate(chosen)
+        for piece in chain(["\n"] if index else [], projector.pieces(obj))
+    )
+    if pager and sys.stdout.isatty():
+        screen, overflows = first_screen(pieces, size.lines, size.columns)
+        if overflows:
+            import click
 
-        click.echo_via_pager(text)
-    else:
-        sys.stdout.flush()
-        sys.stdout.buffer.write(encode(text))
-        sys.stdout.buffer.flush()
+            click.echo_via_pager(chain(screen, pieces))
+            return
+        pieces = iter(screen)
+    sys.stdout.flush()
+    for piece in pieces:
+        sys.stdout.buffer.write(encode(piece))
+    sys.stdout.buffer.flush()
 
 
-def taller_than(text: str, rows: int, columns: int) -> bool:
-    """Whether ``text`` takes more than ``rows`` rows of a terminal ``columns``
-    wide (a long line wraps onto several); stops counting once it does."""
+def first_screen(pieces: Iterator[str], rows: int, columns: int) -> tuple[list[str], bool]:
+    """The pieces that fill a screen of ``rows`` × ``columns`` (a long line
+    wraps onto several rows), and whether there is more than fits: the rest
+    stays in ``pieces``, not drawn yet."""
     from click import unstyle
     from rich.cells import cell_len
 
-    taken = 0
-    for line in text.split("\n"):
-        taken += max(1, -(-cell_len(unstyle(line)) // max(columns, 1)))
-        if taken > rows:
-            return True
-    return False
+    taken: list[str] = []
+    used = 0
+    for piece in pieces:
+        taken.append(piece)
+        *lines, last = piece.split("\n")
+        for line in [*lines, last] if last else lines:
+            used += max(1, -(-cell_len(unstyle(line)) // max(columns, 1)))
+        if used > rows:
+            return taken, True
+    return taken, False
