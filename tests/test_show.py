@@ -122,6 +122,15 @@ def test_data_never_steers_the_terminal_nor_becomes_markup(
     assert isinstance(code, CodeBlock) and _fenced(code) in seen
 
 
+def test_a_huge_code_block_is_literal_and_quick() -> None:
+    text = "".join(f"line {n} of code ``` \t\r\n" for n in range(20_000)) + "x = 1   "
+    block = {"id": "c", "type": "code", "language": "python", "text": text}
+    message = {"id": "m", "role": "user", "status": "completed", "created_at": 1, "content": [block]}
+    with time_limit(30):
+        drawn = to_terminal(_loaded({"id": "s", "messages": [message]}), colours="256")
+    assert _fenced(CodeBlock(block)) in _unstyled(drawn)
+
+
 def test_private_reasoning_shows_only_when_authorised() -> None:
     (session,) = [result.session for result in read(SESSION)]
     assert session is not None

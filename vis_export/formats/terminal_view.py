@@ -61,9 +61,9 @@ TOKEN_STYLES = {
     "s": "green",
     "c": "dim italic",
     "m": "cyan",
-    "nf": "blue",
-    "nc": "blue",
-    "nd": "blue",
+    "nf": "bright_blue",
+    "nc": "bright_blue",
+    "nd": "bright_blue",
     "nb": "yellow",
     "nt": "green",
     "na": "cyan",
@@ -71,7 +71,12 @@ TOKEN_STYLES = {
     "gi": "green",
     "gh": "bold",
 }
-ROLE_STYLES = {"user": "bold green", "assistant": "bold blue", "system": "bold yellow", "developer": "bold yellow"}
+ROLE_STYLES = {
+    "user": "bold green",
+    "assistant": "bold bright_blue",
+    "system": "bold yellow",
+    "developer": "bold yellow",
+}
 ESCAPE_STYLE = "reverse"  # a control character of the data, shown as its escape
 DEFAULT_WIDTH = 80
 ALL_REASONING_NOTE = "Private reasoning is shown (--reasoning all)."
