@@ -28,7 +28,7 @@ from timelimit import time_limit
 
 from vis_export.cli import main
 from vis_export.formats.markdown_syntax import fence_for, info_string
-from vis_export.formats.terminal_view import ALL_REASONING_NOTE, to_terminal
+from vis_export.formats.terminal_view import ALL_REASONING_NOTE, HEADER, to_terminal
 from vis_export.model import CodeBlock, Session, session_from_json
 from vis_export.sources import read
 from vis_export.terminal import escaped
@@ -38,7 +38,7 @@ SESSION = INPUT / "session.json"
 UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 SGR = re.compile("\x1b\\[[0-9;]*m")  # rich's own styles, the only escape sequences it may write
 HOSTILE = ["\x1b[2J\x1b[H", "\x1b]52;c;cHduZWQ=\x07", "\x9b31m", "\r\x1b[K", "\u202e", "\x1b]8;;http://x\x1b\\"]
-MARKUP = ["[bold]", "[/bold]", "[link=http://x]", ":smile:", "&#27;[2J", "&#x9b;", "<b>", "\\["]
+MARKUP = ["\n── User ──\n", "[bold]", "[/bold]", "[link=http://x]", ":smile:", "&#27;[2J", "&#x9b;", "<b>", "\\["]
 
 
 def _loaded(document: dict[str, Any]) -> Session:
@@ -113,10 +113,14 @@ def test_code_is_literal_and_private_reasoning_stays_hidden(
     seen = _unstyled(drawn) if colours else drawn
     if colours is None:
         assert "\x1b" not in drawn  # plain: not one escape sequence
+    outside_code = seen
     for _, block in session.blocks():
         if isinstance(block, CodeBlock):
             assert _fenced(block) in seen  # R1: contiguous, tabs and trailing spaces kept
+            outside_code = outside_code.replace(_fenced(block), "")
     assert (PRIVATE_CANARY in seen) <= (reasoning == "all")  # R2
+    headers = [line for line in outside_code.split("\n") if line.startswith(HEADER)]
+    assert len(headers) == len(session.messages)  # no string from data draws a header
     assert (ALL_REASONING_NOTE in seen) == (reasoning == "all")
     assert not UNSAFE.search(seen)  # R6: nothing from data steers the terminal
     again = [to_terminal(session, 72, colours, reasoning=reasoning) for _ in range(2)]
@@ -132,11 +136,14 @@ def test_data_never_steers_the_terminal_nor_becomes_markup(
         drawn = to_terminal(session, width=width, colours=colours)
     seen = _unstyled(drawn)
     assert "\x1b" not in seen and not UNSAFE.search(seen), repr(seen)
+    code = session.messages[0].blocks[1]
+    assert isinstance(code, CodeBlock) and _fenced(code) in seen
+    outside_code = seen.replace(_fenced(code), "")  # code is literal: between its fences, a reader sees it is code
+    (header,) = [line for line in outside_code.split("\n") if line.startswith(HEADER)]  # no forged one
+    assert header.startswith(f"{HEADER}Assistant")
     error = escaped(document["messages"][0]["content"][3]["message"].strip())
     if not set(error) & set("\n\t") and len(error) < width - 20:  # one line (no wrap) with no tab (expanded)
         assert error in seen  # rich markup, emoji codes and entities print as written
-    code = session.messages[0].blocks[1]
-    assert isinstance(code, CodeBlock) and _fenced(code) in seen
 
 
 def test_a_huge_code_block_is_literal_and_quick() -> None:
@@ -208,16 +215,8 @@ def test_a_pipe_gets_the_session_plain() -> None:
     assert result.returncode == 0 and result.stderr == ""
     out = result.stdout
     assert "\x1b" not in out
-    headers = [line for line in out.splitlines() if line.endswith("──")]
-    assert [line.split(" ")[0] for line in headers] == [
-        "User",
-        "Assistant",
-        "User",
-        "Assistant",
-        "System",
-        "Developer",
-        "Tool",
-    ]
+    roles = [line.split(" ")[1] for line in out.splitlines() if line.startswith(HEADER)]
+    assert roles == ["User", "Assistant", "User", "Assistant", "System", "Developer", "Tool"]
     assert "PRIVATE-CANARY" not in out
     code = json.loads(SESSION.read_text())["messages"][1]["content"][4]
     assert _fenced(CodeBlock(code)) in out
@@ -225,9 +224,10 @@ def test_a_pipe_gets_the_session_plain() -> None:
 
 def test_a_message_or_a_block_is_shown_under_its_header() -> None:
     message = cli("show", str(SESSION), "--session", "golden_session", "--message", "msg_asst_2").stdout
-    assert message.startswith("Assistant · failed · gpt-5.6") and "Deploying…" in message and "Parse the" not in message
+    assert message.startswith(f"{HEADER}Assistant · failed · gpt-5.6")
+    assert "Deploying…" in message and "Parse the" not in message
     block = cli("show", str(SESSION), "--session", "golden_session", "--block", "a1b5").stdout
-    assert block.startswith("Assistant · gpt-5.6") and "def parse_config(path):" in block
+    assert block.startswith(f"{HEADER}Assistant · gpt-5.6") and "def parse_config(path):" in block
     assert "Here is the parser" not in block and "run_tests" not in block
 
 
@@ -276,7 +276,7 @@ def test_a_search_hit_opens_in_context(tmp_path: Path) -> None:
     vis_export.index(vis_export.load(str(SESSION)), directory)
     (hit,) = vis_export.search('"return f.read()"', directory)
     shown = cli("show", str(SESSION), "--session", hit.session_id, "--block", hit.block_id).stdout
-    assert "return f.read()  # trailing spaces   \n" in shown and shown.startswith("Assistant")
+    assert "return f.read()  # trailing spaces   \n" in shown and shown.startswith(f"{HEADER}Assistant")
 
 
 def test_an_invalid_source_is_reported_and_lenient_shows_it(tmp_path: Path) -> None:
@@ -309,7 +309,7 @@ def test_a_terminal_gets_colours_and_a_long_text_the_pager() -> None:
     long = _terminal("--session", "golden_session", rows=10)
     lines = [line for line in long.split("\n") if line]
     assert lines and all(line.startswith("PAGED:") for line in lines)  # every line went through the pager
-    assert "PAGED:Assistant · gpt-5.6" in _unstyled(long)
+    assert f"PAGED:{HEADER}Assistant · gpt-5.6" in _unstyled(long)
     unpaged = _terminal("--session", "golden_session", "--no-pager", rows=10)
     assert "PAGED:" not in unpaged and "def parse_config" in _unstyled(unpaged)
 

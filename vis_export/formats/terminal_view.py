@@ -22,6 +22,7 @@ change the terminal rule makes.
 from __future__ import annotations
 
 import io
+import re
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -77,6 +78,9 @@ ROLE_STYLES = {
     "system": "bold yellow",
     "developer": "bold yellow",
 }
+HEADER = "── "  # how a message header starts; no other line does
+# A line that starts like a header, after any styles of ours.
+_FORGED_HEADER = re.compile(f"^(?=(?:\x1b\\[[0-9;]*m)*{HEADER})", re.MULTILINE)
 ESCAPE_STYLE = "reverse"  # a control character of the data, shown as its escape
 DEFAULT_WIDTH = 80
 ALL_REASONING_NOTE = "Private reasoning is shown (--reasoning all)."
@@ -137,26 +141,38 @@ class TerminalProjector(Projector):
         from rich.text import Text
 
         facts = SessionFacts.of(session)
-        about = [f"session {session.id}", f"{len(session.messages)} messages"]
+        count = len(session.messages)
+        about = [f"session {session.id}", f"{count} message{'' if count == 1 else 's'}"]
         if facts.created is not None:
             about.append(utc(facts.created))
         about += facts.models
-        yield self.drawn([Text(shown(facts.title), style="bold"), self._dim(" · ".join(about))])
+        yield unforged(self.drawn([Text(shown(facts.title), style="bold"), self._dim(" · ".join(about))]))
         for message in session.messages:
             yield "\n"
             yield from self.message(message)
 
     def message(self, message: Message) -> Iterator[str]:
-        from rich.rule import Rule
+        from rich.cells import cell_len
         from rich.text import Text
 
-        title = Text(" · ".join(self.header_parts(message, one_line)), style=ROLE_STYLES.get(message.role, "bold"))
-        yield self.drawn([Rule(title, align="left", style="dim")])
+        label = " · ".join(self.header_parts(message, one_line))
+        fill = "─" * max(self.console.width - len(HEADER) - cell_len(label) - 1, 3)
+        header = Text.assemble((HEADER, "dim"), (label, ROLE_STYLES.get(message.role, "bold")), (f" {fill}", "dim"))
+        header.truncate(self.console.width, overflow="ellipsis")  # one line, however long the names in it
+        yield self.drawn([header])
         for block in self.blocks(message):
-            yield self.drawn(["", self.block(block)])
+            yield self.block_drawn(block)
 
     def lone_block(self, block: Block) -> Iterator[str]:
-        yield self.drawn([self.block(block)])
+        yield self.block_drawn(block, first=True)
+
+    def block_drawn(self, block: Block, first: bool = False) -> str:
+        """One block as text, after a blank line unless it comes first. Outside
+        a code block no line of data can pass for a message header (R6): one
+        that starts like a header is written with a leading backslash, as the
+        text format does; code between its fences stays as written (R1)."""
+        drawn = self.drawn([self.block(block)] if first else ["", self.block(block)])
+        return drawn if isinstance(block, CodeBlock) else unforged(drawn)
 
     # --- one method per block type ----------------------------------------------------
 
@@ -233,6 +249,11 @@ class TerminalProjector(Projector):
 
     def _dim(self, text: str) -> RenderableType:
         return self._styled(shown(text), "dim")
+
+
+def unforged(drawn: str) -> str:
+    """Drawn data in which no line passes for a message header: one that starts like it gets a backslash."""
+    return _FORGED_HEADER.sub("\\\\", drawn)
 
 
 def prose(markdown: str, style: str = "none") -> RenderableType:
