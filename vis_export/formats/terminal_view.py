@@ -17,6 +17,10 @@ Code blocks stay literal (R1): written between backtick fences sized as the
 text format sizes them, never wrapped, cropped, tab-expanded or trimmed; a
 control character in code (a CR too) shows as its ``\\uXXXX`` escape, the one
 change the terminal rule makes.
+
+Structure is the projector's alone (R6): a message header is the one line that
+starts with ``HEADER``; a line of data outside a code block that starts so is
+written with a leading backslash, as the text format guards its ``== `` lines.
 """
 
 from __future__ import annotations
