@@ -6,6 +6,7 @@ The commands run in a real pseudo-terminal (``pty``), as a person runs them.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import unicodedata
@@ -61,6 +62,8 @@ def _session(path: Path) -> None:
         ["search", "findme", "--index", "{idx}"],
         ["search", "findme", "--index", "{idx}", "--json"],
         ["convert", "{src}", "--to", "text", "--session", "nothing\x1b[2J"],
+        ["show", "{src}", "--session", "id" + "".join(HOSTILE)],
+        ["show", "{src}", "--session", "nothing\x1b[2J"],
     ],
 )
 def test_no_control_characters_reach_the_terminal(tmp_path: Path, command: list[str]) -> None:
@@ -89,6 +92,8 @@ def test_no_control_characters_reach_the_terminal(tmp_path: Path, command: list[
     )
     shown = on_terminal(*[part.format(src=source, idx=index, bad=bad) for part in command]).decode("utf-8", "replace")
     shown = shown.replace(MATCH_START, "").replace(MATCH_END, "")  # search's own highlights, around escaped data
+    if command[0] == "show":  # show's own styles (the data's sequences here are none of them)
+        shown = re.sub("\x1b\\[[0-9;]*m", "", shown)
     # The terminal driver itself turns LF into CRLF: any other CR came from data.
     assert not set(shown.replace("\r\n", "\n")) & set("\x1b\x9b\x07\r\u202e"), repr(shown)
     assert "Traceback" not in shown

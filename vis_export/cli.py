@@ -669,3 +669,60 @@ def search(
             click.echo(shown(hit, terminal))
     if not hits:
         echo("no hits", err=True)
+
+
+@main.command(context_settings=CONTEXT, short_help="Read one session, message or block in the terminal.")
+@sources_argument
+@click.option("--session", "session_id", required=True, metavar="ID", help="The session to show.")
+@click.option("--message", "message_id", default=None, metavar="ID", help="Only this message of the session.")
+@click.option("--block", "block_id", default=None, metavar="ID", help="Only this block, under its message's header.")
+@click.option(
+    "--reasoning",
+    type=click.Choice(REASONING_CHOICES),
+    default=DEFAULT_REASONING,
+    show_default=True,
+    help="Which reasoning to show; 'all' authorises private reasoning.",
+)
+@click.option("--lenient", is_flag=True, help="Show what can be shown safely from invalid input, with warnings.")
+@click.option("--no-pager", is_flag=True, help="Never page, even when the text is taller than the terminal.")
+def show(
+    sources: Sequence[str],
+    session_id: str,
+    message_id: str | None,
+    block_id: str | None,
+    reasoning: str,
+    lenient: bool,
+    no_pager: bool,
+) -> None:
+    """Print a session, one of its messages or one block in the terminal:
+    Markdown rendered, code highlighted, paged when taller than the screen.
+
+    Through a pipe or into a file the same text is plain (no colours, no
+    pager). Data never steers the terminal: control characters show as
+    \\uXXXX escapes, code otherwise exactly as written.
+
+    \b
+    Examples:
+      vis-export show ~/.vis/vis.db --session 01JSESSION
+      vis-export show chat.json --session golden_session --message msg_asst_1
+      vis-export search parseConfig --index idx   # then open a hit:
+      vis-export show ~/.vis/vis.db --session 01JSESSION --block b7
+      vis-export show vis.db --session 01JSESSION | grep -n TODO
+    """
+    from vis_export.extras import require
+    from vis_export.formats.options import ExportOptions
+    from vis_export.show import NotFound, pick, write
+
+    require("rich", "vis-export show")
+    level = check_reasoning(reasoning)
+    reporter = Reporter()
+    found = reporter.results(_read(sources, lenient))
+    if reporter.refused and not lenient:
+        _hint_lenient(reporter.refused)
+    try:
+        chosen = pick(found, session_id, message_id, block_id, level, sources)
+    except NotFound as missing:
+        reporter.problem(str(missing))
+        sys.exit(1)
+    write(chosen, ExportOptions(reasoning=level, timestamps=True), pager=not no_pager)
+    sys.exit(1 if reporter.failed else 0)

@@ -1,8 +1,8 @@
 """Optional capabilities and the extras that install them.
 
-PDF (WeasyPrint, pypdf), the search index (tantivy, Whoosh) and its PostgreSQL
-engine (psycopg) are extras: a
-user who copies and converts text needs neither. When one is missing, the
+PDF (WeasyPrint, pypdf), the search index (tantivy, Whoosh), its PostgreSQL
+engine (psycopg) and the terminal view of ``show`` (rich) are extras: a user
+who copies and converts text needs none of them. When one is missing, the
 feature that needs it says which extra to install, in one line, instead of
 failing with an ImportError deep inside.
 """
@@ -13,7 +13,14 @@ from importlib import import_module
 from types import ModuleType
 
 # The top-level module each optional library provides, and its extra.
-EXTRAS = {"weasyprint": "pdf", "pypdf": "pdf", "tantivy": "search", "whoosh": "search", "psycopg": "postgresql"}
+EXTRAS = {
+    "weasyprint": "pdf",
+    "pypdf": "pdf",
+    "tantivy": "search",
+    "whoosh": "search",
+    "psycopg": "postgresql",
+    "rich": "show",
+}
 
 
 class MissingExtra(ImportError):
