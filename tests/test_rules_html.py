@@ -181,7 +181,8 @@ def test_r5_messages_and_blocks_keep_their_order_and_roles(document: dict[str, A
     articles = list(elements(dom, "article"))
     assert [a.get("class").split()[1] for a in articles] == [f"role-{m.role}" for m in session.messages]
     for article, message in zip(articles, session.messages, strict=True):
-        names = [e.get("class").split() for e in article if "block" in classes(e)]
+        frames = [e for e in article if "block-frame" in classes(e)]  # each block in its anchored frame
+        names = [e.get("class").split() for frame in frames for e in frame if "block" in classes(e)]
         kinds = [n[2] if n[1] == "callout" else n[1] for n in names]  # templates: "block <kind> ..."
         expected = [
             b.type

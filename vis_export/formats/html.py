@@ -20,6 +20,7 @@ from markupsafe import Markup
 
 from vis_export import __version__
 from vis_export.attachments import Attachments, human_size
+from vis_export.formats.anchors import Anchors
 from vis_export.formats.facts import SessionFacts
 from vis_export.formats.highlight import TOKEN_COLOURS, TOKEN_STYLES, highlight, plain
 from vis_export.formats.options import ExportOptions
@@ -156,6 +157,7 @@ class HtmlProjector(Projector):
         self.env = environment(self.options.template_dir)
         self.attachments = Attachments.of(None, self.options.attachments)
         self._prose: Any = None  # built on first use: a copied code block needs no Markdown parser
+        self.anchors = Anchors()
 
     def prose(self, markdown: str) -> Markup:
         if self._prose is None:
@@ -171,6 +173,7 @@ class HtmlProjector(Projector):
         from vis_export.formats.html_prose import ProseToHtml
 
         self.attachments = Attachments.of(session, self.options.attachments)
+        self.anchors = Anchors()
         attached = [b for _, b in session.blocks() if isinstance(b, AttachmentBlock)]
         self._prose = ProseToHtml(self.attachments.lookup(attached), self.attachments.budget)
         style = self.env.get_template("style.css.j2").render(
@@ -197,6 +200,7 @@ class HtmlProjector(Projector):
         )
 
     def messages(self, messages: list[Message]) -> Iterator[str]:
+        self.anchors = Anchors()
         views = [self.message_view(m, i) for i, m in enumerate(messages, 1)]
         yield from self.env.get_template("fragment.html.j2").generate(messages=views, blocks=[], **self._fragment())
 
@@ -219,8 +223,9 @@ class HtmlProjector(Projector):
         first_prose = next((b.markdown for b in message.blocks if isinstance(b, ProseBlock)), "")
         # The words a reader sees, not the Markdown: a preview needs only the start.
         summary = single_line(prose_words(first_prose[: SUMMARY_LENGTH * 8]))
+        blocks = self.blocks(message)
         return {
-            "anchor": f"m{index}",
+            "anchor": self.anchors.take("m", message.id),
             "role": message.role,
             "status": message.status,
             "label": label,
@@ -229,7 +234,8 @@ class HtmlProjector(Projector):
             "time_iso": iso(message.created_at) if self.shows_times() else None,
             "time_text": utc(message.created_at),
             "summary": summary[:SUMMARY_LENGTH] + ("…" if len(summary) > SUMMARY_LENGTH else ""),
-            "blocks": [self.block(b) for b in self.blocks(message)],
+            "blocks": [self.block(b) for b in blocks],
+            "block_anchors": [self.anchors.take("b", b.id) for b in blocks],
         }
 
     # --- one method per block type ----------------------------------------------------
