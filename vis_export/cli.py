@@ -11,7 +11,6 @@ import signal
 import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import UTC
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +23,7 @@ from vis_export.formats.options import PAPERS, PROVIDER_FORMATS, THEMES
 from vis_export.policy import DEFAULT_REASONING, REASONING_CHOICES, check_reasoning
 from vis_export.searchindex.documents import INDEX_REASONING, INDEXED_TYPES
 from vis_export.searchindex.engines import engine_names
-from vis_export.timefmt import utc
+from vis_export.timefmt import millis, utc
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -176,21 +175,11 @@ def sessions(sources: Sequence[str], as_json: bool) -> None:
       vis-export sessions ~/.vis/vis.db
       vis-export sessions --json exports/ | jq -r '.[].id'
     """
+    from vis_export.listing import SessionSummary
     from vis_export.strings import single_line
 
     reporter = Reporter()
-    found = reporter.results(_read(sources))
-    rows = [
-        {
-            "id": s.id,
-            "title": s.title,
-            "messages": len(s.messages),
-            "first_at": s.first_time,
-            "last_at": s.last_time,
-            "source": s.source,
-        }
-        for s in found
-    ]
+    rows = [SessionSummary.of(s).row() for s in reporter.results(_read(sources))]
     if as_json:
         echo(json.dumps(rows, ensure_ascii=False, indent=2))
     elif rows:
@@ -471,25 +460,18 @@ def _millis(value: str | None, option: str) -> int | None:
     """``2025-02-19``, ``2025-02-19T21:20:00`` (UTC unless it says otherwise) or ms."""
     if value is None:
         return None
-    if value.isdigit():
-        return int(value)
-    from datetime import datetime
-
     try:
-        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        raise click.BadParameter(
-            f"{value!r} is not a date, a date and time, or milliseconds", param_hint=option
-        ) from None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return int(moment.timestamp() * 1000)
+        return millis(value)
+    except ValueError as error:
+        raise click.BadParameter(str(error), param_hint=option) from None
 
 
-def _index_location(ctx: click.Context, param: click.Parameter, value: str) -> Path | str:
+def _index_location(ctx: click.Context, param: click.Parameter, value: str | None) -> Path | str | None:
     """``--index``: a PostgreSQL URI as given, else a directory."""
     from vis_export.searchindex.target import is_database
 
+    if value is None:  # serve's, which is optional
+        return None
     if is_database(value):
         return value
     path: Path = click.Path(file_okay=False, path_type=Path).convert(value, param, ctx)
@@ -669,3 +651,72 @@ def search(
             click.echo(shown(hit, terminal))
     if not hits:
         echo("no hits", err=True)
+
+
+@main.command(context_settings=CONTEXT, short_help="Read, search and copy sessions in a browser.")
+@sources_argument
+@click.option(
+    "--index",
+    "directory",
+    callback=_index_location,
+    default=None,
+    metavar="DIR|URI",
+    help="Search this index (a directory or a postgresql:// URI) instead of building one of SOURCE... at start.",
+)
+@click.option("--host", default="127.0.0.1", show_default=True, help="The address to listen on.")
+@click.option("--port", type=click.IntRange(0, 65535), default=8765, show_default=True, help="0: any free port.")
+@click.option(
+    "--reasoning",
+    type=click.Choice(REASONING_CHOICES),
+    default=DEFAULT_REASONING,
+    show_default=True,
+    help="Reasoning on every page, fixed for the server's life; all shows private reasoning (with a banner).",
+)
+@click.option("--open", "open_browser", is_flag=True, help="Open the sessions page in a browser.")
+def serve(
+    sources: Sequence[str], directory: Path | str | None, host: str, port: int, reasoning: str, open_browser: bool
+) -> None:
+    """Serve SOURCE... to a browser on this machine: the sessions (filter, sort),
+    each session with a copy button on every message and block, search, and
+    downloads in every format. Read-only; a source changed on disk shows its
+    new content on the next request.
+
+    Without --index, an index of SOURCE... is built at start in a temporary
+    folder and kept current. Only requests to this address or localhost are
+    answered.
+
+    \b
+    Examples:
+      vis-export serve ~/.vis/vis.db --open
+      vis-export serve exports/ --index ~/.cache/vis-index --port 8000
+      vis-export serve chat.json --port 0 --reasoning none
+    """
+    from vis_export.extras import require
+    from vis_export.searchindex import IndexFailure
+
+    require("starlette", "serve")
+    require("uvicorn", "serve")
+    if "-" in sources:
+        raise click.BadParameter("serve reads files and folders it can read again, not standard input", param_hint="SOURCE")
+    from vis_export.serve.server import bind, prepare, run, url_of
+
+    reporter = Reporter()
+    try:
+        sock = bind(host, port)
+    except OSError as error:
+        echo(f"vis-export: cannot listen on {host}:{port}: {error.strerror or error}", err=True)
+        sys.exit(1)
+    catalogue, keeper = prepare(sources, directory, check_reasoning(reasoning), reporter.results, reporter.warning)
+    try:
+        with _progress(catalogue.file_count(), "Reading" if keeper is None else "Indexing") as advance:
+            catalogue.refresh(advance)
+        echo(f"Serving {len(catalogue)} session(s) at {url_of(sock)} (Ctrl-C stops)", err=True)
+        if reasoning == "all":
+            echo("Private reasoning is shown on every page (--reasoning all).", err=True)
+        run(catalogue, directory if keeper is None else keeper.directory, check_reasoning(reasoning), sock, open_browser)
+    except IndexFailure as failure:
+        echo(f"vis-export: {failure}", err=True)
+        sys.exit(1)
+    finally:
+        if keeper is not None:
+            keeper.close()
