@@ -18,7 +18,7 @@ from vis_export.formats.html import HtmlProjector, environment, style_source
 from vis_export.formats.options import ExportOptions
 from vis_export.listing import SessionSummary
 from vis_export.model import Block, Message, Session
-from vis_export.policy import Reasoning
+from vis_export.policy import Reasoning, visible_session
 from vis_export.searchindex import Hit
 from vis_export.strings import single_line, surrogates_replaced
 from vis_export.timefmt import utc
@@ -150,7 +150,7 @@ def anchored_part(room: Room, session: Session, wanted: str) -> Message | Block 
     """The message or block a page's anchor names, anchors handed out as the
     page hands them out (``HtmlProjector.anchored``): only what the policy shows."""
     projector = HtmlProjector(room.options)
-    for message in session.messages:
+    for message in visible_session(session, room.reasoning).messages:
         anchor_of_message, blocks = projector.anchored(message)
         if anchor_of_message == wanted:
             return message
