@@ -17,6 +17,7 @@ from htmldom import elements, parse, text_content
 from hypothesis import given, strategies as st
 from servedroom import room, write_session
 from strategies import PRIVATE_CANARY, session_documents, small_blocks
+from test_rules_html import ACTIVE_TAGS, assert_inert
 
 from vis_export.cli import main
 from vis_export.formats import FORMATS, get_format
@@ -221,8 +222,7 @@ def test_a_given_index_is_searched_and_not_written(golden: Any, tmp_path: Path) 
 
 
 def test_ids_of_any_kind_link_to_their_session(tmp_path: Path) -> None:
-    # ("%2F" too, but the test client decodes a path twice: test_serve_browser.py asks a real server)
-    odd = ["a/b", "..", ".", "x.md", "x", "50%", "?q#f", "sp ace", "ünï"]
+    odd = ["a/b", "..", ".", "x.md", "x", "50%", "?q#f", "sp ace", "ünï", "%2F", "%"]
     for n, session_id in enumerate(odd):
         write_session(tmp_path, {"id": session_id, "title": f"title {n}", "messages": []}, f"s{n}")
     with room([tmp_path]) as client:
@@ -269,3 +269,81 @@ def test_every_anchor_of_a_page_copies_its_own_part(document: dict[str, Any], re
             assert clipboard(part, ("text/plain",), reasoning=reasoning)["text/plain"] == part.text
     if reasoning != "all":
         assert PRIVATE_CANARY not in text_content(dom)
+
+
+def hostile_document(beacon: str) -> dict[str, Any]:
+    """The XSS corpus (test_xss.py) in every field, ids included."""
+    from test_xss import document
+
+    made = document(beacon)
+    evil = made["title"]
+    made["id"] = evil
+    for m, message in enumerate(made["messages"]):
+        message["id"] = f"{evil}{m}"
+        for b, block in enumerate(message["content"]):
+            block["id"] = f"{evil}{m}.{b}"
+    return made
+
+
+def assert_served_inert(html: str) -> None:
+    """Nothing on a served page can run, load or navigate but the room's own
+    script, stylesheet and forms (the structure; test_serve_browser.py runs it)."""
+    dom = parse(html)
+    for element in elements(dom):
+        tag = element.tag.split("}")[-1]
+        attributes = dict(element.attrib)
+        if tag == "script":
+            assert attributes == {"src": "/static/copy.js", "defer": ""} and not text_content(element)
+            continue
+        if tag == "link":
+            assert attributes == {"rel": "stylesheet", "href": "/static/serve.css"}
+            continue
+        if tag == "form":
+            assert attributes.get("action") in ("/", "/search") and attributes.get("method") == "get"
+            continue
+        if tag in ("button", "select"):  # the forms' own controls
+            assert attributes in ({"type": "submit"}, {"name": "sort"}, {"name": "role"}, {"name": "type"}), attributes
+            continue
+        if tag == "input":
+            assert attributes.get("type") in ("search", "text", "date") or (
+                attributes.get("type") == "checkbox" and "disabled" in attributes
+            )
+            attributes.pop("type")
+        assert tag not in ACTIVE_TAGS, tag
+        for name, value in attributes.items():
+            assert not name.lower().startswith("on"), (tag, name)
+            assert name.lower() not in ("style", "srcdoc", "formaction", "action", "background", "ping"), name
+            normal = re.sub(r"[\x00-\x20]", "", value).lower()
+            if name in ("href", "src"):
+                assert not normal.startswith(("javascript:", "vbscript:", "data:text", "file:")), value
+            if name == "src":
+                assert tag == "img" and normal.startswith("data:image/"), value
+            if tag == "a" and name == "href" and not normal.startswith("#"):
+                assert normal.startswith(("/", "http:", "https:", "mailto:")), value
+
+
+def test_the_xss_corpus_in_every_field_is_inert_on_every_page(tmp_path: Path) -> None:
+    document = hostile_document("http://127.0.0.1:9")
+    write_session(tmp_path, document)
+    evil = document["id"]
+    with room([tmp_path], reasoning="all") as client:
+        session_url, missing = "/s/" + quote(evil, safe=""), "/s/" + quote(evil + "x", safe="")
+        pages = [
+            "/",
+            "/?title=" + quote(evil),
+            session_url,
+            session_url + ".html",
+            missing,
+            "/search?q=script",
+            "/search?q=fetch+onerror&type=code",
+            "/search?q=" + quote(evil[:200]) + "&language=" + quote(evil[:50]),
+        ]
+        for page in pages:
+            answer = client.get(page)
+            assert answer.status_code == (404 if page == missing else 200), page
+            assert answer.headers["content-type"].startswith("text/html"), page
+            assert_served_inert(answer.text) if not page.endswith(".html") else assert_inert(answer.text)
+        hits = client.get("/api/search?q=script").json()
+        assert hits and all("<script" not in h["snippet_html"] for h in hits)
+        for anchor_id in re.findall(r'id="([mb]-[^"]+)"', client.get(session_url).text):
+            assert client.get("/api/copy", params={"session": evil, "anchor": anchor_id}).status_code == 200
