@@ -39,7 +39,11 @@ def room(sources: Sequence[Path], reasoning: str = "visible", index: Any = "keep
         return [r.session for r in results if r.session is not None]
 
     catalogue, keeper = prepare(
-        [str(s) for s in sources], None if index == "keep" else index, reasoning, report, problems.append  # type: ignore[arg-type]
+        [str(s) for s in sources],
+        None if index == "keep" else index,
+        reasoning,
+        report,
+        problems.append,  # type: ignore[arg-type]
     )
     catalogue.check_every = 0  # every request looks for changed sources
     catalogue.refresh()

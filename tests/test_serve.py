@@ -31,7 +31,9 @@ from vis_export.sources.messages import session_document
 
 pytest.importorskip("starlette")
 GOLDEN = Path(__file__).parent.parent / "golden" / "input"
-CODE = "def parse_config(path):\n    \"\"\"Read ```toml``` files.\"\"\"\n\twith open(path) as f:\r\n        return f.read()  # trailing spaces   \n"
+# The golden session's code block a1b5, which has what a copy most easily loses.
+CODE = json.loads((GOLDEN / "session.json").read_text())["messages"][1]["content"][4]["text"]
+assert "\t" in CODE and "\r" in CODE and "   \n" in CODE
 
 
 @pytest.fixture(scope="module")
@@ -99,7 +101,12 @@ def test_session_page_is_the_projector_document_with_an_anchor_on_every_message_
 def test_downloads_in_every_format_are_the_exports(golden: Any) -> None:
     session = next(s for s in load(GOLDEN / "session.json"))
     page = parse(golden.get("/s/golden_session").text)
-    links = [a.get("href") for nav in elements(page, "nav") if nav.get("class") == "room-downloads" for a in elements(nav, "a")]
+    links = [
+        a.get("href")
+        for nav in elements(page, "nav")
+        if nav.get("class") == "room-downloads"
+        for a in elements(nav, "a")
+    ]
     for name in FORMATS:
         made = get_format(name)
         url = f"/s/golden_session.{made.extension}"
@@ -132,7 +139,9 @@ def test_search_api_has_the_keys_of_search_json_and_hits_land_on_their_block(gol
     answer = golden.get("/api/search?q=parse_config")
     hits = answer.json()
     assert hits
-    cli = CliRunner().invoke(main, ["index", str(golden.folder), "--index", str(tmp_path / "idx"), "--reasoning", "visible"])
+    cli = CliRunner().invoke(
+        main, ["index", str(golden.folder), "--index", str(tmp_path / "idx"), "--reasoning", "visible"]
+    )
     assert cli.exit_code == 0, cli.output
     assert hits == [h.to_json() for h in search("parse_config", tmp_path / "idx", limit=20)]
     page = parse(golden.get("/search?q=parse_config").text)
@@ -177,7 +186,11 @@ def test_the_policy_is_fixed_at_start_and_all_says_so_on_every_page(tmp_path: Pa
     shutil.copy(GOLDEN / "session.json", tmp_path / "session.json")
     private = f"anchor={anchor('b', 'a1b1')}"
     with room([tmp_path], reasoning="visible") as visible:
-        for url in ("/s/golden_session?reasoning=all", "/s/golden_session.md?reasoning=all", "/search?q=user&reasoning=all"):
+        for url in (
+            "/s/golden_session?reasoning=all",
+            "/s/golden_session.md?reasoning=all",
+            "/search?q=user&reasoning=all",
+        ):
             assert PRIVATE_CANARY not in visible.get(url).text
         assert visible.get(f"/api/copy?session=golden_session&{private}&reasoning=all").status_code == 404
         assert "Private reasoning is shown" not in visible.get("/").text

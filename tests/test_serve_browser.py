@@ -60,7 +60,7 @@ def test_search_then_click_a_hit_lands_on_the_marked_block(browser: Any, golden_
     assert 0 <= top < height  # scrolled to it
 
 
-def read_clipboard(browser: Any, kind: str) -> str:
+def read_clipboard(driver: Any, kind: str) -> str:
     script = (
         "const done = arguments[arguments.length - 1];"
         "navigator.clipboard.read().then(async (items) => {"
@@ -68,7 +68,7 @@ def read_clipboard(browser: Any, kind: str) -> str:
         f"  done(item ? await (await item.getType({json.dumps(kind)})).text() : 'MISSING');"
         "}, (error) => done('ERROR ' + error));"
     )
-    return browser.execute_async_script(script)  # type: ignore[no-any-return]
+    return driver.execute_async_script(script)  # type: ignore[no-any-return]
 
 
 def test_a_code_blocks_copy_button_copies_exactly_its_code(browser: Any, golden_server: str) -> None:  # noqa: F811
@@ -90,7 +90,9 @@ def test_a_code_blocks_copy_button_copies_exactly_its_code(browser: Any, golden_
     pasted = read_clipboard(browser, "text/html")
     assert "style=" in pasted and "parse_config" in pasted  # highlighting carried inline
     message = browser.find_element(By.ID, anchor("m", "msg_asst_1"))
-    markdown = [b for b in message.find_elements(By.CSS_SELECTOR, ".message-heading .copy-button") if b.text == "Copy Markdown"]
+    markdown = [
+        b for b in message.find_elements(By.CSS_SELECTOR, ".message-heading .copy-button") if b.text == "Copy Markdown"
+    ]
     markdown[0].click()
     assert wait_for(lambda: markdown[0].get_attribute("data-state")) == "copied"
     assert "```python\n" + CODE in read_clipboard(browser, "text/plain")
@@ -109,7 +111,12 @@ def ask(server: str, method: str, path: str, host: str | None = None) -> tuple[i
 
 def test_a_foreign_host_is_refused_and_only_get_and_head_are_answered(golden_server: str) -> None:
     address = urlsplit(golden_server)
-    for host, status in (("evil.example", 400), (f"evil.example:{address.port}", 400), ("localhost", 200), (address.netloc, 200)):
+    for host, status in (
+        ("evil.example", 400),
+        (f"evil.example:{address.port}", 400),
+        ("localhost", 200),
+        (address.netloc, 200),
+    ):
         assert ask(golden_server, "GET", "/", host)[0] == status, host
     assert ask(golden_server, "POST", "/")[0] == 405
     status, body = ask(golden_server, "GET", "/s/" + quote("%2F", safe=""))  # an id a path could not name unquoted

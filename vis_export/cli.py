@@ -697,7 +697,9 @@ def serve(
     require("starlette", "serve")
     require("uvicorn", "serve")
     if "-" in sources:
-        raise click.BadParameter("serve reads files and folders it can read again, not standard input", param_hint="SOURCE")
+        raise click.BadParameter(
+            "serve reads files and folders it can read again, not standard input", param_hint="SOURCE"
+        )
     from vis_export.serve.server import bind, prepare, run, url_of
 
     reporter = Reporter()
@@ -713,7 +715,9 @@ def serve(
         echo(f"Serving {len(catalogue)} session(s) at {url_of(sock)} (Ctrl-C stops)", err=True)
         if reasoning == "all":
             echo("Private reasoning is shown on every page (--reasoning all).", err=True)
-        run(catalogue, directory if keeper is None else keeper.directory, check_reasoning(reasoning), sock, open_browser)
+        run(
+            catalogue, directory if keeper is None else keeper.directory, check_reasoning(reasoning), sock, open_browser
+        )
     except IndexFailure as failure:
         echo(f"vis-export: {failure}", err=True)
         sys.exit(1)

@@ -13,7 +13,15 @@ from importlib import import_module
 from types import ModuleType
 
 # The top-level module each optional library provides, and its extra.
-EXTRAS = {"weasyprint": "pdf", "pypdf": "pdf", "tantivy": "search", "whoosh": "search", "psycopg": "postgresql", "starlette": "serve", "uvicorn": "serve"}
+EXTRAS = {
+    "weasyprint": "pdf",
+    "pypdf": "pdf",
+    "tantivy": "search",
+    "whoosh": "search",
+    "psycopg": "postgresql",
+    "starlette": "serve",
+    "uvicorn": "serve",
+}
 
 
 class MissingExtra(ImportError):

@@ -259,7 +259,9 @@ def create_app(
         return [hit for hit in found_hits if room.reasoning != "none" or hit.block_type != "reasoning"]
 
     def search_page(request: Request) -> Response:
-        form = {name: request.query_params.get(name, "") for name in ("q", "role", "type", "language", "since", "until")}
+        form = {
+            name: request.query_params.get(name, "") for name in ("q", "role", "type", "language", "since", "until")
+        }
         choices = {"role": MESSAGE_ROLES, "type": INDEXED_TYPES}
         catalogue.current()
         if not form["q"].strip():
@@ -289,8 +291,5 @@ def create_app(
         Route(pages.SCRIPT, static("copy.js", "text/javascript; charset=utf-8")),
         Route(pages.STYLESHEET, static("serve.css", "text/css; charset=utf-8")),
     ]
-    middleware = [
-        Middleware(TrustedHostMiddleware, allowed_hosts=list(hosts)),
-        Middleware(Guard, csp=csp),
-    ]
+    middleware = [Middleware(TrustedHostMiddleware, allowed_hosts=list(hosts)), Middleware(Guard, csp=csp)]
     return Starlette(routes=routes, middleware=middleware)

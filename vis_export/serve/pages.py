@@ -8,7 +8,7 @@ are only the values they receive and the URLs, built from ids by quoting.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, urlencode
@@ -114,7 +114,9 @@ def sessions_page(
     return _render("serve/sessions.html.j2", room, values)
 
 
-def search_page(room: Room, hits: list[Hit] | None, form: dict[str, str], choices: dict[str, Sequence[str]], problem: str | None) -> str:
+def search_page(
+    room: Room, hits: list[Hit] | None, form: dict[str, str], choices: Mapping[str, Sequence[str]], problem: str | None
+) -> str:
     from markupsafe import Markup
 
     values = {
