@@ -702,22 +702,21 @@ def serve(
         )
     from vis_export.serve.server import bind, prepare, run, url_of
 
-    reporter = Reporter()
+    reporter, policy = Reporter(), check_reasoning(reasoning)
     try:
         sock = bind(host, port)
     except OSError as error:
         echo(f"vis-export: cannot listen on {host}:{port}: {error.strerror or error}", err=True)
         sys.exit(1)
-    catalogue, keeper = prepare(sources, directory, check_reasoning(reasoning), reporter.results, reporter.warning)
+    keeper = None
     try:
+        catalogue, keeper = prepare(sources, directory, policy, reporter.results, reporter.warning)
         with _progress(catalogue.file_count(), "Reading" if keeper is None else "Indexing") as advance:
             catalogue.refresh(advance)
         echo(f"Serving {len(catalogue)} session(s) at {url_of(sock)} (Ctrl-C stops)", err=True)
-        if reasoning == "all":
+        if policy == "all":
             echo("Private reasoning is shown on every page (--reasoning all).", err=True)
-        run(
-            catalogue, directory if keeper is None else keeper.directory, check_reasoning(reasoning), sock, open_browser
-        )
+        run(catalogue, directory if keeper is None else keeper.directory, policy, sock, open_browser)
     except IndexFailure as failure:
         echo(f"vis-export: {failure}", err=True)
         sys.exit(1)

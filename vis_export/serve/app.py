@@ -44,7 +44,7 @@ ASGIApp = Callable[[Scope, Callable[[], Awaitable[Message]], Callable[[Message],
 
 PER_PAGE = 50
 MAX_PER_PAGE = 1000
-SEARCH_LIMIT = 20
+SEARCH_LIMIT = 10  # as `vis-export search`
 MAX_SEARCH_LIMIT = 200
 KEPT_PAGES = 8  # rendered session pages kept for the next request
 MEDIA_TYPES = {

@@ -23,7 +23,13 @@ def prepare(
     report: Report,
     warn: Callable[[str], None],
 ) -> tuple[Catalogue, IndexKeeper | None]:
-    """The catalogue of ``sources``, and the keeper of their index when no ``index`` is given."""
+    """The catalogue of ``sources``, and the keeper of their index when no
+    ``index`` is given; a given one is opened now, so that a missing or
+    unreadable index stops the start (``IndexFailure``), not every search."""
+    if index is not None:
+        from vis_export.searchindex import search
+
+        search("", index, limit=1)
     keeper = IndexKeeper(reasoning, warn) if index is None else None
     return Catalogue(sources, report, keeper), keeper
 
