@@ -106,7 +106,8 @@ def session_page(size: int) -> tuple[list[Result], str]:
             ours = p95([get(made, url)])
     label = f"{size / 1e6:.0f} MB" if size >= 1_000_000 else f"{size // 1000} KB"
     result = Result(f"serve session page {label} p95", ours, "its first render", first, "<= 50 ms")
-    return [result], f"serve: first render of the {label} session page {first * 1000:.0f} ms, then p95 {ours * 1000:.1f} ms"
+    line = f"serve: first render of the {label} session page {first * 1000:.0f} ms, then p95 {ours * 1000:.1f} ms"
+    return [result], line
 
 
 def api_search(blocks: int) -> tuple[list[Result], str]:
@@ -122,7 +123,7 @@ def api_search(blocks: int) -> tuple[list[Result], str]:
             ours = p95(fetches, 5)  # as query_p95: five rounds of the ten queries
     label = f"{len(texts) // 1000}k blocks"
     return [
-        Result(f"serve /api/search {label} p95", ours, "search() p95", library, "<= 20 ms"),
+        Result(f"serve /api/search {label} p95", ours, "search() p95", library, "<= 20 ms")
     ], f"serve over {label}: start-up (read + index) {started:.1f} s"
 
 
@@ -138,7 +139,7 @@ def sessions_page(count: int) -> list[Result]:
                 figures[n] = {url: p95([get(made, url)]) for url in ("/", "/?sort=title&page=3", "/?title=9")}
                 figures[n]["start"] = started
     return [
-        Result(f"serve sessions page {count:,} {what}", figures[count][url], "same at 100", figures[100][url], "<= 50 ms")
+        Result(f"serve sessions {count:,} {what}", figures[count][url], "same at 100", figures[100][url], "<= 50 ms")
         for what, url in (("p95", "/"), ("sorted p3", "/?sort=title&page=3"), ("filtered", "/?title=9"))
     ]
 
