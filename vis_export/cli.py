@@ -9,10 +9,10 @@ from __future__ import annotations
 import json
 import signal
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 
@@ -114,6 +114,16 @@ def main(ctx: click.Context, debug: bool) -> None:
     # SIGTERM unwinds like an exception, so an export being written removes its
     # temporary file instead of leaving it behind.
     signal.signal(signal.SIGTERM, lambda number, frame: sys.exit(128 + number))
+
+
+Command = TypeVar("Command", bound=Callable[..., Any])
+
+
+def reasoning_option(help: str) -> Callable[[Command], Command]:
+    """``--reasoning none|visible|all`` (the policy, R2), as ``convert`` and ``serve`` take it."""
+    return click.option(
+        "--reasoning", type=click.Choice(REASONING_CHOICES), default=DEFAULT_REASONING, show_default=True, help=help
+    )
 
 
 sources_argument = click.argument("sources", nargs=-1, required=True, metavar="SOURCE...")
@@ -221,13 +231,7 @@ def _fit(cell: str, width: int) -> str:
     help="A file for one session; a directory (an existing one, a name ending in /, or any name when there "
     "are several sessions), one <session_id>.<ext> each; standard output when absent or -.",
 )
-@click.option(
-    "--reasoning",
-    type=click.Choice(REASONING_CHOICES),
-    default=DEFAULT_REASONING,
-    show_default=True,
-    help="Which reasoning to keep; 'all' authorises private reasoning.",
-)
+@reasoning_option("Which reasoning to keep; 'all' authorises private reasoning.")
 @click.option("--session", "session_ids", multiple=True, metavar="ID", help="Only this session (repeatable).")
 @click.option("--timestamps", is_flag=True, help="Times in message headers (text, markdown, html).")
 @click.option("--no-tools", is_flag=True, help="Leave tool blocks out (text, markdown, html, pdf).")
@@ -478,16 +482,16 @@ def _index_location(ctx: click.Context, param: click.Parameter, value: str | Non
     return path
 
 
+def index_option(help: str, required: bool = True) -> Callable[[Command], Command]:
+    """``--index DIR|URI``, as ``index``, ``search`` and ``serve`` take it."""
+    return click.option(
+        "--index", "directory", callback=_index_location, required=required, metavar="DIR|URI", help=help
+    )
+
+
 @main.command(context_settings=CONTEXT, short_help="Add or update sessions in a search index.")
 @sources_argument
-@click.option(
-    "--index",
-    "directory",
-    callback=_index_location,
-    required=True,
-    metavar="DIR|URI",
-    help="The index directory (created if needed), or a postgresql:// URI (tables created if needed).",
-)
+@index_option("The index directory (created if needed), or a postgresql:// URI (tables created if needed).")
 @click.option(
     "--engine",
     type=click.Choice(engine_names()),
@@ -583,14 +587,7 @@ def index(
 
 @main.command(context_settings=CONTEXT, short_help="Search an index: code-aware words, exact phrases.")
 @click.argument("query")
-@click.option(
-    "--index",
-    "directory",
-    callback=_index_location,
-    required=True,
-    metavar="DIR|URI",
-    help="The index directory, or a postgresql:// URI.",
-)
+@index_option("The index directory, or a postgresql:// URI.")
 @click.option("--limit", type=click.IntRange(min=1), default=10, show_default=True, help="At most this many hits.")
 @click.option("--json", "as_json", is_flag=True, help="A JSON array of hits on standard output.")
 @click.option("--role", type=click.Choice(MESSAGE_ROLES), default=None)
@@ -655,23 +652,13 @@ def search(
 
 @main.command(context_settings=CONTEXT, short_help="Read, search and copy sessions in a browser.")
 @sources_argument
-@click.option(
-    "--index",
-    "directory",
-    callback=_index_location,
-    default=None,
-    metavar="DIR|URI",
-    help="Search this index (a directory or a postgresql:// URI) instead of building one of SOURCE... at start.",
+@index_option(
+    "Search this index (a directory or a postgresql:// URI) instead of building one of SOURCE... at start.",
+    required=False,
 )
 @click.option("--host", default="127.0.0.1", show_default=True, help="The address to listen on.")
 @click.option("--port", type=click.IntRange(0, 65535), default=8765, show_default=True, help="0: any free port.")
-@click.option(
-    "--reasoning",
-    type=click.Choice(REASONING_CHOICES),
-    default=DEFAULT_REASONING,
-    show_default=True,
-    help="Reasoning on every page, fixed for the server's life; all shows private reasoning (with a banner).",
-)
+@reasoning_option("Reasoning on every page, fixed for the server's life; all shows private reasoning (with a banner).")
 @click.option("--open", "open_browser", is_flag=True, help="Open the sessions page in a browser.")
 def serve(
     sources: Sequence[str], directory: Path | str | None, host: str, port: int, reasoning: str, open_browser: bool
