@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import threading
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from importlib.resources import files
@@ -124,6 +125,7 @@ def create_app(
     room = pages.Room(reasoning, [(f.name, ext) for ext, f in formats.items()])
     csp = pages.policy(HtmlProjector(room.options).stylesheet())
     rendered: OrderedDict[tuple[str, str], bytes] = OrderedDict()
+    kept = threading.Lock()
     statics = {name: _static(name) for name in ("copy.js", "serve.css")}
 
     def html(text: str, status: int = 200) -> Response:
@@ -198,12 +200,15 @@ def create_app(
             return None
         session, stamp = hit
         key = (session_id, repr(stamp))
-        page = rendered.get(key)
+        with kept:
+            page = rendered.get(key)
         if page is None:
-            page = rendered[key] = encode(pages.session_page(room, session))
+            page = encode(pages.session_page(room, session))
+        with kept:  # requests run in a thread pool
+            rendered[key] = page
+            rendered.move_to_end(key)
             while len(rendered) > KEPT_PAGES:
                 rendered.popitem(last=False)
-        rendered.move_to_end(key)
         return Response(page, media_type="text/html; charset=utf-8")
 
     def download(session_id: str, extension: str) -> Response | None:
@@ -291,5 +296,8 @@ def create_app(
         Route(pages.SCRIPT, static("copy.js", "text/javascript; charset=utf-8")),
         Route(pages.STYLESHEET, static("serve.css", "text/css; charset=utf-8")),
     ]
-    middleware = [Middleware(TrustedHostMiddleware, allowed_hosts=list(hosts)), Middleware(Guard, csp=csp)]
+    middleware = [
+        Middleware(TrustedHostMiddleware, allowed_hosts=list(hosts), www_redirect=False),
+        Middleware(Guard, csp=csp),
+    ]
     return Starlette(routes=routes, middleware=middleware)

@@ -136,29 +136,33 @@ class Catalogue:
 
     # --- reading ---------------------------------------------------------------------------
 
-    def entry(self, session_id: str) -> Entry | None:
-        """The entry of a session, its file checked for changes first."""
-        entry = self.current().by_id.get(session_id)
-        if entry is not None and self._stamp(entry.key) != self.listing.files[entry.key][0]:
+    def entry(self, session_id: str) -> tuple[Entry, Any] | None:
+        """The entry of a session and the stamp of its file, the file checked for changes first."""
+        listing = self.current()
+        entry = listing.by_id.get(session_id)
+        if entry is not None and self._stamp(entry.key) != listing.files[entry.key][0]:
             self.refresh()
-            entry = self.listing.by_id.get(session_id)
-        return entry
+            listing = self.listing
+            entry = listing.by_id.get(session_id)
+        return None if entry is None else (entry, listing.files[entry.key][0])
 
     def session(self, session_id: str) -> tuple[Session, Any] | None:
         """A session and the stamp of its file (what a cached page of it is valid for)."""
-        entry = self.entry(session_id)
-        if entry is None:
+        found = self.entry(session_id)
+        if found is None:
             return None
-        stamp = self.listing.files[entry.key][0]
+        entry, stamp = found
         cache_key = (entry.key, repr(stamp))
         with self.lock:
             sessions = self.kept.get(cache_key)
-            if sessions is None:
-                (batch,) = source_batches([entry.key], False, _sessions)
-                sessions = self.kept[cache_key] = list(batch.load())
-                while len(self.kept) > KEPT_FILES:
-                    self.kept.popitem(last=False)
+        if sessions is None:
+            (batch,) = source_batches([entry.key], False, _sessions)
+            sessions = list(batch.load())
+        with self.lock:
+            self.kept[cache_key] = sessions
             self.kept.move_to_end(cache_key)
+            while len(self.kept) > KEPT_FILES:
+                self.kept.popitem(last=False)
         if entry.position >= len(sessions) or sessions[entry.position].id != session_id:
             return None  # changed between the check and the read: the next request sees it
         return sessions[entry.position], stamp

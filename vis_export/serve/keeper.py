@@ -15,6 +15,7 @@ from pathlib import Path
 
 from vis_export.policy import Reasoning
 from vis_export.searchindex.documents import IndexReasoning
+from vis_export.searchindex.guard import IndexFailure
 from vis_export.searchindex.job import Batch, IndexCounts, index_sessions
 
 
@@ -24,9 +25,22 @@ class IndexKeeper:
         self.directory = Path(self.folder.name) / "index"
         self.reasoning: IndexReasoning = "none" if reasoning == "none" else "visible"
         self.warn = warn
+        self.built = False
 
-    def update(self, batches: Sequence[Batch]) -> IndexCounts:
-        return index_sessions(batches, self.directory, reasoning=self.reasoning, prune=True, warn=self.warn)
+    def update(self, batches: Sequence[Batch]) -> IndexCounts | None:
+        """Index what changed. The first update (at start) raises ``IndexFailure``;
+        a later one that fails is told and leaves the index as it was, so the
+        pages stay current even when their search falls behind."""
+        try:
+            counts = index_sessions(batches, self.directory, reasoning=self.reasoning, prune=True, warn=self.warn)
+        except IndexFailure as failure:
+            if not self.built:
+                raise
+            if self.warn is not None:
+                self.warn(f"vis-export: the search index was not updated: {failure}")
+            return None
+        self.built = True
+        return counts
 
     def close(self) -> None:
         self.folder.cleanup()

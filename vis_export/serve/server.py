@@ -13,7 +13,7 @@ from vis_export.policy import Reasoning
 from vis_export.serve.catalogue import Catalogue, Report
 from vis_export.serve.keeper import IndexKeeper
 
-LOCAL_NAMES = ("localhost", "127.0.0.1", "::1")
+LOCAL_NAMES = ("localhost", "127.0.0.1", "[::1]")  # as a Host header writes them
 
 
 def prepare(
