@@ -40,6 +40,10 @@ def golden_server(tmp_path_factory: pytest.TempPathFactory) -> Any:
     folder = tmp_path_factory.mktemp("golden")
     shutil.copy(GOLDEN / "session.json", folder / "session.json")
     write_session(folder, {"id": "%2F", "title": "slash", "messages": []}, "odd")
+    code = {"id": "c", "type": "code", "language": "c", "text": "\tint x;  \r\n"}
+    prose = {"id": "p", "type": "prose", "markdown": "Run:\n\n```sh\nmake\t-j2  \n```\n"}
+    message = {"id": "m", "role": "user", "status": "completed", "created_at": 0, "content": [code, prose]}
+    write_session(folder, {"id": "..", "title": "dots", "messages": [message]}, "dots")
     with served([folder]) as url:
         yield url
 
@@ -96,6 +100,20 @@ def test_a_code_blocks_copy_button_copies_exactly_its_code(browser: Any, golden_
     markdown[0].click()
     assert wait_for(lambda: markdown[0].get_attribute("data-state")) == "copied"
     assert "```python\n" + CODE in read_clipboard(browser, "text/plain")
+    browser.get(golden_server)  # a session whose id a path cannot hold is named in the query
+    browser.find_element(By.LINK_TEXT, "dots").click()
+    button = browser.find_element(By.ID, anchor("b", "c")).find_element(By.CSS_SELECTOR, ".copy-button")
+    button.click()
+    assert wait_for(lambda: button.get_attribute("data-state")) == "copied"
+    assert read_clipboard(browser, "text/plain") == "\tint x;  \r\n"
+    (button,) = [
+        b
+        for b in browser.find_element(By.ID, anchor("b", "p")).find_elements(By.CSS_SELECTOR, ".copy-button")
+        if b.text == "Copy code"
+    ]
+    button.click()
+    assert wait_for(lambda: button.get_attribute("data-state")) == "copied"
+    assert read_clipboard(browser, "text/plain").rstrip("\n") == "make\t-j2  "  # code in prose: its element's text
 
 
 def ask(server: str, method: str, path: str, host: str | None = None) -> tuple[int, bytes]:

@@ -10,8 +10,11 @@
 "use strict";
 
 (function () {
-  const session = decodeURIComponent(location.pathname.replace(/^\/s\//, ""))
-    || new URLSearchParams(location.search).get("id") || "";
+  // The session is named by the page's address: /s/<id>, or /session?id=<id>
+  // for the ids a browser would resolve as path segments ("." and "..").
+  const session = location.pathname.startsWith("/s/")
+    ? decodeURIComponent(location.pathname.slice(3))
+    : new URLSearchParams(location.search).get("id") || "";
 
   function flavours(anchor) {
     const url = "/api/copy?" + new URLSearchParams({ session: session, anchor: anchor });
