@@ -20,7 +20,8 @@ from vis_export.serve.server import LOCAL_NAMES, prepare
 BASE = "http://127.0.0.1:8765"
 
 
-def write_session(folder: Path, document: dict[str, Any], name: str | None = None) -> Path:
+def write_session(folder: Path, document: Any, name: str | None = None) -> Path:
+    """A session (or an array of sessions) as a JSON file in ``folder``."""
     path = folder / f"{name or 'session'}.json"
     path.write_text(json.dumps(document), encoding="utf-8")
     return path

@@ -222,6 +222,12 @@ def test_a_changed_source_shows_its_new_content_on_the_next_request(tmp_path: Pa
         path.unlink()
         assert client.get("/s/golden_session").status_code == 404
         assert [h["session_id"] for h in client.get("/api/search?q=zanzibar").json()] == ["second"]
+        pair = write_session(tmp_path, [{**document, "id": "one"}, {**document, "id": "two"}], "pair")
+        assert {h["session_id"] for h in client.get("/api/search?q=zanzibar").json()} == {"one", "two", "second"}
+        pair.write_text(json.dumps([{**document, "id": "two", "title": "Only two"}]), encoding="utf-8")
+        assert "Only two" in client.get("/s/two").text  # its page sees the change first: "one" left the file
+        assert client.get("/s/one").status_code == 404
+        assert {h["session_id"] for h in client.get("/api/search?q=zanzibar").json()} == {"two", "second"}
 
 
 def test_a_given_index_is_searched_and_not_written(golden: Any, tmp_path: Path) -> None:
@@ -263,7 +269,7 @@ def test_every_anchor_of_a_page_copies_its_own_part(document: dict[str, Any], re
     result = session_document(document, "s.json", "s")
     assert result.session is not None
     session = result.session
-    served = Room(reasoning, [])  # type: ignore[arg-type]
+    served = Room(reasoning, [])
     dom = parse(session_page(served, session))
     frames = [e.get("id") for e in elements(dom) if e.get("id", "").startswith(("m-", "b-"))]
     first = {}

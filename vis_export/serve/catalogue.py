@@ -13,7 +13,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -41,6 +41,17 @@ class Entry:
 def _entry(session: Session, key: str, position: int) -> Entry:
     summary = SessionSummary.of(session)
     return Entry(summary, key, position, f"{summary.shown}\n{summary.id}".casefold())
+
+
+def _recorded(batch: Batch, read: dict[str, tuple[list[int] | None, list[Session]]]) -> Batch:
+    """The batch, its sessions kept in ``read`` when it is loaded (by the index job or not)."""
+
+    def load() -> list[Session]:
+        sessions = list(batch.load())
+        read[str(batch.key)] = (batch.stamp, sessions)
+        return sessions
+
+    return replace(batch, load=load)
 
 
 def _sessions(results: list[Any]) -> list[Session]:
@@ -76,11 +87,13 @@ class Catalogue:
         self, sources: Sequence[str], report: Report, keeper: IndexKeeper | None = None, check_every: float = 1.0
     ):
         """``check_every``: at most how often (seconds) a list or a search looks
-        for changed sources; a session's own page always checks its file."""
+        for changed sources (0: at every one); a session's own page always
+        checks its file."""
         self.sources, self.report, self.keeper, self.check_every = list(sources), report, keeper, check_every
         self.listing = Listing()
         self.lock = threading.Lock()
         self.checked = 0.0
+        self.walk = 0.0  # how long the last look at the sources took (seconds)
         self.kept: OrderedDict[tuple[str, Any], list[Session]] = OrderedDict()
 
     # --- keeping current ---------------------------------------------------------------
@@ -89,35 +102,48 @@ class Catalogue:
         """Read every source file that is new or changed (through the index
         job when there is a keeper), and forget those that are gone."""
         with self.lock:
-            self.checked = time.monotonic()
+            started = time.monotonic()
             batches = source_batches(self.sources, False, self.report, advance)
+            self.checked = time.monotonic()
+            self.walk = self.checked - started
             files = self.listing.files
             changed = {b.key for b in batches if b.key not in files or files[b.key][0] != b.stamp}
             if not changed and files.keys() == {b.key for b in batches}:
                 return
             read: dict[str, tuple[list[int] | None, list[Session]]] = {}
-
-            def recorded(batch: Batch) -> Batch:
-                def load() -> list[Session]:
-                    sessions = list(batch.load())
-                    read[str(batch.key)] = (batch.stamp, sessions)
-                    return sessions
-
-                return replace(batch, load=load)
-
-            batches = [recorded(b) for b in batches]
+            batches = [_recorded(b, read) for b in batches]
             if self.keeper is not None:
                 self.keeper.update(batches)
             for batch in batches:
                 if batch.key in changed and batch.key not in read:
                     batch.load()
-            self.listing = self._rebuilt(batches, read)
+            self.listing = self._rebuilt([str(b.key) for b in batches], read)
 
-    def _rebuilt(self, batches: Iterable[Batch], read: dict[str, tuple[list[int] | None, list[Session]]]) -> Listing:
+    def refresh_file(self, key: str) -> None:
+        """Read one changed source file again (a session page's own), without
+        walking the sources; when sessions left it, a full refresh, which
+        also takes them out of the index."""
+        with self.lock:
+            (batch,) = source_batches([key], False, self.report)
+            before = {e.summary.id for e in self.listing.files.get(key, (None, []))[1]}
+            read: dict[str, tuple[list[int] | None, list[Session]]] = {}
+            batch = _recorded(batch, read)
+            sessions = batch.load()
+            if not before <= {s.id for s in sessions}:
+                read.clear()
+            else:
+                if self.keeper is not None:
+                    self.keeper.update([replace(batch, load=lambda: sessions)], prune=False)
+                self.listing = self._rebuilt(list(self.listing.files), read)
+                return
+        self.refresh()
+
+    def _rebuilt(self, keys: list[str], read: dict[str, tuple[list[int] | None, list[Session]]]) -> Listing:
+        """The listing of the files ``keys``, in order: those in ``read`` from
+        their sessions, the others as they were."""
         files: dict[str, tuple[list[int] | None, list[Entry]]] = {}
         by_id: dict[str, Entry] = {}
-        for batch in batches:
-            key = str(batch.key)
+        for key in keys:
             if key in read:
                 stamp, sessions = read[key]
                 entries = [_entry(s, key, i) for i, s in enumerate(sessions)]
@@ -129,8 +155,11 @@ class Catalogue:
         return Listing(files, by_id)
 
     def current(self) -> Listing:
-        """The listing, refreshed first when the last look is older than ``check_every``."""
-        if time.monotonic() - self.checked >= self.check_every:
+        """The listing, the sources looked at again first when the last look is
+        older than ``check_every``, or than ten times what that look took (so
+        that walking a folder of many files takes at most a tenth of the time);
+        at every call when ``check_every`` is 0."""
+        if time.monotonic() - self.checked >= (max(self.check_every, 10 * self.walk) if self.check_every else 0):
             self.refresh()
         return self.listing
 
@@ -141,7 +170,7 @@ class Catalogue:
         listing = self.current()
         entry = listing.by_id.get(session_id)
         if entry is not None and self._stamp(entry.key) != listing.files[entry.key][0]:
-            self.refresh()
+            self.refresh_file(entry.key)
             listing = self.listing
             entry = listing.by_id.get(session_id)
         return None if entry is None else (entry, listing.files[entry.key][0])

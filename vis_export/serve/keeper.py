@@ -27,12 +27,13 @@ class IndexKeeper:
         self.warn = warn
         self.built = False
 
-    def update(self, batches: Sequence[Batch]) -> IndexCounts | None:
-        """Index what changed. The first update (at start) raises ``IndexFailure``;
+    def update(self, batches: Sequence[Batch], prune: bool = True) -> IndexCounts | None:
+        """Index what changed (``prune``: ``batches`` are all the sources, and
+        sessions none of them holds go). The first update (at start) raises ``IndexFailure``;
         a later one that fails is told and leaves the index as it was, so the
         pages stay current even when their search falls behind."""
         try:
-            counts = index_sessions(batches, self.directory, reasoning=self.reasoning, prune=True, warn=self.warn)
+            counts = index_sessions(batches, self.directory, reasoning=self.reasoning, prune=prune, warn=self.warn)
         except IndexFailure as failure:
             if not self.built:
                 raise
