@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import time
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -359,3 +360,17 @@ def test_the_xss_corpus_in_every_field_is_inert_on_every_page(tmp_path: Path) ->
         assert hits and all("<script" not in h["snippet_html"] for h in hits)
         for anchor_id in re.findall(r'id="([mb]-[^"]+)"', client.get(session_url).text):
             assert client.get("/api/copy", params={"session": evil, "anchor": anchor_id}).status_code == 200
+
+
+def test_a_slow_look_at_the_sources_runs_in_the_background(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from vis_export.serve import catalogue
+
+    monkeypatch.setattr(catalogue, "SLOW_WALK", 0.0)  # every walk counts as slow
+    write_session(tmp_path, {"id": "first", "messages": []}, "first")
+    with room([tmp_path]) as client:
+        write_session(tmp_path, {"id": "later", "messages": []}, "later")
+        assert [r["id"] for r in client.get("/api/sessions").json()] == ["first"]  # answered from what is known
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and len(client.get("/api/sessions").json()) < 2:
+            time.sleep(0.05)
+        assert {r["id"] for r in client.get("/api/sessions").json()} == {"first", "later"}

@@ -25,6 +25,7 @@ from vis_export.serve.keeper import IndexKeeper
 Report = Callable[[list[Any]], list[Session]]  # load results in, sessions out (problems told on the way)
 SORTS = ("newest", "oldest", "title", "messages")
 KEPT_FILES = 4  # files whose sessions stay in memory for the next page
+SLOW_WALK = 0.2  # seconds: a look at the sources that takes longer runs in the background
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +95,7 @@ class Catalogue:
         self.lock = threading.Lock()
         self.checked = 0.0
         self.walk = 0.0  # how long the last look at the sources took (seconds)
+        self.looking: threading.Thread | None = None  # a slow look, in the background
         self.kept: OrderedDict[tuple[str, Any], list[Session]] = OrderedDict()
 
     # --- keeping current ---------------------------------------------------------------
@@ -156,11 +158,16 @@ class Catalogue:
 
     def current(self) -> Listing:
         """The listing, the sources looked at again first when the last look is
-        older than ``check_every``, or than ten times what that look took (so
-        that walking a folder of many files takes at most a tenth of the time);
-        at every call when ``check_every`` is 0."""
-        if time.monotonic() - self.checked >= (max(self.check_every, 10 * self.walk) if self.check_every else 0):
+        older than ``check_every`` (0: at every call). A look that takes long
+        (a folder of many thousands of files) runs in the background instead,
+        at most a tenth of the time, and the request gets the listing as it is."""
+        if time.monotonic() - self.checked < (max(self.check_every, 10 * self.walk) if self.check_every else 0):
+            return self.listing
+        if self.walk < SLOW_WALK:
             self.refresh()
+        elif self.looking is None or not self.looking.is_alive():
+            self.looking = threading.Thread(target=self.refresh, name="vis-export-serve-refresh", daemon=True)
+            self.looking.start()
         return self.listing
 
     # --- reading ---------------------------------------------------------------------------
