@@ -131,9 +131,7 @@ class Catalogue:
             read: dict[str, tuple[list[int] | None, list[Session]]] = {}
             batch = _recorded(batch, read)
             sessions = batch.load()
-            if not before <= {s.id for s in sessions}:
-                read.clear()
-            else:
+            if before <= {s.id for s in sessions}:
                 if self.keeper is not None:
                     self.keeper.update([replace(batch, load=lambda: sessions)], prune=False)
                 self.listing = self._rebuilt(list(self.listing.files), read)
