@@ -21,9 +21,11 @@ from strategies import PRIVATE_CANARY, session_documents, small_blocks
 from test_rules_html import ACTIVE_TAGS, assert_inert, assert_inert_attributes
 
 from vis_export.cli import main
+from vis_export.copying import clipboard
 from vis_export.formats import FORMATS, get_format
 from vis_export.formats.anchors import Anchors, anchor
 from vis_export.formats.options import ExportOptions
+from vis_export.model import CodeBlock
 from vis_export.policy import is_private
 from vis_export.searchindex import search
 from vis_export.serve.pages import Room, anchored_part, session_page
@@ -283,10 +285,11 @@ def test_every_anchor_of_a_page_copies_its_own_part(document: dict[str, Any], re
         assert part is not None
         if made in first and made == anchor(made[0], first[made].id):
             assert part.id == first[made].id
-        if getattr(part, "type", None) == "code" and not (reasoning != "all" and PRIVATE_CANARY in part.text):
-            from vis_export.copying import clipboard
-
-            assert clipboard(part, ("text/plain",), reasoning=reasoning)["text/plain"] == part.text
+        copied = clipboard(part, reasoning=reasoning)
+        if isinstance(part, CodeBlock):
+            assert copied["text/plain"] == part.text  # R1
+        if reasoning != "all":
+            assert PRIVATE_CANARY not in json.dumps(copied)  # R2: what a copy button gives too
     if reasoning != "all":
         assert PRIVATE_CANARY not in text_content(dom)
 
