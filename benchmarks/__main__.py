@@ -157,6 +157,9 @@ def main() -> None:
     found, line = search_postgres.run(10_000 if args.quick else 100_000)
     search_results += found
     search_lines.append(line)
+    from benchmarks import serve as serve_bench
+
+    serve_results, serve_lines = serve_bench.run(args.quick)
     results = (
         load_validate(sizes)
         + exports(sizes[biggest], biggest)
@@ -164,10 +167,11 @@ def main() -> None:
         + pdf_results
         + search_results
         + clipboard_block()
+        + serve_results
         + import_time(5 if args.quick else 21)
     )
     print(table(results))
-    print("\n".join(pdf_lines + search_lines))
+    print("\n".join(pdf_lines + search_lines + serve_lines))
 
 
 if __name__ == "__main__":

@@ -29,6 +29,9 @@ def test_wheel_ships_templates_and_schemas(tmp_path: Path) -> None:
         f"vis_export/contract/{p.relative_to(ROOT / 'vis_export' / 'contract').as_posix()}"
         for p in (ROOT / "vis_export" / "contract").rglob("*.json")
     }
+    expected |= {
+        f"vis_export/serve/static/{p.name}" for p in (ROOT / "vis_export" / "serve" / "static").iterdir() if p.is_file()
+    }
     assert expected <= names, sorted(expected - names)
     assert "vis_export/py.typed" in names
 
@@ -81,6 +84,8 @@ def test_a_missing_extra_is_named_in_one_line(tmp_path: Path) -> None:
         ("weasyprint", ["convert", str(INPUT / "session.json"), "--to", "pdf", "-o", str(tmp_path / "s.pdf")], "pdf"),
         ("tantivy", ["index", str(INPUT / "session.json"), "--index", str(tmp_path / "idx")], "search"),
         ("rich", ["show", str(INPUT / "session.json"), "--session", "golden_session"], "show"),
+        ("starlette", ["serve", str(INPUT / "session.json"), "--port", "0"], "serve"),
+        ("uvicorn", ["serve", str(INPUT / "session.json"), "--port", "0"], "serve"),
     ):
         script = (
             f"import sys; sys.modules[{blocked!r}] = None\n"

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, strategies as st
 from conftest import INPUT
+from hypothesis import given, strategies as st
 from postgres import PASSWORD, Server, database_fixture, postgres_server_fixture  # noqa: F401 - fixtures
 
 from vis_export import load

@@ -9,11 +9,10 @@ from __future__ import annotations
 import json
 import signal
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import UTC
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 
@@ -24,7 +23,7 @@ from vis_export.formats.options import PAPERS, PROVIDER_FORMATS, THEMES
 from vis_export.policy import DEFAULT_REASONING, REASONING_CHOICES, check_reasoning
 from vis_export.searchindex.documents import INDEX_REASONING, INDEXED_TYPES
 from vis_export.searchindex.engines import engine_names
-from vis_export.timefmt import utc
+from vis_export.timefmt import millis, utc
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -117,6 +116,16 @@ def main(ctx: click.Context, debug: bool) -> None:
     signal.signal(signal.SIGTERM, lambda number, frame: sys.exit(128 + number))
 
 
+Command = TypeVar("Command", bound=Callable[..., Any])
+
+
+def reasoning_option(help: str) -> Callable[[Command], Command]:
+    """``--reasoning none|visible|all`` (the policy, R2), as ``convert`` and ``serve`` take it."""
+    return click.option(
+        "--reasoning", type=click.Choice(REASONING_CHOICES), default=DEFAULT_REASONING, show_default=True, help=help
+    )
+
+
 sources_argument = click.argument("sources", nargs=-1, required=True, metavar="SOURCE...")
 
 
@@ -176,21 +185,11 @@ def sessions(sources: Sequence[str], as_json: bool) -> None:
       vis-export sessions ~/.vis/vis.db
       vis-export sessions --json exports/ | jq -r '.[].id'
     """
+    from vis_export.listing import SessionSummary
     from vis_export.strings import single_line
 
     reporter = Reporter()
-    found = reporter.results(_read(sources))
-    rows = [
-        {
-            "id": s.id,
-            "title": s.title,
-            "messages": len(s.messages),
-            "first_at": s.first_time,
-            "last_at": s.last_time,
-            "source": s.source,
-        }
-        for s in found
-    ]
+    rows = [SessionSummary.of(s).row() for s in reporter.results(_read(sources))]
     if as_json:
         echo(json.dumps(rows, ensure_ascii=False, indent=2))
     elif rows:
@@ -232,13 +231,7 @@ def _fit(cell: str, width: int) -> str:
     help="A file for one session; a directory (an existing one, a name ending in /, or any name when there "
     "are several sessions), one <session_id>.<ext> each; standard output when absent or -.",
 )
-@click.option(
-    "--reasoning",
-    type=click.Choice(REASONING_CHOICES),
-    default=DEFAULT_REASONING,
-    show_default=True,
-    help="Which reasoning to keep; 'all' authorises private reasoning.",
-)
+@reasoning_option("Which reasoning to keep; 'all' authorises private reasoning.")
 @click.option("--session", "session_ids", multiple=True, metavar="ID", help="Only this session (repeatable).")
 @click.option("--timestamps", is_flag=True, help="Times in message headers (text, markdown, html).")
 @click.option("--no-tools", is_flag=True, help="Leave tool blocks out (text, markdown, html, pdf).")
@@ -471,41 +464,34 @@ def _millis(value: str | None, option: str) -> int | None:
     """``2025-02-19``, ``2025-02-19T21:20:00`` (UTC unless it says otherwise) or ms."""
     if value is None:
         return None
-    if value.isdigit():
-        return int(value)
-    from datetime import datetime
-
     try:
-        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        raise click.BadParameter(
-            f"{value!r} is not a date, a date and time, or milliseconds", param_hint=option
-        ) from None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return int(moment.timestamp() * 1000)
+        return millis(value)
+    except ValueError as error:
+        raise click.BadParameter(str(error), param_hint=option) from None
 
 
-def _index_location(ctx: click.Context, param: click.Parameter, value: str) -> Path | str:
+def _index_location(ctx: click.Context, param: click.Parameter, value: str | None) -> Path | str | None:
     """``--index``: a PostgreSQL URI as given, else a directory."""
     from vis_export.searchindex.target import is_database
 
+    if value is None:  # serve's, which is optional
+        return None
     if is_database(value):
         return value
     path: Path = click.Path(file_okay=False, path_type=Path).convert(value, param, ctx)
     return path
 
 
+def index_option(help: str, required: bool = True) -> Callable[[Command], Command]:
+    """``--index DIR|URI``, as ``index``, ``search`` and ``serve`` take it."""
+    return click.option(
+        "--index", "directory", callback=_index_location, required=required, metavar="DIR|URI", help=help
+    )
+
+
 @main.command(context_settings=CONTEXT, short_help="Add or update sessions in a search index.")
 @sources_argument
-@click.option(
-    "--index",
-    "directory",
-    callback=_index_location,
-    required=True,
-    metavar="DIR|URI",
-    help="The index directory (created if needed), or a postgresql:// URI (tables created if needed).",
-)
+@index_option("The index directory (created if needed), or a postgresql:// URI (tables created if needed).")
 @click.option(
     "--engine",
     type=click.Choice(engine_names()),
@@ -601,14 +587,7 @@ def index(
 
 @main.command(context_settings=CONTEXT, short_help="Search an index: code-aware words, exact phrases.")
 @click.argument("query")
-@click.option(
-    "--index",
-    "directory",
-    callback=_index_location,
-    required=True,
-    metavar="DIR|URI",
-    help="The index directory, or a postgresql:// URI.",
-)
+@index_option("The index directory, or a postgresql:// URI.")
 @click.option("--limit", type=click.IntRange(min=1), default=10, show_default=True, help="At most this many hits.")
 @click.option("--json", "as_json", is_flag=True, help="A JSON array of hits on standard output.")
 @click.option("--role", type=click.Choice(MESSAGE_ROLES), default=None)
@@ -676,13 +655,7 @@ def search(
 @click.option("--session", "session_id", required=True, metavar="ID", help="The session to show.")
 @click.option("--message", "message_id", default=None, metavar="ID", help="Only this message of the session.")
 @click.option("--block", "block_id", default=None, metavar="ID", help="Only this block, under its message's header.")
-@click.option(
-    "--reasoning",
-    type=click.Choice(REASONING_CHOICES),
-    default=DEFAULT_REASONING,
-    show_default=True,
-    help="Which reasoning to show; 'all' authorises private reasoning.",
-)
+@reasoning_option("Which reasoning to show; 'all' authorises private reasoning.")
 @click.option("--lenient", is_flag=True, help="Show what can be shown safely from invalid input, with warnings.")
 @click.option("--no-pager", is_flag=True, help="Never page, even when the text is taller than the terminal.")
 def show(
@@ -726,3 +699,65 @@ def show(
         sys.exit(1)
     write(chosen, ExportOptions(reasoning=level, timestamps=True), pager=not no_pager)
     sys.exit(1 if reporter.failed else 0)
+
+
+@main.command(context_settings=CONTEXT, short_help="Read, search and copy sessions in a browser.")
+@sources_argument
+@index_option(
+    "Search this index (a directory or a postgresql:// URI) instead of building one of SOURCE... at start.",
+    required=False,
+)
+@click.option("--host", default="127.0.0.1", show_default=True, help="The address to listen on.")
+@click.option("--port", type=click.IntRange(0, 65535), default=8765, show_default=True, help="0: any free port.")
+@reasoning_option("Reasoning on every page, fixed for the server's life; all shows private reasoning (with a banner).")
+@click.option("--open", "open_browser", is_flag=True, help="Open the sessions page in a browser.")
+def serve(
+    sources: Sequence[str], directory: Path | str | None, host: str, port: int, reasoning: str, open_browser: bool
+) -> None:
+    """Serve SOURCE... to a browser on this machine: the sessions (filter, sort),
+    each session with a copy button on every message and block, search, and
+    downloads in every format. Read-only; a source changed on disk shows its
+    new content on the next request.
+
+    Without --index, an index of SOURCE... is built at start in a temporary
+    folder and kept current. Only requests to this address or localhost are
+    answered.
+
+    \b
+    Examples:
+      vis-export serve ~/.vis/vis.db --open
+      vis-export serve exports/ --index ~/.cache/vis-index --port 8000
+      vis-export serve chat.json --port 0 --reasoning none
+    """
+    from vis_export.extras import require
+    from vis_export.searchindex import IndexFailure
+
+    require("starlette", "serve")
+    require("uvicorn", "serve")
+    if "-" in sources:
+        raise click.BadParameter(
+            "serve reads files and folders it can read again, not standard input", param_hint="SOURCE"
+        )
+    from vis_export.serve.server import bind, prepare, run, url_of
+
+    reporter, policy = Reporter(), check_reasoning(reasoning)
+    try:
+        sock = bind(host, port)
+    except OSError as error:
+        echo(f"vis-export: cannot listen on {host}:{port}: {error.strerror or error}", err=True)
+        sys.exit(1)
+    keeper = None
+    try:
+        catalogue, keeper = prepare(sources, directory, policy, reporter.results, reporter.warning)
+        with _progress(catalogue.file_count(), "Reading" if keeper is None else "Indexing") as advance:
+            catalogue.refresh(advance)
+        echo(f"Serving {len(catalogue)} session(s) at {url_of(sock)} (Ctrl-C stops)", err=True)
+        if policy == "all":
+            echo("Private reasoning is shown on every page (--reasoning all).", err=True)
+        run(catalogue, directory if keeper is None else keeper.directory, policy, sock, open_browser)
+    except IndexFailure as failure:
+        echo(f"vis-export: {failure}", err=True)
+        sys.exit(1)
+    finally:
+        if keeper is not None:
+            keeper.close()

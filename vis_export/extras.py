@@ -1,7 +1,8 @@
 """Optional capabilities and the extras that install them.
 
 PDF (WeasyPrint, pypdf), the search index (tantivy, Whoosh), its PostgreSQL
-engine (psycopg) and the terminal view of ``show`` (rich) are extras: a user
+engine (psycopg), the terminal view of ``show`` (rich) and the reading room
+of ``serve`` (Starlette, uvicorn) are extras: a user
 who copies and converts text needs none of them. When one is missing, the
 feature that needs it says which extra to install, in one line, instead of
 failing with an ImportError deep inside.
@@ -20,6 +21,8 @@ EXTRAS = {
     "whoosh": "search",
     "psycopg": "postgresql",
     "rich": "show",
+    "starlette": "serve",
+    "uvicorn": "serve",
 }
 
 

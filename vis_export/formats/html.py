@@ -20,6 +20,7 @@ from markupsafe import Markup
 
 from vis_export import __version__
 from vis_export.attachments import Attachments, human_size
+from vis_export.formats.anchors import Anchors
 from vis_export.formats.facts import SessionFacts
 from vis_export.formats.highlight import TOKEN_COLOURS, TOKEN_STYLES, highlight, plain
 from vis_export.formats.options import ExportOptions
@@ -125,10 +126,14 @@ def template_problems(template_dir: Path) -> list[str]:
     return problems
 
 
+def style_source(style: str) -> str:
+    """The CSP source that allows exactly this inline stylesheet."""
+    return "'sha256-" + base64.b64encode(hashlib.sha256(style.encode("utf-8")).digest()).decode("ascii") + "'"
+
+
 def content_security_policy(style: str) -> str:
-    digest = base64.b64encode(hashlib.sha256(style.encode("utf-8")).digest()).decode("ascii")
     return (
-        f"default-src 'none'; style-src 'sha256-{digest}'; img-src data:; font-src 'none'; "
+        f"default-src 'none'; style-src {style_source(style)}; img-src data:; font-src 'none'; "
         "base-uri 'none'; form-action 'none'"
     )
 
@@ -142,6 +147,8 @@ def _prose_without_attachments() -> Any:
 
 
 class HtmlProjector(Projector):
+    document_template = "document.html.j2"
+
     def page_size(self) -> str | None:
         """The CSS page size of the print stylesheet: none on screen (the PDF projector sets one)."""
         return None
@@ -156,6 +163,7 @@ class HtmlProjector(Projector):
         self.env = environment(self.options.template_dir)
         self.attachments = Attachments.of(None, self.options.attachments)
         self._prose: Any = None  # built on first use: a copied code block needs no Markdown parser
+        self.anchors = Anchors()
 
     def prose(self, markdown: str) -> Markup:
         if self._prose is None:
@@ -171,11 +179,10 @@ class HtmlProjector(Projector):
         from vis_export.formats.html_prose import ProseToHtml
 
         self.attachments = Attachments.of(session, self.options.attachments)
+        self.anchors = Anchors()
         attached = [b for _, b in session.blocks() if isinstance(b, AttachmentBlock)]
         self._prose = ProseToHtml(self.attachments.lookup(attached), self.attachments.budget)
-        style = self.env.get_template("style.css.j2").render(
-            paper=self.page_size(), token_colours=TOKEN_COLOURS, token_styles=TOKEN_STYLES
-        )
+        style = self.stylesheet()
         facts = SessionFacts.of(session)
         created = facts.created
         view: SessionView = {
@@ -187,16 +194,30 @@ class HtmlProjector(Projector):
             "messages": [self.message_view(m, i) for i, m in enumerate(session.messages, first_index)],
             "continuation": continuation,
         }
-        yield from self.env.get_template("document.html.j2").generate(
-            session=view,
-            style=Markup(style),
-            csp=content_security_policy(style),
-            lang="en",
-            theme=self.options.theme,
-            version=__version__,
+        page = {
+            "session": view,
+            "style": Markup(style),
+            "csp": content_security_policy(style),
+            "lang": "en",
+            "theme": self.options.theme,
+            "version": __version__,
+        }
+        yield from self.env.get_template(self.document_template).generate({**page, **self.page_context(session)})
+
+    def stylesheet(self) -> str:
+        """The document's one inline stylesheet (its CSP allows it by hash)."""
+        return str(
+            self.env.get_template("style.css.j2").render(
+                paper=self.page_size(), token_colours=TOKEN_COLOURS, token_styles=TOKEN_STYLES
+            )
         )
 
+    def page_context(self, session: Session) -> dict[str, Any]:
+        """What a subclass adds to (or changes in) the values a document template receives."""
+        return {}
+
     def messages(self, messages: list[Message]) -> Iterator[str]:
+        self.anchors = Anchors()
         views = [self.message_view(m, i) for i, m in enumerate(messages, 1)]
         yield from self.env.get_template("fragment.html.j2").generate(messages=views, blocks=[], **self._fragment())
 
@@ -219,8 +240,9 @@ class HtmlProjector(Projector):
         first_prose = next((b.markdown for b in message.blocks if isinstance(b, ProseBlock)), "")
         # The words a reader sees, not the Markdown: a preview needs only the start.
         summary = single_line(prose_words(first_prose[: SUMMARY_LENGTH * 8]))
+        anchor, anchored = self.anchored(message)
         return {
-            "anchor": f"m{index}",
+            "anchor": anchor,
             "role": message.role,
             "status": message.status,
             "label": label,
@@ -229,8 +251,15 @@ class HtmlProjector(Projector):
             "time_iso": iso(message.created_at) if self.shows_times() else None,
             "time_text": utc(message.created_at),
             "summary": summary[:SUMMARY_LENGTH] + ("…" if len(summary) > SUMMARY_LENGTH else ""),
-            "blocks": [self.block(b) for b in self.blocks(message)],
+            "blocks": [self.block(b) for _, b in anchored],
+            "block_anchors": [a for a, _ in anchored],
         }
+
+    def anchored(self, message: Message) -> tuple[str, list[tuple[str, Block]]]:
+        """The anchor of a message and of each block it shows, handed out in
+        document order: what a link to a message or block names."""
+        anchor = self.anchors.take("m", message.id)
+        return anchor, [(self.anchors.take("b", b.id), b) for b in self.blocks(message)]
 
     # --- one method per block type ----------------------------------------------------
 

@@ -112,7 +112,7 @@ BlockView = (
 
 
 class MessageView(TypedDict):
-    anchor: str  # the element id the contents link to
+    anchor: str  # the element id the contents link to: m-<message id> (formats/anchors.py)
     role: str
     status: str
     label: str  # role, and author name
@@ -122,6 +122,7 @@ class MessageView(TypedDict):
     time_text: str
     summary: str  # the first words of its prose, for the contents
     blocks: list[BlockView]
+    block_anchors: list[str]  # each block's element id, b-<block id>, in the order of blocks
 
 
 class SessionView(TypedDict):

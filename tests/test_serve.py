@@ -1,0 +1,379 @@
+"""`vis-export serve` through Starlette's test client: pages, API, downloads,
+copy flavours, the policy, keeping current, and the guards (spec/serve.md).
+The real server and a real browser are in test_serve_browser.py."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import pytest
+from click.testing import CliRunner
+from htmldom import elements, parse, text_content
+from hypothesis import given, strategies as st
+from servedroom import room, write_session
+from strategies import PRIVATE_CANARY, session_documents, small_blocks
+from test_rules_html import ACTIVE_TAGS, assert_inert, assert_inert_attributes
+
+from vis_export.cli import main
+from vis_export.copying import clipboard
+from vis_export.formats import FORMATS, get_format
+from vis_export.formats.anchors import Anchors, anchor
+from vis_export.formats.options import ExportOptions
+from vis_export.model import CodeBlock
+from vis_export.policy import is_private
+from vis_export.searchindex import search
+from vis_export.serve.pages import Room, anchored_part, session_page
+from vis_export.sources import load
+from vis_export.sources.messages import session_document
+
+pytest.importorskip("starlette")
+GOLDEN = Path(__file__).parent.parent / "golden" / "input"
+# The golden session's code block a1b5, which has what a copy most easily loses.
+CODE = json.loads((GOLDEN / "session.json").read_text())["messages"][1]["content"][4]["text"]
+assert "\t" in CODE and "\r" in CODE and "   \n" in CODE
+
+
+@pytest.fixture(scope="module")
+def golden(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    folder = tmp_path_factory.mktemp("golden")
+    for path in GOLDEN.iterdir():
+        shutil.copy(path, folder / path.name)
+    with room([folder]) as client:
+        client.folder = folder
+        yield client
+
+
+def sessions_json(folder: Path) -> list[dict[str, Any]]:
+    result = CliRunner().invoke(main, ["sessions", "--json", str(folder)])
+    return json.loads(result.stdout)  # type: ignore[no-any-return]
+
+
+def test_sessions_api_is_sessions_json_and_the_page_lists_newest_first(golden: Any) -> None:
+    rows = golden.get("/api/sessions").json()
+    expected = sessions_json(golden.folder)
+    assert sorted(rows, key=lambda r: r["id"]) == sorted(expected, key=lambda r: r["id"])
+    assert [r["last_at"] for r in rows] == sorted((r["last_at"] for r in expected), reverse=True)
+    page = parse(golden.get("/").text)
+    links = [a.get("href") for table in elements(page, "table") for a in elements(table, "a")]
+    assert links == [f"/s/{quote(r['id'], safe='')}" for r in rows]
+
+
+def test_sessions_filter_by_title_and_date_and_paginate(golden: Any) -> None:
+    everything = golden.get("/api/sessions").json()
+    assert [r["id"] for r in golden.get("/api/sessions?title=CONFIG").json()] == ["golden_session"]
+    one_by_one = [golden.get(f"/api/sessions?per_page=1&page={n}").json() for n in range(1, len(everything) + 2)]
+    assert [rows[0]["id"] for rows in one_by_one[:-1]] == [r["id"] for r in everything] and one_by_one[-1] == []
+    day = "2026-08-10"  # the Lonis session's day only
+    on_day = golden.get(f"/api/sessions?since={day}&until={day}").json()
+    assert on_day and all(r["first_at"] <= 1786406399999 and r["last_at"] >= 1786320000000 for r in on_day)
+    titled = golden.get("/api/sessions?sort=title").json()
+    assert len(titled) == len(everything)
+    html = golden.get("/?per_page=2").text
+    assert 'rel="next" href="/?page=2"' in html.replace("&amp;", "&") or "page=2" in html
+    for bad in ("page=0", "page=x", "per_page=100000", "sort=evil", "since=yesterday"):
+        answer = golden.get(f"/api/sessions?{bad}")
+        assert answer.status_code == 400 and answer.json()["error"], bad
+
+
+def test_session_page_is_the_projector_document_with_an_anchor_on_every_message_and_block(golden: Any) -> None:
+    session = next(s for s in load(GOLDEN / "session.json"))
+    answer = golden.get("/s/golden_session")
+    assert answer.status_code == 200
+    dom = parse(answer.text)
+    ids = {e.get("id") for e in elements(dom) if e.get("id")}
+    visible = [b for m in session.messages for b in m.blocks if not is_private(b)]
+    assert {anchor("m", m.id) for m in session.messages} <= ids
+    assert {anchor("b", b.id) for b in visible} <= ids and anchor("b", "a1b1") not in ids  # private reasoning
+    assert PRIVATE_CANARY not in answer.text
+    scripts = list(elements(dom, "script"))
+    assert [(s.get("src"), text_content(s)) for s in scripts] == [("/static/copy.js", "")]
+    meta = next(m for m in elements(dom, "meta") if m.get("http-equiv"))
+    assert meta.get("content") == answer.headers["content-security-policy"]
+    assert "script-src 'self';" in meta.get("content") and "unsafe-inline" not in meta.get("content")
+    script = golden.get("/static/copy.js")
+    assert script.status_code == 200 and script.headers["content-type"].startswith("text/javascript")
+    assert golden.head("/s/golden_session").status_code == 200
+
+
+def test_downloads_in_every_format_are_the_exports(golden: Any) -> None:
+    session = next(s for s in load(GOLDEN / "session.json"))
+    page = parse(golden.get("/s/golden_session").text)
+    links = [
+        a.get("href")
+        for nav in elements(page, "nav")
+        if nav.get("class") == "room-downloads"
+        for a in elements(nav, "a")
+    ]
+    for name in FORMATS:
+        made = get_format(name)
+        url = f"/s/golden_session.{made.extension}"
+        assert url in links
+        answer = golden.get(url)
+        assert answer.status_code == 200 and "attachment" in answer.headers["content-disposition"]
+        if made.binary:
+            assert answer.content.startswith(b"%PDF")
+        else:
+            assert answer.text == made.render(session, ExportOptions())
+        assert PRIVATE_CANARY.encode() not in answer.content
+
+
+def test_copy_flavours_come_from_the_clipboard_and_a_code_block_copies_exactly_its_code(golden: Any) -> None:
+    code = golden.get(f"/api/copy?session=golden_session&anchor={anchor('b', 'a1b5')}").json()
+    assert code["text/plain"] == CODE
+    html = parse(code["text/html"])
+    assert text_content(next(elements(html, "code"))) == CODE
+    assert all(e.get("class") is None for e in elements(html, "span")) and any(
+        "color:#" in (e.get("style") or "") for e in elements(html, "span")
+    )  # highlighting carried inline, for a paste into a document or a chat
+    message = golden.get(f"/api/copy?session=golden_session&anchor={anchor('m', 'msg_asst_1')}").json()
+    assert set(message) == {"text/plain", "text/markdown", "text/html"}
+    assert "```python" in message["text/markdown"] and PRIVATE_CANARY not in json.dumps(message)
+    for missing in ("session=nope&anchor=m-x", f"session=golden_session&anchor={anchor('b', 'a1b1')}", ""):
+        assert golden.get(f"/api/copy?{missing}").status_code == 404
+
+
+def test_search_api_has_the_keys_of_search_json_and_hits_land_on_their_block(golden: Any, tmp_path: Path) -> None:
+    answer = golden.get("/api/search?q=parse_config")
+    hits = answer.json()
+    assert hits
+    cli = CliRunner().invoke(
+        main, ["index", str(golden.folder), "--index", str(tmp_path / "idx"), "--reasoning", "visible"]
+    )
+    assert cli.exit_code == 0, cli.output
+    assert hits == [h.to_json() for h in search("parse_config", tmp_path / "idx", limit=20)]
+    page = parse(golden.get("/search?q=parse_config").text)
+    links = [a.get("href") for a in elements(page, "a") if "room-hit-link" in (a.get("class") or "")]
+    assert links == [f"/s/{quote(h['session_id'], safe='')}#{anchor('b', h['block_id'])}" for h in hits]
+    for link in links:
+        path, fragment = link.split("#")
+        assert f'id="{fragment}"' in golden.get(path).text
+    assert golden.get("/api/search?q=parse_config&type=code&language=python").json()[0]["block_id"] == "a1b5"
+    assert golden.get("/api/search?q=PRIVATE").json() == []
+    for bad in ("q=", "q=x&role=god", "q=x&type=script", "q=x&limit=0", "q=" + "+w" * 70):
+        assert golden.get(f"/api/search?{bad}").status_code == 400, bad
+    assert golden.get("/search?q=x&since=soon").status_code == 400
+
+
+def test_guards_foreign_host_methods_and_paths(golden: Any) -> None:
+    for host in ("evil.example", "127.0.0.1.evil.example", "localhost.evil.example"):
+        assert golden.get("/", headers={"host": host}).status_code == 400
+    for host in ("localhost:8765", "127.0.0.1:1234", "localhost"):
+        assert golden.get("/", headers={"host": host}).status_code == 200
+    for method in ("POST", "PUT", "DELETE", "PATCH", "OPTIONS"):
+        answer = golden.request(method, "/s/golden_session")
+        assert answer.status_code == 405 and answer.headers["allow"] == "GET, HEAD"
+    secret = golden.folder / "session.json"
+    for path in (
+        "/s/..%2F..%2F..%2Fetc%2Fpasswd",
+        "/s/%2Fetc%2Fpasswd",
+        f"/s/{quote(str(secret), safe='')}",
+        "/s/session.json",
+        "/static/..%2F..%2Fcli.py",
+        "/static/app.py",
+        "/session?id=../session.json",
+    ):
+        answer = golden.get(path)
+        assert answer.status_code == 404 and "parse_config" not in answer.text, path
+    for answer in (golden.get("/"), golden.get("/api/sessions"), golden.get("/nowhere")):
+        assert "default-src 'none'" in answer.headers["content-security-policy"]
+        assert answer.headers["x-content-type-options"] == "nosniff"
+
+
+def test_the_policy_is_fixed_at_start_and_all_says_so_on_every_page(tmp_path: Path) -> None:
+    shutil.copy(GOLDEN / "session.json", tmp_path / "session.json")
+    private = f"anchor={anchor('b', 'a1b1')}"
+    with room([tmp_path], reasoning="visible") as visible:
+        for url in (
+            "/s/golden_session?reasoning=all",
+            "/s/golden_session.md?reasoning=all",
+            "/search?q=user&reasoning=all",
+        ):
+            assert PRIVATE_CANARY not in visible.get(url).text
+        assert visible.get(f"/api/copy?session=golden_session&{private}&reasoning=all").status_code == 404
+        assert "Private reasoning is shown" not in visible.get("/").text
+    with room([tmp_path], reasoning="none") as none:
+        page = none.get("/s/golden_session").text
+        assert "parse_config` first" not in page and "Read the file" not in page
+        assert none.get("/api/search?q=parse_config&type=reasoning").json() == []
+    with room([tmp_path], reasoning="all") as shown:
+        for url in ("/", "/s/golden_session", "/search?q=parse", "/search", "/nowhere-session"):
+            assert "Private reasoning is shown" in shown.get(url.replace("/nowhere", "/s/nowhere")).text, url
+        assert PRIVATE_CANARY in shown.get("/s/golden_session").text
+        assert PRIVATE_CANARY in shown.get(f"/api/copy?session=golden_session&{private}").json()["text/plain"]
+        assert shown.get("/api/search?q=PRIVATE").json() == []  # never indexed, whatever the policy
+
+
+def test_a_changed_source_shows_its_new_content_on_the_next_request(tmp_path: Path) -> None:
+    document = json.loads((GOLDEN / "session.json").read_text())
+    path = write_session(tmp_path, document)
+    with room([tmp_path]) as client:
+        assert client.get("/api/search?q=zanzibar").json() == []
+        document["messages"][0]["content"][0]["markdown"] = "Now about zanzibar."
+        document["title"] = "Renamed"
+        path.write_text(json.dumps(document) + "\n", encoding="utf-8")
+        assert "zanzibar" in client.get("/s/golden_session").text
+        assert [h["block_id"] for h in client.get("/api/search?q=zanzibar").json()] == ["u1b1"]
+        assert client.get("/api/sessions").json()[0]["title"] == "Renamed"
+        write_session(tmp_path, {**document, "id": "second"}, "second")
+        assert {r["id"] for r in client.get("/api/sessions").json()} == {"golden_session", "second"}
+        path.unlink()
+        assert client.get("/s/golden_session").status_code == 404
+        assert [h["session_id"] for h in client.get("/api/search?q=zanzibar").json()] == ["second"]
+        pair = write_session(tmp_path, [{**document, "id": "one"}, {**document, "id": "two"}], "pair")
+        assert {h["session_id"] for h in client.get("/api/search?q=zanzibar").json()} == {"one", "two", "second"}
+        pair.write_text(json.dumps([{**document, "id": "two", "title": "Only two"}]), encoding="utf-8")
+        assert "Only two" in client.get("/s/two").text  # its page sees the change first: "one" left the file
+        assert client.get("/s/one").status_code == 404
+        assert {h["session_id"] for h in client.get("/api/search?q=zanzibar").json()} == {"two", "second"}
+
+
+def test_a_given_index_is_searched_and_not_written(golden: Any, tmp_path: Path) -> None:
+    index = tmp_path / "idx"
+    assert CliRunner().invoke(main, ["index", str(golden.folder), "--index", str(index)]).exit_code == 0
+    before = {p: p.stat().st_mtime_ns for p in index.rglob("*")}
+    with room([golden.folder], index=index) as client:
+        assert client.get("/api/search?q=deploy").json()
+        assert "parse_config" in client.get("/s/golden_session").text
+    assert {p: p.stat().st_mtime_ns for p in index.rglob("*")} == before
+
+
+def test_ids_of_any_kind_link_to_their_session(tmp_path: Path) -> None:
+    odd = ["a/b", "..", ".", "x.md", "x", "50%", "?q#f", "sp ace", "ünï", "%2F", "%"]
+    for n, session_id in enumerate(odd):
+        write_session(tmp_path, {"id": session_id, "title": f"title {n}", "messages": []}, f"s{n}")
+    with room([tmp_path]) as client:
+        page = parse(client.get("/?per_page=100").text)
+        links = {text_content(a): a.get("href") for table in elements(page, "table") for a in elements(table, "a")}
+        for n in range(len(odd)):
+            answer = client.get(links[f"title {n}"])
+            assert answer.status_code == 200 and f"title {n}" in answer.text, odd[n]
+        assert "title 4" in client.get("/s/x").text and "title 3" in client.get("/s/x.md").text
+        assert client.get("/s/x.txt").headers["content-disposition"] == 'attachment; filename="x.txt"'
+
+
+@given(st.lists(st.text(min_size=1, max_size=8), max_size=12))
+def test_anchors_are_unique_and_safe_and_a_link_names_the_first(ids: list[str]) -> None:
+    anchors = Anchors()
+    taken = [anchors.take("b", i) for i in ids]
+    assert len(set(taken)) == len(taken)
+    assert all(re.fullmatch(r"b-[A-Za-z0-9_.~-]*", a) for a in taken)
+    for i in set(ids):
+        assert taken[ids.index(i)] == anchor("b", i)
+
+
+@given(session_documents(small_blocks), st.sampled_from(["none", "visible", "all"]))
+def test_every_anchor_of_a_page_copies_its_own_part(document: dict[str, Any], reasoning: str) -> None:
+    result = session_document(document, "s.json", "s")
+    assert result.session is not None
+    session = result.session
+    served = Room(reasoning, [])
+    dom = parse(session_page(served, session))
+    frames = [e.get("id") for e in elements(dom) if e.get("id", "").startswith(("m-", "b-"))]
+    first = {}
+    for message in session.messages:
+        first.setdefault(anchor("m", message.id), message)
+        for block in message.blocks:
+            first.setdefault(anchor("b", block.id), block)
+    for made in frames:
+        part = anchored_part(served, session, made)
+        assert part is not None
+        if made in first and made == anchor(made[0], first[made].id):
+            assert part.id == first[made].id
+        copied = clipboard(part, reasoning=reasoning)
+        if isinstance(part, CodeBlock):
+            assert copied["text/plain"] == part.text  # R1
+        if reasoning != "all":
+            assert PRIVATE_CANARY not in json.dumps(copied)  # R2: what a copy button gives too
+    if reasoning != "all":
+        assert PRIVATE_CANARY not in text_content(dom)
+
+
+def hostile_document(beacon: str) -> dict[str, Any]:
+    """The XSS corpus (test_xss.py) in every field, ids included."""
+    from test_xss import document
+
+    made = document(beacon)
+    evil = made["title"]
+    made["id"] = evil
+    for m, message in enumerate(made["messages"]):
+        message["id"] = f"{evil}{m}"
+        for b, block in enumerate(message["content"]):
+            block["id"] = f"{evil}{m}.{b}"
+    return made
+
+
+def assert_served_inert(html: str) -> None:
+    """Nothing on a served page can run, load or navigate but the room's own
+    script, stylesheet and forms (the structure; test_serve_browser.py runs it)."""
+    dom = parse(html)
+    for element in elements(dom):
+        tag = element.tag.split("}")[-1]
+        attributes = dict(element.attrib)
+        if tag == "script":
+            assert attributes == {"src": "/static/copy.js", "defer": ""} and not text_content(element)
+            continue
+        if tag == "link":
+            assert attributes == {"rel": "stylesheet", "href": "/static/serve.css"}
+            continue
+        if tag == "form":
+            assert attributes.get("action") in ("/", "/search") and attributes.get("method") == "get"
+            continue
+        if tag in ("button", "select"):  # the forms' own controls
+            assert attributes in ({"type": "submit"}, {"name": "sort"}, {"name": "role"}, {"name": "type"}), attributes
+            continue
+        if tag == "input":
+            assert attributes.get("type") in ("search", "text", "date") or (
+                attributes.get("type") == "checkbox" and "disabled" in attributes
+            )
+            attributes.pop("type")
+        assert tag not in ACTIVE_TAGS, tag
+        assert_inert_attributes(tag, attributes)
+        if tag == "a" and not attributes.get("href", "#").startswith("#"):  # the room's own links, or the data's
+            assert attributes["href"].startswith(("/", "http:", "https:", "mailto:")), attributes["href"]
+
+
+def test_the_xss_corpus_in_every_field_is_inert_on_every_page(tmp_path: Path) -> None:
+    document = hostile_document("http://127.0.0.1:9")
+    write_session(tmp_path, document)
+    evil = document["id"]
+    with room([tmp_path], reasoning="all") as client:
+        session_url, missing = "/s/" + quote(evil, safe=""), "/s/" + quote(evil + "x", safe="")
+        pages = [
+            "/",
+            "/?title=" + quote(evil),
+            session_url,
+            session_url + ".html",
+            missing,
+            "/search?q=script",
+            "/search?q=fetch+onerror&type=code",
+            "/search?q=" + quote(evil[:200]) + "&language=" + quote(evil[:50]),
+        ]
+        for page in pages:
+            answer = client.get(page)
+            assert answer.status_code == (404 if page == missing else 200), page
+            assert answer.headers["content-type"].startswith("text/html"), page
+            assert_served_inert(answer.text) if not page.endswith(".html") else assert_inert(answer.text)
+        hits = client.get("/api/search?q=script").json()
+        assert hits and all("<script" not in h["snippet_html"] for h in hits)
+        for anchor_id in re.findall(r'id="([mb]-[^"]+)"', client.get(session_url).text):
+            assert client.get("/api/copy", params={"session": evil, "anchor": anchor_id}).status_code == 200
+
+
+def test_a_slow_look_at_the_sources_runs_in_the_background(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from vis_export.serve import catalogue
+
+    monkeypatch.setattr(catalogue, "SLOW_WALK", 0.0)  # every walk counts as slow
+    write_session(tmp_path, {"id": "first", "messages": []}, "first")
+    with room([tmp_path]) as client:
+        write_session(tmp_path, {"id": "later", "messages": []}, "later")
+        assert [r["id"] for r in client.get("/api/sessions").json()] == ["first"]  # answered from what is known
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and len(client.get("/api/sessions").json()) < 2:
+            time.sleep(0.05)
+        assert {r["id"] for r in client.get("/api/sessions").json()} == {"first", "later"}

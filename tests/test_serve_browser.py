@@ -1,0 +1,177 @@
+"""`vis-export serve` as a real process, read by a real headless Chromium
+(Selenium on Debian's chromium-driver): a search hit lands on its block, a
+code block's copy button puts exactly the code on the clipboard, the XSS
+corpus in every field runs no script on any page, a foreign Host is refused."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import shutil
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, urlencode, urlsplit
+
+import pytest
+from browser import browser  # noqa: F401 - the fixture
+from servedroom import served, write_session
+from test_serve import CODE, GOLDEN, hostile_document
+from test_xss import beacon  # noqa: F401 - the fixture
+
+from vis_export.formats.anchors import anchor
+
+pytestmark = pytest.mark.slow  # a real server and a real browser
+pytest.importorskip("starlette")
+
+
+def wait_for(condition: Callable[[], Any], seconds: float = 10) -> Any:
+    end = time.monotonic() + seconds
+    while True:
+        value = condition()
+        if value or time.monotonic() > end:
+            return value
+        time.sleep(0.05)
+
+
+@pytest.fixture(scope="module")
+def golden_server(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    folder = tmp_path_factory.mktemp("golden")
+    shutil.copy(GOLDEN / "session.json", folder / "session.json")
+    write_session(folder, {"id": "%2F", "title": "slash", "messages": []}, "odd")
+    code = {"id": "c", "type": "code", "language": "c", "text": "\tint x;  \r\n"}
+    prose = {"id": "p", "type": "prose", "markdown": "Run:\n\n```sh\nmake\t-j2  \n```\n"}
+    message = {"id": "m", "role": "user", "status": "completed", "created_at": 0, "content": [code, prose]}
+    write_session(folder, {"id": "..", "title": "dots", "messages": [message]}, "dots")
+    with served([folder]) as url:
+        yield url
+
+
+def test_search_then_click_a_hit_lands_on_the_marked_block(browser: Any, golden_server: str) -> None:  # noqa: F811
+    from selenium.webdriver.common.by import By
+
+    browser.get(golden_server + "search?" + urlencode({"q": "parse_config", "type": "code"}))
+    browser.find_element(By.CSS_SELECTOR, "a.room-hit-link").click()
+    wanted = anchor("b", "a1b5")
+    assert wait_for(lambda: browser.execute_script("return location.hash") == f"#{wanted}")
+    target = browser.execute_script("return document.querySelector(':target')")
+    assert target.get_attribute("id") == wanted and "block-frame" in target.get_attribute("class")
+    assert browser.execute_script("return getComputedStyle(arguments[0]).outlineStyle", target) == "solid"
+    top, height = browser.execute_script(
+        "const r = arguments[0].getBoundingClientRect(); return [r.top, innerHeight]", target
+    )
+    assert 0 <= top < height  # scrolled to it
+
+
+def read_clipboard(driver: Any, kind: str) -> str:
+    script = (
+        "const done = arguments[arguments.length - 1];"
+        "navigator.clipboard.read().then(async (items) => {"
+        f"  const item = items.find((i) => i.types.includes({json.dumps(kind)}));"
+        f"  done(item ? await (await item.getType({json.dumps(kind)})).text() : 'MISSING');"
+        "}, (error) => done('ERROR ' + error));"
+    )
+    return driver.execute_async_script(script)  # type: ignore[no-any-return]
+
+
+def test_a_code_blocks_copy_button_copies_exactly_its_code(browser: Any, golden_server: str) -> None:  # noqa: F811
+    from selenium.webdriver.common.by import By
+
+    origin = golden_server.rstrip("/")
+    browser.execute_cdp_cmd(
+        "Browser.grantPermissions", {"origin": origin, "permissions": ["clipboardReadWrite", "clipboardSanitizedWrite"]}
+    )
+    browser.set_script_timeout(20)
+    browser.get(golden_server + "s/golden_session")
+    frame = browser.find_element(By.ID, anchor("b", "a1b5"))
+    button = frame.find_element(By.CSS_SELECTOR, ".copy-button")
+    assert button.text == "Copy code"
+    browser.execute_script("arguments[0].scrollIntoView()", button)
+    button.click()
+    assert wait_for(lambda: button.get_attribute("data-state")) == "copied"
+    assert read_clipboard(browser, "text/plain") == CODE  # tabs, the CR and trailing spaces included
+    pasted = read_clipboard(browser, "text/html")
+    assert "style=" in pasted and "parse_config" in pasted  # highlighting carried inline
+    message = browser.find_element(By.ID, anchor("m", "msg_asst_1"))
+    markdown = [
+        b for b in message.find_elements(By.CSS_SELECTOR, ".message-heading .copy-button") if b.text == "Copy Markdown"
+    ]
+    markdown[0].click()
+    assert wait_for(lambda: markdown[0].get_attribute("data-state")) == "copied"
+    assert "```python\n" + CODE in read_clipboard(browser, "text/plain")
+    browser.get(golden_server)  # a session whose id a path cannot hold is named in the query
+    browser.find_element(By.LINK_TEXT, "dots").click()
+    button = browser.find_element(By.ID, anchor("b", "c")).find_element(By.CSS_SELECTOR, ".copy-button")
+    button.click()
+    assert wait_for(lambda: button.get_attribute("data-state")) == "copied"
+    assert read_clipboard(browser, "text/plain") == "\tint x;  \r\n"
+    (button,) = [
+        b
+        for b in browser.find_element(By.ID, anchor("b", "p")).find_elements(By.CSS_SELECTOR, ".copy-button")
+        if b.text == "Copy code"
+    ]
+    button.click()
+    assert wait_for(lambda: button.get_attribute("data-state")) == "copied"
+    assert read_clipboard(browser, "text/plain").rstrip("\n") == "make\t-j2  "  # code in prose: its element's text
+
+
+def ask(server: str, method: str, path: str, host: str | None = None) -> tuple[int, bytes]:
+    address = urlsplit(server)
+    connection = http.client.HTTPConnection(address.hostname or "", address.port, timeout=10)
+    try:
+        connection.request(method, path, headers={"Host": host} if host else {})
+        answer = connection.getresponse()
+        return answer.status, answer.read()
+    finally:
+        connection.close()
+
+
+def test_a_foreign_host_is_refused_and_only_get_and_head_are_answered(golden_server: str) -> None:
+    address = urlsplit(golden_server)
+    for host, status in (
+        ("evil.example", 400),
+        (f"evil.example:{address.port}", 400),
+        ("localhost", 200),
+        (address.netloc, 200),
+    ):
+        assert ask(golden_server, "GET", "/", host)[0] == status, host
+    assert ask(golden_server, "POST", "/")[0] == 405
+    status, body = ask(golden_server, "GET", "/s/" + quote("%2F", safe=""))  # an id a path could not name unquoted
+    assert status == 200 and b"slash" in body
+
+
+def test_the_xss_corpus_in_every_field_runs_no_script_on_any_page(
+    browser: Any,  # noqa: F811
+    beacon: tuple[str, list[str]],  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    from selenium.common.exceptions import NoAlertPresentException
+    from selenium.webdriver.common.by import By
+
+    url, hits = beacon
+    document = hostile_document(url)
+    write_session(tmp_path, document)
+    evil = document["id"]
+    with served([tmp_path], "--reasoning", "all") as server:
+        pages = [
+            "",
+            "?" + urlencode({"title": evil}),
+            "s/" + quote(evil, safe=""),
+            "s/" + quote(evil + "-missing", safe=""),
+            "search?" + urlencode({"q": "script"}),
+            "search?" + urlencode({"q": "fetch onerror"}),
+            "search?" + urlencode({"q": evil[:300], "language": evil[:100]}),
+        ]
+        for page in pages:
+            browser.get(server + page)
+            wait_for(lambda: browser.execute_script("return document.readyState") == "complete")
+            time.sleep(0.3)
+            with pytest.raises(NoAlertPresentException):
+                browser.switch_to.alert.text  # noqa: B018 - asking is the check
+        browser.get(server + "s/" + quote(evil, safe=""))
+        # The page's own script runs (the copy buttons exist), so a script of the data could have run too.
+        assert wait_for(lambda: browser.find_elements(By.CSS_SELECTOR, ".copy-button"))
+        browser.find_elements(By.CSS_SELECTOR, "details")[0].click()
+        time.sleep(0.5)
+    assert hits == [], f"a served page made requests: {hits}"

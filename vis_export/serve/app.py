@@ -1,0 +1,303 @@
+"""The reading room as an ASGI application (Starlette): routes over a catalogue.
+
+Safety lives at the edge, in one place each: ``TrustedHostMiddleware`` refuses
+a foreign ``Host`` (DNS rebinding), ``Guard`` answers 405 to every method but
+GET and HEAD and puts the Content-Security-Policy and its companions on every
+response. Requests name sessions by id, looked up in the catalogue; the only
+files served are the package's own two, read at start.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import threading
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, MutableMapping, Sequence
+from importlib.resources import files
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from vis_export.contract import MESSAGE_ROLES
+from vis_export.copying import clipboard
+from vis_export.extras import MissingExtra
+from vis_export.formats import FORMATS, Format, get_format
+from vis_export.formats.html import HtmlProjector
+from vis_export.model import Session
+from vis_export.output import encode
+from vis_export.policy import Reasoning
+from vis_export.searchindex import Hit, IndexFailure, search
+from vis_export.searchindex.documents import INDEXED_TYPES
+from vis_export.serve import pages
+from vis_export.serve.catalogue import SORTS, Catalogue
+from vis_export.timefmt import millis
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+ASGIApp = Callable[[Scope, Callable[[], Awaitable[Message]], Callable[[Message], Awaitable[None]]], Awaitable[None]]
+
+PER_PAGE = 50
+MAX_PER_PAGE = 1000
+SEARCH_LIMIT = 10  # as `vis-export search`
+MAX_SEARCH_LIMIT = 200
+KEPT_PAGES = 8  # rendered session pages kept for the next request
+MEDIA_TYPES = {
+    "md": "text/markdown; charset=utf-8",
+    "txt": "text/plain; charset=utf-8",
+    "html": "text/html; charset=utf-8",
+    "json": "application/json",
+    "jsonl": "application/x-ndjson",
+    "pdf": "application/pdf",
+}
+
+
+class Guard:
+    """GET and HEAD only (else 405), and the security headers on every answer."""
+
+    def __init__(self, app: ASGIApp, csp: str):
+        self.app = app
+        self.headers = [
+            (b"content-security-policy", csp.encode("ascii")),
+            (b"x-content-type-options", b"nosniff"),
+            (b"referrer-policy", b"no-referrer"),
+            (b"x-frame-options", b"DENY"),
+            (b"cross-origin-resource-policy", b"same-origin"),
+        ]
+
+    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        if scope["method"] not in ("GET", "HEAD"):
+            await Response("Only GET and HEAD: this server is read-only.\n", 405, {"allow": "GET, HEAD"})(
+                scope, receive, self._sending(send)
+            )
+            return
+        await self.app(scope, receive, self._sending(send))
+
+    def _sending(self, send: Any) -> Any:
+        async def sending(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message["headers"] = [*message.get("headers", []), *self.headers]
+            await send(message)
+
+        return sending
+
+
+class BadRequest(ValueError):
+    """A query parameter that cannot be read: a 400 saying which."""
+
+
+def _offered() -> dict[str, Format]:
+    """The downloads on offer by extension: every built-in format whose extra is installed."""
+    offered = {}
+    for name in FORMATS:
+        try:
+            made = get_format(name)
+        except MissingExtra:
+            continue
+        offered[made.extension] = made
+    return offered
+
+
+def _static(name: str) -> bytes:
+    return (files("vis_export.serve") / "static" / name).read_bytes()
+
+
+def _download_name(session_id: str, extension: str) -> str:
+    return (re.sub(r"[^A-Za-z0-9_.-]", "_", session_id).strip(".")[:100] or "session") + f".{extension}"
+
+
+def create_app(
+    catalogue: Catalogue, index: str | os.PathLike[str] | None, reasoning: Reasoning, hosts: Sequence[str]
+) -> Starlette:
+    """The application over ``catalogue``, searching the index at ``index``
+    (none: no search); ``reasoning`` is the policy of every page, fixed here;
+    ``hosts``: the names a request's ``Host`` may give."""
+    formats = _offered()
+    room = pages.Room(reasoning, [(f.name, ext) for ext, f in formats.items()])
+    csp = pages.policy(HtmlProjector(room.options).stylesheet())
+    rendered: OrderedDict[tuple[str, str], bytes] = OrderedDict()
+    kept = threading.Lock()
+    statics = {name: _static(name) for name in ("copy.js", "serve.css")}
+
+    def html(text: str, status: int = 200) -> Response:
+        return Response(encode(text), status, media_type="text/html; charset=utf-8")
+
+    def as_json(value: Any, status: int = 200) -> Response:
+        return Response(encode(json.dumps(value, ensure_ascii=False)), status, media_type="application/json")
+
+    def problem(request: Request, status: int, message: str) -> Response:
+        if request.url.path.startswith("/api/"):
+            return as_json({"error": message}, status)
+        return html(pages.problem_page(room, status, message), status)
+
+    def number(request: Request, name: str, default: int, most: int) -> int:
+        value = request.query_params.get(name) or str(default)
+        if not value.isdigit() or not 1 <= int(value) <= most:
+            raise BadRequest(f"{name} must be a whole number from 1 to {most}, not {value[:40]!r}")
+        return int(value)
+
+    def moment(request: Request, name: str, end_of_day: bool = False) -> int | None:
+        value = request.query_params.get(name)
+        if not value:
+            return None
+        try:
+            ms = millis(value)
+        except ValueError as error:
+            raise BadRequest(f"{name}: {error}") from None
+        # A date alone means the whole day for an upper bound.
+        return ms + 86_399_999 if end_of_day and re.fullmatch(r"\d{4}-\d\d-\d\d", value) else ms
+
+    def choice(request: Request, name: str, allowed: Sequence[str]) -> str | None:
+        value = request.query_params.get(name) or None
+        if value is not None and value not in allowed:
+            raise BadRequest(f"{name} must be one of {', '.join(allowed)}")
+        return value
+
+    def handled(endpoint: Callable[[Request], Response]) -> Callable[[Request], Response]:
+        def answer(request: Request) -> Response:
+            try:
+                return endpoint(request)
+            except BadRequest as error:
+                return problem(request, 400, str(error))
+
+        return answer
+
+    # --- sessions ------------------------------------------------------------------------
+
+    def listed(request: Request) -> tuple[list[Any], int, dict[str, str], int, int]:
+        per_page = number(request, "per_page", PER_PAGE, MAX_PER_PAGE)
+        offset = (number(request, "page", 1, 10**9) - 1) * per_page
+        form = {name: request.query_params.get(name, "") for name in ("title", "since", "until", "sort")}
+        sort = choice(request, "sort", SORTS) or SORTS[0]
+        rows, total = catalogue.page(
+            form["title"], moment(request, "since"), moment(request, "until", True), sort, offset, per_page
+        )
+        return rows, total, form, offset, per_page
+
+    def sessions_list(request: Request) -> Response:
+        rows, total, form, offset, per_page = listed(request)
+        return html(pages.sessions_page(room, rows, total, form, offset, per_page))
+
+    def sessions_api(request: Request) -> Response:
+        rows = listed(request)[0]
+        return as_json([row.row() for row in rows])
+
+    def found(session_id: str) -> tuple[Session, Any] | None:
+        return catalogue.session(session_id)
+
+    def session_page(session_id: str) -> Response | None:
+        hit = found(session_id)
+        if hit is None:
+            return None
+        session, stamp = hit
+        key = (session_id, repr(stamp))
+        with kept:
+            page = rendered.get(key)
+        if page is None:
+            page = encode(pages.session_page(room, session))
+        with kept:  # requests run in a thread pool
+            rendered[key] = page
+            rendered.move_to_end(key)
+            while len(rendered) > KEPT_PAGES:
+                rendered.popitem(last=False)
+        return Response(page, media_type="text/html; charset=utf-8")
+
+    def download(session_id: str, extension: str) -> Response | None:
+        hit = found(session_id)
+        made = formats.get(extension)
+        if hit is None or made is None:
+            return None
+        body = made.render(hit[0], room.options)
+        headers = {"content-disposition": f'attachment; filename="{_download_name(session_id, extension)}"'}
+        return Response(body if made.binary else encode(body), media_type=MEDIA_TYPES.get(extension), headers=headers)
+
+    def session_path(request: Request) -> Response:
+        rest = request.path_params["rest"]
+        answer = session_page(rest)
+        if answer is None:
+            stem, dot, extension = rest.rpartition(".")
+            answer = download(stem, extension) if dot else None
+        return answer or problem(request, 404, "No session with this id.")
+
+    def session_query(request: Request) -> Response:
+        session_id, extension = request.query_params.get("id", ""), request.query_params.get("as")
+        answer = download(session_id, extension) if extension else session_page(session_id)
+        return answer or problem(request, 404, "No session with this id.")
+
+    def copy(request: Request) -> Response:
+        hit = found(request.query_params.get("session", ""))
+        part = pages.anchored_part(room, hit[0], request.query_params.get("anchor", "")) if hit else None
+        if part is None:
+            return problem(request, 404, "No message or block with this anchor.")
+        return as_json(clipboard(part, reasoning=room.reasoning))
+
+    # --- search --------------------------------------------------------------------------
+
+    def hits(request: Request) -> list[Hit]:
+        query = request.query_params.get("q", "")
+        if index is None:
+            raise BadRequest("this server has no search index")
+        try:
+            found_hits = search(
+                query,
+                index,
+                limit=number(request, "limit", SEARCH_LIMIT, MAX_SEARCH_LIMIT),
+                role=choice(request, "role", MESSAGE_ROLES),
+                type=choice(request, "type", INDEXED_TYPES),
+                language=request.query_params.get("language") or None,
+                session=request.query_params.get("session") or None,
+                since=moment(request, "since"),
+                until=moment(request, "until", True),
+            )
+        except (IndexFailure, ValueError) as error:  # ValueError: too many words
+            raise BadRequest(str(error)) from None
+        # An index given with --index may hold visible reasoning a policy of none hides.
+        return [hit for hit in found_hits if room.reasoning != "none" or hit.block_type != "reasoning"]
+
+    def search_page(request: Request) -> Response:
+        form = {
+            name: request.query_params.get(name, "") for name in ("q", "role", "type", "language", "since", "until")
+        }
+        choices = {"role": MESSAGE_ROLES, "type": INDEXED_TYPES}
+        catalogue.current()
+        if not form["q"].strip():
+            return html(pages.search_page(room, None, form, choices, None))
+        try:
+            return html(pages.search_page(room, hits(request), form, choices, None))
+        except BadRequest as error:
+            return html(pages.search_page(room, None, form, choices, str(error)), 400)
+
+    def search_api(request: Request) -> Response:
+        if not request.query_params.get("q", "").strip():
+            raise BadRequest("q (the words to search for) is required")
+        catalogue.current()
+        return as_json([hit.to_json() for hit in hits(request)])
+
+    def static(name: str, media_type: str) -> Callable[[Request], Response]:
+        return lambda request: Response(statics[name], media_type=media_type, headers={"cache-control": "no-cache"})
+
+    routes = [
+        Route("/", handled(sessions_list)),
+        Route("/s/{rest:path}", handled(session_path)),
+        Route("/session", handled(session_query)),
+        Route("/search", handled(search_page)),
+        Route("/api/sessions", handled(sessions_api)),
+        Route("/api/search", handled(search_api)),
+        Route("/api/copy", handled(copy)),
+        Route(pages.SCRIPT, static("copy.js", "text/javascript; charset=utf-8")),
+        Route(pages.STYLESHEET, static("serve.css", "text/css; charset=utf-8")),
+    ]
+    middleware = [
+        Middleware(TrustedHostMiddleware, allowed_hosts=list(hosts), www_redirect=False),
+        Middleware(Guard, csp=csp),
+    ]
+    return Starlette(routes=routes, middleware=middleware)

@@ -1,0 +1,47 @@
+"""The search index serve keeps of its sources when none is given (``--index``).
+
+It lives in a temporary folder for the life of the server and is updated by
+the ordinary incremental job: a file whose size and modification time are
+unchanged is not read again, a changed one is re-indexed, a session no
+source holds any more is pruned. Private reasoning is never indexed; visible
+reasoning is, unless the server's policy is ``none``.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from vis_export.policy import Reasoning
+from vis_export.searchindex.documents import IndexReasoning
+from vis_export.searchindex.guard import IndexFailure
+from vis_export.searchindex.job import Batch, IndexCounts, index_sessions
+
+
+class IndexKeeper:
+    def __init__(self, reasoning: Reasoning, warn: Callable[[str], None] | None = None):
+        self.folder = tempfile.TemporaryDirectory(prefix="vis-export-serve-")
+        self.directory = Path(self.folder.name) / "index"
+        self.reasoning: IndexReasoning = "none" if reasoning == "none" else "visible"
+        self.warn = warn
+        self.built = False
+
+    def update(self, batches: Sequence[Batch], prune: bool = True) -> IndexCounts | None:
+        """Index what changed (``prune``: ``batches`` are all the sources, and
+        sessions none of them holds go). The first update (at start) raises ``IndexFailure``;
+        a later one that fails is told and leaves the index as it was, so the
+        pages stay current even when their search falls behind."""
+        try:
+            counts = index_sessions(batches, self.directory, reasoning=self.reasoning, prune=prune, warn=self.warn)
+        except IndexFailure as failure:
+            if not self.built:
+                raise
+            if self.warn is not None:
+                self.warn(f"vis-export: the search index was not updated: {failure}")
+            return None
+        self.built = True
+        return counts
+
+    def close(self) -> None:
+        self.folder.cleanup()
