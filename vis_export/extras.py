@@ -13,7 +13,14 @@ from importlib import import_module
 from types import ModuleType
 
 # The top-level module each optional library provides, and its extra.
-EXTRAS = {"weasyprint": "pdf", "pypdf": "pdf", "tantivy": "search", "whoosh": "search", "psycopg": "postgresql"}
+EXTRAS = {
+    "weasyprint": "pdf",
+    "pypdf": "pdf",
+    "typst": "typst",
+    "tantivy": "search",
+    "whoosh": "search",
+    "psycopg": "postgresql",
+}
 
 
 class MissingExtra(ImportError):

@@ -70,9 +70,14 @@ def _fetcher() -> Any:
     return DataOnly()
 
 
-def to_pdf(obj: Session | Message | list[Message] | tuple[Message, ...], **options: object) -> bytes:
+def to_pdf(
+    obj: Session | Message | list[Message] | tuple[Message, ...], engine: str | None = None, **options: object
+) -> bytes:
     """A session, a message or a list of messages as PDF bytes (options as in
-    ``ExportOptions``); messages are laid out as a session of their own."""
+    ``ExportOptions``); messages are laid out as a session of their own.
+    ``engine``: ``weasyprint`` (the default) or ``typst`` (``pdf_engine`` in ``ExportOptions``)."""
+    if engine is not None:
+        options["pdf_engine"] = engine
     if isinstance(obj, Message):
         obj = [obj]
     if isinstance(obj, (list, tuple)):
@@ -84,7 +89,17 @@ def to_pdf(obj: Session | Message | list[Message] | tuple[Message, ...], **optio
 
 
 def render_pdf(session: Session, options: ExportOptions, parts: int | None = None) -> bytes:
-    """``parts`` (default: one per ``PART_SIZE`` of text) forces the split."""
+    """``parts`` (default: one per ``PART_SIZE`` of text) forces the split (WeasyPrint);
+    ``options.pdf_engine`` ``typst`` hands the session to ``pdf_typst`` instead."""
+    from vis_export.extras import require
+
+    if options.pdf_engine == "typst":
+        require("typst", "PDF with the Typst engine")
+        from vis_export.formats.pdf_typst import render_typst
+
+        return render_typst(session, options)
+    require("weasyprint", "PDF")
+    require("pypdf", "PDF")
     session = visible_session(session, options.reasoning)  # R2: the parts are rendered from this view
     chunks = split(session, parts)
     if len(chunks) == 1:

@@ -1,0 +1,267 @@
+"""PDF through Typst (``--to pdf --pdf-engine typst``): the same document as the
+WeasyPrint engine, typeset by the Typst compiler in one process, several times faster.
+
+The session reaches Typst only as data: ``TypstProjector`` builds a JSON tree
+(prose as nodes, code as runs of text, see ``typst_tree``) that the package's
+template ``templates/typst/session.typ`` reads with ``json()`` and draws with
+its own functions, so no string of the session is ever Typst markup or code.
+Typst reads from a private temporary folder that holds only that JSON and the
+checked images (its root: it cannot read outside it), takes fonts from the
+system, and is given empty package folders; the template imports no package,
+so nothing is fetched. The bytes are deterministic: the document's date is the
+session's (or none), the compiler's clock is pinned to it, and nothing in the
+PDF names the temporary folder.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tempfile
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from vis_export import __version__
+from vis_export.attachments import Attachments, human_size
+from vis_export.formats.facts import SessionFacts
+from vis_export.formats.highlight import TOKEN_STYLES, inline_style
+from vis_export.formats.options import ExportOptions
+from vis_export.formats.projector import TRUNCATED_NOTE, Projector, json_text, status_note, tool_duration
+from vis_export.formats.typst_tree import Images, Node, ProseTree, code, words
+from vis_export.lonis_view import view as lonis_view
+from vis_export.model import (
+    AttachmentBlock,
+    Block,
+    CodeBlock,
+    ErrorBlock,
+    LonisBlock,
+    Message,
+    NoticeBlock,
+    ProseBlock,
+    ReasoningBlock,
+    Session,
+    SpeechBlock,
+    ToolBlock,
+)
+from vis_export.policy import visible_session
+from vis_export.resources import builtin_templates
+from vis_export.strings import single_line
+from vis_export.timefmt import utc
+
+# The page, in points: the template lays out with these, and code is wrapped
+# to the columns they leave.
+PAPERS = {"A4": ("a4", 595.28), "Letter": ("us-letter", 612.0)}
+LAYOUT = {
+    "margin_x": 39.7,  # 14 mm, as the print stylesheet
+    "margin_top": 51.0,  # 18 mm
+    "margin_bottom": 45.4,  # 16 mm
+    "code_size": 8.5,
+    "code_inset": 6.0,
+    "frame_inset": 7.0,
+    "list": 14.0,
+    "quote": 12.0,
+}
+MONO_ADVANCE = 0.6021  # DejaVu Sans Mono's advance, in em: every character of code but the wide ones
+MIN_COLUMNS = 16
+_LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def token_styles() -> dict[str, dict[str, str]]:
+    """The highlighter's classes as Typst text settings: colour, slant, weight."""
+    styles = {}
+    for css in TOKEN_STYLES:
+        declared = dict(part.split(":", 1) for part in inline_style(css).split(";"))
+        styles[css] = {
+            "fill": declared.get("color", "#1f2328"),
+            "style": declared.get("font-style", "normal"),
+            "weight": declared.get("font-weight", "regular").replace("normal", "regular"),
+        }
+    return styles
+
+
+class TypstProjector(Projector):
+    """The session as the template's data: one method per block type, as every format."""
+
+    def __init__(self, options: ExportOptions | None = None):
+        super().__init__(options)
+        self.images = Images()
+        self.attachments = Attachments.of(None, self.options.attachments)
+        self.indent = 0.0  # points the block being projected is indented by its frames
+        self._prose: ProseTree | None = None
+
+    def columns(self, indent: float) -> int:
+        """Columns of code that fit in a code box at ``indent``."""
+        width = PAPERS[self.options.paper][1] - 2 * LAYOUT["margin_x"] - indent - 2 * LAYOUT["code_inset"] - 2
+        return max(MIN_COLUMNS, int(width / (MONO_ADVANCE * LAYOUT["code_size"])))
+
+    def code(self, text: str, language: str | None, extra: float = 0.0) -> Node:
+        columns = self.columns(self.indent + extra)
+        return code(text, language, columns, highlight=not self.options.no_highlight)
+
+    def prose(self, markdown: str, extra: float = 0.0) -> list[Node]:
+        assert self._prose is not None
+        return self._prose(markdown, self.indent + extra)
+
+    def document(self, session: Session) -> dict[str, Any]:
+        """The template's whole input. Each call has its own image budget, as an HTML document."""
+        self.attachments = Attachments.of(session, self.options.attachments)
+        attached = [b for _, b in session.blocks() if isinstance(b, AttachmentBlock)]
+        self._prose = ProseTree(
+            self.attachments.lookup(attached), self.attachments.budget, self.images, self.columns, LAYOUT
+        )
+        facts = SessionFacts.of(session)
+        created = facts.created
+        moment = datetime.fromtimestamp(created / 1000, tz=UTC) if created is not None else None
+        return {
+            "title": facts.title,
+            "id": session.id,
+            "subject": f"Vis session {session.id}",
+            "created": utc(created) if created is not None else None,
+            "date": list(moment.timetuple()[:6]) if moment is not None else None,
+            "models": list(facts.models),
+            "producer": f"vis-export {__version__}",
+            "paper": PAPERS[self.options.paper][0],
+            "layout": LAYOUT,
+            "tokens": token_styles(),
+            "messages": [self.message_node(m) for m in session.messages],
+        }
+
+    def message_node(self, message: Message) -> Node:
+        return {
+            "role": message.role,
+            "label": self.header_parts(message, single_line)[0],  # role, and author
+            "note": status_note(message),
+            "model": message.model,
+            "time": utc(message.created_at),
+            "blocks": [self.block(b) for b in self.blocks(message)],
+        }
+
+    def _framed(self, build: Any) -> Any:
+        """``build()`` with code and prose inside a frame's inset."""
+        self.indent += 2 * LAYOUT["frame_inset"] + 2
+        try:
+            return build()
+        finally:
+            self.indent -= 2 * LAYOUT["frame_inset"] + 2
+
+    # --- one method per block type ----------------------------------------------------
+
+    def block_prose(self, block: ProseBlock) -> Node:
+        return {"t": "prose", "c": self.prose(block.markdown)}
+
+    def block_code(self, block: CodeBlock) -> Node:
+        return {"t": "codeblock", "language": block.language, "code": self.code(block.text, block.language)}
+
+    def block_tool(self, block: ToolBlock) -> Node:
+        def parts() -> list[Node]:
+            return [
+                {
+                    "label": part.label,
+                    "code": self.code(part.text, part.language),
+                    "truncated": TRUNCATED_NOTE.format(part.cut) if part.cut else None,
+                }
+                for part in self.tool_parts(block)
+            ]
+
+        return {
+            "t": "tool",
+            "name": block.tool,
+            "status": block.status,
+            "duration": tool_duration(block),
+            "parts": self._framed(parts),
+        }
+
+    def block_reasoning(self, block: ReasoningBlock) -> Node:
+        label = "Private reasoning" if block.is_private else "Reasoning"
+        return {"t": "reasoning", "label": label, "c": self._framed(lambda: self.prose(block.text))}
+
+    def block_error(self, block: ErrorBlock) -> Node:
+        return {"t": "error", "code": block.code, "message": block.message, "retryable": bool(block.retryable)}
+
+    def block_notice(self, block: NoticeBlock) -> Node:
+        return {"t": "notice", "code": block.code, "message": block.message}
+
+    def block_speech(self, block: SpeechBlock) -> Node:
+        return {"t": "speech", "text": block.text}
+
+    def block_attachment(self, block: AttachmentBlock) -> Node:
+        image = self.attachments.image(block.attachment_id, block.media_type)
+        return {
+            "t": "attachment",
+            "name": block.name,
+            "media_type": block.media_type,
+            "size": human_size(self.attachments.size(block.attachment_id)),
+            "src": self.images.path(image) if image and image.uri else None,
+            "refused": words(image.placeholder(block.name).unescape()) if image and image.refusal else None,
+        }
+
+    def block_lonis(self, block: LonisBlock) -> Node:
+        shown = lonis_view(block.envelope)
+
+        def fields() -> list[Node]:
+            return [
+                {
+                    "name": f.name,
+                    "style": f.style,
+                    "value": self.code(f.value, "json", LAYOUT["list"]) if f.style == "json" else f.value,
+                }
+                for f in shown.fields
+            ]
+
+        return {
+            "t": "lonis",
+            "kind": shown.kind,
+            "category": shown.category,
+            "summary": shown.summary,
+            "header": [list(pair) for pair in shown.header],
+            "fields": self._framed(fields),
+            "hash": shown.content_hash,
+            "replay": shown.replay,
+        }
+
+    def block_unknown(self, block: Block) -> Node:
+        def fields() -> list[list[Any]]:
+            return [
+                [key, self.code(json_text(value), None, LAYOUT["list"])]
+                for key, value in block.fields.items()
+                if key not in ("id", "type")
+            ]
+
+        return {"t": "unknown", "type": block.type, "fields": self._framed(fields)}
+
+
+def template() -> bytes:
+    return (builtin_templates() / "typst" / "session.typ").read_bytes()
+
+
+def document_json(document: dict[str, Any]) -> bytes:
+    """JSON Typst can read: a lone surrogate (which no UTF-8 holds) becomes U+FFFD."""
+    text = json.dumps(document, ensure_ascii=False, separators=(",", ":"))
+    return _LONE_SURROGATE.sub("\ufffd", text).encode("utf-8")
+
+
+def render_typst(session: Session, options: ExportOptions) -> bytes:
+    import typst
+
+    session = visible_session(session, options.reasoning)  # R2: only this view is projected
+    projector = TypstProjector(options)
+    document = projector.document(session)
+    created = SessionFacts.of(session).created
+    with tempfile.TemporaryDirectory(prefix="vis-export-typst-") as folder:
+        root = Path(folder)
+        (root / "session.json").write_bytes(document_json(document))
+        (root / "images").mkdir()
+        for name, data in projector.images.files.items():
+            (root / name.lstrip("/")).write_bytes(data)
+        empty = root / "no-packages"
+        empty.mkdir()
+        pdf = typst.compile(
+            template(),
+            root=str(root),
+            font_paths=[],
+            package_path=str(empty),
+            package_cache_path=str(empty),
+            timestamp=(created or 0) // 1000,
+        )
+    return bytes(pdf)
