@@ -104,7 +104,9 @@ class TypstProjector(Projector):
         return self._prose(markdown, self.indent + extra)
 
     def document(self, session: Session) -> dict[str, Any]:
-        """The template's whole input. Each call has its own image budget, as an HTML document."""
+        """The template's whole input, of the session as the reasoning policy shows
+        it (R2). Each call has its own image budget, as an HTML document."""
+        session = visible_session(session, self.options.reasoning)
         self.attachments = Attachments.of(session, self.options.attachments)
         attached = [b for _, b in session.blocks() if isinstance(b, AttachmentBlock)]
         self._prose = ProseTree(
@@ -244,7 +246,6 @@ def document_json(document: dict[str, Any]) -> bytes:
 def render_typst(session: Session, options: ExportOptions) -> bytes:
     import typst
 
-    session = visible_session(session, options.reasoning)  # R2: only this view is projected
     projector = TypstProjector(options)
     document = projector.document(session)
     created = SessionFacts.of(session).created
