@@ -5,12 +5,12 @@ The session reaches Typst only as data: ``TypstProjector`` builds a JSON tree
 (prose as nodes, code as runs of text, see ``typst_tree``) that the package's
 template ``templates/typst/session.typ`` reads with ``json()`` and draws with
 its own functions, so no string of the session is ever Typst markup or code.
-Typst reads from a private temporary folder that holds only that JSON and the
-checked images (its root: it cannot read outside it), takes fonts from the
-system, and is given empty package folders; the template imports no package,
-so nothing is fetched. The bytes are deterministic: the document's date is the
-session's (or none), the compiler's clock is pinned to it, and nothing in the
-PDF names the temporary folder.
+Typst reads from a private temporary folder that holds only the template,
+that JSON and the checked images (its root: it cannot read outside it), takes
+fonts from the system, and is given empty package folders; the template
+imports no package, so nothing is fetched. The bytes are deterministic: the
+document's date is the session's (or none), the compiler's clock is pinned to
+it, and nothing in the PDF names the temporary folder.
 """
 
 from __future__ import annotations
@@ -257,8 +257,9 @@ def render_typst(session: Session, options: ExportOptions) -> bytes:
             (root / name.lstrip("/")).write_bytes(data)
         empty = root / "no-packages"
         empty.mkdir()
+        (root / "session.typ").write_bytes(template())
         pdf = typst.compile(
-            template(),
+            str(root / "session.typ"),
             root=str(root),
             font_paths=[],
             package_path=str(empty),

@@ -259,7 +259,7 @@ class ProseTree:
 
     @staticmethod
     def _table(parts: list[Node]) -> Node:
-        rows = []
+        rows: list[Node] = []
         for part in parts:
             rows += part["c"] if part["t"] == "body" else [part]
         width = max((len(row["c"]) for row in rows), default=0)
