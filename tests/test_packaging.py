@@ -80,6 +80,20 @@ def test_a_missing_extra_is_named_in_one_line(tmp_path: Path) -> None:
     for blocked, args, extra in (
         ("weasyprint", ["convert", str(INPUT / "session.json"), "--to", "pdf", "-o", str(tmp_path / "s.pdf")], "pdf"),
         ("tantivy", ["index", str(INPUT / "session.json"), "--index", str(tmp_path / "idx")], "search"),
+        (
+            "typst",
+            [
+                "convert",
+                str(INPUT / "session.json"),
+                "--to",
+                "pdf",
+                "--pdf-engine",
+                "typst",
+                "-o",
+                str(tmp_path / "t.pdf"),
+            ],
+            "typst",
+        ),
     ):
         script = (
             f"import sys; sys.modules[{blocked!r}] = None\n"
