@@ -16,7 +16,6 @@ it, and nothing in the PDF names the temporary folder.
 from __future__ import annotations
 
 import json
-import re
 import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
@@ -46,7 +45,7 @@ from vis_export.model import (
 )
 from vis_export.policy import visible_session
 from vis_export.resources import builtin_templates
-from vis_export.strings import single_line
+from vis_export.strings import single_line, surrogates_replaced
 from vis_export.timefmt import utc
 
 # The page, in points: the template lays out with these, and code is wrapped
@@ -64,7 +63,6 @@ LAYOUT = {
 }
 MONO_ADVANCE = 0.6021  # DejaVu Sans Mono's advance, in em: every character of code but the wide ones
 MIN_COLUMNS = 16
-_LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
 def token_styles() -> dict[str, dict[str, str]]:
@@ -240,7 +238,7 @@ def template() -> bytes:
 def document_json(document: dict[str, Any]) -> bytes:
     """JSON Typst can read: a lone surrogate (which no UTF-8 holds) becomes U+FFFD."""
     text = json.dumps(document, ensure_ascii=False, separators=(",", ":"))
-    return _LONE_SURROGATE.sub("\ufffd", text).encode("utf-8")
+    return surrogates_replaced(text).encode("utf-8")
 
 
 def render_typst(session: Session, options: ExportOptions) -> bytes:
