@@ -162,6 +162,34 @@ def test_images_are_checked_as_for_html(tmp_path: Path) -> None:
     assert links == ["https://example.invalid/x.png"]  # a file: address is no link
 
 
+PIXELS = """
+import io, resource, sys
+sys.path.insert(0, {tests!r})
+from PIL import Image
+from test_images import data_uri, session_with
+from vis_export.formats.pdf import to_pdf
+images = []
+for i in range(5):  # 25 megapixels each, distinct, about 100 KB each
+    image = Image.new("RGB", (5000, 5000))
+    image.putpixel((i, 0), (255, 0, 0))
+    out = io.BytesIO()
+    image.save(out, "PNG")
+    images.append(f"![i{{i}}]({{data_uri(out.getvalue())}})")
+pdf = to_pdf(session_with(" ".join(images)), engine="typst")
+sys.stdout.buffer.write(pdf)
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024, file=sys.stderr)
+"""
+
+
+def test_images_are_bounded_in_pixels_as_typst_keeps_them_decoded() -> None:
+    tests = str(Path(__file__).parent)
+    run = subprocess.run([sys.executable, "-c", PIXELS.format(tests=tests)], capture_output=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert sum(len(page.images) for page in PdfReader(io.BytesIO(run.stdout)).pages) == 4
+    assert "would exceed 100 megapixels" in " ".join(text_of(run.stdout).split())
+    assert int(run.stderr.split()[-1]) < 800  # MB: about 0.5 GB for 100 megapixels
+
+
 # --- R4: nothing of the session runs ---------------------------------------------------------
 
 ACTIVE = (

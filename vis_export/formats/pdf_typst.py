@@ -63,6 +63,10 @@ LAYOUT = {
 }
 MONO_ADVANCE = 0.6021  # DejaVu Sans Mono's advance, in em: every character of code but the wide ones
 MIN_COLUMNS = 16
+# Typst holds every image of a document decoded until it is written (about 3
+# bytes a pixel: twelve 25-megapixel images took 1.1 GB), so a document's
+# images are bounded in pixels too: 100 megapixels peak near 0.5 GB.
+MAX_DOCUMENT_PIXELS = 100_000_000
 
 
 def token_styles() -> dict[str, dict[str, str]]:
@@ -105,7 +109,7 @@ class TypstProjector(Projector):
         """The template's whole input, of the session as the reasoning policy shows
         it (R2). Each call has its own image budget, as an HTML document."""
         session = visible_session(session, self.options.reasoning)
-        self.attachments = Attachments.of(session, self.options.attachments)
+        self.attachments = Attachments.of(session, self.options.attachments, pixels=MAX_DOCUMENT_PIXELS)
         attached = [b for _, b in session.blocks() if isinstance(b, AttachmentBlock)]
         self._prose = ProseTree(
             self.attachments.lookup(attached), self.attachments.budget, self.images, self.columns, LAYOUT
