@@ -106,19 +106,19 @@ def render_pdf(session: Session, options: ExportOptions, parts: int | None = Non
         pdfs = [_render_part(session, options, 0, chunks)]
     else:
         pdfs = _render_in_parallel(session, options, chunks)
-    return _join(session, pdfs)
+    return join(session, pdfs)
 
 
-def _cores() -> int:
+def cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
-def split(session: Session, parts: int | None = None) -> list[tuple[int, int]]:
+def split(session: Session, parts: int | None = None, size: int | None = None) -> list[tuple[int, int]]:
     """Message ranges of about equal text: ``parts`` of them (at most one per message),
-    by default as many as keep each within about ``PART_SIZE``."""
+    by default as many as keep each within about ``size`` (``PART_SIZE``)."""
     sizes = [sum(len(str(v)) for b in m.blocks for v in b.fields.values()) + 200 for m in session.messages]
     total = sum(sizes)
-    parts = max(1, min(parts if parts is not None else -(-total // PART_SIZE), len(sizes)))
+    parts = max(1, min(parts if parts is not None else -(-total // (size or PART_SIZE)), len(sizes)))
     bounds: list[tuple[int, int]] = []
     start = running = 0
     for index, size in enumerate(sizes):
@@ -179,14 +179,15 @@ def _render_in_parallel(session: Session, options: ExportOptions, chunks: list[t
     global _WORK
     _WORK = (session, options, chunks)
     try:
-        workers = min(len(chunks), _cores(), MAX_WORKERS)
+        workers = min(len(chunks), cores(), MAX_WORKERS)
         with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("fork")) as pool:
             return list(pool.map(_render_shared_part, range(len(chunks))))
     finally:
         _WORK = None
 
 
-def _join(session: Session, pdfs: list[bytes]) -> bytes:
+def join(session: Session, pdfs: list[bytes], engine: str = "WeasyPrint") -> bytes:
+    """The parts as one PDF: outlines kept, ``N / M`` stamped, the session's metadata."""
     from pypdf import PdfReader, PdfWriter
     from pypdf.generic import ArrayObject, ByteStringObject
 
@@ -194,7 +195,7 @@ def _join(session: Session, pdfs: list[bytes]) -> bytes:
     for pdf in pdfs:
         writer.append(PdfReader(io.BytesIO(pdf)))
     _stamp_page_numbers(writer)
-    writer.add_metadata(_metadata(session))
+    writer.add_metadata(_metadata(session, engine))
     identifier = ByteStringObject(hashlib.sha256(b"".join(pdfs)).digest()[:16])
     writer._ID = ArrayObject([identifier, identifier])  # deterministic, unlike pypdf's random one
     out = io.BytesIO()
@@ -207,7 +208,7 @@ def _created(session: Session) -> int:
     return SessionFacts.of(session).created or 0
 
 
-def _metadata(session: Session) -> dict[str, str]:
+def _metadata(session: Session, engine: str) -> dict[str, str]:
     stamp = datetime.fromtimestamp(_created(session) / 1000, tz=UTC).strftime("D:%Y%m%d%H%M%SZ")
     facts = SessionFacts.of(session)
     models, title = facts.models, facts.title
@@ -216,7 +217,7 @@ def _metadata(session: Session) -> dict[str, str]:
         "/Subject": f"Vis session {session.id}",
         "/Keywords": ", ".join(models),
         "/Creator": f"vis-export {__version__}",
-        "/Producer": f"vis-export {__version__} (WeasyPrint, pypdf)",
+        "/Producer": f"vis-export {__version__} ({engine}, pypdf)",
         "/CreationDate": stamp,
         "/ModDate": stamp,
     }

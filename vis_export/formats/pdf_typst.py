@@ -16,16 +16,20 @@ it, and nothing in the PDF names the temporary folder.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
-from vis_export import __version__
 from vis_export.attachments import Attachments, human_size
 from vis_export.formats.facts import SessionFacts
 from vis_export.formats.highlight import TOKEN_STYLES, inline_style
 from vis_export.formats.options import ExportOptions
+from vis_export.formats.pdf import MAX_WORKERS, cores, join, split
 from vis_export.formats.projector import TRUNCATED_NOTE, Projector, json_text, status_note, tool_duration
 from vis_export.formats.typst_tree import Images, Node, ProseTree, code, words
 from vis_export.lonis_view import view as lonis_view
@@ -63,6 +67,10 @@ LAYOUT = {
 }
 MONO_ADVANCE = 0.6021  # DejaVu Sans Mono's advance, in em: every character of code but the wide ones
 MIN_COLUMNS = 16
+# Typst holds a document's whole layout until it is written: about 0.2 KB a
+# character of message text (the benchmark's 240 pages: 570,000 characters,
+# 220 MB). Longer sessions are laid out in parts of this much, one at a time.
+PART_SIZE = 1_000_000
 # Typst holds every image of a document decoded until it is written (about 3
 # bytes a pixel: twelve 25-megapixel images took 1.1 GB), so a document's
 # images are bounded in pixels too: 100 megapixels peak near 0.5 GB.
@@ -105,16 +113,17 @@ class TypstProjector(Projector):
         assert self._prose is not None
         return self._prose(markdown, self.indent + extra)
 
-    def document(self, session: Session) -> dict[str, Any]:
+    def document(self, session: Session, part: Part | None = None) -> dict[str, Any]:
         """The template's whole input, of the session as the reasoning policy shows
-        it (R2). Each call has its own image budget, as an HTML document."""
+        it (R2), or of one ``part`` of it. Each call has its own image budget, as an
+        HTML document."""
         session = visible_session(session, self.options.reasoning)
+        facts = part.facts if part is not None else SessionFacts.of(session)
         self.attachments = Attachments.of(session, self.options.attachments, pixels=MAX_DOCUMENT_PIXELS)
         attached = [b for _, b in session.blocks() if isinstance(b, AttachmentBlock)]
         self._prose = ProseTree(
             self.attachments.lookup(attached), self.attachments.budget, self.images, self.columns, LAYOUT
         )
-        facts = SessionFacts.of(session)
         created = facts.created
         moment = datetime.fromtimestamp(created / 1000, tz=UTC) if created is not None else None
         return {
@@ -124,7 +133,8 @@ class TypstProjector(Projector):
             "created": utc(created) if created is not None else None,
             "date": list(moment.timetuple()[:6]) if moment is not None else None,
             "models": list(facts.models),
-            "producer": f"vis-export {__version__}",
+            "continuation": part is not None and part.number > 0,  # only the running title, then messages
+            "numbered": part is None,  # a part's pages are numbered once joined
             "paper": PAPERS[self.options.paper][0],
             "layout": LAYOUT,
             "tokens": token_styles(),
@@ -245,27 +255,74 @@ def document_json(document: dict[str, Any]) -> bytes:
     return surrogates_replaced(text).encode("utf-8")
 
 
+class Part(NamedTuple):
+    """One of the parts a long session is laid out in, and what the whole shows."""
+
+    number: int
+    facts: SessionFacts
+
+
 def render_typst(session: Session, options: ExportOptions) -> bytes:
+    """One Typst document; a long session (over ``PART_SIZE`` of text) in parts,
+    each compiled by a process of its own (Typst keeps what it compiled for the
+    life of a process), and joined as the WeasyPrint engine joins its parts."""
+    session = visible_session(session, options.reasoning)
+    chunks = split(session, size=PART_SIZE)
+    facts = SessionFacts.of(session)
+    with tempfile.TemporaryDirectory(prefix="vis-export-typst-") as folder:
+        if len(chunks) == 1:
+            return compile_folder(_write(Path(folder), session, options, None), facts.created)
+        roots = []
+        for number, (start, end) in enumerate(chunks):
+            part = replace(session, messages=session.messages[start:end])
+            roots.append(_write(Path(folder) / str(number), part, options, Part(number, facts)))
+        workers = min(len(roots), cores(), MAX_WORKERS)
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            pdfs = list(pool.map(lambda root: _compile_in_process(root, facts.created), roots))
+    return join(session, pdfs, engine="Typst")
+
+
+def _write(root: Path, session: Session, options: ExportOptions, part: Part | None) -> Path:
+    """The private folder Typst reads: the template, the session as JSON, the checked images."""
+    root.mkdir(exist_ok=True)
+    projector = TypstProjector(options)
+    (root / "session.json").write_bytes(document_json(projector.document(session, part)))
+    (root / "images").mkdir()
+    for name, data in projector.images.files.items():
+        (root / name.lstrip("/")).write_bytes(data)
+    (root / "no-packages").mkdir()
+    (root / "session.typ").write_bytes(template())
+    return root
+
+
+def compile_folder(root: Path, created: int | None) -> bytes:
+    """The PDF of a folder ``_write`` made: nothing read outside it but fonts, no package."""
     import typst
 
-    projector = TypstProjector(options)
-    document = projector.document(session)
-    created = SessionFacts.of(session).created
-    with tempfile.TemporaryDirectory(prefix="vis-export-typst-") as folder:
-        root = Path(folder)
-        (root / "session.json").write_bytes(document_json(document))
-        (root / "images").mkdir()
-        for name, data in projector.images.files.items():
-            (root / name.lstrip("/")).write_bytes(data)
-        empty = root / "no-packages"
-        empty.mkdir()
-        (root / "session.typ").write_bytes(template())
-        pdf = typst.compile(
-            str(root / "session.typ"),
-            root=str(root),
-            font_paths=[],
-            package_path=str(empty),
-            package_cache_path=str(empty),
-            timestamp=(created or 0) // 1000,
-        )
+    empty = str(root / "no-packages")
+    pdf = typst.compile(
+        str(root / "session.typ"),
+        root=str(root),
+        font_paths=[],
+        package_path=empty,
+        package_cache_path=empty,
+        timestamp=(created or 0) // 1000,
+    )
     return bytes(pdf)
+
+
+_CHILD = (
+    "import sys; from pathlib import Path; from vis_export.formats.pdf_typst import compile_folder; "
+    "root = Path(sys.argv[1]); (root / 'out.pdf').write_bytes(compile_folder(root, int(sys.argv[2]) or None))"
+)
+
+
+def _compile_in_process(root: Path, created: int | None) -> bytes:
+    """``compile_folder`` in a new interpreter, whose memory goes with it (a fork
+    could inherit a Typst thread pool that no longer has its threads)."""
+    run = subprocess.run(
+        [sys.executable, "-c", _CHILD, str(root), str(created or 0)], capture_output=True, text=True, check=False
+    )
+    if run.returncode != 0:
+        raise RuntimeError(f"Typst failed on part {root.name}: {run.stderr.strip().splitlines()[-1:]}")
+    return (root / "out.pdf").read_bytes()
