@@ -16,6 +16,7 @@ it, and nothing in the PDF names the temporary folder.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -320,8 +321,14 @@ _CHILD = (
 def _compile_in_process(root: Path, created: int | None) -> bytes:
     """``compile_folder`` in a new interpreter, whose memory goes with it (a fork
     could inherit a Typst thread pool that no longer has its threads)."""
+    package = str(Path(__file__).resolve().parents[2])  # where this vis_export is, however it was found
+    path = os.pathsep.join(filter(None, [package, os.environ.get("PYTHONPATH")]))
     run = subprocess.run(
-        [sys.executable, "-c", _CHILD, str(root), str(created or 0)], capture_output=True, text=True, check=False
+        [sys.executable, "-c", _CHILD, str(root), str(created or 0)],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "PYTHONPATH": path},
     )
     if run.returncode != 0:
         raise RuntimeError(f"Typst failed on part {root.name}: {run.stderr.strip().splitlines()[-1:]}")
