@@ -162,6 +162,14 @@ def test_images_are_checked_as_for_html(tmp_path: Path) -> None:
     assert links == ["https://example.invalid/x.png"]  # a file: address is no link
 
 
+def test_an_image_typst_cannot_decode_leaves_placeholders_not_a_failure() -> None:
+    """Only headers are checked: a PNG cut after its header passes them."""
+    png = image_bytes("PNG", (200, 100))
+    pdf = to_pdf(session_with(f"![cut]({data_uri(png[:60])}) ![whole]({data_uri(png)})"), engine="typst")
+    words = " ".join(text_of(pdf).split())
+    assert "image not shown: cut — Typst could not decode" in words and "image not shown: whole" in words
+
+
 PIXELS = """
 import io, sys
 sys.path.insert(0, {tests!r})

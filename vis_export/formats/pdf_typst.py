@@ -17,9 +17,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -32,7 +34,7 @@ from vis_export.formats.highlight import TOKEN_STYLES, inline_style
 from vis_export.formats.options import ExportOptions
 from vis_export.formats.pdf import MAX_WORKERS, cores, join, split
 from vis_export.formats.projector import TRUNCATED_NOTE, Projector, json_text, status_note, tool_duration
-from vis_export.formats.typst_tree import Images, Node, ProseTree, code, words
+from vis_export.formats.typst_tree import Images, Node, ProseTree, code
 from vis_export.lonis_view import view as lonis_view
 from vis_export.model import (
     AttachmentBlock,
@@ -76,6 +78,9 @@ PART_SIZE = 1_000_000
 # bytes a pixel: twelve 25-megapixel images took 1.1 GB), so a document's
 # images are bounded in pixels too: 100 megapixels peak near 0.5 GB.
 MAX_DOCUMENT_PIXELS = 100_000_000
+# The images' checks read their headers only: when Typst cannot decode one, the
+# document is made again with a placeholder for each image instead.
+UNDECODABLE = "Typst could not decode an image of this document"
 
 
 def token_styles() -> dict[str, dict[str, str]]:
@@ -94,9 +99,10 @@ def token_styles() -> dict[str, dict[str, str]]:
 class TypstProjector(Projector):
     """The session as the template's data: one method per block type, as every format."""
 
-    def __init__(self, options: ExportOptions | None = None):
+    def __init__(self, options: ExportOptions | None = None, image_refusal: str | None = None):
+        """``image_refusal``: why no image is shown, when Typst could not decode one."""
         super().__init__(options)
-        self.images = Images()
+        self.images = Images(image_refusal)
         self.attachments = Attachments.of(None, self.options.attachments)
         self.indent = 0.0  # points the block being projected is indented by its frames
         self._prose: ProseTree | None = None
@@ -207,8 +213,7 @@ class TypstProjector(Projector):
             "name": block.name,
             "media_type": block.media_type,
             "size": human_size(self.attachments.size(block.attachment_id)),
-            "src": self.images.path(image) if image and image.uri else None,
-            "refused": words(image.placeholder(block.name).unescape()) if image and image.refusal else None,
+            "image": self.images.node(image, block.name) if image else None,
         }
 
     def block_lonis(self, block: LonisBlock) -> Node:
@@ -271,22 +276,33 @@ def render_typst(session: Session, options: ExportOptions) -> bytes:
     chunks = split(session, size=PART_SIZE)
     facts = SessionFacts.of(session)
     with tempfile.TemporaryDirectory(prefix="vis-export-typst-") as folder:
+
+        def pdf_of(number: int, compile: Callable[[Path, int | None], bytes]) -> bytes:
+            start, end = chunks[number]
+            part = Part(number, facts) if len(chunks) > 1 else None
+            shown = replace(session, messages=session.messages[start:end]) if part else session
+            root = Path(folder) / str(number)
+            try:
+                return compile(_write(root, shown, options, part), facts.created)
+            except RuntimeError:  # TypstError too: an image whose header is sound and whose data is not
+                if not any((root / "images").iterdir()):
+                    raise
+                shutil.rmtree(root)
+                return compile(_write(root, shown, options, part, UNDECODABLE), facts.created)
+
         if len(chunks) == 1:
-            return compile_folder(_write(Path(folder), session, options, None), facts.created)
-        roots = []
-        for number, (start, end) in enumerate(chunks):
-            part = replace(session, messages=session.messages[start:end])
-            roots.append(_write(Path(folder) / str(number), part, options, Part(number, facts)))
-        workers = min(len(roots), cores(), MAX_WORKERS)
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            pdfs = list(pool.map(lambda root: _compile_in_process(root, facts.created), roots))
+            return pdf_of(0, compile_folder)
+        with ThreadPoolExecutor(max_workers=min(len(chunks), cores(), MAX_WORKERS)) as pool:
+            pdfs = list(pool.map(lambda number: pdf_of(number, _compile_in_process), range(len(chunks))))
     return join(session, pdfs, engine="Typst")
 
 
-def _write(root: Path, session: Session, options: ExportOptions, part: Part | None) -> Path:
+def _write(
+    root: Path, session: Session, options: ExportOptions, part: Part | None, image_refusal: str | None = None
+) -> Path:
     """The private folder Typst reads: the template, the session as JSON, the checked images."""
-    root.mkdir(exist_ok=True)
-    projector = TypstProjector(options)
+    root.mkdir()
+    projector = TypstProjector(options, image_refusal)
     (root / "session.json").write_bytes(document_json(projector.document(session, part)))
     (root / "images").mkdir()
     for name, data in projector.images.files.items():

@@ -157,10 +157,19 @@ def safe_link(url: str) -> str | None:
 
 class Images:
     """The image files of one document: the checked bytes under a name of their
-    content, inside the private folder Typst reads from; nothing else is there."""
+    content, inside the private folder Typst reads from; nothing else is there.
+    ``refusal``: why no image is shown at all (Typst could not decode one of them)."""
 
-    def __init__(self) -> None:
+    def __init__(self, refusal: str | None = None) -> None:
         self.files: dict[str, bytes] = {}
+        self.refusal = refusal
+
+    def node(self, image: Embedded, name: str) -> Node:
+        """The image, or a placeholder that names it and says why not."""
+        if image.uri is not None and self.refusal is None:
+            return {"t": "img", "src": self.path(image), "alt": name}
+        refused = Embedded(refusal=image.refusal or self.refusal)
+        return {"t": "refused", "c": [words(refused.placeholder(name).unescape())]}
 
     def path(self, image: Embedded) -> str:
         assert image.uri is not None
@@ -280,15 +289,10 @@ class ProseTree:
             found = self.attachment(url[len("attachment:") :])
             if found is None:
                 return {"t": "missing", "c": [words(alt or url)]}
-            return self._checked(found, alt)
+            return self.images.node(found, alt or "image")
         if url.strip().lower().startswith(EMBEDDABLE_IMAGES):
-            return self._checked(embed_uri(url, self.budget), alt)
+            return self.images.node(embed_uri(url, self.budget), alt or "image")
         return {"t": "link", "url": safe_link(url), "c": label or [words(url)]}
-
-    def _checked(self, image: Embedded, alt: str) -> Node:
-        if image.uri is not None:
-            return {"t": "img", "src": self.images.path(image), "alt": alt}
-        return {"t": "refused", "c": [words(image.placeholder(alt or "image").unescape())]}
 
     @staticmethod
     def _table(parts: list[Node]) -> Node:
