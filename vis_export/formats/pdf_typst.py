@@ -57,7 +57,7 @@ from vis_export.timefmt import utc
 
 # The page, in points: the template lays out with these, and code is wrapped
 # to the columns they leave.
-PAPERS = {"A4": ("a4", 595.28), "Letter": ("us-letter", 612.0)}
+PAGES = {"A4": ("a4", 595.28), "Letter": ("us-letter", 612.0)}  # Typst's paper, its width
 LAYOUT = {
     "margin_x": 39.7,  # 14 mm, as the print stylesheet
     "margin_top": 51.0,  # 18 mm
@@ -72,7 +72,8 @@ MONO_ADVANCE = 0.6021  # DejaVu Sans Mono's advance, in em: every character of c
 MIN_COLUMNS = 16
 # Typst holds a document's whole layout until it is written: about 0.2 KB a
 # character of message text (the benchmark's 240 pages: 570,000 characters,
-# 220 MB). Longer sessions are laid out in parts of this much, one at a time.
+# 220 MB), and keeps it for the life of its process. Longer sessions are laid
+# out in parts of this much, each in a process of its own.
 PART_SIZE = 1_000_000
 # Typst holds every image of a document decoded until it is written (about 3
 # bytes a pixel: twelve 25-megapixel images took 1.1 GB), so a document's
@@ -109,7 +110,7 @@ class TypstProjector(Projector):
 
     def columns(self, indent: float) -> int:
         """Columns of code that fit in a code box at ``indent``."""
-        width = PAPERS[self.options.paper][1] - 2 * LAYOUT["margin_x"] - indent - 2 * LAYOUT["code_inset"] - 2
+        width = PAGES[self.options.paper][1] - 2 * LAYOUT["margin_x"] - indent - 2 * LAYOUT["code_inset"] - 2
         return max(MIN_COLUMNS, int(width / (MONO_ADVANCE * LAYOUT["code_size"])))
 
     def code(self, text: str, language: str | None, extra: float = 0.0) -> Node:
@@ -142,7 +143,7 @@ class TypstProjector(Projector):
             "models": list(facts.models),
             "continuation": part is not None and part.number > 0,  # only the running title, then messages
             "numbered": part is None,  # a part's pages are numbered once joined
-            "paper": PAPERS[self.options.paper][0],
+            "paper": PAGES[self.options.paper][0],
             "layout": LAYOUT,
             "tokens": token_styles(),
             "messages": [self.message_node(m) for m in session.messages],
