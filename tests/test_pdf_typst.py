@@ -314,6 +314,7 @@ def test_hostile_prose_and_code_stay_bounded() -> None:
         {"type": "prose", "markdown": "".join("  " * i + "- item\n" for i in range(300))},
         {"type": "prose", "markdown": "[" * 5000 + "x" + "](y)" * 5000},
         {"type": "prose", "markdown": "*a " * 5000 + "end"},
+        {"type": "prose", "markdown": "**~~_" * 300 + "y" + "_~~**" * 300},
         {"type": "prose", "markdown": "w" * 1000},
         {"type": "prose", "markdown": "| a |\n|---|\n" + "| b | c | d |\n" * 500},
         {"type": "code", "language": "python", "text": "\t" * 5000 + '"' + "\\" * 40 + "😀" * 3000},
