@@ -82,7 +82,7 @@ def test_wrapped_code_keeps_every_character_and_fits_its_columns(text: str, colu
 
 # --- the document ---------------------------------------------------------------------------
 
-pytestmark = pytest.mark.slow  # below: real Typst compiles (a fraction of a second each)
+pytestmark = pytest.mark.slow  # the module: most tests run real Typst compiles (a fraction of a second each)
 
 
 @pytest.fixture(scope="module")
@@ -273,6 +273,21 @@ def test_r4_typst_pieces_anywhere_never_run(active: str) -> None:
         text = text_of(to_pdf(session, engine="typst"))
     assert not any(marker in text for marker in ("4149", "ZZQQ", "QRRS"))
     assert squeeze(text).count(squeeze(active)) >= 3  # title, code and tool output, as written
+
+
+def test_the_template_reads_only_its_data_and_evaluates_nothing() -> None:
+    """Its only file reads: the session's JSON and image nodes' ``src`` (paths this
+    package wrote); no eval, no import or include, no package, no raw language."""
+    from vis_export.formats.pdf_typst import template
+
+    source = re.sub(r"//.*", "", template().decode())
+    assert re.findall(r"\b(json|read|image|eval|import|include|plugin|raw|yaml|toml|csv|xml|cbor)\(", source) == [
+        "json",
+        "image",
+        "image",
+    ]
+    assert "#import" not in source and "#include" not in source and "@preview" not in source
+    assert re.findall(r"image\((\w+\.\w+)", source) == ["n.src", "n.src"]
 
 
 # --- R7 --------------------------------------------------------------------------------------
