@@ -32,6 +32,8 @@ from vis_export.formats.typst_tree import chunks, wrap
 from vis_export.model import CodeBlock, Session
 from vis_export.sources.messages import session_document
 
+pytestmark = pytest.mark.slow  # most tests run real Typst compiles (a fraction of a second each)
+
 SESSION = next(load(INPUT / "session.json"))
 
 
@@ -81,8 +83,6 @@ def test_wrapped_code_keeps_every_character_and_fits_its_columns(text: str, colu
 
 
 # --- the document ---------------------------------------------------------------------------
-
-pytestmark = pytest.mark.slow  # the module: most tests run real Typst compiles (a fraction of a second each)
 
 
 @pytest.fixture(scope="module")
