@@ -145,6 +145,9 @@ def main() -> None:
     sizes = {k: v for k, v in SIZES.items() if not args.quick or v <= 1_000_000}
     biggest = max(sizes, key=sizes.__getitem__)
     pdf_results, pdf_lines = pdf_export(120_000 if args.quick else PDF_SIZE)
+    from benchmarks import pdf_typst
+
+    typst_results, typst_lines = pdf_typst.results(120_000 if args.quick else PDF_SIZE)
     from benchmarks import search as search_bench
 
     search_results, search_lines = [], []
@@ -165,13 +168,14 @@ def main() -> None:
         + exports(sizes[biggest], biggest)
         + html_export(sizes[biggest], biggest)
         + pdf_results
+        + typst_results
         + search_results
         + clipboard_block()
         + serve_results
         + import_time(5 if args.quick else 21)
     )
     print(table(results))
-    print("\n".join(pdf_lines + search_lines + serve_lines))
+    print("\n".join(pdf_lines + typst_lines + search_lines + serve_lines))
 
 
 if __name__ == "__main__":

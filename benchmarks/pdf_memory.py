@@ -1,6 +1,6 @@
 """Peak memory of a long PDF export, across every process it starts.
 
-    python -m benchmarks.pdf_memory [MESSAGES]    # default 10,000 short messages
+    python -m benchmarks.pdf_memory [MESSAGES] [ENGINE]   # default 10,000 short messages, weasyprint
 
 The render runs in a child interpreter; its process tree (the parts' workers
 included) is sampled every 0.2 s from /proc, and the largest sums of resident
@@ -22,7 +22,7 @@ from vis_export.formats.options import ExportOptions
 from vis_export.formats.pdf import render_pdf
 from vis_export.sources.files import read_bytes
 (loaded,) = read_bytes(sys.stdin.buffer.read(), "short", "short")
-render_pdf(loaded.session, ExportOptions())
+render_pdf(loaded.session, ExportOptions(pdf_engine=sys.argv[1]))
 """
 
 
@@ -68,9 +68,9 @@ def _memory_kb(pid: int) -> tuple[int, int]:
     return fields.get("Rss", 0), fields.get("Pss", 0)
 
 
-def measure(count: int) -> dict[str, float]:
+def measure(count: int, engine: str = "weasyprint") -> dict[str, float]:
     start = time.perf_counter()
-    child = subprocess.Popen([sys.executable, "-c", RENDER], stdin=subprocess.PIPE)
+    child = subprocess.Popen([sys.executable, "-c", RENDER, engine], stdin=subprocess.PIPE)
     assert child.stdin is not None
     child.stdin.write(short_messages(count))
     child.stdin.close()
@@ -91,4 +91,5 @@ def measure(count: int) -> dict[str, float]:
 
 
 if __name__ == "__main__":
-    print(json.dumps(measure(int(sys.argv[1]) if len(sys.argv) > 1 else 10_000)))
+    count = int(sys.argv[1]) if len(sys.argv) > 1 else 10_000
+    print(json.dumps(measure(count, sys.argv[2] if len(sys.argv) > 2 else "weasyprint")))

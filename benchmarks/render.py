@@ -17,7 +17,7 @@ from typing import Any
 from benchmarks.generate import session_bytes
 
 
-def _session(size: int) -> Any:
+def loaded_session(size: int) -> Any:
     from vis_export.sources.files import read_bytes
 
     (loaded,) = read_bytes(session_bytes(size), "bench", "bench")
@@ -34,7 +34,7 @@ def html(size: int) -> dict[str, float]:
     from vis_export.formats.html import HtmlProjector
     from vis_export.model import CodeBlock, ProseBlock, ReasoningBlock, ToolBlock
 
-    session = _session(size)
+    session = loaded_session(size)
     start = time.perf_counter()
     for _ in HtmlProjector().pieces(session):
         pass
@@ -63,7 +63,7 @@ def pdf(size: int, variant: str) -> dict[str, float]:
     from vis_export.formats.options import ExportOptions
     from vis_export.formats.pdf import PrintProjector, render_pdf
 
-    session = _session(size)
+    session = loaded_session(size)
     start = time.perf_counter()
     if variant == "ours":
         data = render_pdf(session, ExportOptions())
@@ -106,11 +106,9 @@ def _naive_spans(page: str) -> str:
     return page.replace("</style>", formatter.get_style_defs(".highlight") + "</style>", 1)
 
 
-def in_process(*args: str) -> dict[str, float]:
-    """Run one variant in a fresh interpreter and read its figures."""
-    result = subprocess.run(
-        [sys.executable, "-m", "benchmarks.render", *args], capture_output=True, text=True, check=True
-    )
+def in_process(*args: str, module: str = "benchmarks.render") -> dict[str, float]:
+    """Run one variant in a fresh interpreter (``python -m module *args``) and read its figures."""
+    result = subprocess.run([sys.executable, "-m", module, *args], capture_output=True, text=True, check=True)
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 

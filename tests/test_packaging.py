@@ -86,6 +86,20 @@ def test_a_missing_extra_is_named_in_one_line(tmp_path: Path) -> None:
         ("rich", ["show", str(INPUT / "session.json"), "--session", "golden_session"], "show"),
         ("starlette", ["serve", str(INPUT / "session.json"), "--port", "0"], "serve"),
         ("uvicorn", ["serve", str(INPUT / "session.json"), "--port", "0"], "serve"),
+        (
+            "typst",
+            [
+                "convert",
+                str(INPUT / "session.json"),
+                "--to",
+                "pdf",
+                "--pdf-engine",
+                "typst",
+                "-o",
+                str(tmp_path / "t.pdf"),
+            ],
+            "typst",
+        ),
     ):
         script = (
             f"import sys; sys.modules[{blocked!r}] = None\n"

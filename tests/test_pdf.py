@@ -187,7 +187,7 @@ def test_parts_follow_the_text_so_any_machine_writes_the_same_bytes(monkeypatch:
     assert len(module.split(SESSION)) == 3
     renders = []
     for cores in (1, 4):
-        monkeypatch.setattr(module, "_cores", lambda cores=cores: cores)
+        monkeypatch.setattr(module, "cores", lambda cores=cores: cores)
         renders.append(to_pdf(SESSION))
     assert renders[0] == renders[1]
 

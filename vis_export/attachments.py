@@ -30,9 +30,10 @@ class Attachments:
     budget: ImageBudget = field(default_factory=ImageBudget, compare=False)
 
     @classmethod
-    def of(cls, session: Session | None, directory: Path | None) -> Attachments:
-        """A fresh budget too: each document (each part of a PDF) bounds its own images."""
-        return cls(directory, session.attachments if session is not None else {})
+    def of(cls, session: Session | None, directory: Path | None, pixels: int | None = None) -> Attachments:
+        """A fresh budget too: each document (each part of a PDF) bounds its own images
+        (and their ``pixels`` in all, if given)."""
+        return cls(directory, session.attachments if session is not None else {}, ImageBudget(pixels=pixels))
 
     def data(self, attachment_id: str) -> bytes | None:
         stored = self.stored.get(attachment_id)

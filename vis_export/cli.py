@@ -19,7 +19,7 @@ import click
 from vis_export import __version__
 from vis_export.contract import MESSAGE_ROLES
 from vis_export.formats import FORMAT_NAMES
-from vis_export.formats.options import PAPERS, PROVIDER_FORMATS, THEMES
+from vis_export.formats.options import PAPERS, PDF_ENGINES, PROVIDER_FORMATS, THEMES
 from vis_export.policy import DEFAULT_REASONING, REASONING_CHOICES, check_reasoning
 from vis_export.searchindex.documents import INDEX_REASONING, INDEXED_TYPES
 from vis_export.searchindex.engines import engine_names
@@ -269,6 +269,13 @@ def _fit(cell: str, width: int) -> str:
 @click.option("--no-highlight", is_flag=True, help="Code without syntax colours (html, pdf).")
 @click.option("--paper", type=click.Choice(PAPERS), default=PAPERS[0], show_default=True, help="Page size (pdf).")
 @click.option(
+    "--pdf-engine",
+    type=click.Choice(PDF_ENGINES),
+    default=PDF_ENGINES[0],
+    show_default=True,
+    help="What typesets the PDF: WeasyPrint from the HTML templates, or Typst, several times faster (the typst extra).",
+)
+@click.option(
     "--provider-format",
     type=click.Choice(PROVIDER_FORMATS),
     default=PROVIDER_FORMATS[0],
@@ -291,6 +298,7 @@ def convert(
     theme: str | None,
     no_highlight: bool,
     paper: str,
+    pdf_engine: str,
     provider_format: str,
 ) -> None:
     """Convert sessions to another format.
@@ -304,6 +312,7 @@ def convert(
     Examples:
       vis-export convert golden/input/session.json --to html -o chat.html
       vis-export convert vis.db --to pdf --paper Letter -o exports/
+      vis-export convert vis.db --to pdf --pdf-engine typst -o exports/
       vis-export convert vis.db --to provider --provider-format anthropic > replay.jsonl
       vis-export convert chat.jsonl --to md --front-matter --timestamps -o chat.md
       vis-export convert vis.db --to text --session 01JSESSION | less
@@ -325,6 +334,7 @@ def convert(
         theme=theme,
         no_highlight=no_highlight,
         paper=paper,
+        pdf_engine=pdf_engine,
         provider_format=provider_format,
     )
     reporter = Reporter()

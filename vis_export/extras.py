@@ -23,6 +23,7 @@ EXTRAS = {
     "rich": "show",
     "starlette": "serve",
     "uvicorn": "serve",
+    "typst": "typst",
 }
 
 

@@ -30,7 +30,8 @@ the budget (a message's prose is copied whole by mistune, nh3 and the writer):
 0.49 GB for a 200 KB image referenced 600 times. The budget belongs to one
 rendered document (one ``HtmlProjector.session`` call): each part of a PDF laid
 out in parts, in parallel or not, has its own, so a part's images stay within
-it however many parts there are.
+it however many parts there are. The Typst engine, which keeps every image of
+a document decoded until it is written, also bounds their pixels in all.
 """
 
 from __future__ import annotations
@@ -63,16 +64,23 @@ class Embedded:
 
 
 class ImageBudget:
-    """The bytes of images (as base64) one document may still hold (``MAX_DOCUMENT_BYTES`` to start)."""
+    """The bytes of images (as base64) one document may still hold (``MAX_DOCUMENT_BYTES`` to start),
+    and, for a renderer that keeps every image decoded at once (Typst), its pixels."""
 
-    def __init__(self, limit: int = MAX_DOCUMENT_BYTES):
+    def __init__(self, limit: int = MAX_DOCUMENT_BYTES, pixels: int | None = None):
         self.limit = limit
         self.left = limit
+        self.pixel_limit = pixels
+        self.pixels_left = pixels
 
-    def spend(self, size: int) -> str | None:
-        """Takes ``size`` bytes, or says why not (then nothing is taken)."""
+    def spend(self, size: int, pixels: int = 0) -> str | None:
+        """Takes ``size`` bytes and ``pixels``, or says why not (then nothing is taken)."""
         if size > self.left:
             return f"images embedded in this document would exceed {self.limit // 2**20} MB"
+        if self.pixel_limit is not None and self.pixels_left is not None:
+            if pixels > self.pixels_left:
+                return f"images embedded in this document would exceed {self.pixel_limit // 10**6} megapixels"
+            self.pixels_left -= pixels
         self.left -= size
         return None
 
@@ -81,7 +89,9 @@ def embed(data: bytes, declared: str, budget: ImageBudget | None = None) -> Embe
     """``data`` as a ``data:`` URI if it is an image of the ``declared`` type within
     the limits, and within what is left of the document's ``budget`` (if any)."""
     kind = declared.split(";")[0].strip().lower()
-    refusal = _refusal(data, kind) or (budget.spend(-(-len(data) // 3) * 4) if budget is not None else None)
+    refusal, pixels = _checked(data, kind)
+    if refusal is None and budget is not None:
+        refusal = budget.spend(-(-len(data) // 3) * 4, pixels)
     if refusal is not None:
         return Embedded(refusal=refusal)
     return Embedded(uri=f"data:{kind};base64,{base64.b64encode(data).decode('ascii')}")
@@ -102,23 +112,24 @@ def embed_uri(uri: str, budget: ImageBudget | None = None) -> Embedded:
     return embed(data, declared, budget)
 
 
-def _refusal(data: bytes, kind: str) -> str | None:
+def _checked(data: bytes, kind: str) -> tuple[str | None, int]:
+    """Why the image is refused (or ``None``), and its pixels."""
     if len(data) > MAX_BYTES:
-        return f"larger than the {MAX_BYTES // 2**20} MB limit"
+        return f"larger than the {MAX_BYTES // 2**20} MB limit", 0
     actual = next((media for media, name in FORMATS.items() if _SIGNATURES[name](data)), None)
     if actual is None:
-        return "not a PNG, JPEG, GIF or WebP image"
+        return "not a PNG, JPEG, GIF or WebP image", 0
     if actual != kind:
-        return f"declared {kind or 'as nothing'}, but the bytes are {FORMATS[actual]}"
+        return f"declared {kind or 'as nothing'}, but the bytes are {FORMATS[actual]}", 0
     try:
         width, height = _SIZES[FORMATS[actual]](data)
     except (struct.error, IndexError, ValueError):
-        return f"its {FORMATS[actual]} header is unreadable"
+        return f"its {FORMATS[actual]} header is unreadable", 0
     if width * height > MAX_PIXELS:
-        return f"{width}×{height} pixels exceeds the limit of {MAX_PIXELS // 10**6} megapixels"
+        return f"{width}×{height} pixels exceeds the limit of {MAX_PIXELS // 10**6} megapixels", 0
     if width * height == 0:
-        return "it has no pixels"
-    return None
+        return "it has no pixels", 0
+    return None, width * height
 
 
 _SIGNATURES: dict[str, Callable[[bytes], bool]] = {

@@ -68,11 +68,7 @@ def _html() -> Format:
 
 
 def _pdf() -> Format:
-    from vis_export.extras import require
-
-    require("weasyprint", "PDF")
-    require("pypdf", "PDF")
-    from vis_export.formats.pdf import render_pdf
+    from vis_export.formats.pdf import render_pdf  # says which extra its engine needs
 
     return Format("pdf", "pdf", render_pdf, None, None, binary=True)
 
@@ -111,7 +107,7 @@ TAKES: dict[str, frozenset[str]] = {
     "text": _PROJECTED,
     "markdown": _PROJECTED | {"attachments", "front_matter"},
     "html": _PAGE | {"theme"},
-    "pdf": _PAGE | {"paper"},
+    "pdf": _PAGE | {"paper", "pdf_engine"},
     "provider": frozenset({"attachments", "provider_format"}),
 }
 SPECIFIC_OPTIONS = frozenset().union(*TAKES.values())

@@ -11,6 +11,7 @@ from vis_export.policy import DEFAULT_REASONING, Reasoning, check_reasoning
 PAPERS = ("A4", "Letter")
 THEMES = ("light", "dark")
 PROVIDER_FORMATS = ("openai", "anthropic")
+PDF_ENGINES = ("weasyprint", "typst")
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,7 +22,9 @@ class ExportOptions:
     live (``DIR/<attachment_id>``); ``front_matter``: YAML front matter (Markdown);
     ``template_dir``: templates overriding the built-in ones by name (HTML, PDF);
     ``theme``: force ``light`` or ``dark`` (HTML); ``no_highlight``: plain code
-    (HTML, PDF); ``paper``: ``A4`` or ``Letter`` (PDF); ``provider_format``:
+    (HTML, PDF); ``paper``: ``A4`` or ``Letter`` (PDF); ``pdf_engine``:
+    ``weasyprint`` (from the HTML templates) or ``typst`` (faster, its own
+    template; ``template_dir`` does not apply) (PDF); ``provider_format``:
     ``openai`` or ``anthropic`` (provider messages); ``links_from``: the folder the
     output is written to, which links to attachment files are relative to
     (Markdown; the working directory when ``None``)."""
@@ -36,6 +39,7 @@ class ExportOptions:
     theme: str | None = None
     no_highlight: bool = False
     paper: str = "A4"
+    pdf_engine: str = "weasyprint"
     provider_format: str = "openai"
     links_from: Path | None = None
 
@@ -51,5 +55,7 @@ class ExportOptions:
             raise ValueError(f"provider_format must be one of {', '.join(PROVIDER_FORMATS)}")
         if self.paper not in PAPERS:
             raise ValueError(f"paper must be one of {', '.join(PAPERS)}")
+        if self.pdf_engine not in PDF_ENGINES:
+            raise ValueError(f"pdf_engine must be one of {', '.join(PDF_ENGINES)}")
         if self.tool_output_limit is not None and self.tool_output_limit < 0:
             raise ValueError("tool_output_limit must not be negative")

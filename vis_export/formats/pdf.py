@@ -70,9 +70,14 @@ def _fetcher() -> Any:
     return DataOnly()
 
 
-def to_pdf(obj: Session | Message | list[Message] | tuple[Message, ...], **options: object) -> bytes:
+def to_pdf(
+    obj: Session | Message | list[Message] | tuple[Message, ...], engine: str | None = None, **options: object
+) -> bytes:
     """A session, a message or a list of messages as PDF bytes (options as in
-    ``ExportOptions``); messages are laid out as a session of their own."""
+    ``ExportOptions``); messages are laid out as a session of their own.
+    ``engine``: ``weasyprint`` (the default) or ``typst`` (``pdf_engine`` in ``ExportOptions``)."""
+    if engine is not None:
+        options["pdf_engine"] = engine
     if isinstance(obj, Message):
         obj = [obj]
     if isinstance(obj, (list, tuple)):
@@ -84,26 +89,36 @@ def to_pdf(obj: Session | Message | list[Message] | tuple[Message, ...], **optio
 
 
 def render_pdf(session: Session, options: ExportOptions, parts: int | None = None) -> bytes:
-    """``parts`` (default: one per ``PART_SIZE`` of text) forces the split."""
+    """``parts`` (default: one per ``PART_SIZE`` of text) forces the split (WeasyPrint);
+    ``options.pdf_engine`` ``typst`` hands the session to ``pdf_typst`` instead."""
+    from vis_export.extras import require
+
+    if options.pdf_engine == "typst":
+        require("typst", "PDF with the Typst engine")
+        from vis_export.formats.pdf_typst import render_typst
+
+        return render_typst(session, options)
+    require("weasyprint", "PDF")
+    require("pypdf", "PDF")
     session = visible_session(session, options.reasoning)  # R2: the parts are rendered from this view
     chunks = split(session, parts)
     if len(chunks) == 1:
         pdfs = [_render_part(session, options, 0, chunks)]
     else:
         pdfs = _render_in_parallel(session, options, chunks)
-    return _join(session, pdfs)
+    return join(session, pdfs)
 
 
-def _cores() -> int:
+def cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
-def split(session: Session, parts: int | None = None) -> list[tuple[int, int]]:
+def split(session: Session, parts: int | None = None, size: int | None = None) -> list[tuple[int, int]]:
     """Message ranges of about equal text: ``parts`` of them (at most one per message),
-    by default as many as keep each within about ``PART_SIZE``."""
+    by default as many as keep each within about ``size`` (``PART_SIZE``)."""
     sizes = [sum(len(str(v)) for b in m.blocks for v in b.fields.values()) + 200 for m in session.messages]
     total = sum(sizes)
-    parts = max(1, min(parts if parts is not None else -(-total // PART_SIZE), len(sizes)))
+    parts = max(1, min(parts if parts is not None else -(-total // (size or PART_SIZE)), len(sizes)))
     bounds: list[tuple[int, int]] = []
     start = running = 0
     for index, size in enumerate(sizes):
@@ -164,14 +179,15 @@ def _render_in_parallel(session: Session, options: ExportOptions, chunks: list[t
     global _WORK
     _WORK = (session, options, chunks)
     try:
-        workers = min(len(chunks), _cores(), MAX_WORKERS)
+        workers = min(len(chunks), cores(), MAX_WORKERS)
         with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("fork")) as pool:
             return list(pool.map(_render_shared_part, range(len(chunks))))
     finally:
         _WORK = None
 
 
-def _join(session: Session, pdfs: list[bytes]) -> bytes:
+def join(session: Session, pdfs: list[bytes], engine: str = "WeasyPrint") -> bytes:
+    """The parts as one PDF: outlines kept, ``N / M`` stamped, the session's metadata."""
     from pypdf import PdfReader, PdfWriter
     from pypdf.generic import ArrayObject, ByteStringObject
 
@@ -179,7 +195,7 @@ def _join(session: Session, pdfs: list[bytes]) -> bytes:
     for pdf in pdfs:
         writer.append(PdfReader(io.BytesIO(pdf)))
     _stamp_page_numbers(writer)
-    writer.add_metadata(_metadata(session))
+    writer.add_metadata(_metadata(session, engine))
     identifier = ByteStringObject(hashlib.sha256(b"".join(pdfs)).digest()[:16])
     writer._ID = ArrayObject([identifier, identifier])  # deterministic, unlike pypdf's random one
     out = io.BytesIO()
@@ -192,7 +208,7 @@ def _created(session: Session) -> int:
     return SessionFacts.of(session).created or 0
 
 
-def _metadata(session: Session) -> dict[str, str]:
+def _metadata(session: Session, engine: str) -> dict[str, str]:
     stamp = datetime.fromtimestamp(_created(session) / 1000, tz=UTC).strftime("D:%Y%m%d%H%M%SZ")
     facts = SessionFacts.of(session)
     models, title = facts.models, facts.title
@@ -201,7 +217,7 @@ def _metadata(session: Session) -> dict[str, str]:
         "/Subject": f"Vis session {session.id}",
         "/Keywords": ", ".join(models),
         "/Creator": f"vis-export {__version__}",
-        "/Producer": f"vis-export {__version__} (WeasyPrint, pypdf)",
+        "/Producer": f"vis-export {__version__} ({engine}, pypdf)",
         "/CreationDate": stamp,
         "/ModDate": stamp,
     }
