@@ -1,7 +1,7 @@
 """Optional capabilities and the extras that install them.
 
-PDF (WeasyPrint, pypdf), the search index (tantivy, Whoosh) and its PostgreSQL
-engine (psycopg) are extras: a
+PDF (WeasyPrint, pypdf), the search index (tantivy, Whoosh), its PostgreSQL
+engine (psycopg) and jobs on a Dask cluster (distributed) are extras: a
 user who copies and converts text needs neither. When one is missing, the
 feature that needs it says which extra to install, in one line, instead of
 failing with an ImportError deep inside.
@@ -13,7 +13,7 @@ from importlib import import_module
 from types import ModuleType
 
 # The top-level module each optional library provides, and its extra.
-EXTRAS = {"weasyprint": "pdf", "pypdf": "pdf", "tantivy": "search", "whoosh": "search", "psycopg": "postgresql"}
+EXTRAS = {"weasyprint": "pdf", "pypdf": "pdf", "tantivy": "search", "whoosh": "search", "psycopg": "postgresql", "distributed": "dask"}
 
 
 class MissingExtra(ImportError):

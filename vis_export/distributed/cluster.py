@@ -1,0 +1,135 @@
+"""A Dask cluster to run a job on: a running scheduler, or local worker processes.
+
+Everything here is bounded in time: a scheduler that cannot be reached, a
+cluster without workers, or one that loses all of them mid-job is one line
+(``DaskFailure``) within seconds, never a job that waits forever.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+LOCAL = "local"
+CONNECT_TIMEOUT = 10.0  # seconds to reach a scheduler
+NO_WORKERS_TIMEOUT = 30.0  # seconds a job waits with no worker at all
+MOST_LOCAL_WORKERS = 512
+
+
+class DaskFailure(Exception):
+    """The cluster cannot run the job: one line for a person."""
+
+
+def check_address(value: str) -> str:
+    """``local``, ``local:N`` or a scheduler address; ``ValueError`` says what is wrong."""
+    if value == LOCAL or value.startswith(LOCAL + ":"):
+        count = value[len(LOCAL) + 1 :]
+        if count and not (count.isdigit() and 1 <= int(count) <= MOST_LOCAL_WORKERS):
+            raise ValueError(f"{value!r}: local:N takes a number of worker processes from 1 to {MOST_LOCAL_WORKERS}")
+        return value
+    if not value.strip() or any(c.isspace() for c in value):
+        raise ValueError(f"{value!r} is not a scheduler address (tcp://HOST:PORT) nor local[:N]")
+    return value
+
+
+def local_workers(address: str) -> int | None:
+    """How many local worker processes ``address`` asks for (``None``: a scheduler's address)."""
+    if address != LOCAL and not address.startswith(LOCAL + ":"):
+        return None
+    return int(address[len(LOCAL) + 1 :] or os.cpu_count() or 1)
+
+
+@contextmanager
+def dask_client(address: str) -> Iterator[Any]:
+    """A client of the cluster ``address`` names (see ``check_address``), with at
+    least one worker; a local cluster is stopped when the job ends."""
+    from vis_export.extras import require
+
+    require("distributed", "--dask")
+    from distributed import Client, LocalCluster
+
+    check_address(address)
+    for name in ("distributed", "tornado"):  # a lost worker is handled here: no log lines on stderr
+        logging.getLogger(name).setLevel(logging.CRITICAL)
+    count = local_workers(address)
+    cluster = None
+    if count is not None:
+        cluster = LocalCluster(
+            n_workers=count,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            silence_logs=logging.CRITICAL,
+            host="127.0.0.1",
+        )
+    try:
+        try:
+            client = Client(cluster or address, timeout=CONNECT_TIMEOUT, set_as_default=False)
+        except (OSError, TimeoutError) as error:
+            raise DaskFailure(f"cannot reach the Dask scheduler at {address}: {_reason(error)}") from None
+        try:
+            try:
+                client.wait_for_workers(1, timeout=NO_WORKERS_TIMEOUT)
+            except TimeoutError:
+                raise DaskFailure(
+                    f"the Dask scheduler at {address} has no workers (waited {NO_WORKERS_TIMEOUT:g} s)"
+                ) from None
+            yield client
+        finally:
+            client.close(timeout=CONNECT_TIMEOUT)
+    finally:
+        if cluster is not None:
+            cluster.close(timeout=CONNECT_TIMEOUT)
+
+
+def worker_count(client: Any) -> int:
+    return max(1, len(client.scheduler_info(n_workers=-1)["workers"]))
+
+
+def completed(client: Any, futures: Iterable[Any], address: str) -> Iterator[Any]:
+    """Each future as it finishes (its result or failure is the caller's to take).
+
+    A cluster left without any worker for ``NO_WORKERS_TIMEOUT`` fails the job
+    instead of waiting for workers that may never come back; a task that
+    killed every worker it ran on (``allowed-failures``) fails it too."""
+    import time
+
+    from distributed import wait
+
+    pending = set(futures)
+    alone_since: float | None = None
+    while pending:
+        try:
+            with client.as_current():
+                done, pending = wait(pending, timeout=1.0, return_when="FIRST_COMPLETED")
+        except TimeoutError:
+            if client.scheduler_info(n_workers=-1)["workers"]:
+                alone_since = None
+            elif alone_since is None:
+                alone_since = time.monotonic()
+            elif time.monotonic() - alone_since > NO_WORKERS_TIMEOUT:
+                raise DaskFailure(
+                    f"the Dask scheduler at {address} has had no workers for {NO_WORKERS_TIMEOUT:g} s"
+                ) from None
+            continue
+        yield from done
+
+
+def result(future: Any, address: str) -> Any:
+    """The future's result; a lost cluster or a task that kept killing workers is one line."""
+    from distributed import KilledWorker
+
+    try:
+        return future.result()
+    except KilledWorker:
+        raise DaskFailure(
+            f"a task of this job was running on each Dask worker that died ({address}); "
+            "the job stops rather than kill more (see the workers' logs)"
+        ) from None
+
+
+def _reason(error: BaseException) -> str:
+    return str(error).split("\n", 1)[0] or type(error).__name__

@@ -1,0 +1,92 @@
+"""What Dask workers run: each reads its parts of the sources itself (see
+``sources.parts``) and does the expensive work there.
+
+A task checks first that its worker sees what the job needs at the job's
+paths (a source; the output folder, by a marker file the job put in it): a
+worker on another machine without the shared file system would otherwise
+report sources as missing, or write files where nobody looks for them.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import OrderedDict
+from pathlib import Path
+
+from vis_export.distributed.cluster import DaskFailure
+from vis_export.formats.options import ExportOptions
+from vis_export.jobs.conversion import Reading, export
+from vis_export.sources.parts import Part, read_part
+from vis_export.sources.result import LoadResult
+
+SHARED = "sources and the output must be at the same path on every worker"
+_KEPT = 4  # files whose sessions a worker keeps for its next task (the same file's next sessions)
+_read: OrderedDict[tuple[Part, bool], tuple[tuple[int, int], list[LoadResult]]] = OrderedDict()
+
+
+class NotShared(DaskFailure):
+    """A worker cannot see a path the job needs."""
+
+
+def worker_name() -> str:
+    from distributed import get_worker
+
+    try:
+        return str(get_worker().address)
+    except ValueError:  # not on a worker
+        return "in this process"
+
+
+def check_visible(part: Part) -> None:
+    if part.path is not None and not os.access(part.path, os.R_OK):
+        raise NotShared(f"vis-export: the Dask worker {worker_name()} cannot read {part.name} ({part.path}): {SHARED}")
+
+
+def check_output(folder: Path, marker: str | None) -> None:
+    if marker is not None and not (folder / marker).exists():
+        raise NotShared(f"vis-export: the Dask worker {worker_name()} cannot see the output folder {folder}: {SHARED}")
+
+
+def read_unit(unit: tuple[Part, ...], lenient: bool) -> list[list[Reading]]:
+    """The readings of each part of ``unit``, for the job to report and to name files."""
+    found = []
+    for part in unit:
+        check_visible(part)
+        found.append([Reading.of(result) for result in results_of(part, lenient)])
+    return found
+
+
+def results_of(part: Part, lenient: bool) -> list[LoadResult]:
+    """``read_part``, kept for the next few tasks: a file holding many sessions is
+    rendered a session per task, and each would otherwise read it again."""
+    assert part.path is not None
+    info = os.stat(part.path)
+    stamp = (info.st_size, info.st_mtime_ns)
+    key = (part, lenient)
+    kept = _read.get(key)
+    if kept is not None and kept[0] == stamp:
+        _read.move_to_end(key)
+        return kept[1]
+    results = read_part(part, lenient)
+    _read[key] = (stamp, results)
+    while len(_read) > _KEPT:
+        _read.popitem(last=False)
+    return results
+
+
+def write_sessions(
+    items: list[tuple[Part, int, str, Path]], to: str, options: ExportOptions, lenient: bool, marker: str | None
+) -> list[str | None]:
+    """Writes session ``k`` of each part to its target (``export``); a session
+    that is not the one the job named (its file changed meanwhile) is not written."""
+    lines: list[str | None] = []
+    for part, k, session_id, target in items:
+        check_visible(part)
+        check_output(target.parent, marker)
+        results = results_of(part, lenient)
+        session = results[k].session if k < len(results) else None
+        if session is None or session.id != session_id:
+            lines.append(f"{part.name}: changed while the job ran: session {session_id} not written")
+            continue
+        lines.append(export(session, target, to, options))
+    return lines
