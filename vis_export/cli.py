@@ -389,7 +389,7 @@ def convert(
                 sources, to, output, options, session_ids, lenient, dask, reporter, progress, rendering
             )
         except DaskFailure as failure:
-            reporter.problem(str(failure) if str(failure).startswith("vis-export:") else f"vis-export: {failure}")
+            reporter.problem(f"vis-export: {failure}")
             sys.exit(1)
     if outcome.refused and not lenient:
         _hint_lenient(outcome.refused)
@@ -581,6 +581,7 @@ def _index_location(ctx: click.Context, param: click.Parameter, value: str) -> P
     metavar="NAME",
     help="PostgreSQL: where the sessions come from (default: this host's name); --prune removes only its own.",
 )
+@dask_option
 def index(
     sources: Sequence[str],
     directory: Path | str,
@@ -591,6 +592,7 @@ def index(
     jobs: int,
     lenient: bool,
     origin: str | None,
+    dask: str | None,
 ) -> None:
     """Add or update the sessions of SOURCE... in a search index.
 
@@ -607,30 +609,32 @@ def index(
       vis-export index chat.json --index idx
       vis-export index exports/ --index idx --engine whoosh --prune --wait 60
       vis-export index ~/.vis/vis.db --index postgresql://me@db.example:5432/vis --prune
+      vis-export index /shared/archive/ --index /shared/idx --dask tcp://scheduler:8786
     """
+    from vis_export.distributed.cluster import DaskFailure
     from vis_export.searchindex import IndexFailure, check_placement
-    from vis_export.searchindex.job import index_sessions, source_batches
+    from vis_export.searchindex.job import index_sources
 
     reporter = Reporter()
-    tick = [lambda: None]  # the progress bar's, once it exists
     try:
         if isinstance(directory, Path):
             check_placement(directory, sources)
-        batches = source_batches(sources, lenient, reporter.results, lambda: tick[0]())
-        with _progress(len(batches), "Indexing") as advance:
-            tick[0] = advance
-            counts = index_sessions(
-                batches,
+        with _progress_bar("Indexing") as progress:
+            counts = index_sources(
+                sources,
                 directory,
                 engine=engine,
                 reasoning=reasoning,  # type: ignore[arg-type]
                 prune=prune,
                 wait=wait,
                 threads=jobs,
-                warn=reporter.warning,
+                lenient=lenient,
                 origin=origin,
+                dask=dask,
+                report=reporter,
+                progress=progress,
             )
-    except IndexFailure as failure:
+    except (IndexFailure, DaskFailure) as failure:
         reporter.problem(f"vis-export: {failure}")
         sys.exit(1)
     echo(str(counts), err=True)

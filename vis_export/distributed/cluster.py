@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from typing import Any
 
 LOCAL = "local"
-CONNECT_TIMEOUT = 10.0  # seconds to reach a scheduler
+CONNECT_TIMEOUT = 5.0  # seconds to reach a scheduler
 NO_WORKERS_TIMEOUT = 30.0  # seconds a job waits with no worker at all
 MOST_LOCAL_WORKERS = 512
 

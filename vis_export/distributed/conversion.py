@@ -25,6 +25,7 @@ from vis_export.distributed.tasks import read_unit, write_sessions
 from vis_export.formats.options import ExportOptions
 from vis_export.jobs.conversion import Reading, export
 from vis_export.model import Session
+from vis_export.sources import source_files
 from vis_export.sources.parts import MOST_PER_BATCH, SHARES_PER_WORKER, Part, read_part, units
 
 MARKER = ".vis-export-job-"  # hidden: never read back as a source
@@ -47,7 +48,7 @@ class OnDask:
 
     def read(self, sources: Sequence[str], lenient: bool) -> list[Reading]:
         self.lenient = lenient
-        plan = units(sources, self.workers)
+        plan = units(source_files(sources), self.workers)
         remote = [i for i, unit in enumerate(plan) if unit[0].path is not None]
         futures = self.client.map(read_unit, [plan[i] for i in remote], lenient=lenient, pure=False)
         unit_of = {future.key: i for future, i in zip(futures, remote, strict=True)}

@@ -12,10 +12,12 @@ from __future__ import annotations
 import os
 from collections import OrderedDict
 from pathlib import Path
+from typing import Any
 
 from vis_export.distributed.cluster import DaskFailure
 from vis_export.formats.options import ExportOptions
 from vis_export.jobs.conversion import Reading, export
+from vis_export.searchindex.documents import IndexReasoning
 from vis_export.sources.parts import Part, read_part
 from vis_export.sources.result import LoadResult
 
@@ -39,12 +41,12 @@ def worker_name() -> str:
 
 def check_visible(part: Part) -> None:
     if part.path is not None and not os.access(part.path, os.R_OK):
-        raise NotShared(f"vis-export: the Dask worker {worker_name()} cannot read {part.name} ({part.path}): {SHARED}")
+        raise NotShared(f"the Dask worker {worker_name()} cannot read {part.name} ({part.path}): {SHARED}")
 
 
 def check_output(folder: Path, marker: str | None) -> None:
     if marker is not None and not (folder / marker).exists():
-        raise NotShared(f"vis-export: the Dask worker {worker_name()} cannot see the output folder {folder}: {SHARED}")
+        raise NotShared(f"the Dask worker {worker_name()} cannot see the output folder {folder}: {SHARED}")
 
 
 def read_unit(unit: tuple[Part, ...], lenient: bool) -> list[list[Reading]]:
@@ -90,3 +92,59 @@ def write_sessions(
             continue
         lines.append(export(session, target, to, options))
     return lines
+
+
+# (digest, documents or None, written): a session's hash and, when the index
+# lacks that hash, its documents; ``written`` when the worker wrote it itself.
+Made = tuple[str, list[dict[str, Any]] | None, bool]
+_databases: dict[str, Any] = {}  # a writer per database, kept by the worker process for its next tasks
+
+
+def index_unit(
+    unit: tuple[Part, ...],
+    lenient: bool,
+    reasoning: IndexReasoning,
+    known: dict[str, str],
+    database: tuple[str, float, str] | None,
+) -> list[list[tuple[Reading, Made | None]]]:
+    """Each session of each part with what indexing it takes (``Made``), its
+    documents made only when ``known`` lacks its hash. With ``database`` (URI,
+    wait, origin) the worker writes such a session itself, in its own
+    transaction as a job in one process does, and returns no documents."""
+    from vis_export.searchindex.documents import documents, session_digest
+
+    found = []
+    for part in unit:
+        check_visible(part)
+        entries: list[tuple[Reading, Made | None]] = []
+        for loaded in read_part(part, lenient):
+            session, made = loaded.session, None
+            if session is not None:
+                digest = session_digest(session, reasoning)
+                docs = list(documents(session, reasoning)) if known.get(session.id) != digest else None
+                if docs is not None and database is not None:
+                    _write(database, session.id, digest, docs)
+                made = (digest, None if database else docs, docs is not None and database is not None)
+            entries.append((Reading.of(loaded), made))
+        found.append(entries)
+    if database is not None:
+        _writer(database).finish()  # the task is done once its sessions are committed
+    return found
+
+
+def _writer(database: tuple[str, float, str]) -> Any:
+    from vis_export.searchindex.engines.postgresql_engine import PostgresEngine
+
+    uri, wait, _ = database
+    engine = _databases.get(uri)
+    if engine is None or engine.connection.closed or engine.wait != wait:
+        engine = _databases[uri] = PostgresEngine(uri, writable=True, wait=wait)
+    return engine
+
+
+def _write(database: tuple[str, float, str], session_id: str, digest: str, docs: list[dict[str, Any]]) -> None:
+    store = _writer(database)
+    store.delete_session(session_id)
+    store.add(docs)
+    store.record({session_id: digest}, database[2], {}, set())
+    store.commit()

@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from vis_export.sources import STDIN, read, source_files
+from vis_export.sources import STDIN, read
 from vis_export.sources.files import read_file, starts_like_store
 from vis_export.sources.result import LoadResult
 from vis_export.sources.store import copied_when_read, read_store, store_sessions
@@ -49,13 +49,14 @@ def read_part(part: Part, lenient: bool = False) -> list[LoadResult]:
     return read_file(Path(part.path), part.name, lenient)
 
 
-def units(sources: Iterable[str], workers: int) -> list[tuple[Part, ...]]:
-    """The sources as units of work, in source order: a store's sessions one
+def units(files: Iterable[tuple[str, Path | None]], workers: int) -> list[tuple[Part, ...]]:
+    """The source files (as ``source_files`` gives them) as units of work, in
+    order: a store's sessions one
     per unit (a store with a WAL, which each reader copies, in a few ranges
     instead), a large file alone, and small files in batches of consecutive
     files, enough batches for every worker to have several."""
     parts: list[Part] = []
-    for name, path in source_files(sources):
+    for name, path in files:
         if path is None or name == STDIN or not path.is_file():
             parts.append(Part(name, None))
             continue
