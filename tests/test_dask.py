@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 from conftest import GOLDEN, INPUT
+from postgres import Server, postgres_server_fixture  # noqa: F401 - fixtures
 from visstore import build_store
 
 from benchmarks.generate import session
@@ -173,7 +174,7 @@ def test_index_on_dask_gives_the_same_hits(corpus: Path, tmp_path: Path, cluster
 
 @pytest.mark.slow
 def test_index_on_dask_into_postgresql_written_by_the_workers(
-    corpus: Path, tmp_path: Path, cluster: str, postgres_server: Any
+    corpus: Path, tmp_path: Path, cluster: str, postgres_server: Server  # noqa: F811
 ) -> None:
     here, there = (postgres_server.uri(name) for name in ("dask_here", "dask_there"))
     for name in ("dask_here", "dask_there"):
