@@ -41,7 +41,7 @@ QUERIES = ["config", "parse_config", '"def parse_config"', "toml", "pytest", "re
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[str]:
     with distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None, host="127.0.0.1"
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address="127.0.0.1:0", host="127.0.0.1"
     ) as local:
         yield local.scheduler_address
 
@@ -125,6 +125,17 @@ def test_convert_to_pdf_on_dask_is_the_same(tmp_path: Path, cluster: str) -> Non
     dask = convert([str(sources)], "pdf", tmp_path / "dask", dask=cluster)
     assert not here.failed and not dask.failed
     assert files(tmp_path / "here") == files(tmp_path / "dask") and len(files(tmp_path / "dask")) == 4
+
+
+@pytest.mark.parametrize("to", ["markdown", "html"])
+def test_convert_on_a_local_cluster_it_starts_is_the_same(corpus: Path, tmp_path: Path, to: str) -> None:
+    """``local:2``: this process renders the first units itself while the workers start."""
+    here = convert([str(corpus)], to, tmp_path / "here", lenient=True)
+    dask = convert([str(corpus)], to, tmp_path / "dask", lenient=True, dask="local:2")
+    assert files(tmp_path / "here") == files(tmp_path / "dask") and len(files(tmp_path / "dask")) >= 25
+    assert (here.failed, here.refused) == (dask.failed, dask.refused)
+    assert [p.name for p in here.written] == [p.name for p in dask.written]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dask", "here"]  # the job's own folder is gone
 
 
 def test_cli_convert_on_dask_same_exit_status_and_stderr(corpus: Path, tmp_path: Path, cluster: str) -> None:

@@ -10,6 +10,7 @@ failing with an ImportError deep inside.
 from __future__ import annotations
 
 from importlib import import_module
+from importlib.util import find_spec
 from types import ModuleType
 
 # The top-level module each optional library provides, and its extra.
@@ -25,7 +26,18 @@ def require(module: str, feature: str) -> ModuleType:
     try:
         return import_module(module)
     except ImportError:
-        extra = EXTRAS[module.split(".")[0]]
-        raise MissingExtra(
-            f"{feature} needs the {extra!r} extra, which is not installed: pip install 'vis-export[{extra}]'"
-        ) from None
+        raise _missing(module, feature) from None
+
+
+def require_installed(module: str, feature: str) -> None:
+    """``require`` without importing ``module`` yet: its import is slow and
+    happens later, or in another thread, where its absence would come too late."""
+    if find_spec(module) is None:
+        raise _missing(module, feature)
+
+
+def _missing(module: str, feature: str) -> MissingExtra:
+    extra = EXTRAS[module.split(".")[0]]
+    return MissingExtra(
+        f"{feature} needs the {extra!r} extra, which is not installed: pip install 'vis-export[{extra}]'"
+    )

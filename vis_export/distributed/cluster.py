@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterable, Iterator
+import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -61,7 +62,7 @@ def dask_client(address: str) -> Iterator[Any]:
             n_workers=count,
             threads_per_worker=1,
             processes=True,
-            dashboard_address=None,
+            dashboard_address="127.0.0.1:0",  # the scheduler serves HTTP anyway: a free port, not 8787
             silence_logs=logging.CRITICAL,
             host="127.0.0.1",
         )
@@ -85,12 +86,52 @@ def dask_client(address: str) -> Iterator[Any]:
             cluster.close(timeout=CONNECT_TIMEOUT)
 
 
+class Connecting:
+    """``dask_client`` entered on a thread of its own: a local cluster takes a
+    second or two to start (processes that import Dask), which the job need
+    not spend waiting (see ``distributed.conversion``)."""
+
+    def __init__(self, address: str):
+        from vis_export.extras import require_installed
+
+        require_installed("distributed", "--dask")  # said at once, not after work
+        self.address = address
+        self._context = dask_client(address)
+        self._client: Any = None
+        self._failure: BaseException | None = None
+        self._thread = threading.Thread(target=self._enter, name="vis-export dask connect", daemon=True)
+        self._thread.start()
+
+    def _enter(self) -> None:
+        try:
+            self._client = self._context.__enter__()
+        except BaseException as failure:  # noqa: BLE001 - raised again by ``client``
+            self._failure = failure
+
+    @property
+    def ready(self) -> bool:
+        return not self._thread.is_alive()
+
+    def client(self) -> Any:
+        """The client, once connected; the connection's failure if it failed."""
+        self._thread.join()
+        if self._failure is not None:
+            raise self._failure
+        return self._client
+
+    def close(self) -> None:
+        self._thread.join()
+        if self._client is not None:
+            self._context.__exit__(None, None, None)
+
+
 def worker_count(client: Any) -> int:
     return max(1, len(client.scheduler_info(n_workers=-1)["workers"]))
 
 
-def completed(client: Any, futures: Iterable[Any], address: str) -> Iterator[Any]:
-    """Each future as it finishes (its result or failure is the caller's to take).
+def completed(client: Any, pending: set[Any], address: str) -> Iterator[Any]:
+    """Each future of ``pending`` as it finishes (its result or failure is the
+    caller's to take); the caller may add futures to ``pending`` meanwhile.
 
     A cluster left without any worker for ``NO_WORKERS_TIMEOUT`` fails the job
     instead of waiting for workers that may never come back; a task that
@@ -99,12 +140,11 @@ def completed(client: Any, futures: Iterable[Any], address: str) -> Iterator[Any
 
     from distributed import wait
 
-    pending = set(futures)
     alone_since: float | None = None
     while pending:
         try:
             with client.as_current():
-                done, pending = wait(pending, timeout=1.0, return_when="FIRST_COMPLETED")
+                done, _ = wait(list(pending), timeout=1.0, return_when="FIRST_COMPLETED")
         except TimeoutError:
             if client.scheduler_info(n_workers=-1)["workers"]:
                 alone_since = None
@@ -115,13 +155,17 @@ def completed(client: Any, futures: Iterable[Any], address: str) -> Iterator[Any
                     f"the Dask scheduler at {address} has had no workers for {NO_WORKERS_TIMEOUT:g} s"
                 ) from None
             continue
+        pending.difference_update(done)
         yield from done
 
 
-def result(future: Any, address: str) -> Any:
-    """The future's result; a lost cluster or a task that kept killing workers is one line."""
+def result(client: Any, future: Any, address: str) -> Any:
+    """The future's result, waited for as ``completed`` waits; a task that kept
+    killing workers is one line."""
     from distributed import KilledWorker
 
+    for _ in completed(client, {future}, address):
+        pass
     try:
         return future.result()
     except KilledWorker:

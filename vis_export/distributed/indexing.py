@@ -67,7 +67,7 @@ def run_on_dask(job: _Job, batches: list[Batch], dask: Dask, database: tuple[str
             complete = True
             for future, j in mine:
                 if future.key not in taken:
-                    taken[future.key] = result(future, dask.address)
+                    taken[future.key] = result(client, future, dask.address)
                     advance()
                 for reading, made in taken[future.key][j]:
                     complete &= not reading.problems

@@ -10,6 +10,7 @@ report sources as missing, or write files where nobody looks for them.
 from __future__ import annotations
 
 import os
+import uuid
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any
@@ -44,18 +45,10 @@ def check_visible(part: Part) -> None:
         raise NotShared(f"the Dask worker {worker_name()} cannot read {part.name} ({part.path}): {SHARED}")
 
 
-def check_output(folder: Path, marker: str | None) -> None:
-    if marker is not None and not (folder / marker).exists():
-        raise NotShared(f"the Dask worker {worker_name()} cannot see the output folder {folder}: {SHARED}")
-
-
-def read_unit(unit: tuple[Part, ...], lenient: bool) -> list[list[Reading]]:
-    """The readings of each part of ``unit``, for the job to report and to name files."""
-    found = []
-    for part in unit:
-        check_visible(part)
-        found.append([Reading.of(result) for result in results_of(part, lenient)])
-    return found
+def check_output(folder: Path, shown: Path) -> None:
+    """``folder`` is the job's own, made by the job in the output folder ``shown``."""
+    if not folder.is_dir():
+        raise NotShared(f"the Dask worker {worker_name()} cannot see the output folder {shown}: {SHARED}")
 
 
 def results_of(part: Part, lenient: bool) -> list[LoadResult]:
@@ -76,22 +69,41 @@ def results_of(part: Part, lenient: bool) -> list[LoadResult]:
     return results
 
 
-def write_sessions(
-    items: list[tuple[Part, int, str, Path]], to: str, options: ExportOptions, lenient: bool, marker: str | None
-) -> list[str | None]:
-    """Writes session ``k`` of each part to its target (``export``); a session
-    that is not the one the job named (its file changed meanwhile) is not written."""
-    lines: list[str | None] = []
-    for part, k, session_id, target in items:
+# A session rendered ahead: (True, the file it is in, within the job's folder)
+# or (False, the line saying why it could not be); ``None``: not rendered here.
+Rendered = tuple[bool, str] | None
+
+
+def convert_unit(
+    unit: tuple[Part, ...],
+    lenient: bool,
+    to: str,
+    options: ExportOptions,
+    folder: Path | None,
+    shown: Path,
+    only: int | None = None,
+) -> list[list[tuple[Reading, Rendered]]]:
+    """Reads each part of ``unit`` and renders every session that loaded into
+    ``folder`` (the job's, from where the job renames each file to its name
+    once all names are known). With ``only``, just that session of the file
+    is rendered (a file of many sessions in a format that takes seconds a
+    session is rendered a session per task); with ``folder`` ``None`` (the
+    output folder could not be made), nothing is."""
+    found = []
+    for j, part in enumerate(unit):
         check_visible(part)
-        check_output(target.parent, marker)
-        results = results_of(part, lenient)
-        session = results[k].session if k < len(results) else None
-        if session is None or session.id != session_id:
-            lines.append(f"{part.name}: changed while the job ran: session {session_id} not written")
-            continue
-        lines.append(export(session, target, to, options))
-    return lines
+        if folder is not None:
+            check_output(folder, shown)
+        entries: list[tuple[Reading, Rendered]] = []
+        for k, loaded in enumerate(results_of(part, lenient)):
+            rendered: Rendered = None
+            if loaded.session is not None and folder is not None and only in (None, k):
+                name = f"{uuid.uuid4().hex}.out"
+                line = export(loaded.session, folder / name, to, options)
+                rendered = (True, name) if line is None else (False, line)
+            entries.append((Reading.of(loaded), rendered))
+        found.append(entries)
+    return found
 
 
 # (digest, documents or None, written): a session's hash and, when the index

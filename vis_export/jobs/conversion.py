@@ -70,11 +70,13 @@ class Outcome:
 
 class Strategy(Protocol):
     """Where sessions are read and rendered. ``read`` gives every reading in
-    source order; ``write`` takes (position among the readings, target) in
-    session order and gives, in the same order, ``None`` for a file written or
-    the line saying why it was not."""
+    source order (a strategy may render them then, for ``output`` with
+    ``options``, ahead of knowing their names); ``write``
+    takes (position among the readings, target) in session order and gives,
+    in the same order, ``None`` for a file written or the line saying why it
+    was not."""
 
-    def read(self, sources: Sequence[str], lenient: bool) -> list[Reading]: ...
+    def read(self, sources: Sequence[str], lenient: bool, to: str, options: ExportOptions, output: str) -> list[Reading]: ...
     def write(
         self, jobs: list[tuple[int, Path]], to: str, options: ExportOptions, advance: Callable[[], None]
     ) -> Iterator[str | None]: ...
@@ -106,76 +108,80 @@ def convert(
     fmt = get_format(to)
     report = report if report is not None else Lines()
     outcome = Outcome()
+    job = _Job(names, fmt.name, fmt.extension, os.fspath(output), options or ExportOptions(), lenient)
     if dask is None:
-        return _run(InProcess(rendering), names, fmt.name, fmt.extension, Path(output), options, session_ids, lenient,
-                    report, progress, outcome)
+        return job.run(InProcess(rendering), session_ids, report, progress, outcome)
     from vis_export.distributed.conversion import OnDask
 
-    with OnDask.connected(dask) as strategy:
-        return _run(strategy, names, fmt.name, fmt.extension, Path(output), options, session_ids, lenient, report,
-                    progress, outcome)
+    with OnDask.connected(dask, progress) as strategy:
+        return job.run(strategy, session_ids, report, None, outcome)
 
 
-def _run(
-    strategy: Strategy,
-    sources: list[str],
-    to: str,
-    extension: str,
-    output: Path,
-    options: ExportOptions | None,
-    session_ids: Iterable[str],
-    lenient: bool,
-    report: Report,
-    progress: Callable[[int], Callable[[], None]] | None,
-    outcome: Outcome,
-) -> Outcome:
-    from vis_export.output import OutputError, output_paths, source_guard
-    from vis_export.sources import SESSION_SUFFIXES
+@dataclass(frozen=True)
+class _Job:
+    sources: list[str]
+    to: str
+    extension: str
+    output: str
+    options: ExportOptions
+    lenient: bool
 
-    def problem(line: str) -> None:
-        outcome.failed = True
-        report.problem(line)
+    def run(
+        self,
+        strategy: Strategy,
+        session_ids: Iterable[str],
+        report: Report,
+        progress: Callable[[int], Callable[[], None]] | None,
+        outcome: Outcome,
+    ) -> Outcome:
+        """Reads, reports, names, writes: the same steps and lines whatever the strategy."""
+        from vis_export.output import OutputError, output_paths, source_guard
+        from vis_export.sources import SESSION_SUFFIXES
 
-    found: list[int] = []
-    readings = strategy.read(sources, lenient)
-    for position, reading in enumerate(readings):
-        if reading.session_id is None:
-            outcome.refused.append(reading.source)
-        for fails, line in report_lines(reading.source, reading.session_id is not None, reading.problems):
-            (problem if fails else report.warning)(line)
-        if reading.session_id is not None:
-            found.append(position)
-    wanted = set(session_ids)
-    if wanted:
-        for missing in sorted(wanted - {readings[i].session_id for i in found}):  # type: ignore[misc]
-            problem(f"vis-export: no session with id {missing!r} in the sources")
-        found = [i for i in found if readings[i].session_id in wanted]
-    if not found:
-        if not outcome.failed:
-            problem("vis-export: no sessions to convert")
+        def problem(line: str) -> None:
+            outcome.failed = True
+            report.problem(line)
+
+        found: list[int] = []
+        readings = strategy.read(self.sources, self.lenient, self.to, self.options, self.output)
+        for position, reading in enumerate(readings):
+            if reading.session_id is None:
+                outcome.refused.append(reading.source)
+            for fails, line in report_lines(reading.source, reading.session_id is not None, reading.problems):
+                (problem if fails else report.warning)(line)
+            if reading.session_id is not None:
+                found.append(position)
+        wanted = set(session_ids)
+        if wanted:
+            for missing in sorted(wanted - {readings[i].session_id for i in found}):  # type: ignore[misc]
+                problem(f"vis-export: no session with id {missing!r} in the sources")
+            found = [i for i in found if readings[i].session_id in wanted]
+        if not found:
+            if not outcome.failed:
+                problem("vis-export: no sessions to convert")
+            return outcome
+        try:
+            targets = output_paths(self.output, [readings[i].session_id or "" for i in found], self.extension)
+        except OutputError as error:
+            problem(f"vis-export: {error}")
+            return outcome
+        refusal = source_guard(self.sources, SESSION_SUFFIXES)
+        options = replace(self.options, links_from=targets[0].parent)  # links go from where files go
+        refused = {i: why for i, target in zip(found, targets, strict=True) if (why := refusal(target))}
+        jobs = [(i, target) for i, target in zip(found, targets, strict=True) if i not in refused]
+        advance = progress(len(found)) if progress is not None else (lambda: None)
+        written = strategy.write(jobs, self.to, options, advance)
+        for i, target in zip(found, targets, strict=True):
+            if i in refused:
+                problem(f"{target}: not written: {refused[i]}")
+                advance()
+                continue
+            line = next(written)
+            if line is None:
+                outcome.written.append(target)
+            else:
+                problem(line)
         return outcome
-    try:
-        targets = output_paths(os.fspath(output), [readings[i].session_id or "" for i in found], extension)
-    except OutputError as error:
-        problem(f"vis-export: {error}")
-        return outcome
-    refusal = source_guard(sources, SESSION_SUFFIXES)
-    options = replace(options or ExportOptions(), links_from=targets[0].parent)  # links go from where files go
-    refused = {i: why for i, target in zip(found, targets, strict=True) if (why := refusal(target))}
-    jobs = [(i, target) for i, target in zip(found, targets, strict=True) if i not in refused]
-    advance = progress(len(found)) if progress is not None else (lambda: None)
-    written = strategy.write(jobs, to, options, advance)
-    for i, target in zip(found, targets, strict=True):
-        if i in refused:
-            problem(f"{target}: not written: {refused[i]}")
-            advance()
-            continue
-        line = next(written)
-        if line is None:
-            outcome.written.append(target)
-        else:
-            problem(line)
-    return outcome
 
 
 def export(session: Session, target: Path, to: str, options: ExportOptions) -> str | None:
@@ -188,11 +194,12 @@ def export(session: Session, target: Path, to: str, options: ExportOptions) -> s
     try:
         write_atomic(target, fmt.pieces(session, options) if fmt.pieces else fmt.render(session, options))
     except Exception as error:  # noqa: BLE001 - reported, and the batch goes on
-        return (
-            f"{session.source}: session {session.id}: not exported to {fmt.name}: "
-            f"{getattr(error, 'strerror', None) or error}"
-        )
+        return not_exported(session.source, session.id, fmt.name, error)
     return None
+
+
+def not_exported(source: str, session_id: str, format_name: str, error: Exception) -> str:
+    return f"{source}: session {session_id}: not exported to {format_name}: {getattr(error, 'strerror', None) or error}"
 
 
 class InProcess:
@@ -202,7 +209,7 @@ class InProcess:
         self.rendering = rendering
         self.sessions: list[Session | None] = []
 
-    def read(self, sources: Sequence[str], lenient: bool) -> list[Reading]:
+    def read(self, sources: Sequence[str], lenient: bool, to: str, options: ExportOptions, output: str) -> list[Reading]:
         from vis_export.sources import read
 
         results = list(read(sources, lenient))

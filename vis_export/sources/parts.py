@@ -49,9 +49,10 @@ def read_part(part: Part, lenient: bool = False) -> list[LoadResult]:
     return read_file(Path(part.path), part.name, lenient)
 
 
-def units(files: Iterable[tuple[str, Path | None]], workers: int) -> list[tuple[Part, ...]]:
+def units(files: Iterable[tuple[str, Path | None]], workers: int, batched: bool = True) -> list[tuple[Part, ...]]:
     """The source files (as ``source_files`` gives them) as units of work, in
-    order: a store's sessions one
+    order (``batched`` false: a file per unit, for work that takes seconds a
+    session): a store's sessions one
     per unit (a store with a WAL, which each reader copies, in a few ranges
     instead), a large file alone, and small files in batches of consecutive
     files, enough batches for every worker to have several."""
@@ -67,6 +68,8 @@ def units(files: Iterable[tuple[str, Path | None]], workers: int) -> list[tuple[
             continue
         step = math.ceil(count / (workers * SHARES_PER_WORKER)) if copied_when_read(path) else 1
         parts.extend(Part(name, absolute, (start, min(start + step, count))) for start in range(0, count, step))
+    if not batched:
+        return [(part,) for part in parts]
     small = sum(1 for part in parts if _small(part))
     per_batch = max(1, min(MOST_PER_BATCH, math.ceil(small / (workers * SHARES_PER_WORKER))))
     found: list[tuple[Part, ...]] = []
