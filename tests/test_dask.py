@@ -144,7 +144,9 @@ def test_cli_convert_on_dask_same_exit_status_and_stderr(corpus: Path, tmp_path:
     dask = CliRunner().invoke(main, [*args, str(tmp_path / "dask"), "--dask", cluster])
     assert (here.exit_code, here.stderr) == (dask.exit_code, dask.stderr) and dask.exit_code == 1
     assert files(tmp_path / "here") == files(tmp_path / "dask")
-    good = CliRunner().invoke(main, ["convert", str(INPUT), "--to", "text", "-o", str(tmp_path / "g"), "--dask", cluster])
+    good = CliRunner().invoke(
+        main, ["convert", str(INPUT), "--to", "text", "-o", str(tmp_path / "g"), "--dask", cluster]
+    )
     assert good.exit_code == 0, good.stderr
 
 
@@ -185,7 +187,10 @@ def test_index_on_dask_gives_the_same_hits(corpus: Path, tmp_path: Path, cluster
 
 @pytest.mark.slow
 def test_index_on_dask_into_postgresql_written_by_the_workers(
-    corpus: Path, tmp_path: Path, cluster: str, postgres_server: Server  # noqa: F811
+    corpus: Path,
+    tmp_path: Path,
+    cluster: str,
+    postgres_server: Server,  # noqa: F811
 ) -> None:
     here, there = (postgres_server.uri(name) for name in ("dask_here", "dask_there"))
     for name in ("dask_here", "dask_there"):
@@ -222,13 +227,28 @@ def test_unreachable_scheduler_is_one_line_and_exit_1(tmp_path: Path) -> None:
         port = free.getsockname()[1]
     start = time.monotonic()
     done = subprocess.run(
-        [sys.executable, "-m", "vis_export", "convert", str(INPUT), "--to", "md", "-o", str(tmp_path / "out"),
-         "--dask", f"tcp://127.0.0.1:{port}"],
-        capture_output=True, text=True, timeout=60,
+        [
+            sys.executable,
+            "-m",
+            "vis_export",
+            "convert",
+            str(INPUT),
+            "--to",
+            "md",
+            "-o",
+            str(tmp_path / "out"),
+            "--dask",
+            f"tcp://127.0.0.1:{port}",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert done.returncode == 1 and time.monotonic() - start < 20
     lines = done.stderr.splitlines()
-    assert len(lines) == 1 and lines[0].startswith(f"vis-export: cannot reach the Dask scheduler at tcp://127.0.0.1:{port}")
+    assert len(lines) == 1 and lines[0].startswith(
+        f"vis-export: cannot reach the Dask scheduler at tcp://127.0.0.1:{port}"
+    )
     assert not (tmp_path / "out").exists()
 
 

@@ -399,13 +399,14 @@ def convert(
 def _picked(reporter: Reporter, found: list[Any], session_ids: Sequence[str]) -> list[Any]:
     """The sessions ``--session`` names (all without it); a name not found is a
     problem, and so is having nothing to convert."""
+    from vis_export.jobs.conversion import NOTHING, unknown_ids
+
     if session_ids:
-        wanted = set(session_ids)
-        for missing in sorted(wanted - {s.id for s in found}):
-            reporter.problem(f"vis-export: no session with id {missing!r} in the sources")
-        found = [s for s in found if s.id in wanted]
+        for line in unknown_ids(set(session_ids), [s.id for s in found]):
+            reporter.problem(line)
+        found = [s for s in found if s.id in session_ids]
     if not found and not reporter.failed:
-        reporter.problem("vis-export: no sessions to convert")
+        reporter.problem(NOTHING)
     return found
 
 

@@ -14,7 +14,14 @@ from importlib.util import find_spec
 from types import ModuleType
 
 # The top-level module each optional library provides, and its extra.
-EXTRAS = {"weasyprint": "pdf", "pypdf": "pdf", "tantivy": "search", "whoosh": "search", "psycopg": "postgresql", "distributed": "dask"}
+EXTRAS = {
+    "weasyprint": "pdf",
+    "pypdf": "pdf",
+    "tantivy": "search",
+    "whoosh": "search",
+    "psycopg": "postgresql",
+    "distributed": "dask",
+}
 
 
 class MissingExtra(ImportError):

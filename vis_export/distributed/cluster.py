@@ -49,8 +49,7 @@ def dask_client(address: str) -> Iterator[Any]:
     least one worker; a local cluster is stopped when the job ends."""
     from vis_export.extras import require
 
-    require("distributed", "--dask")
-    from distributed import Client, LocalCluster
+    library: Any = require("distributed", "--dask")  # untyped
 
     check_address(address)
     for name in ("distributed", "tornado"):  # a lost worker is handled here: no log lines on stderr
@@ -58,7 +57,7 @@ def dask_client(address: str) -> Iterator[Any]:
     count = local_workers(address)
     cluster = None
     if count is not None:
-        cluster = LocalCluster(
+        cluster = library.LocalCluster(
             n_workers=count,
             threads_per_worker=1,
             processes=True,
@@ -68,7 +67,7 @@ def dask_client(address: str) -> Iterator[Any]:
         )
     try:
         try:
-            client = Client(cluster or address, timeout=CONNECT_TIMEOUT, set_as_default=False)
+            client = library.Client(cluster or address, timeout=CONNECT_TIMEOUT, set_as_default=False)
         except (OSError, TimeoutError) as error:
             raise DaskFailure(f"cannot reach the Dask scheduler at {address}: {_reason(error)}") from None
         try:
@@ -138,7 +137,9 @@ def completed(client: Any, pending: set[Any], address: str) -> Iterator[Any]:
     killed every worker it ran on (``allowed-failures``) fails it too."""
     import time
 
-    from distributed import wait
+    from vis_export.extras import require
+
+    wait: Any = require("distributed", "--dask").wait  # untyped
 
     alone_since: float | None = None
     while pending:

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections import deque
 import uuid
+from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
@@ -59,7 +59,9 @@ class OnDask:
                 shutil.rmtree(strategy.folder, ignore_errors=True)
             strategy.cluster.close()
 
-    def read(self, sources: Sequence[str], lenient: bool, to: str, options: ExportOptions, output: str) -> list[Reading]:
+    def read(
+        self, sources: Sequence[str], lenient: bool, to: str, options: ExportOptions, output: str
+    ) -> list[Reading]:
         """Units are sent out as the cluster can take them. While local worker
         processes start, this process works through the first units itself
         (the same task, run here): starting them takes longer than a small job."""

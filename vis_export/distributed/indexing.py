@@ -76,12 +76,15 @@ def run_on_dask(job: _Job, batches: list[Batch], dask: Dask, database: tuple[str
                     if made is None or reading.session_id is None or job.repeated(reading.session_id, reading.source):
                         continue
                     digest, docs, written = made
-                    hashes[reading.session_id] = job.made(
-                        reading.session_id, digest, None if written else (lambda docs=docs: docs or [])
-                    )
+                    hashes[reading.session_id] = job.made(reading.session_id, digest, None if written else _given(docs))
                 if j == len(taken[future.key]) - 1:
                     del taken[future.key]  # its documents are in the index: let them go
             job.file_done(batch, hashes, complete)
+
+
+def _given(docs: list[dict[str, Any]] | None) -> Callable[[], list[dict[str, Any]]]:
+    """Documents a worker made (``None``: it found the session's hash in the index)."""
+    return lambda: docs or []
 
 
 def _first_of_file(part: Part) -> bool:

@@ -90,7 +90,7 @@ def convert_unit(
     session is rendered a session per task); with ``folder`` ``None`` (the
     output folder could not be made), nothing is."""
     found = []
-    for j, part in enumerate(unit):
+    for part in unit:
         check_visible(part)
         if folder is not None:
             check_output(folder, shown)

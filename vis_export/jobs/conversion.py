@@ -15,7 +15,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from vis_export.formats.options import ExportOptions
 from vis_export.model import Session
@@ -76,7 +76,9 @@ class Strategy(Protocol):
     in the same order, ``None`` for a file written or the line saying why it
     was not."""
 
-    def read(self, sources: Sequence[str], lenient: bool, to: str, options: ExportOptions, output: str) -> list[Reading]: ...
+    def read(
+        self, sources: Sequence[str], lenient: bool, to: str, options: ExportOptions, output: str
+    ) -> list[Reading]: ...
     def write(
         self, jobs: list[tuple[int, Path]], to: str, options: ExportOptions, advance: Callable[[], None]
     ) -> Iterator[str | None]: ...
@@ -153,12 +155,12 @@ class _Job:
                 found.append(position)
         wanted = set(session_ids)
         if wanted:
-            for missing in sorted(wanted - {readings[i].session_id for i in found}):  # type: ignore[misc]
-                problem(f"vis-export: no session with id {missing!r} in the sources")
+            for line in unknown_ids(wanted, [readings[i].session_id or "" for i in found]):
+                problem(line)
             found = [i for i in found if readings[i].session_id in wanted]
         if not found:
             if not outcome.failed:
-                problem("vis-export: no sessions to convert")
+                problem(NOTHING)
             return outcome
         try:
             targets = output_paths(self.output, [readings[i].session_id or "" for i in found], self.extension)
@@ -176,12 +178,20 @@ class _Job:
                 problem(f"{target}: not written: {refused[i]}")
                 advance()
                 continue
-            line = next(written)
-            if line is None:
+            failure = next(written)
+            if failure is None:
                 outcome.written.append(target)
             else:
-                problem(line)
+                problem(failure)
         return outcome
+
+
+NOTHING = "vis-export: no sessions to convert"
+
+
+def unknown_ids(wanted: set[str], found: Iterable[str]) -> list[str]:
+    """A line for each ``--session`` id that no source holds, in order."""
+    return [f"vis-export: no session with id {missing!r} in the sources" for missing in sorted(wanted - set(found))]
 
 
 def export(session: Session, target: Path, to: str, options: ExportOptions) -> str | None:
@@ -209,7 +219,9 @@ class InProcess:
         self.rendering = rendering
         self.sessions: list[Session | None] = []
 
-    def read(self, sources: Sequence[str], lenient: bool, to: str, options: ExportOptions, output: str) -> list[Reading]:
+    def read(
+        self, sources: Sequence[str], lenient: bool, to: str, options: ExportOptions, output: str
+    ) -> list[Reading]:
         from vis_export.sources import read
 
         results = list(read(sources, lenient))
@@ -226,4 +238,3 @@ class InProcess:
                 self.rendering(session)
             yield export(session, target, to, options)
             advance()
-
