@@ -23,6 +23,7 @@ import pytest
 from click.testing import CliRunner
 from conftest import GOLDEN, INPUT
 from postgres import Server, postgres_server_fixture  # noqa: F401 - fixtures
+from test_dask_processes import convert_command
 from visstore import build_store
 
 from benchmarks.generate import session
@@ -227,19 +228,7 @@ def test_unreachable_scheduler_is_one_line_and_exit_1(tmp_path: Path) -> None:
         port = free.getsockname()[1]
     start = time.monotonic()
     done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "vis_export",
-            "convert",
-            str(INPUT),
-            "--to",
-            "md",
-            "-o",
-            str(tmp_path / "out"),
-            "--dask",
-            f"tcp://127.0.0.1:{port}",
-        ],
+        convert_command(INPUT, "md", tmp_path / "out", f"tcp://127.0.0.1:{port}"),
         capture_output=True,
         text=True,
         timeout=60,

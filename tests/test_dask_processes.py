@@ -73,6 +73,10 @@ def workers(address: str, count: int, hidden: Path | None = None) -> Iterator[li
             process.wait(timeout=30)
 
 
+def convert_command(sources: Path, to: str, out: Path, address: str) -> list[str]:
+    return [sys.executable, "-m", "vis_export", "convert", str(sources), "--to", to, "-o", str(out), "--dask", address]
+
+
 def _sources(folder: Path, count: int) -> Path:
     folder.mkdir()
     for n in range(count):
@@ -88,25 +92,9 @@ def test_a_worker_killed_mid_job_has_its_tasks_run_again(tmp_path: Path) -> None
     assert not expected.failed
     out = tmp_path / "out"
     with scheduler() as address, workers(address, 2) as started:
-        job = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "vis_export",
-                "convert",
-                str(sources),
-                "--to",
-                "html",
-                "-o",
-                str(out),
-                "--dask",
-                address,
-            ],
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        deadline = time.monotonic() + 120
-        while not (out.exists() and len(list(out.glob("*.html"))) >= 3) and time.monotonic() < deadline:
+        job = subprocess.Popen(convert_command(sources, "html", out, address), stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 120  # until the workers have rendered a few files into the job's folder
+        while len(list(tmp_path.glob(".vis-export-job-*/*.out"))) < 3 and time.monotonic() < deadline:
             time.sleep(0.05)
         assert job.poll() is None, "the job ended before a worker could be killed"
         os.kill(started[0].pid, signal.SIGKILL)
@@ -114,7 +102,8 @@ def test_a_worker_killed_mid_job_has_its_tasks_run_again(tmp_path: Path) -> None
     assert job.returncode == 0, stderr
     assert stderr == ""
     made = {p.name: p.read_bytes() for p in out.iterdir()}
-    assert made == {p.name: p.read_bytes() for p in (tmp_path / "expected").iterdir()}  # no .part, no marker
+    assert made == {p.name: p.read_bytes() for p in (tmp_path / "expected").iterdir()}  # nothing half-written
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["expected", "out", "sources"]  # the job's folder is gone
 
 
 def _blind_job(tmp_path: Path, hidden: Path, sources: Path, out: Path) -> subprocess.CompletedProcess[str]:
@@ -122,24 +111,7 @@ def _blind_job(tmp_path: Path, hidden: Path, sources: Path, out: Path) -> subpro
         pytest.skip("unshare --mount is not permitted here (it needs CAP_SYS_ADMIN)")
     with scheduler() as address, workers(address, 1, hidden):
         start = time.monotonic()
-        done = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "vis_export",
-                "convert",
-                str(sources),
-                "--to",
-                "md",
-                "-o",
-                str(out),
-                "--dask",
-                address,
-            ],
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        done = subprocess.run(convert_command(sources, "md", out, address), capture_output=True, text=True, timeout=120)
         assert time.monotonic() - start < 60
     return done
 
