@@ -258,3 +258,13 @@ def test_without_the_extra_the_option_names_it(tmp_path: Path) -> None:
 def test_bad_dask_addresses_are_usage_errors(value: str) -> None:
     result = CliRunner().invoke(main, ["convert", str(INPUT), "--to", "md", "-o", "x", "--dask", value])
     assert result.exit_code == 2 and "--dask" in result.stderr
+
+
+def test_progress_on_a_terminal_is_fed_by_finished_tasks(corpus: Path, tmp_path: Path, cluster: str) -> None:
+    from onterminal import on_terminal
+
+    shown = on_terminal("convert", str(corpus), "--to", "md", "-o", str(tmp_path / "o"), "--dask", cluster).decode()
+    assert "Exporting" in shown and "100%" in shown
+    assert shown.count("Exporting") >= 2  # redrawn as tasks finish, not once at the end
+    shown = on_terminal("index", str(corpus), "--index", str(tmp_path / "i"), "--dask", cluster).decode()
+    assert "Indexing" in shown and "100%" in shown and "24 added" in shown
