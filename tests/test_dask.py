@@ -254,7 +254,24 @@ def test_without_the_extra_the_option_names_it(tmp_path: Path) -> None:
     )
 
 
-@pytest.mark.parametrize("value", ["local:0", "local:x", "local:99999", "tcp://a b", ""])
+@pytest.mark.parametrize(
+    "value",
+    [
+        "local:0",
+        "local:x",
+        "local:99999",
+        "local:",
+        "tcp://a b",
+        "",
+        "tcp://",
+        "foo",
+        "inproc://x",
+        "h:0",
+        "tcp://h:notaport",
+        "tcp://h:99999",
+        "local:1\n",
+    ],
+)
 def test_bad_dask_addresses_are_usage_errors(value: str) -> None:
     result = CliRunner().invoke(main, ["convert", str(INPUT), "--to", "md", "-o", "x", "--dask", value])
     assert result.exit_code == 2 and "--dask" in result.stderr

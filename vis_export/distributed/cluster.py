@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -24,14 +25,18 @@ class DaskFailure(Exception):
     """The cluster cannot run the job: one line for a person."""
 
 
+_SCHEDULER = re.compile(r"(?:(?:tcp|tls|ws|wss|ucx)://)?(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+):\d{1,5}")
+
+
 def check_address(value: str) -> str:
-    """``local``, ``local:N`` or a scheduler address; ``ValueError`` says what is wrong."""
+    """``local``, ``local:N`` or a scheduler's ``[tcp://]HOST:PORT``; ``ValueError``
+    says what is wrong (checked before Dask is loaded, which takes a while)."""
     if value == LOCAL or value.startswith(LOCAL + ":"):
         count = value[len(LOCAL) + 1 :]
-        if count and not (count.isdigit() and 1 <= int(count) <= MOST_LOCAL_WORKERS):
+        if value != LOCAL and not (count.isdigit() and 1 <= int(count) <= MOST_LOCAL_WORKERS):
             raise ValueError(f"{value!r}: local:N takes a number of worker processes from 1 to {MOST_LOCAL_WORKERS}")
         return value
-    if not value.strip() or any(c.isspace() for c in value):
+    if not _SCHEDULER.fullmatch(value) or not 0 < int(value.rsplit(":", 1)[1]) < 65536:
         raise ValueError(f"{value!r} is not a scheduler address (tcp://HOST:PORT) nor local[:N]")
     return value
 
@@ -68,7 +73,7 @@ def dask_client(address: str) -> Iterator[Any]:
     try:
         try:
             client = library.Client(cluster or address, timeout=CONNECT_TIMEOUT, set_as_default=False)
-        except (OSError, TimeoutError) as error:
+        except Exception as error:  # noqa: BLE001 - OSError, TimeoutError, and what an odd address raises
             raise DaskFailure(f"cannot reach the Dask scheduler at {address}: {_reason(error)}") from None
         try:
             try:
