@@ -66,9 +66,9 @@ if TYPE_CHECKING:
     from vis_export.formats.html import to_html
     from vis_export.formats.markdown import to_markdown
     from vis_export.formats.pdf import to_pdf
-    from vis_export.jobs.conversion import convert
     from vis_export.formats.provider import to_provider
     from vis_export.formats.text import to_text
+    from vis_export.jobs.conversion import convert
     from vis_export.model import Block, Message, Session
     from vis_export.problems import InvalidInput, Problem
     from vis_export.searchindex import index, search

@@ -123,6 +123,21 @@ def index_unit(
     documents made only when ``known`` lacks its hash. With ``database`` (URI,
     wait, origin) the worker writes such a session itself, in its own
     transaction as a job in one process does, and returns no documents."""
+    try:
+        return _index_unit(unit, lenient, reasoning, known, database)
+    except BaseException:
+        if database is not None and database[0] in _databases:  # a failed writer is not kept for the next job
+            _databases.pop(database[0]).close()
+        raise
+
+
+def _index_unit(
+    unit: tuple[Part, ...],
+    lenient: bool,
+    reasoning: IndexReasoning,
+    known: dict[str, str],
+    database: tuple[str, float, str] | None,
+) -> list[list[tuple[Reading, Made | None]]]:
     from vis_export.searchindex.documents import documents, session_digest
 
     found = []
