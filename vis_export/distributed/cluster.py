@@ -57,8 +57,7 @@ def dask_client(address: str) -> Iterator[Any]:
     library: Any = require("distributed", "--dask")  # untyped
 
     check_address(address)
-    for name in ("distributed", "tornado"):  # a lost worker is handled here: no log lines on stderr
-        logging.getLogger(name).setLevel(logging.CRITICAL)
+    _quiet()
     count = local_workers(address)
     cluster = None
     if count is not None:
@@ -127,6 +126,15 @@ class Connecting:
         self._thread.join()
         if self._client is not None:
             self._context.__exit__(None, None, None)
+
+
+def _quiet() -> None:
+    """No log lines from Dask on stderr (a lost worker, a task run again): what
+    the job must say, it says in its own lines. Dask's configuration gives its
+    loggers levels of their own, so each is set."""
+    for name in ["distributed", "tornado", *logging.root.manager.loggerDict]:
+        if name.split(".")[0] in ("distributed", "tornado"):
+            logging.getLogger(name).setLevel(logging.CRITICAL)
 
 
 def worker_count(client: Any) -> int:
