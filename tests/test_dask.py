@@ -285,3 +285,19 @@ def test_progress_on_a_terminal_is_fed_by_finished_tasks(corpus: Path, tmp_path:
     assert shown.count("Exporting") >= 2  # redrawn as tasks finish, not once at the end
     shown = on_terminal("index", str(corpus), "--index", str(tmp_path / "i"), "--dask", cluster).decode()
     assert "Indexing" in shown and "100%" in shown and "24 added" in shown
+
+
+def test_one_session_to_one_file_on_dask(tmp_path: Path, cluster: str) -> None:
+    """Rendered for a folder before the names are known, then given one file:
+    Markdown links to attachments go from where that file is, as in one process."""
+    (tmp_path / "attachments").mkdir()
+    (tmp_path / "attachments" / "att_01").write_bytes(b"\x89PNG\r\n\x1a\n")
+    out = tmp_path / "out"
+    out.mkdir()
+    options = ExportOptions(attachments=tmp_path / "attachments")
+    for name, dask in (("here", None), ("dask", cluster)):
+        outcome = convert([str(INPUT / "session.json")], "markdown", out / f"{name}.md", options, dask=dask)
+        assert outcome.written == [out / f"{name}.md"] and not outcome.failed
+    assert (out / "here.md").read_bytes() == (out / "dask.md").read_bytes()
+    assert b"](../attachments/att_01)" in (out / "dask.md").read_bytes()
+    assert sorted(p.name for p in out.iterdir()) == ["dask.md", "here.md"]
