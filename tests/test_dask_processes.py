@@ -73,6 +73,19 @@ def workers(address: str, count: int, hidden: Path | None = None) -> Iterator[li
             process.wait(timeout=30)
 
 
+def kill_a_busy_worker(address: str) -> None:
+    """SIGKILL to a worker that has tasks of the job: it dies mid-job."""
+    with distributed.Client(address, timeout=30) as client:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            busy = [worker for worker, tasks in client.processing().items() if tasks]
+            if busy:
+                os.kill(client.run(os.getpid, workers=busy[:1])[busy[0]], signal.SIGKILL)
+                return
+            time.sleep(0.01)
+    raise AssertionError("no worker ever had a task")
+
+
 def convert_command(sources: Path, to: str, out: Path, address: str) -> list[str]:
     return [sys.executable, "-m", "vis_export", "convert", str(sources), "--to", to, "-o", str(out), "--dask", address]
 
@@ -91,13 +104,13 @@ def test_a_worker_killed_mid_job_has_its_tasks_run_again(tmp_path: Path) -> None
     expected = convert([str(sources)], "html", tmp_path / "expected")
     assert not expected.failed
     out = tmp_path / "out"
-    with scheduler() as address, workers(address, 2) as started:
+    with scheduler() as address, workers(address, 2):
         job = subprocess.Popen(convert_command(sources, "html", out, address), stderr=subprocess.PIPE, text=True)
         deadline = time.monotonic() + 120  # until the workers have rendered a few files into the job's folder
         while len(list(tmp_path.glob(".vis-export-job-*/*.out"))) < 3 and time.monotonic() < deadline:
             time.sleep(0.05)
+        kill_a_busy_worker(address)
         assert job.poll() is None, "the job ended before a worker could be killed"
-        os.kill(started[0].pid, signal.SIGKILL)
         _, stderr = job.communicate(timeout=180)
     assert job.returncode == 0, stderr
     assert stderr == ""
@@ -158,3 +171,27 @@ def test_a_cluster_without_workers_fails_in_bounded_time(tmp_path: Path) -> None
         )
     assert done.returncode == 1 and time.monotonic() - start < 30
     assert done.stderr.strip() == f"vis-export: the Dask scheduler at {address} has no workers (waited 2 s)"
+
+
+def test_an_index_job_whose_worker_is_killed_gives_the_same_hits(tmp_path: Path) -> None:
+    from vis_export.searchindex import search
+    from vis_export.searchindex.job import index_sources
+
+    sources = _sources(tmp_path / "sources", 30)
+    index_sources([str(sources)], tmp_path / "expected")
+    with scheduler() as address, workers(address, 2):
+        job = subprocess.Popen(
+            [sys.executable, "-m", "vis_export", "index", str(sources), "--index", str(tmp_path / "idx")]
+            + ["--dask", address],
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        kill_a_busy_worker(address)
+        assert job.poll() is None, "the job ended before a worker could be killed"
+        _, stderr = job.communicate(timeout=180)
+    assert job.returncode == 0, stderr
+    assert stderr.strip() == "30 added, 0 updated, 0 unchanged"
+    for query in ("config", "parse_config", '"def parse_config"', "toml"):
+        found = {(hit.session_id, hit.block_id) for hit in search(query, tmp_path / "idx", limit=10_000)}
+        assert found == {(hit.session_id, hit.block_id) for hit in search(query, tmp_path / "expected", limit=10_000)}
+        assert found
