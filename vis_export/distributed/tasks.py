@@ -12,6 +12,8 @@ from __future__ import annotations
 import os
 import uuid
 from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -123,40 +125,37 @@ def index_unit(
     documents made only when ``known`` lacks its hash. With ``database`` (URI,
     wait, origin) the worker writes such a session itself, in its own
     transaction as a job in one process does, and returns no documents."""
-    try:
-        return _index_unit(unit, lenient, reasoning, known, database)
-    except BaseException:
-        if database is not None and database[0] in _databases:  # a failed writer is not kept for the next job
-            _databases.pop(database[0]).close()
-        raise
-
-
-def _index_unit(
-    unit: tuple[Part, ...],
-    lenient: bool,
-    reasoning: IndexReasoning,
-    known: dict[str, str],
-    database: tuple[str, float, str] | None,
-) -> list[list[tuple[Reading, Made | None]]]:
     from vis_export.searchindex.documents import documents, session_digest
 
     found = []
-    for part in unit:
-        check_visible(part)
-        entries: list[tuple[Reading, Made | None]] = []
-        for loaded in read_part(part, lenient):
-            session, made = loaded.session, None
-            if session is not None:
-                digest = session_digest(session, reasoning)
-                docs = list(documents(session, reasoning)) if known.get(session.id) != digest else None
-                if docs is not None and database is not None:
-                    _write(database, session.id, digest, docs)
-                made = (digest, None if database else docs, docs is not None and database is not None)
-            entries.append((Reading.of(loaded), made))
-        found.append(entries)
-    if database is not None:
-        _writer(database).finish()  # the task is done once its sessions are committed
-    return found
+    with _forgotten_if_failed(database):
+        for part in unit:
+            check_visible(part)
+            entries: list[tuple[Reading, Made | None]] = []
+            for loaded in read_part(part, lenient):
+                session, made = loaded.session, None
+                if session is not None:
+                    digest = session_digest(session, reasoning)
+                    docs = list(documents(session, reasoning)) if known.get(session.id) != digest else None
+                    if docs is not None and database is not None:
+                        _write(database, session.id, digest, docs)
+                    made = (digest, None if database else docs, docs is not None and database is not None)
+                entries.append((Reading.of(loaded), made))
+            found.append(entries)
+        if database is not None:
+            _writer(database).finish()  # the task is done once its sessions are committed
+        return found
+
+
+@contextmanager
+def _forgotten_if_failed(database: tuple[str, float, str] | None) -> Iterator[None]:
+    """A worker keeps its database writer for the next task, but not one that failed."""
+    try:
+        yield
+    except BaseException:
+        if database is not None and database[0] in _databases:
+            _databases.pop(database[0]).close()
+        raise
 
 
 def _writer(database: tuple[str, float, str]) -> Any:
