@@ -344,6 +344,8 @@ def convert(
     from vis_export.formats.options import ExportOptions
     from vis_export.jobs.conversion import convert as convert_files
 
+    if dask is not None and output in (None, "-"):
+        raise click.UsageError("--dask writes files: name an output directory with -o")
     options = ExportOptions(
         reasoning=check_reasoning(reasoning),
         timestamps=timestamps,
@@ -368,8 +370,6 @@ def convert(
         if reporter.failed:
             sys.exit(1)
     if output is None or output == "-":
-        if dask is not None:
-            raise click.UsageError("--dask writes files: name an output directory with -o")
         found = reporter.results(_read(sources, lenient))
         if reporter.refused and not lenient:
             _hint_lenient(reporter.refused)
