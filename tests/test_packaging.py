@@ -39,7 +39,7 @@ def test_wheel_ships_templates_and_schemas(tmp_path: Path) -> None:
 def test_every_library_the_package_imports_is_a_runtime_dependency() -> None:
     """Test-only extras install more than users get: an import that only they
     satisfy would pass here and fail for a user (as pypdf once did). The
-    feature extras (pdf, search, postgresql: all but test and all) count: a missing one is named (test below)."""
+    feature extras (pdf, search, postgresql, dask: all but test and all) count: a missing one is named (test below)."""
     import ast
     import importlib.metadata as metadata
     import re

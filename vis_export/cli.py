@@ -9,8 +9,9 @@ from __future__ import annotations
 import json
 import signal
 import sys
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -56,15 +57,14 @@ class Reporter:
         Problems of a session that loaded anyway (``--lenient``) are warnings:
         they say what was left out or shown as inert data, and do not fail.
         """
+        from vis_export.sources.result import report_lines
+
         sessions = []
         for result in results:
             if result.session is None:
                 self.refused.append(result.source)
-            for problem in result.problems:
-                if result.session is None:
-                    self.problem(problem.line(result.source))
-                else:
-                    self.warning(problem.line(result.source).replace(": ", ": warning: ", 1))
+            for fails, line in report_lines(result.source, result.session is not None, result.problems):
+                (self.problem if fails else self.warning)(line)
             if result.session is not None:
                 sessions.append(result.session)
         return sessions
@@ -127,6 +127,25 @@ def reasoning_option(help: str) -> Callable[[Command], Command]:
 
 
 sources_argument = click.argument("sources", nargs=-1, required=True, metavar="SOURCE...")
+
+
+def _dask_address(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    from vis_export.distributed.cluster import check_address
+
+    try:
+        return None if value is None else check_address(value)
+    except ValueError as error:
+        raise click.BadParameter(str(error)) from None
+
+
+dask_option = click.option(
+    "--dask",
+    default=None,
+    callback=_dask_address,
+    metavar="ADDRESS|local[:N]",
+    help="Run on a Dask cluster: a scheduler (tcp://HOST:8786), or local:N worker processes (local: one per "
+    "core). Sources and output must be at the same path on every worker. Needs the 'dask' extra.",
+)
 
 
 def _read(sources: Sequence[str], lenient: bool = False) -> Iterable[Any]:
@@ -282,6 +301,7 @@ def _fit(cell: str, width: int) -> str:
     show_default=True,
     help="Chat message format (provider).",
 )
+@dask_option
 def convert(
     sources: Sequence[str],
     to: str,
@@ -300,6 +320,7 @@ def convert(
     paper: str,
     pdf_engine: str,
     provider_format: str,
+    dask: str | None,
 ) -> None:
     """Convert sessions to another format.
 
@@ -317,12 +338,16 @@ def convert(
       vis-export convert chat.jsonl --to md --front-matter --timestamps -o chat.md
       vis-export convert vis.db --to text --session 01JSESSION | less
       vis-export convert vis.db --to markdown --reasoning none --no-tools -o exports/
+      vis-export convert archive/ --to pdf -o /shared/pdf/ --dask tcp://scheduler:8786
+      vis-export convert archive/ --to pdf -o pdf/ --dask local:4
     """
+    from vis_export.distributed.cluster import DaskFailure
     from vis_export.formats import get_format
     from vis_export.formats.options import ExportOptions
-    from vis_export.output import OutputError, output_paths, source_guard, write_atomic
-    from vis_export.sources import SESSION_SUFFIXES
+    from vis_export.jobs.conversion import convert as convert_files
 
+    if dask is not None and output in (None, "-"):
+        raise click.UsageError("--dask writes files: name an output directory with -o")
     options = ExportOptions(
         reasoning=check_reasoning(reasoning),
         timestamps=timestamps,
@@ -338,58 +363,54 @@ def convert(
         provider_format=provider_format,
     )
     reporter = Reporter()
-    found = reporter.results(_read(sources, lenient))
-    if reporter.refused and not lenient:
-        _hint_lenient(reporter.refused)
-    if session_ids:
-        wanted = set(session_ids)
-        for missing in sorted(wanted - {s.id for s in found}):
-            reporter.problem(f"vis-export: no session with id {missing!r} in the sources")
-        found = [s for s in found if s.id in wanted]
     fmt = get_format(to)
     _warn_unused_options(reporter, fmt.name)
-    if template_dir is not None and fmt.name in ("html", "pdf"):
+    if template_dir is not None and fmt.name in ("html", "pdf"):  # before any reading: hours, on an archive
         from vis_export.formats.html import template_problems
 
         for line in template_problems(template_dir):
             reporter.problem(line)
         if reporter.failed:
             sys.exit(1)
-    if not found:
-        if not reporter.failed:
-            reporter.problem("vis-export: no sessions to convert")
-        sys.exit(1)
-
-    def content(session: Any) -> Any:
-        if fmt.binary and sys.stderr.isatty():  # a long PDF takes seconds: say what is happening
-            echo(f"vis-export: rendering {session.id} ({len(session.messages)} messages) to {fmt.name}…", err=True)
-        return fmt.pieces(session, options) if fmt.pieces else fmt.render(session, options)
-
     if output is None or output == "-":
+        found = reporter.results(_read(sources, lenient))
+        if reporter.refused and not lenient:
+            _hint_lenient(reporter.refused)
+        found = _picked(reporter, found, session_ids)
+        if not found:
+            sys.exit(1)
         _to_stdout(fmt, found, options)
         sys.exit(1 if reporter.failed else 0)
-    try:
-        targets = output_paths(output, [s.id for s in found], fmt.extension)
-    except OutputError as error:
-        reporter.problem(f"vis-export: {error}")
-        sys.exit(1)
-    refusal = source_guard(sources, SESSION_SUFFIXES)
-    options = replace(options, links_from=targets[0].parent)  # links to attachments, from where the files go
-    with _progress(len(found)) as advance:
-        for session, target in zip(found, targets, strict=True):
-            why = refusal(target)
-            if why:
-                reporter.problem(f"{target}: not written: {why}")
-            else:
-                try:  # one session that cannot be written never stops the others
-                    write_atomic(target, content(session))
-                except Exception as error:  # noqa: BLE001 - reported, and the batch goes on
-                    reporter.problem(
-                        f"{session.source}: session {session.id}: not exported to {fmt.name}: "
-                        f"{getattr(error, 'strerror', None) or error}"
-                    )
-            advance()
-    sys.exit(1 if reporter.failed else 0)
+
+    def rendering(session: Any) -> None:
+        if fmt.binary and sys.stderr.isatty():  # a long PDF takes seconds: say what is happening
+            echo(f"vis-export: rendering {session.id} ({len(session.messages)} messages) to {fmt.name}…", err=True)
+
+    with _progress_bar() as progress:
+        try:
+            outcome = convert_files(
+                sources, to, output, options, session_ids, lenient, dask, reporter, progress, rendering
+            )
+        except DaskFailure as failure:
+            reporter.problem(f"vis-export: {failure}")
+            sys.exit(1)
+    if outcome.refused and not lenient:
+        _hint_lenient(outcome.refused)
+    sys.exit(1 if outcome.failed else 0)
+
+
+def _picked(reporter: Reporter, found: list[Any], session_ids: Sequence[str]) -> list[Any]:
+    """The sessions ``--session`` names (all without it); a name not found is a
+    problem, and so is having nothing to convert."""
+    from vis_export.jobs.conversion import NOTHING, unknown_ids
+
+    if session_ids:
+        for line in unknown_ids(set(session_ids), [s.id for s in found]):
+            reporter.problem(line)
+        found = [s for s in found if s.id in session_ids]
+    if not found and not reporter.failed:
+        reporter.problem(NOTHING)
+    return found
 
 
 def _hint_lenient(refused: list[str]) -> None:
@@ -447,6 +468,24 @@ def _to_stdout(fmt: Any, found: list[Any], options: Any) -> None:
     for piece in pieces:
         sys.stdout.buffer.write(encode(for_stream(piece, sys.stdout)))
     sys.stdout.buffer.flush()
+
+
+@contextmanager
+def _progress_bar(label: str = "Exporting") -> Iterator[Callable[[int], Callable[[], None]]]:
+    """``_progress`` for a job that says its total once it knows it: what it is
+    given, called with the total, returns what to call per item done."""
+    bars: list[_progress] = []
+
+    def start(total: int) -> Callable[[], None]:
+        bars.append(_progress(total, label))
+        advance: Callable[[], None] = bars[-1].__enter__()
+        return advance
+
+    try:
+        yield start
+    finally:
+        for bar in bars:
+            bar.__exit__(None, None, None)
 
 
 class _progress:
@@ -539,6 +578,7 @@ def index_option(help: str, required: bool = True) -> Callable[[Command], Comman
     metavar="NAME",
     help="PostgreSQL: where the sessions come from (default: this host's name); --prune removes only its own.",
 )
+@dask_option
 def index(
     sources: Sequence[str],
     directory: Path | str,
@@ -549,6 +589,7 @@ def index(
     jobs: int,
     lenient: bool,
     origin: str | None,
+    dask: str | None,
 ) -> None:
     """Add or update the sessions of SOURCE... in a search index.
 
@@ -565,30 +606,32 @@ def index(
       vis-export index chat.json --index idx
       vis-export index exports/ --index idx --engine whoosh --prune --wait 60
       vis-export index ~/.vis/vis.db --index postgresql://me@db.example:5432/vis --prune
+      vis-export index /shared/archive/ --index /shared/idx --dask tcp://scheduler:8786
     """
+    from vis_export.distributed.cluster import DaskFailure
     from vis_export.searchindex import IndexFailure, check_placement
-    from vis_export.searchindex.job import index_sessions, source_batches
+    from vis_export.searchindex.job import index_sources
 
     reporter = Reporter()
-    tick = [lambda: None]  # the progress bar's, once it exists
     try:
         if isinstance(directory, Path):
             check_placement(directory, sources)
-        batches = source_batches(sources, lenient, reporter.results, lambda: tick[0]())
-        with _progress(len(batches), "Indexing") as advance:
-            tick[0] = advance
-            counts = index_sessions(
-                batches,
+        with _progress_bar("Indexing") as progress:
+            counts = index_sources(
+                sources,
                 directory,
                 engine=engine,
                 reasoning=reasoning,  # type: ignore[arg-type]
                 prune=prune,
                 wait=wait,
                 threads=jobs,
-                warn=reporter.warning,
+                lenient=lenient,
                 origin=origin,
+                dask=dask,
+                report=reporter,
+                progress=progress,
             )
-    except IndexFailure as failure:
+    except (IndexFailure, DaskFailure) as failure:
         reporter.problem(f"vis-export: {failure}")
         sys.exit(1)
     echo(str(counts), err=True)

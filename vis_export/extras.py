@@ -1,8 +1,9 @@
 """Optional capabilities and the extras that install them.
 
 PDF (WeasyPrint, pypdf), the search index (tantivy, Whoosh), its PostgreSQL
-engine (psycopg), the terminal view of ``show`` (rich) and the reading room
-of ``serve`` (Starlette, uvicorn) are extras: a user
+engine (psycopg), the terminal view of ``show`` (rich), the reading room
+of ``serve`` (Starlette, uvicorn), the Typst PDF engine (typst) and jobs on a
+Dask cluster (distributed) are extras: a user
 who copies and converts text needs none of them. When one is missing, the
 feature that needs it says which extra to install, in one line, instead of
 failing with an ImportError deep inside.
@@ -11,6 +12,7 @@ failing with an ImportError deep inside.
 from __future__ import annotations
 
 from importlib import import_module
+from importlib.util import find_spec
 from types import ModuleType
 
 # The top-level module each optional library provides, and its extra.
@@ -24,6 +26,7 @@ EXTRAS = {
     "starlette": "serve",
     "uvicorn": "serve",
     "typst": "typst",
+    "distributed": "dask",
 }
 
 
@@ -36,7 +39,18 @@ def require(module: str, feature: str) -> ModuleType:
     try:
         return import_module(module)
     except ImportError:
-        extra = EXTRAS[module.split(".")[0]]
-        raise MissingExtra(
-            f"{feature} needs the {extra!r} extra, which is not installed: pip install 'vis-export[{extra}]'"
-        ) from None
+        raise _missing(module, feature) from None
+
+
+def require_installed(module: str, feature: str) -> None:
+    """``require`` without importing ``module`` yet: its import is slow and
+    happens later, or in another thread, where its absence would come too late."""
+    if find_spec(module) is None:
+        raise _missing(module, feature)
+
+
+def _missing(module: str, feature: str) -> MissingExtra:
+    extra = EXTRAS[module.split(".")[0]]
+    return MissingExtra(
+        f"{feature} needs the {extra!r} extra, which is not installed: pip install 'vis-export[{extra}]'"
+    )

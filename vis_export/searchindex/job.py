@@ -16,12 +16,16 @@ import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vis_export.model import Session
 from vis_export.searchindex.documents import IndexReasoning, indexed_view, view_digest, view_documents
 from vis_export.searchindex.engines import Engine
-from vis_export.searchindex.target import Target, target_for
+from vis_export.searchindex.target import DatabaseTarget, Target, target_for
+
+if TYPE_CHECKING:
+    from vis_export.distributed.indexing import Dask
+    from vis_export.jobs.conversion import Report
 
 
 @dataclass
@@ -49,6 +53,8 @@ class Batch:
     load: Callable[[], Iterable[Session]]
     complete: Callable[[], bool] = lambda: True  # read without problems (known after load)
     folder: str | None = None
+    name: str | None = None  # the file as the sources name it
+    path: Path | None = None
 
 
 def source_batches(
@@ -77,7 +83,7 @@ def source_batches(
             stamp = stamp + wal if stamp is not None and wal is not None else stamp
             folder = str(path.parent) if walked else None
         key = str(path.resolve()) if path is not None else None
-        return Batch(key, stamp, load, lambda: not any(problems), folder)
+        return Batch(key, stamp, load, lambda: not any(problems), folder, name, path)
 
     return [batch(name, path, Path(source).is_dir()) for source in sources for name, path in source_files([source])]
 
@@ -101,19 +107,28 @@ def index_sessions(
     progress: Callable[[Session], None] | None = None,
     warn: Callable[[str], None] | None = None,
     origin: str | None = None,
+    dask: Dask | None = None,
 ) -> IndexCounts:
     """Add or update every session's documents in the index at ``location`` (a
     folder, or a PostgreSQL URI: see ``target``); with ``prune``, remove sessions
     that are no longer among them (but not those of a source that failed to
     load, nor, in a database, another ``origin``'s). ``engine`` is by default
-    the one the index was built with, else tantivy."""
+    the one the index was built with, else tantivy. ``dask`` has the batches'
+    files read, and their documents made, by the workers of a Dask cluster
+    (``vis_export.distributed.indexing``)."""
     target = target_for(location, engine, origin)
     batches = list(batches)
     target.check([place for batch in batches for place in (batch.folder, batch.key) if place])
     with target.writing(engine, wait, threads) as (store, manifest):
         job = _Job(store, target, manifest, reasoning, progress, warn)
-        for batch in batches:
-            job.run(batch)
+        if dask is None:
+            for batch in batches:
+                job.run(batch)
+        else:
+            from vis_export.distributed.indexing import run_on_dask
+
+            database = (target.uri, wait, target.origin) if isinstance(target, DatabaseTarget) else None
+            run_on_dask(job, batches, dask, database)
         if prune:
             job.prune()
         job.commit()
@@ -141,24 +156,44 @@ class _Job:
         self.files_gone: set[str] = set()
         self.pending = 0
 
-    def run(self, batch: Batch) -> None:
-        entry = self.manifest["files"].get(batch.key) if batch.key else None
-        if (
+    def unchanged(self, batch: Batch) -> bool:
+        """Whether the manifest has the batch's file as it is, and every session of it."""
+        entry = self.entry(batch)
+        return (
             entry is not None
             and batch.stamp is not None
             and entry["stamp"] == batch.stamp
             and all(self.known.get(i) == h for i, h in entry["sessions"].items())
             and not self.seen.intersection(entry["sessions"])
-        ):
-            self.counts.unchanged += len(entry["sessions"])
-            self.seen.update(entry["sessions"])
+        )
+
+    def entry(self, batch: Batch) -> dict[str, Any] | None:
+        entry: dict[str, Any] | None = self.manifest["files"].get(batch.key) if batch.key else None
+        return entry
+
+    def run(self, batch: Batch) -> None:
+        if self.skip(batch):
             return
         hashes = {}
         for session in batch.load():
             digest = self.session(session, handed_over=batch.key is None)
             if digest is not None:
                 hashes[session.id] = digest
-        if batch.complete():
+        self.file_done(batch, hashes, batch.complete())
+
+    def skip(self, batch: Batch) -> bool:
+        """Counts an unchanged batch's sessions (see ``unchanged``) without reading it."""
+        if not self.unchanged(batch):
+            return False
+        sessions = self.entry(batch)["sessions"]  # type: ignore[index]
+        self.counts.unchanged += len(sessions)
+        self.seen.update(sessions)
+        return True
+
+    def file_done(self, batch: Batch, hashes: dict[str, str], complete: bool) -> None:
+        """What the manifest is to say of the batch's file once committed."""
+        entry = self.entry(batch)
+        if complete:
             if batch.key is not None and batch.stamp is not None:
                 self.files_done[batch.key] = {"stamp": batch.stamp, "sessions": hashes}
         elif batch.key is None or batch.stamp is not None:  # not read, yet not gone
@@ -174,27 +209,41 @@ class _Job:
             # A caller's sessions may come from walking their file's folder
             # (load(folder)): that folder counts as read.
             self.target.check([str(Path(session.source).absolute().parent), session.source])
-        if session.id in self.seen:
-            self._warn(
-                f"{session.source}: session {session.id!r} was already indexed from another "
-                "source in this job; this one is skipped"
-            )
+        if self.repeated(session.id, session.source):
             return None
-        self.seen.add(session.id)
         view = indexed_view(session, self.reasoning)
-        digest = view_digest(view, self.reasoning)
-        if self.known.get(session.id) == digest:
+        return self.made(session.id, view_digest(view, self.reasoning), lambda: list(view_documents(view)))
+
+    def repeated(self, session_id: str, source: str) -> bool:
+        """A session already indexed in this job from another source: skipped, with a warning."""
+        if session_id in self.seen:
+            self._warn(
+                f"{source}: session {session_id!r} was already indexed from another source in this job; "
+                "this one is skipped"
+            )
+            return True
+        self.seen.add(session_id)
+        return False
+
+    def made(self, session_id: str, digest: str, docs: Callable[[], list[dict[str, Any]]] | None) -> str:
+        """Indexes a session whose hash changed: ``docs`` gives its documents,
+        or is ``None`` when its own transaction has already written it (a
+        worker writing a database)."""
+        if self.known.get(session_id) == digest:
             self.counts.unchanged += 1
             return digest
-        docs = list(view_documents(view))
-        self.store.delete_session(session.id)
-        self.store.add(docs)
-        if session.id in self.known:
+        if session_id in self.known:
             self.counts.updated += 1
         else:
             self.counts.added += 1
-        self.done[session.id] = digest
-        self.pending += len(docs) + 1
+        if docs is None:
+            self.known[session_id] = digest
+            return digest
+        made = docs()
+        self.store.delete_session(session_id)
+        self.store.add(made)
+        self.done[session_id] = digest
+        self.pending += len(made) + 1
         if self.pending >= self.target.commit_every:
             self.commit()
         return digest
@@ -228,3 +277,51 @@ class _Job:
         self.target.commit(self.store, self.manifest, self.done, self.files_done, self.files_gone)
         self.done, self.files_done, self.files_gone = {}, {}, set()
         self.pending = 0
+
+
+def index_sources(
+    sources: Iterable[str | os.PathLike[str]],
+    location: str | os.PathLike[str],
+    engine: str | None = None,
+    reasoning: IndexReasoning = "none",
+    prune: bool = False,
+    wait: float = 0.0,
+    threads: int = 0,
+    lenient: bool = False,
+    origin: str | None = None,
+    dask: str | None = None,
+    report: Report | None = None,
+    progress: Callable[[int], Callable[[], None]] | None = None,
+) -> IndexCounts:
+    """``vis-export index``: the sessions of ``sources`` (files, folders) into the
+    index at ``location``, each source file skipped when the index has it as it
+    is; problems and warnings go to ``report`` (by default kept in a ``Lines``).
+    ``dask`` (a scheduler's address or ``local[:N]``) has the workers of a Dask
+    cluster read the sources and make the documents, with the same outcome.
+    ``progress(total)`` returns what is called as each file (or, with ``dask``,
+    each task) is done."""
+    from vis_export.jobs.conversion import Lines
+    from vis_export.sources.result import report_lines
+
+    report = report if report is not None else Lines()
+    names = [os.fspath(source) for source in sources]
+    start = progress or (lambda total: lambda: None)
+    tick = [lambda: None]
+
+    def reported(results: list[Any]) -> list[Session]:
+        for result in results:
+            for fails, line in report_lines(result.source, result.session is not None, result.problems):
+                (report.problem if fails else report.warning)(line)
+        return [result.session for result in results if result.session is not None]
+
+    batches = source_batches(names, lenient, reported, lambda: tick[0]())
+    on_dask = None
+    if dask is None:
+        tick[0] = start(len(batches))
+    else:
+        from vis_export.distributed.indexing import Dask
+
+        on_dask = Dask(dask, lenient, report, start)
+    return index_sessions(
+        batches, location, engine, reasoning, prune, wait, threads, None, report.warning, origin, on_dask
+    )

@@ -140,10 +140,17 @@ def _decoded(raw: bytes) -> str | NotUtf8:
         return NotUtf8(raw)
 
 
+def copied_when_read(path: Path) -> bool:
+    """Whether opening the store copies it (it has a WAL): a reader then opens it
+    as few times as it can."""
+    wal = Path(f"{path}-wal")
+    return wal.exists() and wal.stat().st_size > 0
+
+
 @contextmanager
 def _read_only(path: Path) -> Iterator[sqlite3.Connection]:
     wal = Path(f"{path}-wal")
-    if not wal.exists() or wal.stat().st_size == 0:
+    if not copied_when_read(path):
         uri = f"file:{quote(str(path.resolve()))}?mode=ro&immutable=1"
         connection = sqlite3.connect(uri, uri=True)
         try:
@@ -165,7 +172,9 @@ def _read_only(path: Path) -> Iterator[sqlite3.Connection]:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def read_store(path: Path, source: str, lenient: bool = False) -> list[LoadResult]:
+def read_store(path: Path, source: str, lenient: bool = False, only: slice | None = None) -> list[LoadResult]:
+    """Every session of the store, or those ``only`` picks of them (in the same
+    order): a worker of a distributed job reads just its share."""
     try:
         with _read_only(path.resolve()) as db:
             db.row_factory = sqlite3.Row
@@ -175,9 +184,20 @@ def read_store(path: Path, source: str, lenient: bool = False) -> list[LoadResul
             if missing:
                 return [failed(source, Problem("", f"not a Vis store (no table {missing[0]})"))]
             has_attachments = "session_attachment" in tables
-            return [_session(db, soul, source, has_attachments, lenient) for soul in _souls(db)]
+            souls = _souls(db)
+            return [_session(db, soul, source, has_attachments, lenient) for soul in souls[only or slice(None)]]
     except sqlite3.DatabaseError as error:
         return [failed(source, Problem("", f"not a readable Vis store: {error}"))]
+
+
+def store_sessions(path: Path) -> int | None:
+    """How many sessions ``read_store`` gives for the store, or ``None`` when it
+    cannot be told (not a readable Vis store: reading it whole says why)."""
+    try:
+        with _read_only(path.resolve()) as db:
+            return len(_souls(db))
+    except sqlite3.DatabaseError:
+        return None
 
 
 def _souls(db: sqlite3.Connection) -> list[sqlite3.Row]:

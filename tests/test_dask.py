@@ -1,0 +1,303 @@
+"""Jobs on a real Dask cluster give what the same job gives in one process.
+
+One ``LocalCluster`` of two worker processes serves the module. Each job runs
+twice over the same sources (golden inputs and generated sessions in every
+source format, a Vis store, a log of several sessions, invalid files, a
+repeated session id): once in this process, once on the cluster, and the
+files, names, problem lines, exit status and search hits are compared. The
+``dask scheduler`` / ``dask worker`` commands, a worker killed mid-job and
+workers that cannot see the job's paths are in ``test_dask_processes.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from conftest import GOLDEN, INPUT
+from postgres import Server, postgres_server_fixture  # noqa: F401 - fixtures
+from test_dask_processes import convert_command
+from visstore import build_store
+
+from benchmarks.generate import session
+from vis_export.cli import main
+from vis_export.formats.options import ExportOptions
+from vis_export.jobs.conversion import Lines, Outcome, convert
+from vis_export.searchindex import search
+from vis_export.searchindex.job import index_sources
+from vis_export.sources.parts import read_part, units
+
+distributed = pytest.importorskip("distributed")
+
+QUERIES = ["config", "parse_config", '"def parse_config"', "toml", "pytest", "retrying"]
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[str]:
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address="127.0.0.1:0", host="127.0.0.1"
+    ) as local:
+        yield local.scheduler_address
+
+
+def generated(n: int, size: int = 6_000) -> dict[str, Any]:
+    document = session(size, seed=n)
+    document["id"] = f"gen_{n}"
+    document["title"] = f"Generated {n}"
+    return document
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Sources in every format, with problems and a session id given twice."""
+    root = tmp_path_factory.mktemp("corpus")
+    for name in ("session.json", "messages.jsonl", "events.jsonl", "lonis.jsonl"):
+        shutil.copyfile(INPUT / name, root / name)
+    build_store(root / "vis.db", json.loads((GOLDEN / "store" / "rows.json").read_text()))
+    for n in range(10):
+        (root / f"gen_{n}.json").write_text(json.dumps(generated(n)))
+    lines = generated(20)["messages"]
+    (root / "lines.jsonl").write_text("\n".join(json.dumps(m) for m in lines) + "\n")
+    (root / "array.json").write_text(json.dumps([generated(n) for n in (30, 31, 32)]))
+    events = (INPUT / "events.jsonl").read_text().splitlines()
+    log = [line.replace('"golden_events"', f'"log_{k}"') for k in range(3) for line in events]
+    (root / "log.jsonl").write_text("\n".join(log) + "\n")
+    for name in ("dup_a.json", "dup_b.json"):
+        (root / name).write_text(json.dumps({**generated(40), "id": "dup"}))
+    (root / "bad.json").write_text('{"id": "m", "role": "User", "status": "completed", "created_at": 1, "content": []}')
+    (root / "broken.json").write_text('{"messages": [')
+    return root
+
+
+def files(folder: Path) -> dict[str, bytes]:
+    return {path.name: path.read_bytes() for path in sorted(folder.iterdir())}
+
+
+def both(corpus: Path, tmp_path: Path, cluster: str, to: str, **kw: Any) -> tuple[tuple[Outcome, Lines], ...]:
+    runs = []
+    for name, dask in (("here", None), ("dask", cluster)):
+        lines = Lines()
+        outcome = convert([str(corpus)], to, tmp_path / name, report=lines, dask=dask, **kw)
+        runs.append((outcome, lines))
+    return tuple(runs)
+
+
+@pytest.mark.parametrize("to", ["json", "text", "markdown", "html", "provider"])
+def test_convert_on_dask_writes_the_same_files_and_lines(corpus: Path, tmp_path: Path, cluster: str, to: str) -> None:
+    (here, here_lines), (dask, dask_lines) = both(corpus, tmp_path, cluster, to)
+    assert files(tmp_path / "here") == files(tmp_path / "dask")
+    assert len(files(tmp_path / "dask")) >= 25
+    assert {"dup.json", "dup-2.json"} <= {p.stem + ".json" for p in (tmp_path / "dask").iterdir()}
+    assert here_lines == dask_lines and any("bad.json" in line for line in dask_lines.problems)
+    assert (here.failed, here.refused, [p.name for p in here.written]) == (
+        dask.failed,
+        dask.refused,
+        [p.name for p in dask.written],
+    )
+    assert dask.failed
+
+
+def test_convert_on_dask_lenient_and_picked_sessions(corpus: Path, tmp_path: Path, cluster: str) -> None:
+    options = ExportOptions(reasoning="all", timestamps=True)
+    (here, here_lines), (dask, dask_lines) = both(
+        corpus, tmp_path, cluster, "markdown", options=options, lenient=True, session_ids=["gen_3", "bad", "log_1", "x"]
+    )
+    assert files(tmp_path / "here") == files(tmp_path / "dask") and len(files(tmp_path / "dask")) == 3
+    assert here_lines == dask_lines and any("warning" in line for line in dask_lines.warnings)
+    assert "vis-export: no session with id 'x' in the sources" in dask_lines.problems
+
+
+@pytest.mark.slow
+def test_convert_to_pdf_on_dask_is_the_same(tmp_path: Path, cluster: str) -> None:
+    pytest.importorskip("weasyprint")
+    sources = tmp_path / "sources"
+    sources.mkdir()
+    shutil.copyfile(INPUT / "session.json", sources / "session.json")
+    for n in range(3):
+        (sources / f"gen_{n}.json").write_text(json.dumps(generated(n)))
+    here = convert([str(sources)], "pdf", tmp_path / "here")
+    dask = convert([str(sources)], "pdf", tmp_path / "dask", dask=cluster)
+    assert not here.failed and not dask.failed
+    assert files(tmp_path / "here") == files(tmp_path / "dask") and len(files(tmp_path / "dask")) == 4
+
+
+@pytest.mark.parametrize("to", ["markdown", "html"])
+def test_convert_on_a_local_cluster_it_starts_is_the_same(corpus: Path, tmp_path: Path, to: str) -> None:
+    """``local:2``: this process renders the first units itself while the workers start."""
+    here = convert([str(corpus)], to, tmp_path / "here", lenient=True)
+    dask = convert([str(corpus)], to, tmp_path / "dask", lenient=True, dask="local:2")
+    assert files(tmp_path / "here") == files(tmp_path / "dask") and len(files(tmp_path / "dask")) >= 25
+    assert (here.failed, here.refused) == (dask.failed, dask.refused)
+    assert [p.name for p in here.written] == [p.name for p in dask.written]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dask", "here"]  # the job's own folder is gone
+
+
+def test_cli_convert_on_dask_same_exit_status_and_stderr(corpus: Path, tmp_path: Path, cluster: str) -> None:
+    args = ["convert", str(corpus), "--to", "md", "-o"]
+    here = CliRunner().invoke(main, [*args, str(tmp_path / "here")])
+    dask = CliRunner().invoke(main, [*args, str(tmp_path / "dask"), "--dask", cluster])
+    assert (here.exit_code, here.stderr) == (dask.exit_code, dask.stderr) and dask.exit_code == 1
+    assert files(tmp_path / "here") == files(tmp_path / "dask")
+    good = CliRunner().invoke(
+        main, ["convert", str(INPUT), "--to", "text", "-o", str(tmp_path / "g"), "--dask", cluster]
+    )
+    assert good.exit_code == 0, good.stderr
+
+
+def hits(location: str | Path) -> list[set[tuple[str, str]]]:
+    return [{(hit.session_id, hit.block_id) for hit in search(q, location, limit=1000)} for q in QUERIES]
+
+
+def index_both(corpus: Path, here: str | Path, there: str | Path, cluster: str, **kw: Any) -> list[str]:
+    """Indexes ``corpus`` into ``here`` in this process and into ``there`` on the
+    cluster; asserts the same counts and lines; returns the counts."""
+    found = []
+    for location, dask in ((here, None), (there, cluster)):
+        lines = Lines()
+        counts = index_sources([str(corpus)], location, report=lines, dask=dask, **kw)
+        found.append((str(counts), lines))
+    assert found[0] == found[1]
+    return [found[0][0]]
+
+
+@pytest.mark.parametrize("engine", ["tantivy", "whoosh"])
+def test_index_on_dask_gives_the_same_hits(corpus: Path, tmp_path: Path, cluster: str, engine: str) -> None:
+    work = tmp_path / "sources"
+    shutil.copytree(corpus, work)
+    here, there = tmp_path / "here", tmp_path / "there"
+    (counts,) = index_both(work, here, there, cluster, engine=engine)
+    assert counts == "24 added, 0 updated, 0 unchanged"  # every readable session, once
+    assert hits(here) == hits(there) and all(hits(there)[:2])
+    (again,) = index_both(work, here, there, cluster)
+    assert again.startswith("0 added, 0 updated")
+    changed = generated(5)
+    changed["messages"][0]["content"][0]["markdown"] = "retrying parse_config"
+    (work / "gen_5.json").write_text(json.dumps(changed))
+    (work / "gen_6.json").unlink()
+    (updated,) = index_both(work, here, there, cluster, prune=True)
+    assert updated == "0 added, 1 updated, 22 unchanged, 1 removed"
+    assert hits(here) == hits(there)
+
+
+@pytest.mark.slow
+def test_index_on_dask_into_postgresql_written_by_the_workers(
+    corpus: Path,
+    tmp_path: Path,
+    cluster: str,
+    postgres_server: Server,  # noqa: F811
+) -> None:
+    here, there = (postgres_server.uri(name) for name in ("dask_here", "dask_there"))
+    for name in ("dask_here", "dask_there"):
+        postgres_server.sql(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+        postgres_server.sql(f"CREATE DATABASE {name}")
+    index_both(corpus, here, there, cluster, origin="test")
+    assert hits(here) == hits(there) and all(hits(there)[:2])
+    (again,) = index_both(corpus, here, there, cluster, origin="test")
+    assert again.startswith("0 added, 0 updated")
+    digests = "SELECT session_id, digest, origin FROM vis_sessions ORDER BY 1"
+    assert postgres_server.sql(digests, "dask_here") == postgres_server.sql(digests, "dask_there")
+    files_known = "SELECT key, entry FROM vis_files ORDER BY 1"
+    assert postgres_server.sql(files_known, "dask_here") == postgres_server.sql(files_known, "dask_there")
+
+
+def test_parts_read_what_read_reads(corpus: Path) -> None:
+    """Split by session (a store) or batched (small files), the parts give the
+    results ``read`` gives, in the same order."""
+    from vis_export.sources import read, source_files
+
+    plan = units(source_files([str(corpus)]), workers=2)
+    store_parts = [part for unit in plan for part in unit if part.sessions is not None]
+    assert [part.sessions for part in store_parts] == [(0, 1), (1, 2)]
+    assert any(len(unit) > 1 for unit in plan)
+    assert [r for unit in plan for part in unit for r in read_part(part)] == list(read([str(corpus)]))
+
+
+def test_unreachable_scheduler_is_one_line_and_exit_1(tmp_path: Path) -> None:
+    import socket
+    import time
+
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        port = free.getsockname()[1]
+    start = time.monotonic()
+    done = subprocess.run(
+        convert_command(INPUT, "md", tmp_path / "out", f"tcp://127.0.0.1:{port}"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 1 and time.monotonic() - start < 20
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(
+        f"vis-export: cannot reach the Dask scheduler at tcp://127.0.0.1:{port}"
+    )
+    assert not (tmp_path / "out").exists()
+
+
+def test_without_the_extra_the_option_names_it(tmp_path: Path) -> None:
+    code = (
+        "import sys; sys.modules['distributed'] = None\n"
+        "from vis_export.cli import main\n"
+        f"main(['index', {str(INPUT)!r}, '--index', {str(tmp_path / 'idx')!r}, '--dask', 'local:1'])"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1
+    assert done.stderr.strip() == (
+        "vis-export: error: --dask needs the 'dask' extra, which is not installed: pip install 'vis-export[dask]'"
+    )
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "local:0",
+        "local:x",
+        "local:99999",
+        "local:",
+        "tcp://a b",
+        "",
+        "tcp://",
+        "foo",
+        "inproc://x",
+        "h:0",
+        "tcp://h:notaport",
+        "tcp://h:99999",
+        "local:1\n",
+    ],
+)
+def test_bad_dask_addresses_are_usage_errors(value: str) -> None:
+    result = CliRunner().invoke(main, ["convert", str(INPUT), "--to", "md", "-o", "x", "--dask", value])
+    assert result.exit_code == 2 and "--dask" in result.stderr
+
+
+def test_progress_on_a_terminal_is_fed_by_finished_tasks(corpus: Path, tmp_path: Path, cluster: str) -> None:
+    from onterminal import on_terminal
+
+    shown = on_terminal("convert", str(corpus), "--to", "md", "-o", str(tmp_path / "o"), "--dask", cluster).decode()
+    assert "Exporting" in shown and "100%" in shown
+    assert shown.count("Exporting") >= 2  # redrawn as tasks finish, not once at the end
+    shown = on_terminal("index", str(corpus), "--index", str(tmp_path / "i"), "--dask", cluster).decode()
+    assert "Indexing" in shown and "100%" in shown and "24 added" in shown
+
+
+def test_one_session_to_one_file_on_dask(tmp_path: Path, cluster: str) -> None:
+    """Rendered for a folder before the names are known, then given one file:
+    Markdown links to attachments go from where that file is, as in one process."""
+    (tmp_path / "attachments").mkdir()
+    (tmp_path / "attachments" / "att_01").write_bytes(b"\x89PNG\r\n\x1a\n")
+    out = tmp_path / "out"
+    out.mkdir()
+    options = ExportOptions(attachments=tmp_path / "attachments")
+    for name, dask in (("here", None), ("dask", cluster)):
+        outcome = convert([str(INPUT / "session.json")], "markdown", out / f"{name}.md", options, dask=dask)
+        assert outcome.written == [out / f"{name}.md"] and not outcome.failed
+    assert (out / "here.md").read_bytes() == (out / "dask.md").read_bytes()
+    assert b"](../attachments/att_01)" in (out / "dask.md").read_bytes()
+    assert sorted(p.name for p in out.iterdir()) == ["dask.md", "here.md"]

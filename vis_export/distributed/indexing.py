@@ -1,0 +1,92 @@
+"""``index`` on a Dask cluster: workers read the sources and make the documents.
+
+The job (``searchindex.job``) is the same as in one process and takes the
+workers' results in source order, so the counts, warnings and problem lines
+are too. A folder index (tantivy, Whoosh) has one writer, this process, which
+adds the documents the workers made; a database is written by the workers
+themselves, each session in its own transaction as a job in one process
+writes it, and this process records what the job knows of each file.
+
+A file the index already has as it is (same size and time) is not sent out;
+nor is what only this process can read (standard input), which it reads itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from vis_export.distributed.cluster import dask_client, result, worker_count
+from vis_export.distributed.tasks import index_unit
+from vis_export.jobs.conversion import Report
+from vis_export.sources.parts import Part, units
+from vis_export.sources.result import report_lines
+
+if TYPE_CHECKING:
+    from vis_export.searchindex.job import Batch, _Job
+
+
+@dataclass(frozen=True)
+class Dask:
+    """Where and how: the cluster's ``address``, reading ``lenient``ly, where
+    the lines go, and the progress (given the number of tasks, it returns what
+    to call as each task's result is taken)."""
+
+    address: str
+    lenient: bool
+    report: Report
+    progress: Callable[[int], Callable[[], None]] = lambda total: lambda: None
+
+
+def run_on_dask(job: _Job, batches: list[Batch], dask: Dask, database: tuple[str, float, str] | None) -> None:
+    with dask_client(dask.address) as client:
+        sent = [b for b in batches if b.path is not None and b.path.is_file() and not job.unchanged(b)]
+        plan = units([(b.name or str(b.path), b.path) for b in sent], worker_count(client))
+        (known,) = client.scatter([dict(job.known)], broadcast=True)  # once to each worker, not once a task
+        futures = client.map(
+            index_unit, plan, lenient=dask.lenient, reasoning=job.reasoning, known=known, database=database, pure=False
+        )
+        advance = dask.progress(len(futures))
+        parts = [(future, j, part) for future, unit in zip(futures, plan, strict=True) for j, part in enumerate(unit)]
+        of_batch: dict[int, list[tuple[Any, int]]] = {}
+        place = -1
+        for future, j, part in parts:
+            if _first_of_file(part):
+                place += 1
+            of_batch.setdefault(id(sent[place]), []).append((future, j))
+        taken: dict[str, Any] = {}
+        for batch in batches:
+            mine = of_batch.get(id(batch))
+            if mine is None:
+                job.run(batch)
+                continue
+            if job.skip(batch):
+                continue
+            hashes: dict[str, str] = {}
+            complete = True
+            for future, j in mine:
+                if future.key not in taken:
+                    taken[future.key] = result(client, future, dask.address)
+                    advance()
+                for reading, made in taken[future.key][j]:
+                    complete &= not reading.problems
+                    for fails, line in report_lines(reading.source, made is not None, reading.problems):
+                        (dask.report.problem if fails else dask.report.warning)(line)
+                    if made is None or reading.session_id is None or job.repeated(reading.session_id, reading.source):
+                        continue
+                    digest, docs, written = made
+                    hashes[reading.session_id] = job.made(reading.session_id, digest, None if written else _given(docs))
+                if j == len(taken[future.key]) - 1:
+                    del taken[future.key]  # its documents are in the index: let them go
+            job.file_done(batch, hashes, complete)
+
+
+def _given(docs: list[dict[str, Any]] | None) -> Callable[[], list[dict[str, Any]]]:
+    """Documents a worker made (``None``: it found the session's hash in the index)."""
+    return lambda: docs or []
+
+
+def _first_of_file(part: Part) -> bool:
+    """Whether ``part`` starts a file (a store's sessions come in several parts)."""
+    return part.sessions is None or part.sessions[0] == 0

@@ -1,0 +1,177 @@
+"""What Dask workers run: each reads its parts of the sources itself (see
+``sources.parts``) and does the expensive work there.
+
+A task checks first that its worker sees what the job needs at the job's
+paths (a source; the output folder, by a marker file the job put in it): a
+worker on another machine without the shared file system would otherwise
+report sources as missing, or write files where nobody looks for them.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from vis_export.distributed.cluster import DaskFailure
+from vis_export.formats.options import ExportOptions
+from vis_export.jobs.conversion import Reading, export
+from vis_export.searchindex.documents import IndexReasoning
+from vis_export.sources.parts import Part, read_part
+from vis_export.sources.result import LoadResult
+
+SHARED = "sources and the output must be at the same path on every worker"
+_KEPT = 4  # files whose sessions a worker keeps for its next task (the same file's next sessions)
+_read: OrderedDict[tuple[Part, bool], tuple[tuple[int, int], list[LoadResult]]] = OrderedDict()
+
+
+class NotShared(DaskFailure):
+    """A worker cannot see a path the job needs."""
+
+
+def worker_name() -> str:
+    from distributed import get_worker
+
+    try:
+        return str(get_worker().address)
+    except ValueError:  # not on a worker
+        return "in this process"
+
+
+def check_visible(part: Part) -> None:
+    if part.path is not None and not os.access(part.path, os.R_OK):
+        raise NotShared(f"the Dask worker {worker_name()} cannot read {part.name} ({part.path}): {SHARED}")
+
+
+def check_output(folder: Path, shown: Path) -> None:
+    """``folder`` is the job's own, made by the job in the output folder ``shown``."""
+    if not folder.is_dir():
+        raise NotShared(f"the Dask worker {worker_name()} cannot see the output folder {shown}: {SHARED}")
+
+
+def results_of(part: Part, lenient: bool) -> list[LoadResult]:
+    """``read_part``, kept for the next few tasks: a file holding many sessions is
+    rendered a session per task, and each would otherwise read it again."""
+    assert part.path is not None
+    info = os.stat(part.path)
+    stamp = (info.st_size, info.st_mtime_ns)
+    key = (part, lenient)
+    kept = _read.get(key)
+    if kept is not None and kept[0] == stamp:
+        _read.move_to_end(key)
+        return kept[1]
+    results = read_part(part, lenient)
+    _read[key] = (stamp, results)
+    while len(_read) > _KEPT:
+        _read.popitem(last=False)
+    return results
+
+
+# A session rendered ahead: (True, the file it is in, within the job's folder)
+# or (False, the line saying why it could not be); ``None``: not rendered here.
+Rendered = tuple[bool, str] | None
+
+
+def convert_unit(
+    unit: tuple[Part, ...],
+    lenient: bool,
+    to: str,
+    options: ExportOptions,
+    folder: Path | None,
+    shown: Path,
+    only: int | None = None,
+) -> list[list[tuple[Reading, Rendered]]]:
+    """Reads each part of ``unit`` and renders every session that loaded into
+    ``folder`` (the job's, from where the job renames each file to its name
+    once all names are known). With ``only``, just that session of the file
+    is rendered (a file of many sessions in a format that takes seconds a
+    session is rendered a session per task); with ``folder`` ``None`` (the
+    output folder could not be made), nothing is."""
+    found = []
+    for part in unit:
+        check_visible(part)
+        if folder is not None:
+            check_output(folder, shown)
+        entries: list[tuple[Reading, Rendered]] = []
+        for k, loaded in enumerate(results_of(part, lenient)):
+            rendered: Rendered = None
+            if loaded.session is not None and folder is not None and only in (None, k):
+                name = f"{uuid.uuid4().hex}.out"
+                line = export(loaded.session, folder / name, to, options)
+                rendered = (True, name) if line is None else (False, line)
+            entries.append((Reading.of(loaded), rendered))
+        found.append(entries)
+    return found
+
+
+# (digest, documents or None, written): a session's hash and, when the index
+# lacks that hash, its documents; ``written`` when the worker wrote it itself.
+Made = tuple[str, list[dict[str, Any]] | None, bool]
+_databases: dict[str, Any] = {}  # a writer per database, kept by the worker process for its next tasks
+
+
+def index_unit(
+    unit: tuple[Part, ...],
+    lenient: bool,
+    reasoning: IndexReasoning,
+    known: dict[str, str],
+    database: tuple[str, float, str] | None,
+) -> list[list[tuple[Reading, Made | None]]]:
+    """Each session of each part with what indexing it takes (``Made``), its
+    documents made only when ``known`` lacks its hash. With ``database`` (URI,
+    wait, origin) the worker writes such a session itself, in its own
+    transaction as a job in one process does, and returns no documents."""
+    from vis_export.searchindex.documents import indexed_view, view_digest, view_documents
+
+    found = []
+    with _forgotten_if_failed(database):
+        for part in unit:
+            check_visible(part)
+            entries: list[tuple[Reading, Made | None]] = []
+            for loaded in read_part(part, lenient):
+                session, made = loaded.session, None
+                if session is not None:
+                    view = indexed_view(session, reasoning)
+                    digest = view_digest(view, reasoning)
+                    docs = list(view_documents(view)) if known.get(session.id) != digest else None
+                    if docs is not None and database is not None:
+                        _write(database, session.id, digest, docs)
+                    made = (digest, None if database else docs, docs is not None and database is not None)
+                entries.append((Reading.of(loaded), made))
+            found.append(entries)
+        if database is not None:
+            _writer(database).finish()  # the task is done once its sessions are committed
+        return found
+
+
+@contextmanager
+def _forgotten_if_failed(database: tuple[str, float, str] | None) -> Iterator[None]:
+    """A worker keeps its database writer for the next task, but not one that failed."""
+    try:
+        yield
+    except BaseException:
+        if database is not None and database[0] in _databases:
+            _databases.pop(database[0]).close()
+        raise
+
+
+def _writer(database: tuple[str, float, str]) -> Any:
+    from vis_export.searchindex.engines.postgresql_engine import PostgresEngine
+
+    uri, wait, _ = database
+    engine = _databases.get(uri)
+    if engine is None or engine.connection.closed or engine.wait != wait:
+        engine = _databases[uri] = PostgresEngine(uri, writable=True, wait=wait)
+    return engine
+
+
+def _write(database: tuple[str, float, str], session_id: str, digest: str, docs: list[dict[str, Any]]) -> None:
+    store = _writer(database)
+    store.delete_session(session_id)
+    store.add(docs)
+    store.record({session_id: digest}, database[2], {}, set())
+    store.commit()

@@ -1,0 +1,1 @@
+"""Jobs over many sessions that run in this process or on a cluster (``vis_export.distributed``)."""

@@ -1,0 +1,97 @@
+"""Sessions addressed so that another process can read them by itself.
+
+A distributed job sends no sessions around: it sends *parts* (a file, or a
+range of a Vis store's sessions, at a path every worker sees) and each worker
+reads its parts itself. ``read_part`` gives exactly what ``read`` gives for the
+same sessions, so a job split into parts reports the same problems and finds
+the same sessions as one that reads its sources in one go; ``units`` splits the
+sources so that every worker has a share: a store by session (each worker opens
+it read-only and reads only its sessions), small files in batches.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from vis_export.sources import STDIN, read
+from vis_export.sources.files import read_file, starts_like_store
+from vis_export.sources.result import LoadResult
+from vis_export.sources.store import copied_when_read, read_store, store_sessions
+
+SMALL_FILE = 1 << 20  # bytes: smaller files go to workers in batches
+MOST_PER_BATCH = 64  # files in one batch
+SHARES_PER_WORKER = 4  # so a worker that finishes early finds more to do
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    """The sessions of one source file: all of them, or ``sessions`` (a range
+    ``[start, stop)`` of a store's). ``path`` is absolute (workers have their
+    own working directory); ``name`` is the file as the sources name it, which
+    every problem line shows. ``path`` is ``None`` for what only this process
+    can read (standard input, a missing file, a folder it cannot list)."""
+
+    name: str
+    path: str | None
+    sessions: tuple[int, int] | None = None
+
+
+def read_part(part: Part, lenient: bool = False) -> list[LoadResult]:
+    """What ``read`` gives for the part's sessions, in the same order."""
+    if part.path is None:
+        return list(read([part.name], lenient))
+    if part.sessions is not None:
+        return read_store(Path(part.path), part.name, lenient, slice(*part.sessions))
+    return read_file(Path(part.path), part.name, lenient)
+
+
+def units(files: Iterable[tuple[str, Path | None]], workers: int, batched: bool = True) -> list[tuple[Part, ...]]:
+    """The source files (as ``source_files`` gives them) as units of work, in
+    order (``batched`` false: a file per unit, for work that takes seconds a
+    session): a store's sessions one
+    per unit (a store with a WAL, which each reader copies, in a few ranges
+    instead), a large file alone, and small files in batches of consecutive
+    files, enough batches for every worker to have several."""
+    parts: list[Part] = []
+    for name, path in files:
+        if path is None or name == STDIN or not path.is_file():
+            parts.append(Part(name, None))
+            continue
+        absolute = os.path.abspath(path)
+        count = store_sessions(path) if starts_like_store(path) else None
+        if count is None or count < 2:
+            parts.append(Part(name, absolute))
+            continue
+        step = math.ceil(count / (workers * SHARES_PER_WORKER)) if copied_when_read(path) else 1
+        parts.extend(Part(name, absolute, (start, min(start + step, count))) for start in range(0, count, step))
+    if not batched:
+        return [(part,) for part in parts]
+    small = sum(1 for part in parts if _small(part))
+    per_batch = max(1, min(MOST_PER_BATCH, math.ceil(small / (workers * SHARES_PER_WORKER))))
+    found: list[tuple[Part, ...]] = []
+    batch: list[Part] = []
+    for part in parts:
+        if _small(part) and len(batch) < per_batch:
+            batch.append(part)
+            continue
+        if batch:
+            found.append(tuple(batch))
+        batch = [part] if _small(part) else []
+        if not _small(part):
+            found.append((part,))
+    if batch:
+        found.append(tuple(batch))
+    return found
+
+
+def _small(part: Part) -> bool:
+    if part.path is None or part.sessions is not None:
+        return False
+    try:
+        return os.stat(part.path).st_size < SMALL_FILE
+    except OSError:
+        return True
