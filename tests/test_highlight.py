@@ -179,3 +179,40 @@ def test_a_forked_child_has_its_own_worker() -> None:
         assert queue.get(timeout=20) == expected
         child.join(20)
         assert in_thread("def f(): pass\n", "python") == expected
+
+
+def test_the_budget_stops_a_lexer_even_when_collections_run_code_of_their_own() -> None:
+    """A collector callback that takes CPU time (as hypothesis registers one) is
+    where the timer often fires: raised there, the stop would be lost (and
+    reported as unraisable); it fires again until it stops the lexer."""
+    import gc
+
+    from pygments.token import Text
+
+    class Hoarder:
+        """A lexer that never ends and keeps a while what it makes: the collector runs often."""
+
+        def get_tokens_unprocessed(self, text: str) -> Any:
+            kept = []
+            while True:
+                kept.append([text])
+                if len(kept) > 2000:
+                    kept.clear()
+                yield 0, Text, text
+
+    def busy(phase: str, info: dict[str, int]) -> None:  # about as long as the lexing between two collections
+        if phase == "stop":
+            for _ in range(20):
+                sum(range(1000))
+
+    assert lexing._can_time()  # the timer's handler, installed
+    gc.callbacks.append(busy)
+    try:
+        with time_limit(30):  # a stop lost in a callback: this lexer would never end
+            for _ in range(10):
+                start = time.monotonic()
+                with pytest.raises(lexing.Overrun):
+                    lexing._timed(Hoarder(), "x", 0.05)
+                assert time.monotonic() - start < 5
+    finally:
+        gc.callbacks.remove(busy)

@@ -150,11 +150,44 @@ class Overrun(BaseException):
 
 
 _armed = False
+_collecting = False  # whether the garbage collector is running its callbacks
+AGAIN = 0.005  # seconds of CPU after a firing that could not stop the lexer
 
 
 def _on_timer(signum: int, frame: Any) -> None:
+    """Stops the lexer, where an exception can: one raised in a callback of the
+    garbage collector or a finalizer is reported as unraisable and lost. So the
+    timer is set again each time, and fires until the lexer stops; during a
+    collection it does not raise at all."""
     if _armed:  # a late signal after the block finished is ignored
-        raise Overrun
+        signal.setitimer(signal.ITIMER_VIRTUAL, AGAIN)
+        if not _collecting:
+            raise Overrun
+
+
+def _collection_starts(phase: str, info: dict[str, int]) -> None:
+    global _collecting
+    if phase == "start":
+        _collecting = True
+
+
+def _collection_ends(phase: str, info: dict[str, int]) -> None:
+    global _collecting
+    if phase == "stop":
+        _collecting = False
+
+
+def _watch_collections() -> None:
+    """Our callbacks first and last of the collector's, where others may have been added since."""
+    callbacks = gc.callbacks
+    if not callbacks or callbacks[0] is not _collection_starts:
+        if _collection_starts in callbacks:
+            callbacks.remove(_collection_starts)
+        callbacks.insert(0, _collection_starts)
+    if callbacks[-1] is not _collection_ends:
+        if _collection_ends in callbacks:
+            callbacks.remove(_collection_ends)
+        callbacks.append(_collection_ends)
 
 
 def _can_time() -> bool:
@@ -174,14 +207,27 @@ def _full_collections() -> int:
 
 
 def _timed(lexer: Any, text: str, seconds: float) -> Runs | None:
+    """``token_runs`` within ``seconds`` of CPU, or ``Overrun`` with the timer off.
+    A firing may land as the timer is being turned off, and raise there; the
+    next is ``AGAIN`` of CPU away, time enough to turn it off once more."""
     global _armed
+    _watch_collections()
     _armed = True
     signal.setitimer(signal.ITIMER_VIRTUAL, seconds)
     try:
-        return token_runs(lexer, text)
-    finally:
-        signal.setitimer(signal.ITIMER_VIRTUAL, 0)
-        _armed = False
+        try:
+            return token_runs(lexer, text)
+        finally:
+            _disarm()
+    except Overrun:
+        _disarm()
+        raise
+
+
+def _disarm() -> None:
+    global _armed
+    _armed = False
+    signal.setitimer(signal.ITIMER_VIRTUAL, 0)
 
 
 # --- the worker process -----------------------------------------------------------------
