@@ -161,8 +161,11 @@ def test_search_api_has_the_keys_of_search_json_and_hits_land_on_their_block(gol
 
 
 def test_guards_foreign_host_methods_and_paths(golden: Any) -> None:
-    for host in ("evil.example", "127.0.0.1.evil.example", "localhost.evil.example"):
-        assert golden.get("/", headers={"host": host}).status_code == 400
+    for host in ("evil.example", "127.0.0.1.evil.example", "localhost.evil.example", "localhost.", "", "127.1"):
+        refused = golden.get("/", headers={"host": host})
+        assert refused.status_code == 400 and "default-src 'none'" in refused.headers["content-security-policy"]
+    refused = golden.get("/", headers={"host": "evil.example", "x-forwarded-host": "localhost"})
+    assert refused.status_code == 400
     for host in ("localhost:8765", "127.0.0.1:1234", "localhost"):
         assert golden.get("/", headers={"host": host}).status_code == 200
     for method in ("POST", "PUT", "DELETE", "PATCH", "OPTIONS"):
@@ -183,6 +186,19 @@ def test_guards_foreign_host_methods_and_paths(golden: Any) -> None:
     for answer in (golden.get("/"), golden.get("/api/sessions"), golden.get("/nowhere")):
         assert "default-src 'none'" in answer.headers["content-security-policy"]
         assert answer.headers["x-content-type-options"] == "nosniff"
+
+
+@given(
+    name=st.sampled_from(["/api/sessions?page", "/?per_page", "/api/search?q=config&limit"]),
+    value=st.one_of(st.text(max_size=12), st.sampled_from(["\u00b2", "\u0663", "\uff11", "9" * 5000, "-1", " 1"])),
+)
+def test_a_number_of_any_text_is_read_or_refused_with_a_400(golden: Any, name: str, value: str) -> None:
+    """Unicode digits ("²" passes ``str.isdigit``) and digits past Python's
+    conversion limit are refused like any other bad number, never a 500."""
+    answer = golden.get(f"{name}={quote(value, safe='')}")
+    fine = value == "" or value.isascii() and value.isdigit() and len(value) < 9 and 1 <= int(value) <= 200
+    expected = {200} if fine else {400}
+    assert answer.status_code in expected, (value, answer.text[:200])
 
 
 def test_the_policy_is_fixed_at_start_and_all_says_so_on_every_page(tmp_path: Path) -> None:

@@ -141,7 +141,8 @@ def create_app(
 
     def number(request: Request, name: str, default: int, most: int) -> int:
         value = request.query_params.get(name) or str(default)
-        if not value.isdigit() or not 1 <= int(value) <= most:
+        # ASCII digits only, and few: str.isdigit takes "²", and int() refuses 5,000 digits.
+        if not re.fullmatch(r"[0-9]{1,18}", value) or not 1 <= int(value) <= most:
             raise BadRequest(f"{name} must be a whole number from 1 to {most}, not {value[:40]!r}")
         return int(value)
 
@@ -296,8 +297,8 @@ def create_app(
         Route(pages.SCRIPT, static("copy.js", "text/javascript; charset=utf-8")),
         Route(pages.STYLESHEET, static("serve.css", "text/css; charset=utf-8")),
     ]
-    middleware = [
-        Middleware(TrustedHostMiddleware, allowed_hosts=list(hosts), www_redirect=False),
+    middleware = [  # the Guard outermost: a refused Host gets the headers too
         Middleware(Guard, csp=csp),
+        Middleware(TrustedHostMiddleware, allowed_hosts=list(hosts), www_redirect=False),
     ]
     return Starlette(routes=routes, middleware=middleware)
