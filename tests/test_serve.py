@@ -269,8 +269,31 @@ def test_ids_of_any_kind_link_to_their_session(tmp_path: Path) -> None:
         for n in range(len(odd)):
             answer = client.get(links[f"title {n}"])
             assert answer.status_code == 200 and f"title {n}" in answer.text, odd[n]
-        assert "title 4" in client.get("/s/x").text and "title 3" in client.get("/s/x.md").text
+        assert "title 4" in client.get("/s/x").text and "title 3" in client.get(links["title 3"]).text
         assert client.get("/s/x.txt").headers["content-disposition"] == 'attachment; filename="x.txt"'
+
+
+def test_every_download_link_gives_its_own_session(tmp_path: Path) -> None:
+    """``/s/<id>.md`` is the download of session ``<id>`` even when a session
+    ``<id>.md`` exists; that one's page is linked where its id cannot be read
+    as a download."""
+    ids = ["x", "x.md", "x.md.md", "y.json", "z.pdf.txt", "."]
+    for n, session_id in enumerate(ids):
+        write_session(tmp_path, {"id": session_id, "title": f"title {n}", "messages": []}, f"s{n}")
+    with room([tmp_path]) as client:
+        page = parse(client.get("/?per_page=100").text)
+        links = {text_content(a): a.get("href") for table in elements(page, "table") for a in elements(table, "a")}
+        for n, session_id in enumerate(ids):
+            own = parse(client.get(links[f"title {n}"]).text)
+            assert f"title {n}" in text_content(own), session_id
+            hrefs = [a.get("href", "") for a in elements(own, "a")]
+            downloads = [href for href in hrefs if href.startswith(("/s/", "/session?"))]
+            assert len(downloads) >= 5
+            for link in downloads:
+                answer = client.get(link)
+                assert answer.headers.get("content-disposition", "").startswith("attachment"), (session_id, link)
+                if "json" in answer.headers["content-type"] and link.endswith("json"):
+                    assert answer.json()["id"] == session_id, link
 
 
 @given(st.lists(st.text(min_size=1, max_size=8), max_size=12))

@@ -222,11 +222,10 @@ def create_app(
         return Response(body if made.binary else encode(body), media_type=MEDIA_TYPES.get(extension), headers=headers)
 
     def session_path(request: Request) -> Response:
+        # /s/<id>.md is the download of <id> first, as the page links it (pages.session_url).
         rest = request.path_params["rest"]
-        answer = session_page(rest)
-        if answer is None:
-            stem, dot, extension = rest.rpartition(".")
-            answer = download(stem, extension) if dot else None
+        stem, dot, extension = rest.rpartition(".")
+        answer = (download(stem, extension) if dot else None) or session_page(rest)
         return answer or problem(request, 404, "No session with this id.")
 
     def session_query(request: Request) -> Response:
