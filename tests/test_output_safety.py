@@ -11,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from vis_export.cli import main
@@ -113,7 +114,8 @@ def test_several_html_documents_never_share_standard_output(tmp_path: Path) -> N
     assert "<html" not in result.output
 
 
-def test_sigterm_during_an_export_leaves_no_partial_file(tmp_path: Path) -> None:
+@pytest.mark.parametrize("number", [signal.SIGTERM, signal.SIGHUP])  # SIGHUP: the terminal closed
+def test_sigterm_during_an_export_leaves_no_partial_file(tmp_path: Path, number: int) -> None:
     big = {
         "id": "big",
         "messages": [
@@ -148,7 +150,7 @@ def test_sigterm_during_an_export_leaves_no_partial_file(tmp_path: Path) -> None
     while not list(out.glob(".*.part")) and process.poll() is None and time.monotonic() < deadline:
         time.sleep(0.01)
     assert process.poll() is None, "the export finished before it could be interrupted"
-    process.send_signal(signal.SIGTERM)
+    process.send_signal(number)
     _, stderr = process.communicate(timeout=60)
     assert process.returncode != 0 and b"Traceback" not in stderr
     assert list(out.iterdir()) == []

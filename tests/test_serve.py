@@ -5,8 +5,12 @@ The real server and a real browser are in test_serve_browser.py."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
+import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -19,6 +23,7 @@ from hypothesis import given, strategies as st
 from servedroom import room, write_session
 from strategies import PRIVATE_CANARY, session_documents, small_blocks
 from test_rules_html import ACTIVE_TAGS, assert_inert, assert_inert_attributes
+from timelimit import time_limit
 
 from vis_export.cli import main
 from vis_export.copying import clipboard
@@ -416,3 +421,26 @@ def test_a_slow_look_at_the_sources_runs_in_the_background(tmp_path: Path, monke
         while time.monotonic() < deadline and len(client.get("/api/sessions").json()) < 2:
             time.sleep(0.05)
         assert {r["id"] for r in client.get("/api/sessions").json()} == {"first", "later"}
+
+
+@pytest.mark.parametrize("number", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
+def test_the_index_serve_keeps_is_removed_however_it_is_stopped(tmp_path: Path, number: int) -> None:
+    """Ctrl-C, a kill, or the terminal closing (SIGHUP): no index left in the temporary folder."""
+    shutil.copy(GOLDEN / "session.json", tmp_path / "session.json")
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "vis_export", "serve", str(tmp_path / "session.json"), "--port", "0"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1", "TMPDIR": str(temporary)},
+    )
+    assert process.stderr is not None
+    with time_limit(60):
+        while "Serving" not in process.stderr.readline():
+            assert process.poll() is None, "vis-export serve did not start"
+        assert list(temporary.iterdir())  # the index it keeps
+        process.send_signal(number)
+        process.communicate()
+    assert list(temporary.iterdir()) == []

@@ -26,15 +26,17 @@ def encode(text: str) -> bytes:
         return surrogates_replaced(text).encode("utf-8")
 
 
-_STOPPING = frozenset({signal.SIGINT, signal.SIGTERM})
+# The signals that stop a run: the command line makes each unwind like an
+# exception (SIGINT does by itself), so temporary files are removed on the way.
+STOPPING = frozenset({signal.SIGINT, signal.SIGTERM, signal.SIGHUP})
 
 
 @contextmanager
 def _signals_held() -> Iterator[None]:
-    """Hold SIGINT and SIGTERM for a few steps: their handlers raise, and a raise
-    between creating a temporary file and arming its removal would leave it behind.
-    A held signal is delivered when the block ends, once the removal is armed."""
-    held = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPPING)
+    """Hold the ``STOPPING`` signals for a few steps: their handlers raise, and a
+    raise between creating a temporary file and arming its removal would leave it
+    behind. A held signal is delivered when the block ends, once the removal is armed."""
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, STOPPING)
     try:
         yield
     finally:
