@@ -11,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from vis_export.cli import main
@@ -113,7 +114,8 @@ def test_several_html_documents_never_share_standard_output(tmp_path: Path) -> N
     assert "<html" not in result.output
 
 
-def test_sigterm_during_an_export_leaves_no_partial_file(tmp_path: Path) -> None:
+@pytest.mark.parametrize("number", [signal.SIGTERM, signal.SIGHUP])  # SIGHUP: the terminal closed
+def test_sigterm_during_an_export_leaves_no_partial_file(tmp_path: Path, number: int) -> None:
     big = {
         "id": "big",
         "messages": [
@@ -148,7 +150,58 @@ def test_sigterm_during_an_export_leaves_no_partial_file(tmp_path: Path) -> None
     while not list(out.glob(".*.part")) and process.poll() is None and time.monotonic() < deadline:
         time.sleep(0.01)
     assert process.poll() is None, "the export finished before it could be interrupted"
-    process.send_signal(signal.SIGTERM)
+    process.send_signal(number)
     _, stderr = process.communicate(timeout=60)
     assert process.returncode != 0 and b"Traceback" not in stderr
     assert list(out.iterdir()) == []
+
+
+_SIGNAL_AT_EVERY_STEP = r"""
+import os, signal, sys
+from pathlib import Path
+from vis_export.output import write_atomic
+
+signal.signal(signal.SIGTERM, lambda number, frame: sys.exit(128 + number))
+folder, data = Path(sys.argv[1]), "x" * 100_000
+step = 0
+while True:
+    target = folder / f"out{step}.txt"
+    count = 0
+
+    def trace(frame, event, arg):
+        global count
+        count += 1
+        if count == step:
+            os.kill(os.getpid(), signal.SIGTERM)
+        return trace
+
+    interrupted = False
+    sys.settrace(trace)
+    try:
+        write_atomic(target, [data[:50_000], data[50_000:]])
+    except SystemExit:
+        interrupted = True
+    finally:
+        sys.settrace(None)
+    left = sorted(p.name for p in folder.iterdir() if p.name.endswith(".part"))
+    if left or (target.exists() and target.read_text() != data):
+        print(f"step {step}: left {left}, target exists: {target.exists()}")
+        sys.exit(1)
+    if not interrupted and count < step:
+        break
+    step += 1
+print(step)
+"""
+
+
+def test_sigterm_at_any_step_of_an_atomic_write_leaves_no_temporary_file(tmp_path: Path) -> None:
+    """A SIGTERM delivered at each line ``write_atomic`` runs, in turn, down into
+    ``tempfile`` (a real signal to a real process, timed by a tracer): wherever it
+    lands, the target is absent or whole and no ``.part`` file stays behind. Under
+    load the signal can land right after the temporary file is created, before
+    its removal is armed."""
+    result = subprocess.run(
+        [sys.executable, "-c", _SIGNAL_AT_EVERY_STEP, str(tmp_path)], capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert int(result.stdout) > 20  # the write had that many steps, each interrupted once

@@ -14,8 +14,9 @@ from typing import Any
 
 import pytest
 from conftest import INPUT
-from hypothesis import given, strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 from postgres import PASSWORD, Server, database_fixture, postgres_server_fixture  # noqa: F401 - fixtures
+from timelimit import time_limit
 
 from vis_export import load
 from vis_export.searchindex import IndexFailure, _close_databases, index, search
@@ -292,3 +293,20 @@ def test_strings_are_stored_one_to_one_and_keep_their_phrases(text: str, phrase:
 
     assert "\x00" not in storable(text) and restored(storable(text)) == text
     assert phrase not in text or storable(phrase) in storable(text)
+
+
+_LIKE_HOSTILE = st.text(alphabet=st.sampled_from("ab %_\\\x00\U0010fffe01'é\u0301"), max_size=12)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(texts=st.lists(_LIKE_HOSTILE, min_size=1, max_size=4), phrase=_LIKE_HOSTILE.filter(str.strip))
+def test_a_phrase_is_found_by_the_server_exactly_where_it_occurs(database: str, texts: list[str], phrase: str) -> None:
+    """LIKE's own characters (``%``, ``_``, ``\\``), NUL and the escape character
+    in a phrase or a text: the server's check finds exactly the blocks that hold it."""
+    blocks = [{"id": f"b{n}", "type": "code", "language": "text", "text": text} for n, text in enumerate(texts)]
+    message = {"id": "m", "role": "user", "status": "completed", "created_at": 1, "content": blocks}
+    document = {"id": "s", "messages": [message]}
+    with time_limit(30):
+        index([session_of(document)], database, prune=True)
+        found = {hit.block_id for hit in search(f'"{phrase}"', database, limit=100)}
+    assert found == {f"b{n}" for n, text in enumerate(texts) if phrase in text}

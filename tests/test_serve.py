@@ -5,8 +5,12 @@ The real server and a real browser are in test_serve_browser.py."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
+import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -19,6 +23,7 @@ from hypothesis import given, strategies as st
 from servedroom import room, write_session
 from strategies import PRIVATE_CANARY, session_documents, small_blocks
 from test_rules_html import ACTIVE_TAGS, assert_inert, assert_inert_attributes
+from timelimit import time_limit
 
 from vis_export.cli import main
 from vis_export.copying import clipboard
@@ -161,8 +166,11 @@ def test_search_api_has_the_keys_of_search_json_and_hits_land_on_their_block(gol
 
 
 def test_guards_foreign_host_methods_and_paths(golden: Any) -> None:
-    for host in ("evil.example", "127.0.0.1.evil.example", "localhost.evil.example"):
-        assert golden.get("/", headers={"host": host}).status_code == 400
+    for host in ("evil.example", "127.0.0.1.evil.example", "localhost.evil.example", "localhost.", "", "127.1"):
+        refused = golden.get("/", headers={"host": host})
+        assert refused.status_code == 400 and "default-src 'none'" in refused.headers["content-security-policy"]
+    refused = golden.get("/", headers={"host": "evil.example", "x-forwarded-host": "localhost"})
+    assert refused.status_code == 400
     for host in ("localhost:8765", "127.0.0.1:1234", "localhost"):
         assert golden.get("/", headers={"host": host}).status_code == 200
     for method in ("POST", "PUT", "DELETE", "PATCH", "OPTIONS"):
@@ -183,6 +191,19 @@ def test_guards_foreign_host_methods_and_paths(golden: Any) -> None:
     for answer in (golden.get("/"), golden.get("/api/sessions"), golden.get("/nowhere")):
         assert "default-src 'none'" in answer.headers["content-security-policy"]
         assert answer.headers["x-content-type-options"] == "nosniff"
+
+
+@given(
+    name=st.sampled_from(["/api/sessions?page", "/?per_page", "/api/search?q=config&limit"]),
+    value=st.one_of(st.text(max_size=12), st.sampled_from(["\u00b2", "\u0663", "\uff11", "9" * 5000, "-1", " 1"])),
+)
+def test_a_number_of_any_text_is_read_or_refused_with_a_400(golden: Any, name: str, value: str) -> None:
+    """Unicode digits ("²" passes ``str.isdigit``) and digits past Python's
+    conversion limit are refused like any other bad number, never a 500."""
+    answer = golden.get(f"{name}={quote(value, safe='')}")
+    fine = value == "" or value.isascii() and value.isdigit() and len(value) < 9 and 1 <= int(value) <= 200
+    expected = {200} if fine else {400}
+    assert answer.status_code in expected, (value, answer.text[:200])
 
 
 def test_the_policy_is_fixed_at_start_and_all_says_so_on_every_page(tmp_path: Path) -> None:
@@ -253,8 +274,31 @@ def test_ids_of_any_kind_link_to_their_session(tmp_path: Path) -> None:
         for n in range(len(odd)):
             answer = client.get(links[f"title {n}"])
             assert answer.status_code == 200 and f"title {n}" in answer.text, odd[n]
-        assert "title 4" in client.get("/s/x").text and "title 3" in client.get("/s/x.md").text
+        assert "title 4" in client.get("/s/x").text and "title 3" in client.get(links["title 3"]).text
         assert client.get("/s/x.txt").headers["content-disposition"] == 'attachment; filename="x.txt"'
+
+
+def test_every_download_link_gives_its_own_session(tmp_path: Path) -> None:
+    """``/s/<id>.md`` is the download of session ``<id>`` even when a session
+    ``<id>.md`` exists; that one's page is linked where its id cannot be read
+    as a download."""
+    ids = ["x", "x.md", "x.md.md", "y.json", "z.pdf.txt", "."]
+    for n, session_id in enumerate(ids):
+        write_session(tmp_path, {"id": session_id, "title": f"title {n}", "messages": []}, f"s{n}")
+    with room([tmp_path]) as client:
+        page = parse(client.get("/?per_page=100").text)
+        links = {text_content(a): a.get("href") for table in elements(page, "table") for a in elements(table, "a")}
+        for n, session_id in enumerate(ids):
+            own = parse(client.get(links[f"title {n}"]).text)
+            assert f"title {n}" in text_content(own), session_id
+            hrefs = [a.get("href", "") for a in elements(own, "a")]
+            downloads = [href for href in hrefs if href.startswith(("/s/", "/session?"))]
+            assert len(downloads) >= 5
+            for link in downloads:
+                answer = client.get(link)
+                assert answer.headers.get("content-disposition", "").startswith("attachment"), (session_id, link)
+                if "json" in answer.headers["content-type"] and link.endswith("json"):
+                    assert answer.json()["id"] == session_id, link
 
 
 @given(st.lists(st.text(min_size=1, max_size=8), max_size=12))
@@ -377,3 +421,26 @@ def test_a_slow_look_at_the_sources_runs_in_the_background(tmp_path: Path, monke
         while time.monotonic() < deadline and len(client.get("/api/sessions").json()) < 2:
             time.sleep(0.05)
         assert {r["id"] for r in client.get("/api/sessions").json()} == {"first", "later"}
+
+
+@pytest.mark.parametrize("number", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
+def test_the_index_serve_keeps_is_removed_however_it_is_stopped(tmp_path: Path, number: int) -> None:
+    """Ctrl-C, a kill, or the terminal closing (SIGHUP): no index left in the temporary folder."""
+    shutil.copy(GOLDEN / "session.json", tmp_path / "session.json")
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "vis_export", "serve", str(tmp_path / "session.json"), "--port", "0"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1", "TMPDIR": str(temporary)},
+    )
+    assert process.stderr is not None
+    with time_limit(60):
+        while "Serving" not in process.stderr.readline():
+            assert process.poll() is None, "vis-export serve did not start"
+        assert list(temporary.iterdir())  # the index it keeps
+        process.send_signal(number)
+        process.communicate()
+    assert list(temporary.iterdir()) == []

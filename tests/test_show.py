@@ -322,3 +322,16 @@ def test_no_color_keeps_styles_but_drops_colours() -> None:
     no_color = {int(code) for sgr in SGR.findall(plain) for code in re.findall(r"\d+", sgr)}
     assert no_color and not no_color & {*range(30, 50), *range(90, 108)}
     assert _unstyled(coloured) == _unstyled(plain)
+
+
+def test_a_repeated_block_id_shows_only_the_blocks_the_policy_shows(tmp_path: Path) -> None:
+    """A private block and a prose block under one id: only the prose, under one
+    header (the hidden one gave a header with nothing below it)."""
+    blocks = [
+        {"id": "b", "type": "reasoning", "text": f"{PRIVATE_CANARY} plan"},
+        {"id": "b", "type": "prose", "markdown": "the answer"},
+    ]
+    message = {"id": "m", "role": "assistant", "status": "completed", "created_at": 1, "content": blocks}
+    (tmp_path / "s.json").write_text(json.dumps({"id": "s", "messages": [message]}))
+    shown = cli("show", str(tmp_path / "s.json"), "--session", "s", "--block", "b").stdout
+    assert shown.count(HEADER) == 1 and "the answer" in shown and PRIVATE_CANARY not in shown

@@ -21,6 +21,7 @@ from vis_export import __version__
 from vis_export.contract import MESSAGE_ROLES
 from vis_export.formats import FORMAT_NAMES
 from vis_export.formats.options import PAPERS, PDF_ENGINES, PROVIDER_FORMATS, THEMES
+from vis_export.output import STOPPING
 from vis_export.policy import DEFAULT_REASONING, REASONING_CHOICES, check_reasoning
 from vis_export.searchindex.documents import INDEX_REASONING, INDEXED_TYPES
 from vis_export.searchindex.engines import engine_names
@@ -111,9 +112,10 @@ def main(ctx: click.Context, debug: bool) -> None:
       vis-export convert ~/.vis/vis.db --to json -o exports/
     """
     ctx.obj = {"debug": debug}
-    # SIGTERM unwinds like an exception, so an export being written removes its
-    # temporary file instead of leaving it behind.
-    signal.signal(signal.SIGTERM, lambda number, frame: sys.exit(128 + number))
+    # SIGTERM and SIGHUP (the terminal closed) unwind like an exception, so an
+    # export being written, or the index serve keeps, leaves no temporary file.
+    for number in STOPPING - {signal.SIGINT}:
+        signal.signal(number, lambda number, frame: sys.exit(128 + number))
 
 
 Command = TypeVar("Command", bound=Callable[..., Any])

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import tempfile
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 from vis_export.strings import surrogates_replaced
@@ -24,6 +26,23 @@ def encode(text: str) -> bytes:
         return surrogates_replaced(text).encode("utf-8")
 
 
+# The signals that stop a run: the command line makes each unwind like an
+# exception (SIGINT does by itself), so temporary files are removed on the way.
+STOPPING = frozenset({signal.SIGINT, signal.SIGTERM, signal.SIGHUP})
+
+
+@contextmanager
+def _signals_held() -> Iterator[None]:
+    """Hold the ``STOPPING`` signals for a few steps: their handlers raise, and a
+    raise between creating a temporary file and arming its removal would leave it
+    behind. A held signal is delivered when the block ends, once the removal is armed."""
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, STOPPING)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+
+
 def write_atomic(path: Path, data: str | bytes | Iterable[str]) -> None:
     """Write ``data`` (or its pieces, as they come) to ``path`` so that readers see
     the old file or the new one, never a part: a temporary file beside it, then a
@@ -37,8 +56,10 @@ def write_atomic(path: Path, data: str | bytes | Iterable[str]) -> None:
     )
     directory = path.parent
     directory.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.", suffix=".part")
+    temporary = ""
     try:
+        with _signals_held():
+            handle, temporary = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.", suffix=".part")
         with os.fdopen(handle, "wb") as stream:
             for piece in pieces:
                 stream.write(piece)
@@ -47,10 +68,11 @@ def write_atomic(path: Path, data: str | bytes | Iterable[str]) -> None:
         os.chmod(temporary, 0o666 & ~umask)
         os.replace(temporary, path)
     except BaseException:
-        try:
-            os.unlink(temporary)
-        except FileNotFoundError:
-            pass
+        with _signals_held():  # a second Ctrl-C does not interrupt the removal
+            try:
+                os.unlink(temporary)
+            except FileNotFoundError:
+                pass
         raise
 
 

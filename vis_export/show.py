@@ -61,11 +61,12 @@ def pick(
     if not chosen:
         inside = f"message {message_id!r}" if message_id is not None else f"session {session_id!r}"
         raise NotFound(f"{source}: {inside}: no block with id {block_id!r}")
-    if not any(shows(m.blocks[0], reasoning) for m in chosen):
+    shown = [m for m in chosen if shows(m.blocks[0], reasoning)]  # a hidden one would be a bare header
+    if not shown:
         raise NotFound(
             f"{source}: session {session_id!r}: block {block_id!r} is reasoning that --reasoning {reasoning} hides"
         )
-    return chosen
+    return shown
 
 
 def write(chosen: Sequence[Shown], options: ExportOptions, pager: bool = True) -> None:

@@ -141,7 +141,8 @@ def create_app(
 
     def number(request: Request, name: str, default: int, most: int) -> int:
         value = request.query_params.get(name) or str(default)
-        if not value.isdigit() or not 1 <= int(value) <= most:
+        # ASCII digits only, and few: str.isdigit takes "²", and int() refuses 5,000 digits.
+        if not re.fullmatch(r"[0-9]{1,18}", value) or not 1 <= int(value) <= most:
             raise BadRequest(f"{name} must be a whole number from 1 to {most}, not {value[:40]!r}")
         return int(value)
 
@@ -221,11 +222,10 @@ def create_app(
         return Response(body if made.binary else encode(body), media_type=MEDIA_TYPES.get(extension), headers=headers)
 
     def session_path(request: Request) -> Response:
+        # /s/<id>.md is the download of <id> first, as the page links it (pages.session_url).
         rest = request.path_params["rest"]
-        answer = session_page(rest)
-        if answer is None:
-            stem, dot, extension = rest.rpartition(".")
-            answer = download(stem, extension) if dot else None
+        stem, dot, extension = rest.rpartition(".")
+        answer = (download(stem, extension) if dot else None) or session_page(rest)
         return answer or problem(request, 404, "No session with this id.")
 
     def session_query(request: Request) -> Response:
@@ -296,8 +296,8 @@ def create_app(
         Route(pages.SCRIPT, static("copy.js", "text/javascript; charset=utf-8")),
         Route(pages.STYLESHEET, static("serve.css", "text/css; charset=utf-8")),
     ]
-    middleware = [
-        Middleware(TrustedHostMiddleware, allowed_hosts=list(hosts), www_redirect=False),
+    middleware = [  # the Guard outermost: a refused Host gets the headers too
         Middleware(Guard, csp=csp),
+        Middleware(TrustedHostMiddleware, allowed_hosts=list(hosts), www_redirect=False),
     ]
     return Starlette(routes=routes, middleware=middleware)

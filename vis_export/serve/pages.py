@@ -8,7 +8,7 @@ are only the values they receive and the URLs, built from ids by quoting.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, urlencode
@@ -30,16 +30,18 @@ SCRIPT = "/static/copy.js"
 _DOT_SEGMENTS = frozenset({".", ".."})
 
 
-def session_url(session_id: str, suffix: str = "") -> str:
-    """Where a session's page (or, with ``.md`` and the like, a download) is."""
-    if session_id in _DOT_SEGMENTS:
+def session_url(session_id: str, suffix: str = "", downloads: Collection[str] = ()) -> str:
+    """Where a session's page (or, with ``.md`` and the like, a download) is.
+    ``/s/<id>.<extension>`` is the download of ``<id>`` when ``extension`` is
+    among ``downloads``, so the page of an id that ends so is in a query."""
+    if session_id in _DOT_SEGMENTS or (not suffix and session_id.rpartition(".")[2] in downloads):
         return "/session?" + urlencode({"id": session_id, **({"as": suffix.lstrip(".")} if suffix else {})})
     return f"/s/{quote(surrogates_replaced(session_id), safe='')}{suffix}"
 
 
-def hit_url(hit: Hit) -> str:
+def hit_url(room: Room, hit: Hit) -> str:
     """A hit's block in its session, the page opened there (``#b-<block_id>``)."""
-    return f"{session_url(hit.session_id)}#{anchor('b', hit.block_id)}"
+    return f"{room.url(hit.session_id)}#{anchor('b', hit.block_id)}"
 
 
 def policy(style: str) -> str:
@@ -63,6 +65,11 @@ class Room:
     def options(self) -> ExportOptions:
         return ExportOptions(reasoning=self.reasoning)
 
+    def url(self, session_id: str, extension: str = "") -> str:
+        """A session's page, or its download as ``extension``."""
+        suffix = f".{extension}" if extension else ""
+        return session_url(session_id, suffix, [extension for _, extension in self.downloads])
+
     def context(self) -> dict[str, Any]:
         return {"reasoning_shown": self.reasoning == "all", "stylesheet": STYLESHEET, "script": SCRIPT}
 
@@ -77,7 +84,7 @@ class ServedProjector(HtmlProjector):
         self.room = room
 
     def page_context(self, session: Session) -> dict[str, Any]:
-        downloads = [(label, session_url(session.id, f".{extension}")) for label, extension in self.room.downloads]
+        downloads = [(label, self.room.url(session.id, extension)) for label, extension in self.room.downloads]
         return {**self.room.context(), "csp": policy(self.stylesheet()), "downloads": downloads}
 
 
@@ -96,7 +103,7 @@ def sessions_page(
             {
                 "title": row.shown,
                 "id": row.id,
-                "url": session_url(row.id),
+                "url": room.url(row.id),
                 "first": utc(row.first_at),
                 "last": utc(row.last_at),
                 "messages": row.messages,
@@ -122,7 +129,7 @@ def search_page(
     values = {
         "hits": [
             {
-                "url": hit_url(hit),
+                "url": hit_url(room, hit),
                 "title": single_line(hit.session_title) or f"Session {single_line(hit.session_id)}",
                 "role": hit.role,
                 "type": hit.block_type,
