@@ -301,3 +301,13 @@ def test_one_session_to_one_file_on_dask(tmp_path: Path, cluster: str) -> None:
     assert (out / "here.md").read_bytes() == (out / "dask.md").read_bytes()
     assert b"](../attachments/att_01)" in (out / "dask.md").read_bytes()
     assert sorted(p.name for p in out.iterdir()) == ["dask.md", "here.md"]
+
+
+def test_a_job_that_writes_nothing_leaves_no_folders_it_made(tmp_path: Path, cluster: str) -> None:
+    """The job's own folder goes beside the output; folders made for it go too
+    when no file ends up in them, as in one process."""
+    (tmp_path / "bad.json").write_text("{not json")
+    for name, dask in (("here", None), ("dask", cluster)):
+        outcome = convert([str(tmp_path / "bad.json")], "markdown", tmp_path / name / "x" / "y", dask=dask)
+        assert outcome.failed and not outcome.written
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.json"]

@@ -43,6 +43,7 @@ class OnDask:
         self.lenient = False
         self.options = ExportOptions()
         self.folder: Path | None = None  # the job's, for files rendered before they have a name
+        self.made: list[Path] = []  # folders made for the job's folder, deepest first
         self.readings: list[Reading] = []
         self.places: list[tuple[Part, int]] = []  # per reading: its part and position in the part
         self.rendered: list[Rendered] = []
@@ -57,6 +58,7 @@ class OnDask:
         finally:
             if strategy.folder is not None:
                 shutil.rmtree(strategy.folder, ignore_errors=True)
+                _remove_if_empty(strategy.made)
             strategy.cluster.close()
 
     def read(
@@ -73,6 +75,7 @@ class OnDask:
         plan = units(source_files(sources), local or worker_count(self.cluster.client()), batched=not one_each)
         base, assumed = _folders(output)
         self.options = replace(options, links_from=assumed)  # as the job will name them, most likely
+        self.made = [folder for folder in (base, *base.parents) if not folder.exists()]
         self.folder = _job_folder(base)
         found: dict[int, list[list[tuple[Reading, Rendered]]]] = {}
         todo = deque(i for i, unit in enumerate(plan) if unit[0].path is not None)
@@ -170,6 +173,16 @@ def _folders(output: str) -> tuple[Path, Path]:
     if output.endswith(("/", os.sep)) or path.is_dir():
         return (path if path.is_dir() else path.parent), path
     return path.parent, (path.parent if path.exists() else path)
+
+
+def _remove_if_empty(folders: list[Path]) -> None:
+    """Folders made only to hold the job's folder go when no file went into
+    them (a job in one process makes the output folder only to write in it)."""
+    for folder in folders:
+        try:
+            folder.rmdir()
+        except OSError:  # a file is in it: the job wrote there
+            return
 
 
 def _job_folder(base: Path) -> Path | None:
