@@ -311,3 +311,15 @@ def test_a_job_that_writes_nothing_leaves_no_folders_it_made(tmp_path: Path, clu
         outcome = convert([str(tmp_path / "bad.json")], "markdown", tmp_path / name / "x" / "y", dask=dask)
         assert outcome.failed and not outcome.written
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.json"]
+
+
+@pytest.mark.parametrize("scheme", ["tls", "ucx"])
+def test_a_scheduler_address_dask_cannot_use_is_one_line_at_once(tmp_path: Path, scheme: str) -> None:
+    """Not a timeout: Dask's own error, without the traceback a half-made client prints later."""
+    address = f"{scheme}://127.0.0.1:1"
+    done = subprocess.run(
+        convert_command(INPUT, "md", tmp_path / "out", address), capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 1
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"vis-export: cannot reach the Dask scheduler at {address}: ")

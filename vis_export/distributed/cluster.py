@@ -71,6 +71,8 @@ def dask_client(address: str) -> Iterator[Any]:
         )
     try:
         try:
+            if cluster is None:
+                _probe(library, address)
             client = library.Client(cluster or address, timeout=CONNECT_TIMEOUT, set_as_default=False)
         except Exception as error:  # noqa: BLE001 - OSError, TimeoutError, and what an odd address raises
             raise DaskFailure(f"cannot reach the Dask scheduler at {address}: {_reason(error)}") from None
@@ -126,6 +128,23 @@ class Connecting:
         self._thread.join()
         if self._client is not None:
             self._context.__exit__(None, None, None)
+
+
+def _probe(library: Any, address: str) -> None:
+    """Connects once and hangs up: a failure other than a timeout (``tls://``
+    without Dask's TLS settings, ``ucx://`` without its library) raised by
+    ``Client`` leaves a half-made client that prints a traceback ten seconds
+    later, when it is collected; raised here, it is just the error."""
+    import asyncio
+
+    from distributed.comm import connect
+
+    async def probe() -> None:
+        arguments = library.Security().get_connection_args("client")
+        comm = await connect(address, timeout=CONNECT_TIMEOUT, **arguments)
+        await comm.close()
+
+    asyncio.run(probe())
 
 
 def _quiet() -> None:
