@@ -137,7 +137,7 @@ def _probe(library: Any, address: str) -> None:
     later, when it is collected; raised here, it is just the error."""
     import asyncio
 
-    from distributed.comm import connect
+    connect: Any = library.comm.connect  # untyped
 
     async def probe() -> None:
         arguments = library.Security().get_connection_args("client")
