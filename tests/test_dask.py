@@ -323,3 +323,24 @@ def test_a_scheduler_address_dask_cannot_use_is_one_line_at_once(tmp_path: Path,
     assert done.returncode == 1
     lines = done.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"vis-export: cannot reach the Dask scheduler at {address}: ")
+
+
+def test_a_source_removed_once_the_job_is_planned_is_a_line_not_a_failed_job(tmp_path: Path, cluster: str) -> None:
+    """Workers that see the job's output folder share the file system: a source
+    they do not find is gone, one line (as a file gone mid-job in one process)
+    while the other sessions are written."""
+    sources = [tmp_path / f"s{n}.json" for n in range(3)]
+    for n, path in enumerate(sources):
+        path.write_text(json.dumps(generated(n)))
+
+    def planned(total: int) -> Any:
+        sources[1].unlink()  # after the plan, before the workers read
+        return lambda: None
+
+    dask = Lines()
+    outcome = convert(
+        [str(p) for p in sources], "markdown", tmp_path / "dask", report=dask, dask=cluster, progress=planned
+    )
+    convert([str(p) for p in sources], "markdown", tmp_path / "here")
+    assert dask.problems == [f"{sources[1]}: cannot read: No such file or directory"]  # as when it goes mid-job
+    assert outcome.failed and files(tmp_path / "dask") == files(tmp_path / "here") != {}

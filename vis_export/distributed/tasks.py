@@ -30,7 +30,14 @@ _read: OrderedDict[tuple[Part, bool], tuple[tuple[int, int], list[LoadResult]]] 
 
 
 class NotShared(DaskFailure):
-    """A worker cannot see a path the job needs."""
+    """A worker cannot see a path the job needs (``path``: a source)."""
+
+    def __init__(self, message: str, path: str | None = None):
+        super().__init__(message, path)  # both in ``args``: the worker sends it pickled
+        self.path = path
+
+    def __str__(self) -> str:
+        return str(self.args[0])
 
 
 def worker_name() -> str:
@@ -44,7 +51,7 @@ def worker_name() -> str:
 
 def check_visible(part: Part) -> None:
     if part.path is not None and not os.access(part.path, os.R_OK):
-        raise NotShared(f"the Dask worker {worker_name()} cannot read {part.name} ({part.path}): {SHARED}")
+        raise NotShared(f"the Dask worker {worker_name()} cannot read {part.name} ({part.path}): {SHARED}", part.path)
 
 
 def check_output(folder: Path, shown: Path) -> None:
@@ -57,7 +64,10 @@ def results_of(part: Part, lenient: bool) -> list[LoadResult]:
     """``read_part``, kept for the next few tasks: a file holding many sessions is
     rendered a session per task, and each would otherwise read it again."""
     assert part.path is not None
-    info = os.stat(part.path)
+    try:
+        info = os.stat(part.path)
+    except OSError:  # gone since the job was planned: ``read_part`` says so
+        return read_part(part, lenient)
     stamp = (info.st_size, info.st_mtime_ns)
     key = (part, lenient)
     kept = _read.get(key)
@@ -84,16 +94,19 @@ def convert_unit(
     folder: Path | None,
     shown: Path,
     only: int | None = None,
+    checked: bool = True,
 ) -> list[list[tuple[Reading, Rendered]]]:
     """Reads each part of ``unit`` and renders every session that loaded into
     ``folder`` (the job's, from where the job renames each file to its name
     once all names are known). With ``only``, just that session of the file
     is rendered (a file of many sessions in a format that takes seconds a
     session is rendered a session per task); with ``folder`` ``None`` (the
-    output folder could not be made), nothing is."""
+    output folder could not be made), nothing is. ``checked`` false: a source
+    not found is read as gone (a line), not as one the worker cannot see."""
     found = []
     for part in unit:
-        check_visible(part)
+        if checked:
+            check_visible(part)
         if folder is not None:
             check_output(folder, shown)
         entries: list[tuple[Reading, Rendered]] = []
