@@ -344,3 +344,18 @@ def test_a_source_removed_once_the_job_is_planned_is_a_line_not_a_failed_job(tmp
     convert([str(p) for p in sources], "markdown", tmp_path / "here")
     assert dask.problems == [f"{sources[1]}: cannot read: No such file or directory"]  # as when it goes mid-job
     assert outcome.failed and files(tmp_path / "dask") == files(tmp_path / "here") != {}
+
+
+def test_a_source_removed_once_the_index_job_is_planned_is_a_line(tmp_path: Path, cluster: str) -> None:
+    sources = [tmp_path / f"s{n}.json" for n in range(3)]
+    for n, path in enumerate(sources):
+        path.write_text(json.dumps(generated(n)))
+
+    def planned(total: int) -> Any:
+        sources[1].unlink()  # after the plan, before the workers read
+        return lambda: None
+
+    lines = Lines()
+    counts = index_sources([str(p) for p in sources], tmp_path / "i", report=lines, dask=cluster, progress=planned)
+    assert lines.problems == [f"{sources[1]}: cannot read: No such file or directory"]
+    assert str(counts) == "2 added, 0 updated, 0 unchanged"

@@ -26,8 +26,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from vis_export.distributed.cluster import Connecting, completed, local_workers, result, worker_count
-from vis_export.distributed.tasks import NotShared, Rendered, convert_unit
+from vis_export.distributed.cluster import Connecting, completed, local_workers, worker_count
+from vis_export.distributed.tasks import Rendered, convert_unit, task_result
 from vis_export.formats.options import ExportOptions
 from vis_export.jobs.conversion import Reading, export, not_exported
 from vis_export.model import Session
@@ -114,7 +114,7 @@ class OnDask:
             pending.update(submit(i, k) for i, k in more)
             more.clear()
             for future in completed(client, pending, self.address):
-                take(*asked[future.key], self._taken(client, future, task(*asked[future.key])))
+                take(*asked[future.key], task_result(client, future, self.address, task(*asked[future.key])))
                 pending.update(submit(i, k) for i, k in more)
                 more.clear()
         for i, unit in enumerate(plan):
@@ -128,19 +128,6 @@ class OnDask:
                 for k, (reading, rendered) in enumerate(entries):
                     self._add(reading, part, k, rendered)
         return self.readings
-
-    def _taken(self, client: Any, future: Any, task: tuple[Any, ...]) -> list[list[tuple[Reading, Rendered]]]:
-        """The task's result; a source that its worker did not find and this
-        process does not find either is gone since the job was planned, not
-        hidden from the worker: the task is run here, where it is one line."""
-        try:
-            found: list[list[tuple[Reading, Rendered]]] = result(client, future, self.address)
-        except NotShared as failure:
-            if failure.path is None or os.path.exists(failure.path):
-                raise
-            function, *arguments = task
-            return function(*arguments, checked=False)  # type: ignore[no-any-return]
-        return found
 
     def _add(self, reading: Reading, part: Part, k: int, rendered: Rendered) -> None:
         self.readings.append(reading)

@@ -17,8 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from vis_export.distributed.cluster import dask_client, result, worker_count
-from vis_export.distributed.tasks import index_unit
+from vis_export.distributed.cluster import dask_client, worker_count
+from vis_export.distributed.tasks import index_unit, task_result
 from vis_export.jobs.conversion import Report
 from vis_export.sources.parts import Part, units
 from vis_export.sources.result import report_lines
@@ -43,11 +43,13 @@ def run_on_dask(job: _Job, batches: list[Batch], dask: Dask, database: tuple[str
     with dask_client(dask.address) as client:
         sent = [b for b in batches if b.path is not None and b.path.is_file() and not job.unchanged(b)]
         plan = units([(b.name or str(b.path), b.path) for b in sent], worker_count(client))
+        advance = dask.progress(len(plan))
         (known,) = client.scatter([dict(job.known)], broadcast=True)  # once to each worker, not once a task
         futures = client.map(
             index_unit, plan, lenient=dask.lenient, reasoning=job.reasoning, known=known, database=database, pure=False
         )
-        advance = dask.progress(len(futures))
+        here = (dask.lenient, job.reasoning, dict(job.known), database)  # a task run here (see ``task_result``)
+        task = {future.key: (index_unit, unit, *here) for future, unit in zip(futures, plan, strict=True)}
         parts = [(future, j, part) for future, unit in zip(futures, plan, strict=True) for j, part in enumerate(unit)]
         of_batch: dict[int, list[tuple[Any, int]]] = {}
         place = -1
@@ -67,7 +69,7 @@ def run_on_dask(job: _Job, batches: list[Batch], dask: Dask, database: tuple[str
             complete = True
             for future, j in mine:
                 if future.key not in taken:
-                    taken[future.key] = result(client, future, dask.address)
+                    taken[future.key] = task_result(client, future, dask.address, task[future.key])
                     advance()
                 for reading, made in taken[future.key][j]:
                     complete &= not reading.problems

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from vis_export.distributed.cluster import DaskFailure
+from vis_export.distributed.cluster import DaskFailure, result
 from vis_export.formats.options import ExportOptions
 from vis_export.jobs.conversion import Reading, export
 from vis_export.searchindex.documents import IndexReasoning
@@ -52,6 +52,20 @@ def worker_name() -> str:
 def check_visible(part: Part) -> None:
     if part.path is not None and not os.access(part.path, os.R_OK):
         raise NotShared(f"the Dask worker {worker_name()} cannot read {part.name} ({part.path}): {SHARED}", part.path)
+
+
+def task_result(client: Any, future: Any, address: str, task: tuple[Any, ...]) -> Any:
+    """The result of ``future``, which runs ``task`` (a function and its
+    arguments); a source that its worker did not find and this process does
+    not find either is gone since the job was planned, not hidden from the
+    worker: the task is run here, where that is one line, as in one process."""
+    try:
+        return result(client, future, address)
+    except NotShared as failure:
+        if failure.path is None or os.path.exists(failure.path):
+            raise
+        function, *arguments = task
+        return function(*arguments, checked=False)
 
 
 def check_output(folder: Path, shown: Path) -> None:
@@ -133,6 +147,7 @@ def index_unit(
     reasoning: IndexReasoning,
     known: dict[str, str],
     database: tuple[str, float, str] | None,
+    checked: bool = True,
 ) -> list[list[tuple[Reading, Made | None]]]:
     """Each session of each part with what indexing it takes (``Made``), its
     documents made only when ``known`` lacks its hash. With ``database`` (URI,
@@ -143,7 +158,8 @@ def index_unit(
     found = []
     with _forgotten_if_failed(database):
         for part in unit:
-            check_visible(part)
+            if checked:  # see ``convert_unit``
+                check_visible(part)
             entries: list[tuple[Reading, Made | None]] = []
             for loaded in read_part(part, lenient):
                 session, made = loaded.session, None
