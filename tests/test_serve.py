@@ -444,3 +444,24 @@ def test_the_index_serve_keeps_is_removed_however_it_is_stopped(tmp_path: Path, 
         process.send_signal(number)
         process.communicate()
     assert list(temporary.iterdir()) == []
+
+
+def test_an_unexpected_error_is_a_500_with_the_security_headers() -> None:
+    """Starlette answers an uncaught error from outside every middleware; the
+    guard answers it first, with the Content-Security-Policy."""
+    from starlette.applications import Starlette
+    from starlette.middleware import Middleware
+    from starlette.routing import Route
+    from starlette.testclient import TestClient
+
+    from vis_export.serve.app import Guard
+
+    def broken(request: Any) -> Any:
+        raise RuntimeError("a bug")
+
+    app = Starlette(routes=[Route("/", broken)], middleware=[Middleware(Guard, csp="default-src 'none'")])
+    with TestClient(app, raise_server_exceptions=False) as client:
+        answer = client.get("/")
+    assert answer.status_code == 500 and "a bug" not in answer.text
+    assert answer.headers["content-security-policy"] == "default-src 'none'"
+    assert answer.headers["x-frame-options"] == "DENY"

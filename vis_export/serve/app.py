@@ -75,17 +75,27 @@ class Guard:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        started: list[bool] = []  # whether the answer has begun
+        sending = self._sending(send, started)
         if scope["method"] not in ("GET", "HEAD"):
             await Response("Only GET and HEAD: this server is read-only.\n", 405, {"allow": "GET, HEAD"})(
-                scope, receive, self._sending(send)
+                scope, receive, sending
             )
             return
-        await self.app(scope, receive, self._sending(send))
+        try:
+            await self.app(scope, receive, sending)
+        except Exception:
+            # Starlette's own 500 is sent from outside every middleware, without
+            # these headers: this one is sent here, and the error goes on to the log.
+            if not started:
+                await Response("Internal server error: see the server's log.\n", 500)(scope, receive, sending)
+            raise
 
-    def _sending(self, send: Any) -> Any:
+    def _sending(self, send: Any, started: list[bool]) -> Any:
         async def sending(message: Message) -> None:
             if message["type"] == "http.response.start":
                 message["headers"] = [*message.get("headers", []), *self.headers]
+                started.append(True)
             await send(message)
 
         return sending
