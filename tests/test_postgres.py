@@ -16,6 +16,7 @@ import pytest
 from conftest import INPUT
 from hypothesis import HealthCheck, given, settings, strategies as st
 from postgres import PASSWORD, Server, database_fixture, postgres_server_fixture  # noqa: F401 - fixtures
+from strategies import PRIVATE_CANARY, session_documents
 from timelimit import time_limit
 
 from vis_export import load
@@ -310,3 +311,15 @@ def test_a_phrase_is_found_by_the_server_exactly_where_it_occurs(database: str, 
         index([session_of(document)], database, prune=True)
         found = {hit.block_id for hit in search(f'"{phrase}"', database, limit=100)}
     assert found == {f"b{n}" for n, text in enumerate(texts) if phrase in text}
+
+
+@given(st.lists(session_documents(), min_size=1, max_size=3), st.sampled_from(["none", "visible"]))
+@settings(deadline=None, max_examples=10, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_no_private_reasoning_of_generated_sessions_is_anywhere_in_the_database(
+    database: str, postgres_server: Server, documents: list[dict[str, Any]], reasoning: str
+) -> None:
+    """R2 over generated sessions, disguised reasoning included: ``pg_dump`` of the
+    whole database after indexing them holds no byte of the private canary."""
+    sessions = {s.id: s for s in map(session_of, documents)}  # one copy of a repeated id, as a job keeps
+    index(list(sessions.values()), database, reasoning=reasoning)
+    assert PRIVATE_CANARY.encode() not in postgres_server.dump(database.rsplit("/", 1)[1])
