@@ -41,6 +41,26 @@ def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedPr
     )
 
 
+def test_conformance_of_a_role_that_may_not_make_temporary_tables(database: str, postgres_server: Server) -> None:
+    """Rows are copied through a temporary table; where the database denies
+    one, they are inserted one by one, with the same meaning."""
+    name = database.rsplit("/", 1)[1]
+    postgres_server.sql(
+        "DROP ROLE IF EXISTS plain_writer; CREATE ROLE plain_writer LOGIN PASSWORD 'writer-pw'; "
+        f"REVOKE TEMPORARY ON DATABASE {name} FROM PUBLIC"
+    )
+    postgres_server.sql("GRANT USAGE, CREATE ON SCHEMA public TO plain_writer", name)
+    writer = postgres_server.uri(name, user="plain_writer", password="writer-pw")
+    try:
+        check_engine("postgresql", writer)
+        refused = postgres_server.sql("SELECT has_database_privilege('plain_writer', current_database(), 'TEMP')", name)
+        assert refused.strip() == "f"
+    finally:
+        _close_databases()
+        postgres_server.sql("REASSIGN OWNED BY plain_writer TO CURRENT_USER; DROP OWNED BY plain_writer", name)
+        postgres_server.sql("DROP ROLE plain_writer")
+
+
 def test_index_and_search_on_the_command_line(database: str) -> None:
     first = cli("index", str(INPUT / "session.json"), "--index", database)
     assert first.returncode == 0 and first.stderr.strip() == "1 added, 0 updated, 0 unchanged", first.stderr
@@ -255,6 +275,21 @@ def test_a_job_that_changed_sessions_leaves_fresh_statistics(database: str) -> N
     assert first is not None
     assert cli("index", str(INPUT / "session.json"), "--index", database).returncode == 0  # unchanged: no work
     assert analysed() == first
+
+
+def test_a_job_leaves_no_pending_entries_in_the_word_indexes(database: str, tmp_path: Path) -> None:
+    """Every search reads a GIN index's pending list whole, until autovacuum
+    merges it: the job merges it itself (autovacuum is off here, so only the job can)."""
+    import psycopg
+
+    assert cli("index", str(INPUT / "session.json"), "--index", database).returncode == 0
+    with psycopg.connect(database, autocommit=True) as connection:
+        connection.execute("ALTER TABLE vis_blocks SET (autovacuum_enabled = off)")
+        assert cli("index", str(_sources(tmp_path / "more", range(30))), "--index", database).returncode == 0
+        merged = connection.execute(
+            "SELECT gin_clean_pending_list('vis_blocks_words'), gin_clean_pending_list('vis_blocks_terms')"
+        ).fetchone()
+    assert merged == (0, 0)
 
 
 def test_phrases_are_checked_by_the_server_with_a_trigram_index_when_there_is_one(

@@ -432,7 +432,11 @@ def test_a_phrase_past_many_candidates_is_found_once(tmp_path: Path, engine: str
     assert len(hits) == len({hit.block_id for hit in hits}) == 701
 
 
-@given(st.lists(st.sampled_from(list("aZ09_ -.\n\t'é\u0130ß") + ["x" * 39, "y" * 40])).map("".join) | st.text())
+@given(
+    st.lists(st.sampled_from(list("aZ09_ -.\n\t\x00\x1f\x7f'é\u0130ß") + ["x" * 39, "y" * 40])).map("".join)
+    | st.text(st.characters(max_codepoint=127))
+    | st.text()
+)
 def test_the_distinct_words_of_a_text_are_those_of_its_analysis(text: str) -> None:
     """The ASCII short cut of ``distinct_analysed_words`` changes nothing."""
     from vis_export.searchindex.documents import analysed_words, distinct_analysed_words

@@ -37,7 +37,9 @@ _WORDS_OF_IDENTIFIER = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-
 
 
 _ANALYSED_WORD = re.compile(r"[^\W_]+")
-_ASCII_WORD = re.compile(r"[a-z0-9]+")  # _ANALYSED_WORD in lowered ASCII text
+# ASCII text lowered, with every character that is not a letter or digit made
+# a space: its ``split()`` is ``_ANALYSED_WORD``'s words, lowered.
+_ASCII_WORDS = {code: chr(code).lower() if chr(code).isalnum() else " " for code in range(128)}
 LONGEST_WORD = 39  # longer words are not indexed as words
 
 
@@ -53,11 +55,14 @@ def distinct_analysed_words(text: str) -> set[str]:
     """The words of ``analysed_words``, each once and in no order (all a
     PostgreSQL tsvector keeps): each distinct spelling is lowered and measured
     once, as texts repeat their words. Most texts are ASCII, where a word is a
-    run of ASCII letters and digits: found faster in the lowered text."""
+    run of ASCII letters and digits: split out by one ``translate`` (half the
+    time of a regular expression, on the job's critical path)."""
     if text.isascii():
-        lowered = set(_ASCII_WORD.findall(text.lower()))
+        lowered = set(text.translate(_ASCII_WORDS).split())
     else:
         lowered = {word.lower() for word in set(_ANALYSED_WORD.findall(text))}
+    if max(map(len, lowered), default=0) <= LONGEST_WORD:
+        return lowered
     return {word for word in lowered if len(word) <= LONGEST_WORD}
 
 
