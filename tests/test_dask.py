@@ -12,6 +12,7 @@ workers that cannot see the job's paths are in ``test_dask_processes.py``.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -137,6 +138,41 @@ def test_convert_on_a_local_cluster_it_starts_is_the_same(corpus: Path, tmp_path
     assert (here.failed, here.refused) == (dask.failed, dask.refused)
     assert [p.name for p in here.written] == [p.name for p in dask.written]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["dask", "here"]  # the job's own folder is gone
+
+
+def imported(name: str) -> bool:
+    """Run on a worker: whether ``name`` was imported before any task asked for it."""
+    return name in sys.modules
+
+
+def test_a_local_clusters_workers_start_with_the_jobs_imports_done() -> None:
+    """Workers are forked from one process that imported the job's modules
+    (``forkserver``), not each left to import them."""
+    from vis_export.distributed.cluster import dask_client
+
+    with dask_client("local:1", ("vis_export.formats.markdown",)) as client:
+        assert client.submit(imported, "vis_export.formats.markdown", pure=False).result()
+        assert not client.submit(imported, "vis_export.formats.typst_tree", pure=False).result()
+
+
+def test_a_library_that_fails_to_import_for_want_of_system_libraries_stops_no_local_cluster(tmp_path: Path) -> None:
+    """WeasyPrint raises OSError where Pango is missing. The process the workers
+    are forked from imports it ahead of a PDF job, and must survive that: a
+    Typst PDF job needs no WeasyPrint."""
+    fake = tmp_path / "libraries"
+    (fake / "weasyprint").mkdir(parents=True)
+    (fake / "weasyprint" / "__init__.py").write_text("raise OSError('cannot load library libpango-1.0-0')\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(fake), *sys.path])}
+    args = ["--to", "pdf", "--pdf-engine", "typst", "--dask", "local:1", "-o", str(tmp_path / "out")]
+    done = subprocess.run(
+        [sys.executable, "-m", "vis_export", "convert", str(INPUT / "session.json"), *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "out").read_bytes().startswith(b"%PDF")
 
 
 def test_cli_convert_on_dask_same_exit_status_and_stderr(corpus: Path, tmp_path: Path, cluster: str) -> None:

@@ -11,7 +11,7 @@ import logging
 import os
 import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -49,9 +49,10 @@ def local_workers(address: str) -> int | None:
 
 
 @contextmanager
-def dask_client(address: str) -> Iterator[Any]:
+def dask_client(address: str, preload: Sequence[str] = ()) -> Iterator[Any]:
     """A client of the cluster ``address`` names (see ``check_address``), with at
-    least one worker; a local cluster is stopped when the job ends."""
+    least one worker; a local cluster is stopped when the job ends. Its workers
+    have the modules of ``preload`` imported already (see ``_local_cluster``)."""
     from vis_export.extras import require
 
     library: Any = require("distributed", "--dask")  # untyped
@@ -59,16 +60,7 @@ def dask_client(address: str) -> Iterator[Any]:
     check_address(address)
     _quiet()
     count = local_workers(address)
-    cluster = None
-    if count is not None:
-        cluster = library.LocalCluster(
-            n_workers=count,
-            threads_per_worker=1,
-            processes=True,
-            dashboard_address="127.0.0.1:0",  # the scheduler serves HTTP anyway: a free port, not 8787
-            silence_logs=logging.CRITICAL,
-            host="127.0.0.1",
-        )
+    cluster = None if count is None else _local_cluster(library, count, preload)
     try:
         try:
             if cluster is None:
@@ -91,17 +83,55 @@ def dask_client(address: str) -> Iterator[Any]:
             cluster.close(timeout=CONNECT_TIMEOUT)
 
 
+# A local cluster runs one job: the worker's statistical profiler (it samples
+# the task's stack every 10 ms: a deep one, WeasyPrint's, costs 5% of the
+# job), work stealing (the scheduler queues tasks and hands each to the first
+# free worker) and frequent monitoring are overhead there, on the same cores.
+_LOCAL_SETTINGS = {
+    "distributed.worker.profile.enabled": False,
+    "distributed.scheduler.work-stealing": False,
+    "distributed.worker.memory.monitor-interval": "1s",
+    "distributed.admin.system-monitor.interval": "2s",
+}
+
+
+def _local_cluster(library: Any, count: int, preload: Sequence[str]) -> Any:
+    """Local worker processes forked from one process that imported Dask and
+    ``preload`` once (``forkserver``), where the platform has it: started
+    the usual way (``spawn``), each worker imports them itself, and on a
+    small machine those imports (half a second each for a PDF job) compete
+    with the job for its cores. A module of ``preload`` may raise only
+    ``ImportError``: any other error stops the process they are imported in."""
+    import multiprocessing
+
+    import dask
+
+    method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+    with dask.config.set({**_LOCAL_SETTINGS, "distributed.worker.multiprocessing-method": method}):
+        if method == "forkserver":
+            context = library.utils.get_mp_context()  # Dask sets its own preload list once
+            context.set_forkserver_preload(["distributed", *preload])
+        return library.LocalCluster(
+            n_workers=count,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address="127.0.0.1:0",  # the scheduler serves HTTP anyway: a free port, not 8787
+            silence_logs=logging.CRITICAL,
+            host="127.0.0.1",
+        )
+
+
 class Connecting:
     """``dask_client`` entered on a thread of its own: a local cluster takes a
     second or two to start (processes that import Dask), which the job need
     not spend waiting (see ``distributed.conversion``)."""
 
-    def __init__(self, address: str):
+    def __init__(self, address: str, preload: Sequence[str] = ()):
         from vis_export.extras import require_installed
 
         require_installed("distributed", "--dask")  # said at once, not after work
         self.address = address
-        self._context = dask_client(address)
+        self._context = dask_client(address, preload)
         self._client: Any = None
         self._failure: BaseException | None = None
         self._thread = threading.Thread(target=self._enter, name="vis-export dask connect", daemon=True)

@@ -35,6 +35,7 @@ from vis_export.sources import source_files
 from vis_export.sources.parts import Part, read_part, units
 
 JOB_FOLDER = ".vis-export-job-"  # hidden: never read back as a source
+TASKS = convert_unit.__module__  # what a worker imports to run them
 
 
 class OnDask:
@@ -51,8 +52,11 @@ class OnDask:
 
     @classmethod
     @contextmanager
-    def connected(cls, address: str, progress: Callable[[int], Callable[[], None]] | None) -> Iterator[OnDask]:
-        strategy = cls(Connecting(address), progress)
+    def connected(
+        cls, address: str, imports: Sequence[str], progress: Callable[[int], Callable[[], None]] | None
+    ) -> Iterator[OnDask]:
+        """``imports``: what rendering imports (``Format.imports``), for local workers to import once."""
+        strategy = cls(Connecting(address, (TASKS, *imports)), progress)
         try:
             yield strategy
         finally:

@@ -40,7 +40,8 @@ class Dask:
 
 
 def run_on_dask(job: _Job, batches: list[Batch], dask: Dask, database: tuple[str, float, str] | None) -> None:
-    with dask_client(dask.address) as client:
+    writing = ("psycopg", "vis_export.searchindex.engines.postgresql_engine") if database else ()
+    with dask_client(dask.address, (index_unit.__module__, "vis_export.searchindex.documents", *writing)) as client:
         sent = [b for b in batches if b.path is not None and b.path.is_file() and not job.unchanged(b)]
         plan = units([(b.name or str(b.path), b.path) for b in sent], worker_count(client))
         advance = dask.progress(len(plan))

@@ -7,7 +7,7 @@ module and one entry here.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib.metadata import EntryPoint
 from typing import Any
 
@@ -28,12 +28,15 @@ class Format:
     # The output in pieces, so a large session is written without one big string.
     pieces: Callable[[Session, ExportOptions], Iterator[str]] | None = None
     binary: bool = False
+    # The modules its rendering imports on first use: the workers of a local
+    # Dask cluster are forked from a process that imported them once.
+    imports: tuple[str, ...] = ()
 
 
 def _json() -> Format:
     from vis_export.formats import json as module
 
-    return Format("json", "json", module.session_json, module.sessions_json)
+    return Format("json", "json", module.session_json, module.sessions_json, imports=(module.__name__,))
 
 
 def _text() -> Format:
@@ -58,25 +61,33 @@ def _projected(name: str, extension: str, projector: type[Projector], one_docume
     def pieces(session: Session, options: ExportOptions) -> Iterator[str]:
         return projector(options).pieces(session)
 
-    return Format(name, extension, render, None if one_document else render_many, pieces)
+    many = None if one_document else render_many
+    return Format(name, extension, render, many, pieces, imports=(projector.__module__,))
 
 
 def _html() -> Format:
     from vis_export.formats.html import HtmlProjector
 
-    return _projected("html", "html", HtmlProjector, one_document=True)
+    return replace(_projected("html", "html", HtmlProjector, one_document=True), imports=_PAGE_IMPORTS)
+
+
+# What laying out a page imports: modules that import or raise ImportError
+# (the Typst engine's jobs import WeasyPrint in vain: a few tenths of a second,
+# once, while the job starts).
+_PAGE_IMPORTS = ("vis_export.formats.html", "jinja2", "mistune", "nh3", "pygments.lexers")
 
 
 def _pdf() -> Format:
     from vis_export.formats.pdf import render_pdf  # says which extra its engine needs
 
-    return Format("pdf", "pdf", render_pdf, None, None, binary=True)
+    imports = (*_PAGE_IMPORTS, "vis_export.formats.pdf", "vis_export.formats.pdf_preload", "pypdf")
+    return Format("pdf", "pdf", render_pdf, None, None, binary=True, imports=imports)
 
 
 def _provider() -> Format:
     from vis_export.formats import provider as module
 
-    return Format("provider", "jsonl", module.session_lines, module.sessions_lines)
+    return Format("provider", "jsonl", module.session_lines, module.sessions_lines, imports=(module.__name__,))
 
 
 FORMATS: dict[str, Callable[[], Format]] = {

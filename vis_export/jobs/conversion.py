@@ -115,7 +115,7 @@ def convert(
         return job.run(InProcess(rendering), session_ids, report, progress, outcome)
     from vis_export.distributed.conversion import OnDask
 
-    with OnDask.connected(dask, progress) as strategy:
+    with OnDask.connected(dask, fmt.imports, progress) as strategy:
         return job.run(strategy, session_ids, report, None, outcome)
 
 
