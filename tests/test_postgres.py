@@ -258,6 +258,30 @@ def test_a_job_meeting_a_session_another_holds_says_so_in_one_line(database: str
     assert waited.returncode == 0 and waited.stderr.strip() == "1 added, 0 updated, 0 unchanged", waited.stderr
 
 
+@pytest.mark.parametrize("wait", ["1e9", "inf"])
+def test_a_wait_longer_than_postgresql_can_count_waits_as_long_as_it_takes(
+    database: str, tmp_path: Path, wait: str
+) -> None:
+    """``lock_timeout`` is an int of milliseconds (24.8 days at most); 0 is no limit."""
+    import threading
+
+    sources = _sources(tmp_path / "sources", range(1))
+    assert cli("index", str(sources), "--index", database, "--wait", wait).returncode == 0
+    (sources / "s000.json").write_text((sources / "s000.json").read_text().replace("Parse", "Read"))
+    holder = _holding(database, "s000")
+    try:
+        threading.Timer(1.0, holder.rollback).start()
+        waited = cli("index", str(sources), "--index", database, "--wait", wait)
+    finally:
+        holder.close()
+    assert waited.returncode == 0 and waited.stderr.strip() == "0 added, 1 updated, 0 unchanged", waited.stderr
+
+
+def test_a_wait_that_is_not_a_number_is_refused_in_one_line(database: str) -> None:
+    refused = cli("index", str(INPUT / "session.json"), "--index", database, "--wait", "nan")
+    assert refused.returncode == 2 and "not a number of seconds" in refused.stderr and "Traceback" not in refused.stderr
+
+
 def test_a_job_that_changed_sessions_leaves_fresh_statistics(database: str) -> None:
     """The planner knows the table as the job left it: a search right after a large
     job is planned for it, not for the empty table autovacuum last saw."""

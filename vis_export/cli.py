@@ -7,6 +7,7 @@ with exit status 1; tracebacks only with ``--debug``.
 from __future__ import annotations
 
 import json
+import math
 import signal
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -138,6 +139,13 @@ def _dask_address(ctx: click.Context, param: click.Parameter, value: str | None)
         return None if value is None else check_address(value)
     except ValueError as error:
         raise click.BadParameter(str(error)) from None
+
+
+def _seconds(ctx: click.Context, param: click.Parameter, value: float) -> float:
+    """A number of seconds, ``inf`` included; ``nan`` (which ``FloatRange`` lets through) is none."""
+    if math.isnan(value):
+        raise click.BadParameter("not a number of seconds")
+    return value
 
 
 dask_option = click.option(
@@ -563,8 +571,9 @@ def index_option(help: str, required: bool = True) -> Callable[[Command], Comman
     type=click.FloatRange(min=0),
     default=0,
     show_default=True,
+    callback=_seconds,
     metavar="SECONDS",
-    help="How long to wait for another job writing to the same index.",
+    help="How long to wait for another job writing to the same index (inf: as long as it takes).",
 )
 @click.option(
     "--jobs",

@@ -17,6 +17,7 @@ while the job makes the next session's rows.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -28,6 +29,7 @@ from vis_export.searchindex.engines.postgresql_writer import Step, TransactionWr
 from vis_export.searchindex.guard import IndexFailure
 
 _LIKE_SPECIAL = re.compile(r"[\\%_]")
+LONGEST_LOCK_TIMEOUT = 2**31 - 1  # milliseconds
 
 
 # PostgreSQL's text cannot hold NUL. Strings are stored with NUL as _ESCAPE "0"
@@ -68,6 +70,15 @@ def each_string(value: Any, change: Callable[[str], str]) -> Any:
     if isinstance(value, list):
         return [each_string(item, change) for item in value]
     return value
+
+
+def lock_timeout(wait: float) -> int:
+    """``--wait`` seconds as ``lock_timeout`` milliseconds: at least 1 (0 means
+    no limit), at most PostgreSQL's (an int: 24.8 days), and no limit for an
+    infinite wait."""
+    if math.isinf(wait):
+        return 0
+    return min(LONGEST_LOCK_TIMEOUT, max(1, round(wait * 1000)))
 
 
 def psycopg_errors() -> Any:
@@ -210,7 +221,7 @@ class PostgresEngine:
         with failures(self.uri, self.command):
             try:
                 with self.connection.pipeline():
-                    self.connection.execute(f"SET LOCAL lock_timeout = {max(1, round(self.wait * 1000))}")
+                    self.connection.execute(f"SET LOCAL lock_timeout = {lock_timeout(self.wait)}")
                     self.connection.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (session_id,))
                     self.connection.execute("SET LOCAL lock_timeout = 0")
                     self.connection.execute(_DELETE, {"session": session_id})
