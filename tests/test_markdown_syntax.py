@@ -4,7 +4,7 @@ and prose that cannot run into what follows it."""
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import example, given, strategies as st
 from markdown_it import MarkdownIt
 from strategies import text
 
@@ -155,6 +155,8 @@ def test_only_what_could_become_structure_is_escaped(value: str, written: str) -
 
 
 @given(st.one_of(text, st.text(alphabet=st.characters(blacklist_categories=["Cs"]), max_size=60)))
+@example("\r-")  # a CR ends a line, so "-" opens a list item
+@example("a\r# b")
 def test_the_words_of_prose_are_the_parsers_with_or_without_a_parse(prose: str) -> None:
     from vis_export.formats.prose_words import _parser, prose_words
 

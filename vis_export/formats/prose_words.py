@@ -30,8 +30,9 @@ def _parser() -> Any:
 
 
 # What can make Markdown differ from its words: inline marks, HTML, entities,
-# escapes, and a line that opens a block (heading, quote, list, fence, indented code).
-_MARKUP = re.compile(r"[\x00\\`*_\[\]<>#!&|~]|^(?: {4}|\t|[ ]{0,3}(?:[-+=>]|\d+[.)]))", re.MULTILINE)
+# escapes, and a line that opens a block (heading, quote, list, fence, indented
+# code). A CR ends a line for CommonMark but not for ``^``: any CR is parsed.
+_MARKUP = re.compile(r"[\x00\r\\`*_\[\]<>#!&|~]|^(?: {4}|\t|[ ]{0,3}(?:[-+=>]|\d+[.)]))", re.MULTILINE)
 
 
 def prose_words(markdown: str) -> str:
