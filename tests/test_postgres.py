@@ -337,6 +337,32 @@ def test_a_job_that_changed_sessions_leaves_fresh_statistics(database: str) -> N
     assert analysed() == first
 
 
+def test_the_databases_owner_leaves_fresh_statistics_of_tables_another_role_made(
+    database: str, postgres_server: Server, tmp_path: Path
+) -> None:
+    """The owner of the database may analyse the blocks but not merge the word
+    indexes' lists (that takes the table's owner): the statistics stay."""
+    name = database.rsplit("/", 1)[1]
+    assert cli("index", str(INPUT / "session.json"), "--index", database).returncode == 0
+    postgres_server.sql("DROP ROLE IF EXISTS db_owner; CREATE ROLE db_owner LOGIN PASSWORD 'owner-pw'")
+    postgres_server.sql(f"ALTER DATABASE {name} OWNER TO db_owner")
+    postgres_server.sql(
+        "GRANT ALL ON ALL TABLES IN SCHEMA public TO db_owner; ALTER TABLE vis_blocks SET (autovacuum_enabled = off)",
+        name,
+    )
+    owner = postgres_server.uri(name, user="db_owner", password="owner-pw")
+    try:
+        done = cli("index", str(_sources(tmp_path / "more", range(30))), "--index", owner)
+        assert done.returncode == 0, done.stderr
+        statistics = "SELECT n_distinct FROM pg_stats WHERE tablename = 'vis_blocks' AND attname = 'session_id'"
+        left = postgres_server.sql(statistics, name)
+        postgres_server.sql("ANALYZE vis_blocks", name)
+        assert left == postgres_server.sql(statistics, name)  # as the table is now, not as one session made it
+    finally:
+        postgres_server.sql(f"ALTER DATABASE {name} OWNER TO CURRENT_USER; DROP OWNED BY db_owner", name)
+        postgres_server.sql("DROP ROLE db_owner")
+
+
 def test_a_job_leaves_no_pending_entries_in_the_word_indexes(database: str, tmp_path: Path) -> None:
     """Every search reads a GIN index's pending list whole, until autovacuum
     merges it: the job merges it itself (autovacuum is off here, so only the job can)."""

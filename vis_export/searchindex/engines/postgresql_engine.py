@@ -314,8 +314,11 @@ class PostgresEngine:
         if not self._changed:
             return
         with failures(self.uri, self.command):
+            # Committed first: the database's owner may analyse a table it does
+            # not own, yet not merge its indexes' lists, and a rollback would undo both.
+            self.connection.execute("ANALYZE vis_blocks")
+            self.connection.commit()
             try:
-                self.connection.execute("ANALYZE vis_blocks")
                 self.connection.execute(
                     "SELECT gin_clean_pending_list('vis_blocks_words'), gin_clean_pending_list('vis_blocks_terms')"
                 )
