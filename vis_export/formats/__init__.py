@@ -29,7 +29,8 @@ class Format:
     pieces: Callable[[Session, ExportOptions], Iterator[str]] | None = None
     binary: bool = False
     # The modules its rendering imports on first use: the workers of a local
-    # Dask cluster are forked from a process that imported them once.
+    # Dask cluster are forked from a process that imported them once (those
+    # that import: one that fails is left to the tasks that need it).
     imports: tuple[str, ...] = ()
 
 
@@ -71,16 +72,15 @@ def _html() -> Format:
     return replace(_projected("html", "html", HtmlProjector, one_document=True), imports=_PAGE_IMPORTS)
 
 
-# What laying out a page imports: modules that import or raise ImportError
-# (the Typst engine's jobs import WeasyPrint in vain: a few tenths of a second,
-# once, while the job starts).
+# What laying out a page imports (the Typst engine's jobs import WeasyPrint in
+# vain: a few tenths of a second, once, while the job starts).
 _PAGE_IMPORTS = ("vis_export.formats.html", "jinja2", "mistune", "nh3", "pygments.lexers")
 
 
 def _pdf() -> Format:
     from vis_export.formats.pdf import render_pdf  # says which extra its engine needs
 
-    imports = (*_PAGE_IMPORTS, "vis_export.formats.pdf", "vis_export.formats.pdf_preload", "pypdf")
+    imports = (*_PAGE_IMPORTS, "vis_export.formats.pdf", "weasyprint", "pypdf")
     return Format("pdf", "pdf", render_pdf, None, None, binary=True, imports=imports)
 
 
