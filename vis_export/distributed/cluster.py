@@ -121,18 +121,21 @@ def _local_cluster(library: Any, count: int, preload: Sequence[str]) -> Any:
 
 
 def _importable(modules: Sequence[str]) -> list[str]:
-    """The modules that import here. Any error but ``ImportError`` stops the
-    process the workers are forked from, and every worker with it (a plugin
-    format's ``imports`` may name a module that fails): such a module is
-    left for the tasks that need it to import, and to say what is wrong."""
+    """The modules the workers' process may import. Any error but ``ImportError``
+    stops that process, and every worker with it: a module of another package
+    (a plugin format's ``imports`` may name one that fails) is imported here
+    first, and one that fails is left to the tasks that need it, which say what
+    is wrong. vis-export's own raise no other error (``pdf_preload``), and are
+    not imported here in vain (a Typst job needs no WeasyPrint)."""
     import importlib
 
     found = []
     for name in modules:
-        try:
-            importlib.import_module(name)
-        except Exception:  # noqa: BLE001 - whatever it raises, its tasks raise too
-            continue
+        if not name.startswith("vis_export."):
+            try:
+                importlib.import_module(name)
+            except Exception:  # noqa: BLE001 - whatever it raises, its tasks raise too
+                continue
         found.append(name)
     return found
 

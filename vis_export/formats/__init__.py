@@ -72,15 +72,16 @@ def _html() -> Format:
     return replace(_projected("html", "html", HtmlProjector, one_document=True), imports=_PAGE_IMPORTS)
 
 
-# What laying out a page imports (the Typst engine's jobs import WeasyPrint in
-# vain: a few tenths of a second, once, while the job starts).
+# What laying out a page imports: modules that import or raise ImportError
+# (the Typst engine's jobs import WeasyPrint in vain: a few tenths of a second,
+# once, while the job starts).
 _PAGE_IMPORTS = ("vis_export.formats.html", "jinja2", "mistune", "nh3", "pygments.lexers")
 
 
 def _pdf() -> Format:
     from vis_export.formats.pdf import render_pdf  # says which extra its engine needs
 
-    imports = (*_PAGE_IMPORTS, "vis_export.formats.pdf", "weasyprint", "pypdf")
+    imports = (*_PAGE_IMPORTS, "vis_export.formats.pdf", "vis_export.formats.pdf_preload", "pypdf")
     return Format("pdf", "pdf", render_pdf, None, None, binary=True, imports=imports)
 
 
