@@ -12,6 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import INPUT
 
 PLUGIN = """
@@ -75,3 +76,26 @@ def test_a_plugin_format_and_engine(tmp_path: Path) -> None:
 def test_without_the_plugin_its_names_are_unknown(tmp_path: Path) -> None:
     result = _run({}, "-m", "vis_export", "convert", str(INPUT / "session.json"), "--to", "shout")
     assert result.returncode == 2 and "'shout' is not one of" in result.stderr
+
+
+def test_a_plugin_format_whose_imports_fail_converts_the_same_on_a_local_cluster(tmp_path: Path) -> None:
+    """``Format.imports`` are imported ahead by the process a local Dask
+    cluster's workers are forked from: one that raises (not ImportError) at
+    import must not stop that process, and the job, when rendering never needs it."""
+    pytest.importorskip("distributed")
+    (tmp_path / "site").mkdir()
+    env = _install(tmp_path / "site")
+    (tmp_path / "site" / "shout_broken.py").write_text("raise ValueError('this module fails at import')\n")
+    (tmp_path / "site" / "shout_plugin.py").write_text(
+        PLUGIN
+        + "\nfrom dataclasses import replace\n\n\ndef imports_broken():\n"
+        + "    return replace(shout(), imports=('shout_broken', 'no_such_module'))\n"
+    )
+    entry_points = tmp_path / "site" / "shout_plugin-1.0.dist-info" / "entry_points.txt"
+    broken = "broken = shout_plugin:imports_broken\n\n[vis_export.engines]"
+    entry_points.write_text(ENTRY_POINTS.replace("[vis_export.engines]", broken))
+    args = ["-m", "vis_export", "convert", str(INPUT / "session.json"), "--to", "broken", "-o"]
+    here = _run(env, *args, str(tmp_path / "here.txt"))
+    there = _run(env, *args, str(tmp_path / "there.txt"), "--dask", "local:1")
+    assert (here.returncode, here.stderr) == (there.returncode, there.stderr) == (0, ""), there.stderr
+    assert (tmp_path / "here.txt").read_bytes() == (tmp_path / "there.txt").read_bytes()

@@ -203,6 +203,42 @@ def test_a_killed_job_leaves_whole_sessions_and_a_rerun_completes(database: str,
     assert len(_copies(database)) == 80 and len(set(_copies(database).values())) == 1
 
 
+def test_a_connection_dropped_mid_job_is_one_line_and_a_rerun_completes(database: str, tmp_path: Path) -> None:
+    """The server ends the job's connection (``pg_terminate_backend``) while it
+    writes: one line, exit 1, whatever statement it was in (a pipelined one too)."""
+    import psycopg
+
+    from benchmarks.generate import session
+
+    sources = tmp_path / "sources"
+    sources.mkdir()
+    for n in range(150):  # sessions the job takes a while to analyse: it is busy when the server hangs up
+        (sources / f"s{n:03}.json").write_text(json.dumps({**session(40_000, seed=n), "id": f"s{n:03}"}))
+    job = subprocess.Popen(
+        [sys.executable, "-m", "vis_export", "index", str(sources), "--index", database],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    with psycopg.connect(database, autocommit=True) as watcher:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:  # until the job has committed a session
+            if watcher.execute("SELECT to_regclass('vis_sessions')").fetchone()[0] is not None:
+                if watcher.execute("SELECT count(*) FROM vis_sessions").fetchone()[0]:
+                    break
+            time.sleep(0.02)
+        watcher.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
+    _, stderr = job.communicate(timeout=300)
+    assert job.returncode == 1 and len(stderr.strip().splitlines()) == 1, stderr
+    assert "the connection failed" in stderr and "Traceback" not in stderr and PASSWORD not in stderr
+    rerun = cli("index", str(sources), "--index", database)
+    assert rerun.returncode == 0, rerun.stderr
+    assert cli("index", str(sources), "--index", str(tmp_path / "alone")).returncode == 0
+    assert _copies(database) == _copies(str(tmp_path / "alone")) and len(_copies(database)) == 150
+
+
 def _jobs_at_once(*runs: tuple[Path, str]) -> list[subprocess.CompletedProcess[str]]:
     """``vis-export index SOURCE --index URI`` for each run, all started together."""
     started = [
@@ -299,6 +335,32 @@ def test_a_job_that_changed_sessions_leaves_fresh_statistics(database: str) -> N
     assert first is not None
     assert cli("index", str(INPUT / "session.json"), "--index", database).returncode == 0  # unchanged: no work
     assert analysed() == first
+
+
+def test_the_databases_owner_leaves_fresh_statistics_of_tables_another_role_made(
+    database: str, postgres_server: Server, tmp_path: Path
+) -> None:
+    """The owner of the database may analyse the blocks but not merge the word
+    indexes' lists (that takes the table's owner): the statistics stay."""
+    name = database.rsplit("/", 1)[1]
+    assert cli("index", str(INPUT / "session.json"), "--index", database).returncode == 0
+    postgres_server.sql("DROP ROLE IF EXISTS db_owner; CREATE ROLE db_owner LOGIN PASSWORD 'owner-pw'")
+    postgres_server.sql(f"ALTER DATABASE {name} OWNER TO db_owner")
+    postgres_server.sql(
+        "GRANT ALL ON ALL TABLES IN SCHEMA public TO db_owner; ALTER TABLE vis_blocks SET (autovacuum_enabled = off)",
+        name,
+    )
+    owner = postgres_server.uri(name, user="db_owner", password="owner-pw")
+    try:
+        done = cli("index", str(_sources(tmp_path / "more", range(30))), "--index", owner)
+        assert done.returncode == 0, done.stderr
+        statistics = "SELECT n_distinct FROM pg_stats WHERE tablename = 'vis_blocks' AND attname = 'session_id'"
+        left = postgres_server.sql(statistics, name)
+        postgres_server.sql("ANALYZE vis_blocks", name)
+        assert left == postgres_server.sql(statistics, name)  # as the table is now, not as one session made it
+    finally:
+        postgres_server.sql(f"ALTER DATABASE {name} OWNER TO CURRENT_USER; DROP OWNED BY db_owner", name)
+        postgres_server.sql("DROP ROLE db_owner")
 
 
 def test_a_job_leaves_no_pending_entries_in_the_word_indexes(database: str, tmp_path: Path) -> None:

@@ -100,8 +100,7 @@ def _local_cluster(library: Any, count: int, preload: Sequence[str]) -> Any:
     ``preload`` once (``forkserver``), where the platform has it: started
     the usual way (``spawn``), each worker imports them itself, and on a
     small machine those imports (half a second each for a PDF job) compete
-    with the job for its cores. A module of ``preload`` may raise only
-    ``ImportError``: any other error stops the process they are imported in."""
+    with the job for its cores."""
     import multiprocessing
 
     import dask
@@ -110,7 +109,7 @@ def _local_cluster(library: Any, count: int, preload: Sequence[str]) -> Any:
     with dask.config.set({**_LOCAL_SETTINGS, "distributed.worker.multiprocessing-method": method}):
         if method == "forkserver":
             context = library.utils.get_mp_context()  # Dask sets its own preload list once
-            context.set_forkserver_preload(["distributed", *preload])
+            context.set_forkserver_preload(["distributed", *_importable(preload)])
         return library.LocalCluster(
             n_workers=count,
             threads_per_worker=1,
@@ -119,6 +118,26 @@ def _local_cluster(library: Any, count: int, preload: Sequence[str]) -> Any:
             silence_logs=logging.CRITICAL,
             host="127.0.0.1",
         )
+
+
+def _importable(modules: Sequence[str]) -> list[str]:
+    """The modules the workers' process may import. Any error but ``ImportError``
+    stops that process, and every worker with it: a module of another package
+    (a plugin format's ``imports`` may name one that fails) is imported here
+    first, and one that fails is left to the tasks that need it, which say what
+    is wrong. vis-export's own raise no other error (``pdf_preload``), and are
+    not imported here in vain (a Typst job needs no WeasyPrint)."""
+    import importlib
+
+    found = []
+    for name in modules:
+        if not name.startswith("vis_export."):
+            try:
+                importlib.import_module(name)
+            except Exception:  # noqa: BLE001 - whatever it raises, its tasks raise too
+                continue
+        found.append(name)
+    return found
 
 
 class Connecting:

@@ -29,7 +29,8 @@ class Format:
     pieces: Callable[[Session, ExportOptions], Iterator[str]] | None = None
     binary: bool = False
     # The modules its rendering imports on first use: the workers of a local
-    # Dask cluster are forked from a process that imported them once.
+    # Dask cluster are forked from a process that imported them once (those
+    # that import: one that fails is left to the tasks that need it).
     imports: tuple[str, ...] = ()
 
 

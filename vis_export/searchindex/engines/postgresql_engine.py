@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from vis_export.searchindex.documents import analysed_words, distinct_analysed_words, identifier_key, identifier_words
@@ -79,6 +80,25 @@ def lock_timeout(wait: float) -> int:
     if math.isinf(wait):
         return 0
     return min(LONGEST_LOCK_TIMEOUT, max(1, round(wait * 1000)))
+
+
+@contextmanager
+def pipelined(connection: Any) -> Iterator[None]:
+    """``connection.pipeline()``, raising only the first failure: psycopg logs
+    the failure of a pipeline's end that follows one raised within it (a
+    connection lost mid-transaction gives both) on stderr, a second line."""
+    failure: Exception | None = None
+    try:
+        with connection.pipeline():
+            try:
+                yield
+            except Exception as error:  # noqa: BLE001 - raised again once the pipeline ended
+                failure = error
+    except Exception:
+        if failure is None:
+            raise
+    if failure is not None:
+        raise failure
 
 
 def psycopg_errors() -> Any:
@@ -220,7 +240,7 @@ class PostgresEngine:
 
         with failures(self.uri, self.command):
             try:
-                with self.connection.pipeline():
+                with pipelined(self.connection):
                     self.connection.execute(f"SET LOCAL lock_timeout = {lock_timeout(self.wait)}")
                     self.connection.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (session_id,))
                     self.connection.execute("SET LOCAL lock_timeout = 0")
@@ -269,7 +289,7 @@ class PostgresEngine:
 
     def _commit(self, records: list[Records]) -> None:
         """The staged rows, the records and the commit, sent at once."""
-        with failures(self.uri, self.command), self.connection.pipeline(), self.connection.cursor() as cursor:
+        with failures(self.uri, self.command), pipelined(self.connection), self.connection.cursor() as cursor:
             if self._stage_holds:
                 cursor.execute(_FROM_STAGE)
             for sessions, entries, gone in records:
@@ -294,8 +314,11 @@ class PostgresEngine:
         if not self._changed:
             return
         with failures(self.uri, self.command):
+            # Committed first: the database's owner may analyse a table it does
+            # not own, yet not merge its indexes' lists, and a rollback would undo both.
+            self.connection.execute("ANALYZE vis_blocks")
+            self.connection.commit()
             try:
-                self.connection.execute("ANALYZE vis_blocks")
                 self.connection.execute(
                     "SELECT gin_clean_pending_list('vis_blocks_words'), gin_clean_pending_list('vis_blocks_terms')"
                 )
