@@ -318,6 +318,39 @@ def test_a_wait_that_is_not_a_number_is_refused_in_one_line(database: str) -> No
     assert refused.returncode == 2 and "not a number of seconds" in refused.stderr and "Traceback" not in refused.stderr
 
 
+def test_a_block_of_more_distinct_words_than_a_tsvector_holds_is_indexed(database: str, tmp_path: Path) -> None:
+    """A tool's output of 150,000 hashes: more than the 1 MB a tsvector holds.
+    The session is indexed with the words that fit, the rest found as phrases,
+    and the other sessions of the job are indexed too."""
+    hashes = [f"h{n * 2654435761 % 2**32:08x}" for n in range(150_000)]
+    base = json.loads((INPUT / "session.json").read_text())
+    big = {**base, "id": "big"}
+    big["messages"] = [
+        {**base["messages"][0], "content": [{"id": "log", "type": "prose", "markdown": " ".join(hashes)}]}
+    ]
+    sources = _sources(tmp_path / "sources", range(2))
+    (sources / "big.json").write_text(json.dumps(big))
+    done = cli("index", str(sources), "--index", database)
+    assert done.returncode == 0 and done.stderr.strip() == "3 added, 0 updated, 0 unchanged", done.stderr
+    first, last = sorted(hashes)[0], sorted(hashes)[-1]
+    assert [hit.block_id for hit in search(first, database)] == ["log"]
+    assert [hit.block_id for hit in search(f'"{last}"', database)] == ["log"]
+    assert {hit.session_id for hit in search("config", database, limit=100)} >= {"s000", "s001"}
+
+
+def test_a_value_beyond_a_limit_of_the_database_is_not_called_a_lost_connection(database: str, tmp_path: Path) -> None:
+    """An id too long for a B-tree entry (2,704 bytes): one line saying so."""
+    import random
+
+    identifier = "".join(random.Random(7).choices("abcdefghijklmnopqrstuvwxyz0123456789", k=4000))
+    base = json.loads((INPUT / "session.json").read_text())
+    (tmp_path / "long.json").write_text(json.dumps({**base, "id": identifier}))
+    failed = cli("index", str(tmp_path / "long.json"), "--index", database)
+    assert failed.returncode == 1 and len(failed.stderr.strip().splitlines()) == 1, failed.stderr
+    assert "exceeds btree" in failed.stderr and "the connection failed" not in failed.stderr
+    assert "Traceback" not in failed.stderr and PASSWORD not in failed.stderr
+
+
 def test_a_job_that_changed_sessions_leaves_fresh_statistics(database: str) -> None:
     """The planner knows the table as the job left it: a search right after a large
     job is planned for it, not for the empty table autovacuum last saw."""

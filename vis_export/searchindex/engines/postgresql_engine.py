@@ -31,6 +31,8 @@ from vis_export.searchindex.guard import IndexFailure
 
 _LIKE_SPECIAL = re.compile(r"[\\%_]")
 LONGEST_LOCK_TIMEOUT = 2**31 - 1  # milliseconds
+TSVECTOR_BYTES = (1 << 20) - 1024  # a tsvector's limit, less room for its header
+_WORD_COST = 10  # bytes of a tsvector per word beyond the word's own, at most
 
 
 # PostgreSQL's text cannot hold NUL. Strings are stored with NUL as _ESCAPE "0"
@@ -71,6 +73,24 @@ def each_string(value: Any, change: Callable[[str], str]) -> Any:
     if isinstance(value, list):
         return [each_string(item, change) for item in value]
     return value
+
+
+def tsvector_words(words: set[str]) -> str:
+    """``words`` as ``to_tsvector`` is given them. A tsvector holds at most 1 MB
+    (each word's bytes, padded to even, and 8 more for its entry and position,
+    until ``strip``): a block of more distinct words than that (a long log of
+    hashes) keeps the first that fit, in sorted order, rather than fail the
+    job; its other words are found by phrase only."""
+    joined = " ".join(words)
+    if len(joined) * 4 + _WORD_COST * len(words) < TSVECTOR_BYTES:  # fits, whatever the characters
+        return joined
+    kept, size = [], 0
+    for word in sorted(words):
+        size += len(word.encode()) + _WORD_COST
+        if size >= TSVECTOR_BYTES:
+            break
+        kept.append(word)
+    return " ".join(kept)
 
 
 def lock_timeout(wait: float) -> int:
@@ -202,7 +222,7 @@ class PostgresEngine:
             (
                 *(storable(document[name]) if name in _TEXT_FIELDS else document[name] for name in STORED),
                 document["terms"].split(),
-                " ".join(distinct_analysed_words(document["text"])),
+                tsvector_words(distinct_analysed_words(document["text"])),
             )
             for document in documents
         ]

@@ -110,9 +110,18 @@ def failures(uri: str, command: str) -> Iterator[None]:
             f"{command}: {display(uri)}: another index job is writing the same session (see --wait)"
         ) from None
     except psycopg.OperationalError as error:
-        raise IndexFailure(f"{command}: {display(uri)}: the connection failed: {_detail(error, None)}") from None
+        if _lost(error):
+            raise IndexFailure(f"{command}: {display(uri)}: the connection failed: {_detail(error, None)}") from None
+        raise IndexFailure(f"{command}: {display(uri)}: {_detail(error, None)}") from None
     except psycopg.Error as error:
         raise IndexFailure(f"{command}: {display(uri)}: {_detail(error, None)}") from None
+
+
+def _lost(error: Any) -> bool:
+    """A connection lost or ended by the server; not the other errors psycopg
+    counts as operational (a value beyond a limit: "string is too long for tsvector")."""
+    state = getattr(error, "sqlstate", None)
+    return state is None or state.startswith(("08", "57P"))
 
 
 def _version(connection: Any) -> int | None:
