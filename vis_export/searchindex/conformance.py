@@ -48,6 +48,7 @@ CODE_SESSION: dict[str, Any] = {
             "created_at": 1750000000000,
             "content": [
                 {"id": "p2", "type": "prose", "markdown": "Please deploy the HTTPServer now."},
+                {"id": "p2", "type": "prose", "markdown": "The same id again, for a zebrafish."},  # ids may repeat
                 {"id": "r1", "type": "reasoning", "text": "visible thoughts about deployment", "visibility": "visible"},
                 {"id": "r2", "type": "reasoning", "text": f"{CANARY} secret deployment plan"},
             ],
@@ -71,6 +72,7 @@ EXPECTED: list[tuple[str, dict[str, Any], set[str]]] = [
     ("deploying", {}, {"p1", "p2", "r1"}),
     ('deploy "HTTPServer now"', {}, {"p2"}),
     ("nothing_like_this", {}, set()),
+    ("zebrafish", {}, {"p2"}),
     ('"=>"', {}, {"odd"}),
     ('"0%_d"', {}, {"odd"}),
     ('"done\\x"', {}, {"odd"}),

@@ -188,13 +188,22 @@ def documents(session: Session, reasoning: IndexReasoning) -> Iterator[dict[str,
 
 
 def view_documents(view: Session) -> Iterator[dict[str, Any]]:
-    """A document per block of the view (``indexed_view``) that has text."""
+    """A document per block of the view (``indexed_view``) that has text. Ids
+    may repeat (the contract allows it), keys may not: a repeated key gets a
+    count (a database's primary key refused the session, and a hit was lost)."""
+    keys: set[str] = set()
     for message in view.messages:
         for block in message.blocks:
             text = text_of(block)
             if text is None:
                 continue
-            yield _document(view, message, block, text)
+            document = _document(view, message, block, text)
+            key, count = document["key"], 0
+            while document["key"] in keys:
+                count += 1
+                document["key"] = f"{key}\x1f{count}"
+            keys.add(document["key"])
+            yield document
 
 
 def _document(session: Session, message: Message, block: Block, text: str) -> dict[str, Any]:
