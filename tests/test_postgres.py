@@ -351,6 +351,25 @@ def test_a_value_beyond_a_limit_of_the_database_is_not_called_a_lost_connection(
     assert "Traceback" not in failed.stderr and PASSWORD not in failed.stderr
 
 
+def test_more_matches_than_are_ranked_give_the_same_hits_each_time(database: str) -> None:
+    """Past ``CANDIDATES`` matches, the ranked ones are those the plan meets
+    first: the same each time, and a page beyond them ranks every match."""
+    from vis_export.searchindex.engines.postgresql_engine import CANDIDATES
+
+    blocks = [
+        {"id": f"b{n}", "type": "prose", "markdown": f"alpha beta {'gamma ' * (n % 7)}number {n}"}
+        for n in range(CANDIDATES + 300)
+    ]
+    base = json.loads((INPUT / "session.json").read_text())
+    many = {**base, "id": "many", "messages": [{**base["messages"][0], "content": blocks}]}
+    index([session_of(many)], database)
+    for query in ("alpha", 'gamma "alpha beta"', '"beta gamma"'):
+        first = search(query, database, limit=10)
+        assert len(first) == 10 and all(search(query, database, limit=10) == first for _ in range(3)), query
+    everything = search("alpha", database, limit=CANDIDATES + 300)
+    assert len({hit.block_id for hit in everything}) == CANDIDATES + 300
+
+
 def test_a_job_that_changed_sessions_leaves_fresh_statistics(database: str) -> None:
     """The planner knows the table as the job left it: a search right after a large
     job is planned for it, not for the empty table autovacuum last saw."""

@@ -185,6 +185,9 @@ class PostgresEngine:
         try:
             with failures(uri, self.command):
                 prepare(self.connection, uri, writable)
+                if not writable:  # one order of rows per plan (see ``phrase_search``)
+                    self.connection.execute("SET max_parallel_workers_per_gather = 0")
+                    self.connection.execute("SET synchronize_seqscans = off")
                 if writable:
                     self._check_writable()
                     self.connection.commit()
@@ -396,15 +399,23 @@ class PostgresEngine:
                 parameters.append(bound)
         either = " || ".join(["plainto_tsquery('vis_english', %s)"] * len(ranked))
         score = f"ts_rank(words, {either})" if ranked else "0"
-        # Ranked are the first CANDIDATES matches by key, not every match: the
-        # ranking itself (a tsvector's rank for each row) was most of a query's
-        # time, and grows with the matches. Only the rows returned are joined
-        # back for their stored fields. A page past CANDIDATES ranks every match.
+        # Ranked are the first CANDIDATES matches the server finds, not every
+        # match: the ranking itself (a tsvector's rank for each row) was most of
+        # a query's time, and grows with the matches. They are taken in the
+        # order the plan meets them (the table's, or the key's), not sorted by
+        # key first: a sort must visit every match, and a phrase of common
+        # words had thousands (16 ms of a 20 ms query at 92k blocks). The
+        # connection plans without parallel workers or synchronized scans, so
+        # a plan meets rows in one order (see ``__init__``). Unranked matches
+        # come by key, so a page of them stops at its end. Only the rows
+        # returned are joined back for their stored fields. A page past
+        # CANDIDATES ranks every match.
         bound = CANDIDATES if offset + limit <= CANDIDATES else None
+        order = "" if ranked else " ORDER BY key"
         query = (
             f"SELECT best.score, {_COLUMNS} FROM ("
             f"SELECT key, {score} AS score FROM ("
-            f"SELECT key, words FROM vis_blocks WHERE {' AND '.join(conditions) or 'true'} ORDER BY key LIMIT %s"
+            f"SELECT key, words FROM vis_blocks WHERE {' AND '.join(conditions) or 'true'}{order} LIMIT %s"
             ") AS candidates ORDER BY score DESC, key LIMIT %s OFFSET %s"
             ") AS best JOIN vis_blocks USING (key) ORDER BY best.score DESC, key"
         )
