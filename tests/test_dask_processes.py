@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
-import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -28,26 +29,35 @@ pytestmark = pytest.mark.slow
 DASK = str(Path(sys.executable).parent / "dask")
 
 
-def _free_port() -> int:
-    with socket.socket() as free:
-        free.bind(("127.0.0.1", 0))
-        port: int = free.getsockname()[1]
-        return port
+def _address_in(file: Path, process: subprocess.Popen[bytes], log: Path) -> str:
+    deadline = time.monotonic() + 120
+    while process.poll() is None and time.monotonic() < deadline:
+        try:
+            return str(json.loads(file.read_text())["address"])
+        except (OSError, ValueError, KeyError):  # not written yet, or half written
+            time.sleep(0.05)
+    raise AssertionError(f"the dask scheduler did not start:\n{log.read_text()}")
 
 
 @contextmanager
 def scheduler() -> Iterator[str]:
-    port = _free_port()
-    process = subprocess.Popen(
-        [DASK, "scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    """A scheduler that picks its own port and says which in its scheduler
+    file: a port chosen here and bound later can be taken in between, and a
+    client connecting meanwhile may reach whatever took it."""
+    folder = Path(tempfile.mkdtemp(prefix="vis-scheduler-"))
+    file, log = folder / "scheduler.json", folder / "scheduler.log"
+    with log.open("wb") as written:
+        process = subprocess.Popen(
+            [DASK, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard", "--scheduler-file", str(file)],
+            stdout=subprocess.DEVNULL,
+            stderr=written,
+        )
     try:
-        yield f"tcp://127.0.0.1:{port}"
+        yield _address_in(file, process, log)
     finally:
         process.kill()
         process.wait(timeout=30)
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 @contextmanager
@@ -154,7 +164,6 @@ def test_a_worker_that_cannot_see_the_output_folder_is_named(tmp_path: Path) -> 
 
 def test_a_cluster_without_workers_fails_in_bounded_time(tmp_path: Path) -> None:
     with scheduler() as address:
-        time.sleep(1)
         start = time.monotonic()
         done = subprocess.run(
             [
