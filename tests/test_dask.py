@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from all_on_workers import waiting
 from click.testing import CliRunner
 from conftest import GOLDEN, INPUT
 from postgres import Server, postgres_server_fixture  # noqa: F401 - fixtures
@@ -140,6 +141,118 @@ def test_convert_on_a_local_cluster_it_starts_is_the_same(corpus: Path, tmp_path
     assert sorted(p.name for p in tmp_path.iterdir()) == ["dask", "here"]  # the job's own folder is gone
 
 
+@pytest.fixture
+def here_units(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The units this process does itself; the job waits for its local cluster."""
+    from contextlib import contextmanager
+
+    from vis_export.distributed.cluster import Pace
+    from vis_export.distributed.local import LocalCluster
+
+    monkeypatch.setattr(LocalCluster, "answered", waiting)
+    done: list[int] = []
+    timing = Pace.timing
+
+    @contextmanager
+    def counted(pace: Pace, size: int) -> Iterator[None]:
+        with timing(pace, size):
+            yield
+        done.append(size)
+
+    monkeypatch.setattr(Pace, "timing", counted)
+    return done
+
+
+@pytest.mark.parametrize("to", ["markdown", "html"])
+def test_a_local_clusters_workers_render_the_same(corpus: Path, tmp_path: Path, to: str, here_units: list[int]) -> None:
+    here = convert([str(corpus)], to, tmp_path / "here", lenient=True)
+    dask = convert([str(corpus)], to, tmp_path / "dask", lenient=True, dask="local:2")
+    assert here_units == []  # every unit rendered by a worker
+    assert files(tmp_path / "here") == files(tmp_path / "dask") and len(files(tmp_path / "dask")) >= 25
+    assert (here.failed, here.refused) == (dask.failed, dask.refused)
+    assert [p.name for p in here.written] == [p.name for p in dask.written]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dask", "here"]
+
+
+def test_a_local_clusters_workers_index_the_same(corpus: Path, tmp_path: Path, here_units: list[int]) -> None:
+    lines = [Lines(), Lines()]
+    counts = [
+        index_sources([str(corpus)], tmp_path / name, lenient=True, report=report, dask=dask)
+        for name, report, dask in (("here", lines[0], None), ("dask", lines[1], "local:2"))
+    ]
+    assert here_units == []
+    assert str(counts[0]) == str(counts[1]) and lines[0] == lines[1]
+    assert hits(tmp_path / "here") == hits(tmp_path / "dask") and any(hits(tmp_path / "dask"))
+
+
+def _session_of(pid: int) -> set[int]:
+    """The processes in the session ``pid`` leads (a local cluster's, workers included)."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        if entry.name.isdigit() and int(stat[stat.rindex(")") + 2 :].split()[3]) == pid:
+            found.add(int(entry.name))
+    return found
+
+
+@pytest.mark.parametrize("started", [False, True])
+def test_a_local_cluster_the_job_no_longer_needs_is_gone_with_its_files(started: bool) -> None:
+    """A job done before its cluster is up stops it where it has got to; either
+    way no process of it is left, nor the files Dask wrote."""
+    import time
+
+    from vis_export.distributed.cluster import Connecting
+
+    cluster = Connecting("local:2", ("vis_export.formats.markdown",))
+    local = cluster._local
+    assert local is not None
+    if started:
+        assert local.started().startswith("tcp://127.0.0.1:")
+        assert _session_of(local.process.pid) >= {local.process.pid}
+    scratch = Path(local.scratch)
+    cluster.close()
+    assert local.process.returncode == 0 and not scratch.exists()
+    deadline = time.monotonic() + 10
+    while _session_of(local.process.pid) and time.monotonic() < deadline:  # each watches its parent
+        time.sleep(0.05)
+    assert _session_of(local.process.pid) == set()
+
+
+@pytest.mark.parametrize(
+    ("script", "line"),
+    [("echo 'error the workers failed'", "the workers failed"), ("exit 3", "its process ended (exit status 3)")],
+)
+def test_a_local_cluster_that_cannot_start_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, script: str, line: str
+) -> None:
+    from vis_export.distributed.cluster import DaskFailure
+    from vis_export.distributed.local import LocalCluster
+
+    python = tmp_path / "python"
+    python.write_text(f"#!/bin/sh\ncat > /dev/null &\n{script}\n")
+    python.chmod(0o755)
+    monkeypatch.setattr(sys, "executable", str(python))
+    cluster = LocalCluster(1, ())
+    with pytest.raises(DaskFailure) as failure:
+        cluster.started()
+    assert str(failure.value) == f"cannot start a local Dask cluster: {line}"
+    cluster.close()
+    assert not Path(cluster.scratch).exists()
+
+
+def test_the_job_hands_its_work_over_when_it_would_take_longer_than_connecting() -> None:
+    from vis_export.distributed.cluster import HANDOVER, Pace
+
+    pace = Pace()
+    assert pace.would_take(1) == float("inf")  # nothing timed yet: the cluster takes all
+    pace.size, pace.seconds = 1000, 0.1
+    assert pace.would_take(1000) == pytest.approx(0.1)
+    assert pace.would_take(1000 * HANDOVER * 20) == pytest.approx(HANDOVER * 2)
+
+
 def imported(name: str) -> bool:
     """Run on a worker: whether ``name`` was imported before any task asked for it."""
     return name in sys.modules
@@ -165,7 +278,13 @@ def test_a_library_that_fails_to_import_for_want_of_system_libraries_stops_no_lo
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(fake), *sys.path])}
     args = ["--to", "pdf", "--pdf-engine", "typst", "--dask", "local:1", "-o", str(tmp_path / "out")]
     done = subprocess.run(
-        [sys.executable, "-m", "vis_export", "convert", str(INPUT / "session.json"), *args],
+        [
+            sys.executable,
+            str(Path(__file__).parent / "all_on_workers.py"),
+            "convert",
+            str(INPUT / "session.json"),
+            *args,
+        ],
         capture_output=True,
         text=True,
         timeout=300,
@@ -253,6 +372,21 @@ def test_parts_read_what_read_reads(corpus: Path) -> None:
     assert [part.sessions for part in store_parts] == [(0, 1), (1, 2)]
     assert any(len(unit) > 1 for unit in plan)
     assert [r for unit in plan for part in unit for r in read_part(part)] == list(read([str(corpus)]))
+
+
+def test_small_files_go_out_in_batches_that_shrink_towards_the_end(tmp_path: Path) -> None:
+    """No worker is left with a large last batch while the others wait (nor the
+    index job's one writer with a large last batch of documents)."""
+    from vis_export.sources import source_files
+    from vis_export.sources.parts import MOST_PER_BATCH
+
+    for n in range(300):
+        (tmp_path / f"s{n:03}.json").write_text("{}")
+    plan = units(source_files([str(tmp_path)]), workers=2)
+    sizes = [len(unit) for unit in plan]
+    assert [part.name for unit in plan for part in unit] == [name for name, _ in source_files([str(tmp_path)])]
+    assert sizes == sorted(sizes, reverse=True) and sizes[0] == MOST_PER_BATCH and sizes[-1] == 1
+    assert len(plan) < 40
 
 
 def test_unreachable_scheduler_is_one_line_and_exit_1(tmp_path: Path) -> None:

@@ -94,8 +94,10 @@ def test_a_plugin_format_whose_imports_fail_converts_the_same_on_a_local_cluster
     entry_points = tmp_path / "site" / "shout_plugin-1.0.dist-info" / "entry_points.txt"
     broken = "broken = shout_plugin:imports_broken\n\n[vis_export.engines]"
     entry_points.write_text(ENTRY_POINTS.replace("[vis_export.engines]", broken))
-    args = ["-m", "vis_export", "convert", str(INPUT / "session.json"), "--to", "broken", "-o"]
-    here = _run(env, *args, str(tmp_path / "here.txt"))
-    there = _run(env, *args, str(tmp_path / "there.txt"), "--dask", "local:1")
+    args = ["convert", str(INPUT / "session.json"), "--to", "broken", "-o"]
+    here = _run(env, "-m", "vis_export", *args, str(tmp_path / "here.txt"))
+    there = _run(
+        env, str(Path(__file__).parent / "all_on_workers.py"), *args, str(tmp_path / "there.txt"), "--dask", "local:1"
+    )
     assert (here.returncode, here.stderr) == (there.returncode, there.stderr) == (0, ""), there.stderr
     assert (tmp_path / "here.txt").read_bytes() == (tmp_path / "there.txt").read_bytes()

@@ -8,12 +8,16 @@ cluster without workers, or one that loses all of them mid-job is one line
 from __future__ import annotations
 
 import logging
+import math
 import os
 import re
-import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from vis_export.distributed.local import LocalCluster
 
 LOCAL = "local"
 CONNECT_TIMEOUT = 5.0  # seconds to reach a scheduler
@@ -49,23 +53,28 @@ def local_workers(address: str) -> int | None:
 
 
 @contextmanager
-def dask_client(address: str, preload: Sequence[str] = ()) -> Iterator[Any]:
+def dask_client(address: str, preload: Sequence[str] = (), local: LocalCluster | None = None) -> Iterator[Any]:
     """A client of the cluster ``address`` names (see ``check_address``), with at
     least one worker; a local cluster is stopped when the job ends. Its workers
-    have the modules of ``preload`` imported already (see ``_local_cluster``)."""
-    from vis_export.extras import require
-
-    library: Any = require("distributed", "--dask")  # untyped
+    have the modules of ``preload`` imported already (see ``local``). ``local``:
+    the local cluster ``address`` asks for, started already."""
+    from vis_export.extras import require, require_installed
 
     check_address(address)
-    _quiet()
+    require_installed("distributed", "--dask")
     count = local_workers(address)
-    cluster = None if count is None else _local_cluster(library, count, preload)
+    if count is not None and local is None:
+        from vis_export.distributed.local import LocalCluster
+
+        local = LocalCluster(count, preload)
     try:
+        scheduler = address if local is None else local.started()  # Dask is imported once it has
+        library: Any = require("distributed", "--dask")  # untyped
+        quiet()
         try:
-            if cluster is None:
+            if local is None:
                 _probe(library, address)
-            client = library.Client(cluster or address, timeout=CONNECT_TIMEOUT, set_as_default=False)
+            client = library.Client(scheduler, timeout=CONNECT_TIMEOUT, set_as_default=False)
         except Exception as error:  # noqa: BLE001 - OSError, TimeoutError, and what an odd address raises
             raise DaskFailure(f"cannot reach the Dask scheduler at {address}: {_reason(error)}") from None
         try:
@@ -79,104 +88,79 @@ def dask_client(address: str, preload: Sequence[str] = ()) -> Iterator[Any]:
         finally:
             client.close(timeout=CONNECT_TIMEOUT)
     finally:
-        if cluster is not None:
-            cluster.close(timeout=CONNECT_TIMEOUT)
-
-
-# A local cluster runs one job: the worker's statistical profiler (it samples
-# the task's stack every 10 ms: a deep one, WeasyPrint's, costs 5% of the
-# job), work stealing (the scheduler queues tasks and hands each to the first
-# free worker) and frequent monitoring are overhead there, on the same cores.
-_LOCAL_SETTINGS = {
-    "distributed.worker.profile.enabled": False,
-    "distributed.scheduler.work-stealing": False,
-    "distributed.worker.memory.monitor-interval": "1s",
-    "distributed.admin.system-monitor.interval": "2s",
-}
-
-
-def _local_cluster(library: Any, count: int, preload: Sequence[str]) -> Any:
-    """Local worker processes forked from one process that imported Dask and
-    ``preload`` once (``forkserver``), where the platform has it: started
-    the usual way (``spawn``), each worker imports them itself, and on a
-    small machine those imports (half a second each for a PDF job) compete
-    with the job for its cores."""
-    import multiprocessing
-
-    import dask
-
-    method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
-    with dask.config.set({**_LOCAL_SETTINGS, "distributed.worker.multiprocessing-method": method}):
-        if method == "forkserver":
-            context = library.utils.get_mp_context()  # Dask sets its own preload list once
-            context.set_forkserver_preload(["distributed", *_importable(preload)])
-        return library.LocalCluster(
-            n_workers=count,
-            threads_per_worker=1,
-            processes=True,
-            dashboard_address="127.0.0.1:0",  # the scheduler serves HTTP anyway: a free port, not 8787
-            silence_logs=logging.CRITICAL,
-            host="127.0.0.1",
-        )
-
-
-def _importable(modules: Sequence[str]) -> list[str]:
-    """The modules the workers' process may import. Any error but ``ImportError``
-    stops that process, and every worker with it: a module of another package
-    (a plugin format's ``imports`` may name one that fails) is imported here
-    first, and one that fails is left to the tasks that need it, which say what
-    is wrong. vis-export's own raise no other error (``pdf_preload``), and are
-    not imported here in vain (a Typst job needs no WeasyPrint)."""
-    import importlib
-
-    found = []
-    for name in modules:
-        if not name.startswith("vis_export."):
-            try:
-                importlib.import_module(name)
-            except Exception:  # noqa: BLE001 - whatever it raises, its tasks raise too
-                continue
-        found.append(name)
-    return found
+        if local is not None:
+            local.close()
 
 
 class Connecting:
-    """``dask_client`` entered on a thread of its own: a local cluster takes a
-    second or two to start (processes that import Dask), which the job need
-    not spend waiting (see ``distributed.conversion``)."""
+    """A cluster to connect to once the job needs it. A local cluster takes a
+    second or so to start (processes that import Dask), which the job need not
+    spend waiting (see ``Pace``): it starts at once, and this process connects
+    only for a job not done before the cluster is up. A job done sooner never
+    imports Dask, and stops the cluster wherever it has got to."""
 
     def __init__(self, address: str, preload: Sequence[str] = ()):
         from vis_export.extras import require_installed
 
         require_installed("distributed", "--dask")  # said at once, not after work
+        check_address(address)
         self.address = address
-        self._context = dask_client(address, preload)
+        count = local_workers(address)
+        if count is not None:
+            from vis_export.distributed.local import LocalCluster
+        self._local = None if count is None else LocalCluster(count, preload)
+        self._context = dask_client(address, preload, self._local)
         self._client: Any = None
-        self._failure: BaseException | None = None
-        self._thread = threading.Thread(target=self._enter, name="vis-export dask connect", daemon=True)
-        self._thread.start()
 
-    def _enter(self) -> None:
-        try:
-            self._client = self._context.__enter__()
-        except BaseException as failure:  # noqa: BLE001 - raised again by ``client``
-            self._failure = failure
+    def handing_over(self, pace: Pace, left: float) -> bool:
+        """Whether the work ``left`` (bytes of sources) goes to the cluster now.
+        A job that will need it imports Dask at once, while the cluster starts:
+        on a thread of its own, the import would take several times as long,
+        each of its file reads waiting for the job's work to give way."""
+        if self._local is None:
+            return True
+        if pace.size and pace.would_take(left) > CONNECT_AHEAD:
+            from vis_export.extras import require
 
-    @property
-    def ready(self) -> bool:
-        return not self._thread.is_alive()
+            require("distributed", "--dask")
+        return self._local.answered() and pace.would_take(left) > HANDOVER
 
     def client(self) -> Any:
-        """The client, once connected; the connection's failure if it failed."""
-        self._thread.join()
-        if self._failure is not None:
-            raise self._failure
+        """The client, once connected (``DaskFailure`` if it cannot be)."""
+        if self._client is None:
+            self._client = self._context.__enter__()
         return self._client
 
     def close(self) -> None:
-        self._thread.join()
         if self._client is not None:
             self._context.__exit__(None, None, None)
+        elif self._local is not None:
+            self._local.close()
+
+
+HANDOVER = 0.5  # seconds of work left that this process does itself rather than connect (importing Dask: 0.3 s)
+CONNECT_AHEAD = 2.0  # seconds of work left that are worth importing Dask for while the cluster starts
+
+
+class Pace:
+    """This process's pace at a job's work while a local cluster starts, in
+    seconds per byte of sources: once the cluster is up, the work left goes
+    to it, unless this process would finish it sooner than it can connect."""
+
+    def __init__(self) -> None:
+        self.size = 0
+        self.seconds = 0.0
+
+    @contextmanager
+    def timing(self, size: int) -> Iterator[None]:
+        start = time.perf_counter()
+        yield
+        self.size += max(size, 1)
+        self.seconds += time.perf_counter() - start
+
+    def would_take(self, left: float) -> float:
+        """Seconds this process would take for ``left`` bytes (infinite before it knows)."""
+        return left * self.seconds / self.size if self.size else math.inf
 
 
 def _probe(library: Any, address: str) -> None:
@@ -196,7 +180,7 @@ def _probe(library: Any, address: str) -> None:
     asyncio.run(probe())
 
 
-def _quiet() -> None:
+def quiet() -> None:
     """No log lines from Dask on stderr (a lost worker, a task run again): what
     the job must say, it says in its own lines. Dask's configuration gives its
     loggers levels of their own, so each is set."""
@@ -216,8 +200,6 @@ def completed(client: Any, pending: set[Any], address: str) -> Iterator[Any]:
     A cluster left without any worker for ``NO_WORKERS_TIMEOUT`` fails the job
     instead of waiting for workers that may never come back; a task that
     killed every worker it ran on (``allowed-failures``) fails it too."""
-    import time
-
     from vis_export.extras import require
 
     wait: Any = require("distributed", "--dask").wait  # untyped

@@ -16,6 +16,7 @@ same as without Dask.
 
 from __future__ import annotations
 
+import math
 import os
 import shutil
 import uuid
@@ -26,13 +27,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from vis_export.distributed.cluster import Connecting, completed, local_workers, worker_count
+from vis_export.distributed.cluster import Connecting, Pace, completed, local_workers, worker_count
 from vis_export.distributed.tasks import Rendered, convert_unit, task_result
 from vis_export.formats.options import ExportOptions
 from vis_export.jobs.conversion import Reading, export, not_exported
 from vis_export.model import Session
 from vis_export.sources import source_files
-from vis_export.sources.parts import Part, read_part, units
+from vis_export.sources.parts import Part, read_part, unit_size, units
 
 JOB_FOLDER = ".vis-export-job-"  # hidden: never read back as a source
 TASKS = convert_unit.__module__  # what a worker imports to run them
@@ -101,11 +102,19 @@ class OnDask:
             if only == 0 and self.folder is not None:
                 more.extend((i, k) for k, (reading, _) in enumerate(entries[0]) if k > 0 and reading.session_id)
 
-        while local is not None and todo and not self.cluster.ready:
-            i = todo.popleft()
-            function, *arguments = task(i, first(i))
-            take(i, first(i), function(*arguments))
-        client = self.cluster.client()
+        sizes = {i: unit_size(plan[i]) for i in todo}
+        left, pace = sum(sizes.values()), Pace()
+        while local is not None and (todo or more) and not self.cluster.handing_over(pace, math.inf if more else left):
+            only: int | None
+            if more:  # each a session of a file of many, HTML or PDF: seconds each, for the workers when they are up
+                i, only = more.pop()
+            else:
+                i = todo.popleft()
+                only = first(i)
+                left -= sizes[i]
+            function, *arguments = task(i, only)
+            with pace.timing(sizes[i]):
+                take(i, only, function(*arguments))
         asked: dict[str, tuple[int, int | None]] = {}  # per task: its unit, and the one session it renders
 
         def submit(i: int, only: int | None) -> Any:
@@ -113,6 +122,7 @@ class OnDask:
             asked[future.key] = (i, only)
             return future
 
+        client: Any = self.cluster.client() if todo or more else None  # none: done before the cluster was up
         pending = {submit(i, first(i)) for i in todo}
         while more or pending:
             pending.update(submit(i, k) for i, k in more)

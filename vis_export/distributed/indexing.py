@@ -17,10 +17,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from vis_export.distributed.cluster import dask_client, worker_count
+from vis_export.distributed.cluster import Connecting, Pace, local_workers, worker_count
 from vis_export.distributed.tasks import index_unit, task_result
 from vis_export.jobs.conversion import Report
-from vis_export.sources.parts import Part, units
+from vis_export.sources.parts import Part, file_size, units
 from vis_export.sources.result import report_lines
 
 if TYPE_CHECKING:
@@ -30,8 +30,8 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class Dask:
     """Where and how: the cluster's ``address``, reading ``lenient``ly, where
-    the lines go, and the progress (given the number of tasks, it returns what
-    to call as each task's result is taken)."""
+    the lines go, and the progress (given the number of files, it returns what
+    to call as each is done)."""
 
     address: str
     lenient: bool
@@ -40,49 +40,95 @@ class Dask:
 
 
 def run_on_dask(job: _Job, batches: list[Batch], dask: Dask, database: tuple[str, float, str] | None) -> None:
+    """While a local cluster starts, this process indexes the first files itself
+    (see ``Pace``); the workers make the documents of the rest."""
     writing = ("psycopg", "vis_export.searchindex.engines.postgresql_engine") if database else ()
-    with dask_client(dask.address, (index_unit.__module__, "vis_export.searchindex.documents", *writing)) as client:
-        sent = [b for b in batches if b.path is not None and b.path.is_file() and not job.unchanged(b)]
-        plan = units([(b.name or str(b.path), b.path) for b in sent], worker_count(client))
-        advance = dask.progress(len(plan))
-        (known,) = client.scatter([dict(job.known)], broadcast=True)  # once to each worker, not once a task
-        futures = client.map(
-            index_unit, plan, lenient=dask.lenient, reasoning=job.reasoning, known=known, database=database, pure=False
-        )
-        here = (dask.lenient, job.reasoning, dict(job.known), database)  # a task run here (see ``task_result``)
-        task = {future.key: (index_unit, unit, *here) for future, unit in zip(futures, plan, strict=True)}
-        parts = [(future, j, part) for future, unit in zip(futures, plan, strict=True) for j, part in enumerate(unit)]
-        of_batch: dict[int, list[tuple[Any, int]]] = {}
-        place = -1
-        for future, j, part in parts:
-            if _first_of_file(part):
-                place += 1
-            of_batch.setdefault(id(sent[place]), []).append((future, j))
-        taken: dict[str, Any] = {}
-        for batch in batches:
-            mine = of_batch.get(id(batch))
-            if mine is None:
-                job.run(batch)
-                continue
-            if job.skip(batch):
-                continue
-            hashes: dict[str, str] = {}
-            complete = True
-            for future, j in mine:
-                if future.key not in taken:
-                    taken[future.key] = task_result(client, future, dask.address, task[future.key])
-                    advance()
-                for reading, made in taken[future.key][j]:
-                    complete &= not reading.problems
-                    for fails, line in report_lines(reading.source, made is not None, reading.problems):
-                        (dask.report.problem if fails else dask.report.warning)(line)
-                    if made is None or reading.session_id is None or job.repeated(reading.session_id, reading.source):
-                        continue
-                    digest, docs, written = made
-                    hashes[reading.session_id] = job.made(reading.session_id, digest, None if written else _given(docs))
-                if j == len(taken[future.key]) - 1:
-                    del taken[future.key]  # its documents are in the index: let them go
-            job.file_done(batch, hashes, complete)
+    cluster = Connecting(dask.address, (index_unit.__module__, "vis_export.searchindex.documents", *writing))
+    try:
+        advance = _Progress(dask.progress, len(batches))
+        sizes = [file_size(batch.path) for batch in batches]
+        first, left, pace = 0, sum(sizes), Pace()
+        while local_workers(dask.address) and first < len(batches) and not cluster.handing_over(pace, left):
+            with pace.timing(sizes[first]):
+                job.run(batches[first])
+            advance()
+            left -= sizes[first]
+            first += 1
+        if first < len(batches):
+            _on_workers(job, batches[first:], dask, database, cluster.client(), advance)
+    finally:
+        cluster.close()
+
+
+def _on_workers(
+    job: _Job,
+    batches: list[Batch],
+    dask: Dask,
+    database: tuple[str, float, str] | None,
+    client: Any,
+    advance: _Progress,
+) -> None:
+    sent = [b for b in batches if b.path is not None and b.path.is_file() and not job.unchanged(b)]
+    plan = units([(b.name or str(b.path), b.path) for b in sent], worker_count(client))
+    advance.start()
+    (known,) = client.scatter([dict(job.known)], broadcast=True)  # once to each worker, not once a task
+    futures = client.map(
+        index_unit, plan, lenient=dask.lenient, reasoning=job.reasoning, known=known, database=database, pure=False
+    )
+    here = (dask.lenient, job.reasoning, dict(job.known), database)  # a task run here (see ``task_result``)
+    task = {future.key: (index_unit, unit, *here) for future, unit in zip(futures, plan, strict=True)}
+    parts = [(future, j, part) for future, unit in zip(futures, plan, strict=True) for j, part in enumerate(unit)]
+    of_batch: dict[int, list[tuple[Any, int]]] = {}
+    place = -1
+    for future, j, part in parts:
+        if _first_of_file(part):
+            place += 1
+        of_batch.setdefault(id(sent[place]), []).append((future, j))
+    taken: dict[str, Any] = {}
+    for batch in batches:
+        mine = of_batch.get(id(batch))
+        if mine is None:
+            job.run(batch)
+            advance()
+            continue
+        if job.skip(batch):
+            advance()
+            continue
+        hashes: dict[str, str] = {}
+        complete = True
+        for future, j in mine:
+            if future.key not in taken:
+                taken[future.key] = task_result(client, future, dask.address, task[future.key])
+            for reading, made in taken[future.key][j]:
+                complete &= not reading.problems
+                for fails, line in report_lines(reading.source, made is not None, reading.problems):
+                    (dask.report.problem if fails else dask.report.warning)(line)
+                if made is None or reading.session_id is None or job.repeated(reading.session_id, reading.source):
+                    continue
+                digest, docs, written = made
+                hashes[reading.session_id] = job.made(reading.session_id, digest, None if written else _given(docs))
+            if j == len(taken[future.key]) - 1:
+                del taken[future.key]  # its documents are in the index: let them go
+        job.file_done(batch, hashes, complete)
+        advance()
+
+
+class _Progress:
+    """The job's progress, a file at a time, started when first needed: at the
+    first file done here, or once the workers' share is planned."""
+
+    def __init__(self, progress: Callable[[int], Callable[[], None]], total: int):
+        self.progress, self.total = progress, total
+        self.advance: Callable[[], None] | None = None
+
+    def start(self) -> None:
+        if self.advance is None:
+            self.advance = self.progress(self.total)
+
+    def __call__(self) -> None:
+        self.start()
+        assert self.advance is not None
+        self.advance()
 
 
 def _given(docs: list[dict[str, Any]] | None) -> Callable[[], list[dict[str, Any]]]:

@@ -119,6 +119,8 @@ def index_sessions(
     target = target_for(location, engine, origin)
     batches = list(batches)
     target.check([place for batch in batches for place in (batch.folder, batch.key) if place])
+    if dask is not None and not threads:
+        threads = 1  # the workers have the cores: one thread writes as fast here, with less merging
     with target.writing(engine, wait, threads) as (store, manifest):
         job = _Job(store, target, manifest, reasoning, progress, warn)
         if dask is None:

@@ -24,7 +24,7 @@ from vis_export.sources.store import copied_when_read, read_store, store_session
 
 SMALL_FILE = 1 << 20  # bytes: smaller files go to workers in batches
 MOST_PER_BATCH = 64  # files in one batch
-SHARES_PER_WORKER = 4  # so a worker that finishes early finds more to do
+SHARES_PER_WORKER = 2  # so a worker that finishes early finds more to do
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,22 +70,47 @@ def units(files: Iterable[tuple[str, Path | None]], workers: int, batched: bool 
         parts.extend(Part(name, absolute, (start, min(start + step, count))) for start in range(0, count, step))
     if not batched:
         return [(part,) for part in parts]
-    small = sum(1 for part in parts if _small(part))
-    per_batch = max(1, min(MOST_PER_BATCH, math.ceil(small / (workers * SHARES_PER_WORKER))))
+    small = [_small(part) for part in parts]
+    left = sum(small)
     found: list[tuple[Part, ...]] = []
     batch: list[Part] = []
-    for part in parts:
-        if _small(part) and len(batch) < per_batch:
+    for part, is_small in zip(parts, small, strict=True):
+        if is_small and batch and len(batch) < _batch_size(left + len(batch), workers):
             batch.append(part)
+            left -= 1
             continue
         if batch:
             found.append(tuple(batch))
-        batch = [part] if _small(part) else []
-        if not _small(part):
+            batch = []
+        if is_small:
+            batch = [part]
+            left -= 1
+        else:
             found.append((part,))
     if batch:
         found.append(tuple(batch))
     return found
+
+
+def _batch_size(left: int, workers: int) -> int:
+    """Files in a batch that starts with ``left`` small files to go: a share of
+    them, so batches get smaller towards the end of the job (no worker is
+    left with a large last batch while the others wait, nor a job's only
+    writer with a large last batch of documents to add)."""
+    return max(1, min(MOST_PER_BATCH, math.ceil(left / (workers * SHARES_PER_WORKER))))
+
+
+def unit_size(unit: tuple[Part, ...]) -> int:
+    """The bytes of a unit's files (all of a store's for each of its parts)."""
+    return sum(file_size(part.path) for part in unit)
+
+
+def file_size(path: str | os.PathLike[str] | None) -> int:
+    """0 for what is not a file that can be read (standard input, a file gone)."""
+    try:
+        return os.stat(path).st_size if path is not None else 0
+    except OSError:
+        return 0
 
 
 def _small(part: Part) -> bool:

@@ -1,0 +1,199 @@
+"""A local cluster (``--dask local:N``) run by a process of its own.
+
+Its scheduler and nannies are busy while the cluster starts and whenever a
+task starts or ends. Run in the job's process, they would share that
+process's interpreter lock with the work it does meanwhile (it renders the
+first units itself while the workers start, see ``distributed.conversion``);
+here they have a process, and on a small machine a core, of their own.
+
+The job talks to it through a pipe: a line with the request (worker count,
+modules to import ahead, the job's ``sys.path``), then the scheduler's address
+or ``error REASON`` back. The cluster stops when the pipe closes, whether the
+job ended or died.
+
+python -m vis_export.distributed.local      (run by ``start``, not by people)
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import logging
+import os
+import select
+import selectors
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+from vis_export.distributed.cluster import CONNECT_TIMEOUT, DaskFailure, quiet
+
+START_TIMEOUT = 120.0  # seconds: workers that import WeasyPrint on a busy machine take a while
+ERROR = "error "
+
+# A local cluster runs one job: the worker's statistical profiler (it samples
+# the task's stack every 10 ms: a deep one, WeasyPrint's, costs 5% of the
+# job), work stealing (the scheduler queues tasks and hands each to the first
+# free worker) and frequent monitoring are overhead there, on the same cores.
+_LOCAL_SETTINGS = {
+    "distributed.worker.profile.enabled": False,
+    "distributed.scheduler.work-stealing": False,
+    "distributed.worker.memory.monitor-interval": "1s",
+    "distributed.admin.system-monitor.interval": "2s",
+}
+
+
+class LocalCluster:
+    """The process running a local cluster, and its scheduler's address."""
+
+    def __init__(self, workers: int, preload: Sequence[str]):
+        self.scratch = tempfile.mkdtemp(prefix="vis-export-dask-")  # Dask's files, whatever becomes of it
+        request = {"workers": workers, "preload": list(preload), "path": sys.path, "scratch": self.scratch}
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", __name__],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            start_new_session=True,  # Ctrl-C reaches the job, which stops the cluster
+        )
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.process.stdin.write(json.dumps(request) + "\n")
+        self.process.stdin.flush()
+        self.address: str | None = None
+
+    def answered(self) -> bool:
+        """Whether ``started`` would not wait: the cluster is up, or could not start."""
+        assert self.process.stdout is not None
+        return self.address is not None or bool(select.select([self.process.stdout], [], [], 0)[0])
+
+    def started(self) -> str:
+        """The scheduler's address, once the workers have started."""
+        if self.address is None:
+            self.address = _answer(self.process)
+        return self.address
+
+    def close(self) -> None:
+        """Stops the cluster (see ``serve``) and removes its files."""
+        assert self.process.stdin is not None
+        try:
+            self.process.stdin.close()
+        except OSError:  # it is gone already
+            pass
+        try:
+            self.process.wait(timeout=CONNECT_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait()
+        assert self.process.stdout is not None
+        self.process.stdout.close()
+        shutil.rmtree(self.scratch, ignore_errors=True)
+
+
+def _answer(process: subprocess.Popen[str]) -> str:
+    """The scheduler's address, once its workers have started; a cluster that
+    cannot start is one line, within ``START_TIMEOUT``."""
+    assert process.stdout is not None
+    with selectors.DefaultSelector() as waiting:
+        waiting.register(process.stdout, selectors.EVENT_READ)
+        line = process.stdout.readline() if waiting.select(START_TIMEOUT) else None
+    if line and not line.startswith(ERROR):
+        return line.strip()
+    if process.poll() is None:
+        os.killpg(process.pid, 9)
+    process.wait()
+    if line is None:
+        why = f"its workers did not start within {START_TIMEOUT:g} s"
+    else:
+        why = line[len(ERROR) :].strip() or f"its process ended (exit status {process.returncode})"
+    raise DaskFailure(f"cannot start a local Dask cluster: {why}")
+
+
+def serve() -> int:
+    """The cluster's process: starts the cluster the request on standard input
+    asks for, says where it is, and runs it until standard input closes.
+
+    It then ends at once, the cluster started or not: the job has taken every
+    result it wants, or has gone. Its workers, and the process they are forked
+    from, each watch their parent and end with it; the job removes the files
+    they leave."""
+    request = json.loads(sys.stdin.readline())
+    sys.path[:] = request["path"]  # the job's, for its worker processes to import what it imports
+
+    def watch() -> None:
+        sys.stdin.read()
+        os._exit(0)
+
+    threading.Thread(target=watch, name="vis-export job watch", daemon=True).start()
+    try:
+        cluster = _start(int(request["workers"]), request["preload"], request["scratch"])
+    except Exception as error:  # noqa: BLE001 - said to the job, which says it in one line
+        print(ERROR + (str(error).split("\n", 1)[0] or type(error).__name__), flush=True)
+        return 1
+    print(cluster.scheduler_address, flush=True)
+    threading.Event().wait()  # until ``watch`` ends the process
+    return 0
+
+
+def _start(workers: int, preload: Sequence[str], scratch: str) -> Any:
+    method = _start_processes(preload)  # before Dask is imported here: both imports run at once
+    import dask
+
+    library: Any = importlib.import_module("distributed")  # untyped
+
+    quiet()
+    settings = {**_LOCAL_SETTINGS, "distributed.worker.multiprocessing-method": method, "temporary-directory": scratch}
+    with dask.config.set(settings):
+        return library.LocalCluster(
+            n_workers=workers,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address="127.0.0.1:0",  # the scheduler serves HTTP anyway: a free port, not 8787
+            silence_logs=logging.CRITICAL,
+            host="127.0.0.1",
+        )
+
+
+def _start_processes(preload: Sequence[str]) -> str:
+    """How the worker processes start: forked from one process that imports
+    Dask and ``preload`` once (``forkserver``). Started the usual way
+    (``spawn``, where the platform has no forkserver), each worker imports
+    them itself, and on a small machine those imports (half a second each for
+    a PDF job) compete with the job for its cores."""
+    import multiprocessing
+    from multiprocessing import forkserver
+
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return "spawn"
+    multiprocessing.get_context("forkserver").set_forkserver_preload(["distributed", *_importable(preload)])
+    forkserver.ensure_running()  # Dask's own preload list, set later, is for a forkserver not yet running
+    return "forkserver"
+
+
+def _importable(modules: Sequence[str]) -> list[str]:
+    """The modules the workers' process may import. Any error but ``ImportError``
+    stops that process, and every worker with it: a module of another package
+    (a plugin format's ``imports`` may name one that fails) is imported here
+    first, and one that fails is left to the tasks that need it, which say what
+    is wrong. vis-export's own raise no other error (``pdf_preload``), and are
+    not imported here in vain (a Typst job needs no WeasyPrint)."""
+    import importlib
+
+    found = []
+    for name in modules:
+        if not name.startswith("vis_export."):
+            try:
+                importlib.import_module(name)
+            except Exception:  # noqa: BLE001 - whatever it raises, its tasks raise too
+                continue
+        found.append(name)
+    return found
+
+
+if __name__ == "__main__":
+    sys.exit(serve())
