@@ -41,6 +41,12 @@ def _address_in(file: Path, process: subprocess.Popen[bytes], log: Path) -> str:
 
 @contextmanager
 def scheduler() -> Iterator[str]:
+    with scheduler_process() as (address, _):
+        yield address
+
+
+@contextmanager
+def scheduler_process() -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     """A scheduler that picks its own port and says which in its scheduler
     file: a port chosen here and bound later can be taken in between, and a
     client connecting meanwhile may reach whatever took it."""
@@ -53,7 +59,7 @@ def scheduler() -> Iterator[str]:
             stderr=written,
         )
     try:
-        yield _address_in(file, process, log)
+        yield _address_in(file, process, log), process
     finally:
         process.kill()
         process.wait(timeout=30)
@@ -127,6 +133,34 @@ def test_a_worker_killed_mid_job_has_its_tasks_run_again(tmp_path: Path) -> None
     made = {p.name: p.read_bytes() for p in out.iterdir()}
     assert made == {p.name: p.read_bytes() for p in (tmp_path / "expected").iterdir()}  # nothing half-written
     assert sorted(p.name for p in tmp_path.iterdir()) == ["expected", "out", "sources"]  # the job's folder is gone
+
+
+@pytest.mark.parametrize("to", ["html", "index"])
+def test_a_scheduler_lost_mid_job_is_one_line(tmp_path: Path, to: str) -> None:
+    sources = _sources(tmp_path / "sources", 24)
+    out = tmp_path / "out"
+    with scheduler_process() as (address, process), workers(address, 2):
+        command = convert_command(sources, to, out, address)
+        if to == "index":
+            command = [
+                sys.executable,
+                "-m",
+                "vis_export",
+                "index",
+                str(sources),
+                "--index",
+                str(out),
+                "--dask",
+                address,
+            ]
+        job = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
+        kill_a_busy_worker(address)  # once a task runs: the job is under way
+        process.kill()
+        _, stderr = job.communicate(timeout=120)
+    assert job.returncode == 1
+    assert stderr == f"vis-export: lost the connection to the Dask scheduler at {address} mid-job\n"
+    if to == "html":
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["sources"]  # nothing half-written, no job folder
 
 
 def _blind_job(tmp_path: Path, hidden: Path, sources: Path, out: Path) -> subprocess.CompletedProcess[str]:

@@ -43,10 +43,10 @@ def _signals_held() -> Iterator[None]:
         signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
 
-def write_atomic(path: Path, data: str | bytes | Iterable[str]) -> None:
+def write_atomic(path: Path, data: str | bytes | Iterable[str], make_folder: bool = True) -> None:
     """Write ``data`` (or its pieces, as they come) to ``path`` so that readers see
     the old file or the new one, never a part: a temporary file beside it, then a
-    rename."""
+    rename. ``make_folder`` false: a folder that is not there is an error."""
     pieces: Iterable[bytes] = (
         [encode(data)]
         if isinstance(data, str)
@@ -55,7 +55,8 @@ def write_atomic(path: Path, data: str | bytes | Iterable[str]) -> None:
         else (encode(piece) for piece in data)
     )
     directory = path.parent
-    directory.mkdir(parents=True, exist_ok=True)
+    if make_folder:
+        directory.mkdir(parents=True, exist_ok=True)
     temporary = ""
     try:
         with _signals_held():

@@ -199,7 +199,10 @@ def completed(client: Any, pending: set[Any], address: str) -> Iterator[Any]:
 
     A cluster left without any worker for ``NO_WORKERS_TIMEOUT`` fails the job
     instead of waiting for workers that may never come back; a task that
-    killed every worker it ran on (``allowed-failures``) fails it too."""
+    killed every worker it ran on (``allowed-failures``) fails it too, as does
+    a scheduler lost mid-job (which cancels every task)."""
+    from concurrent.futures import CancelledError
+
     from vis_export.extras import require
 
     wait: Any = require("distributed", "--dask").wait  # untyped
@@ -209,6 +212,8 @@ def completed(client: Any, pending: set[Any], address: str) -> Iterator[Any]:
         try:
             with client.as_current():
                 done, _ = wait(list(pending), timeout=1.0, return_when="FIRST_COMPLETED")
+        except CancelledError:
+            raise _lost(address) from None
         except TimeoutError:
             if client.scheduler_info(n_workers=-1)["workers"]:
                 alone_since = None
@@ -225,7 +230,7 @@ def completed(client: Any, pending: set[Any], address: str) -> Iterator[Any]:
 
 def result(client: Any, future: Any, address: str) -> Any:
     """The future's result, waited for as ``completed`` waits; a task that kept
-    killing workers is one line."""
+    killing workers, or a result lost with the scheduler, is one line."""
     from distributed import KilledWorker
 
     for _ in completed(client, {future}, address):
@@ -237,6 +242,14 @@ def result(client: Any, future: Any, address: str) -> Any:
             f"a task of this job was running on each Dask worker that died ({address}); "
             "the job stops rather than kill more (see the workers' logs)"
         ) from None
+    except Exception:
+        if future.status == "error":  # the task's own
+            raise
+        raise _lost(address) from None
+
+
+def _lost(address: str) -> DaskFailure:
+    return DaskFailure(f"lost the connection to the Dask scheduler at {address} mid-job")
 
 
 def _reason(error: BaseException) -> str:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 import os
 import shutil
+import time
 import uuid
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
@@ -62,7 +63,7 @@ class OnDask:
             yield strategy
         finally:
             if strategy.folder is not None:
-                shutil.rmtree(strategy.folder, ignore_errors=True)
+                _remove(strategy.folder)
                 _remove_if_empty(strategy.made)
             strategy.cluster.close()
 
@@ -187,6 +188,17 @@ def _folders(output: str) -> tuple[Path, Path]:
     if output.endswith(("/", os.sep)) or path.is_dir():
         return (path if path.is_dir() else path.parent), path
     return path.parent, (path.parent if path.exists() else path)
+
+
+def _remove(folder: Path) -> None:
+    """Removes the job's folder, which workers of a job that failed may still
+    be writing in: a file they began as it was removed keeps it, but once it
+    is gone, nothing they write makes it again."""
+    for _ in range(50):
+        shutil.rmtree(folder, ignore_errors=True)
+        if not folder.exists():
+            return
+        time.sleep(0.02)
 
 
 def _remove_if_empty(folders: list[Path]) -> None:

@@ -120,13 +120,14 @@ def serve() -> int:
 
     It then ends at once, the cluster started or not: the job has taken every
     result it wants, or has gone. Its workers, and the process they are forked
-    from, each watch their parent and end with it; the job removes the files
-    they leave."""
+    from, each watch their parent and end with it; the job removes what files
+    they still write."""
     request = json.loads(sys.stdin.readline())
     sys.path[:] = request["path"]  # the job's, for its worker processes to import what it imports
 
     def watch() -> None:
         sys.stdin.read()
+        shutil.rmtree(request["scratch"], ignore_errors=True)  # the job removes it too, unless it died
         os._exit(0)
 
     threading.Thread(target=watch, name="vis-export job watch", daemon=True).start()

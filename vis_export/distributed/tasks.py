@@ -128,7 +128,7 @@ def convert_unit(
             rendered: Rendered = None
             if loaded.session is not None and folder is not None and only in (None, k):
                 name = f"{uuid.uuid4().hex}.out"
-                line = export(loaded.session, folder / name, to, options)
+                line = export(loaded.session, folder / name, to, options, make_folder=False)  # gone: the job is
                 rendered = (True, name) if line is None else (False, line)
             entries.append((Reading.of(loaded), rendered))
         found.append(entries)

@@ -194,7 +194,7 @@ def unknown_ids(wanted: set[str], found: Iterable[str]) -> list[str]:
     return [f"vis-export: no session with id {missing!r} in the sources" for missing in sorted(wanted - set(found))]
 
 
-def export(session: Session, target: Path, to: str, options: ExportOptions) -> str | None:
+def export(session: Session, target: Path, to: str, options: ExportOptions, make_folder: bool = True) -> str | None:
     """Writes one session's file: ``None``, or the line that says why it was not
     (one session that cannot be written never stops the others)."""
     from vis_export.formats import get_format
@@ -202,7 +202,7 @@ def export(session: Session, target: Path, to: str, options: ExportOptions) -> s
 
     fmt = get_format(to)
     try:
-        write_atomic(target, fmt.pieces(session, options) if fmt.pieces else fmt.render(session, options))
+        write_atomic(target, fmt.pieces(session, options) if fmt.pieces else fmt.render(session, options), make_folder)
     except Exception as error:  # noqa: BLE001 - reported, and the batch goes on
         return not_exported(session.source, session.id, fmt.name, error)
     return None
