@@ -221,20 +221,34 @@ def test_a_local_cluster_the_job_no_longer_needs_is_gone_with_its_files(started:
     assert _session_of(local.process.pid) == set()
 
 
+class _Ended(subprocess.Popen[bytes]):
+    """A process that has ended by the time the caller writes to it."""
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.wait()
+
+
 @pytest.mark.parametrize(
-    ("script", "line"),
-    [("echo 'error the workers failed'", "the workers failed"), ("exit 3", "its process ended (exit status 3)")],
+    ("script", "line", "ended"),
+    [
+        ("read request; echo 'error the workers failed'", "the workers failed", False),
+        ("exit 3", "its process ended (exit status 3)", False),
+        ("exit 3", "its process ended (exit status 3)", True),  # gone before the request is written
+    ],
 )
 def test_a_local_cluster_that_cannot_start_is_one_line(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, script: str, line: str
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, script: str, line: str, ended: bool
 ) -> None:
     from vis_export.distributed.cluster import DaskFailure
     from vis_export.distributed.local import LocalCluster
 
     python = tmp_path / "python"
-    python.write_text(f"#!/bin/sh\ncat > /dev/null &\n{script}\n")
+    python.write_text(f"#!/bin/sh\n{script}\n")
     python.chmod(0o755)
     monkeypatch.setattr(sys, "executable", str(python))
+    if ended:
+        monkeypatch.setattr(subprocess, "Popen", _Ended)
     cluster = LocalCluster(1, ())
     with pytest.raises(DaskFailure) as failure:
         cluster.started()

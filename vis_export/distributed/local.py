@@ -63,8 +63,11 @@ class LocalCluster:
             start_new_session=True,  # Ctrl-C reaches the job, which stops the cluster
         )
         assert self.process.stdin is not None and self.process.stdout is not None
-        self.process.stdin.write(json.dumps(request) + "\n")
-        self.process.stdin.flush()
+        try:
+            self.process.stdin.write(json.dumps(request) + "\n")
+            self.process.stdin.flush()
+        except BrokenPipeError:  # it ended at once: ``started`` says how
+            pass
         self.address: str | None = None
 
     def answered(self) -> bool:
