@@ -79,7 +79,7 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def files(folder: Path) -> dict[str, bytes]:
-    return {path.name: path.read_bytes() for path in sorted(folder.iterdir())}
+    return {path.name: path.read_bytes() for path in sorted(folder.iterdir()) if not path.is_dir()}
 
 
 def both(corpus: Path, tmp_path: Path, cluster: str, to: str, **kw: Any) -> tuple[tuple[Outcome, Lines], ...]:
@@ -130,14 +130,29 @@ def test_convert_to_pdf_on_dask_is_the_same(tmp_path: Path, cluster: str) -> Non
     assert files(tmp_path / "here") == files(tmp_path / "dask") and len(files(tmp_path / "dask")) == 4
 
 
+@pytest.mark.parametrize("kept", [True, False])
 @pytest.mark.parametrize("to", ["markdown", "html"])
-def test_convert_on_a_local_cluster_it_starts_is_the_same(corpus: Path, tmp_path: Path, to: str) -> None:
-    """``local:2``: this process renders the first units itself while the workers start."""
-    here = convert([str(corpus)], to, tmp_path / "here", lenient=True)
-    dask = convert([str(corpus)], to, tmp_path / "dask", lenient=True, dask="local:2")
+def test_convert_on_a_local_cluster_it_starts_is_the_same(
+    corpus: Path, tmp_path: Path, to: str, kept: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``local:2``: this process renders units itself while the workers start,
+    keeping the files in memory until they have names (``kept``) or, past
+    ``KEPT_HERE`` bytes, in the job's folder. A name taken by a folder is the
+    same line either way."""
+    from vis_export.distributed import conversion
+
+    if not kept:
+        monkeypatch.setattr(conversion, "KEPT_HERE", 0)
+    for out in ("here", "dask"):
+        (tmp_path / out / f"gen_3.{'md' if to == 'markdown' else 'html'}").mkdir(parents=True)
+    lines = [Lines(), Lines()]
+    here = convert([str(corpus)], to, tmp_path / "here", lenient=True, report=lines[0])
+    dask = convert([str(corpus)], to, tmp_path / "dask", lenient=True, dask="local:2", report=lines[1])
     assert files(tmp_path / "here") == files(tmp_path / "dask") and len(files(tmp_path / "dask")) >= 25
     assert (here.failed, here.refused) == (dask.failed, dask.refused)
     assert [p.name for p in here.written] == [p.name for p in dask.written]
+    assert [line.replace("/dask/", "/here/") for line in lines[1].problems] == lines[0].problems
+    assert any("gen_3" in line for line in lines[0].problems)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["dask", "here"]  # the job's own folder is gone
 
 

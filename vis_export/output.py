@@ -43,17 +43,24 @@ def _signals_held() -> Iterator[None]:
         signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
 
+def _pieces(data: str | bytes | Iterable[str]) -> Iterable[bytes]:
+    if isinstance(data, str):
+        return [encode(data)]
+    if isinstance(data, bytes):
+        return [data]
+    return (encode(piece) for piece in data)
+
+
+def as_bytes(data: str | bytes | Iterable[str]) -> bytes:
+    """What ``write_atomic`` would write."""
+    return b"".join(_pieces(data))
+
+
 def write_atomic(path: Path, data: str | bytes | Iterable[str], make_folder: bool = True) -> None:
     """Write ``data`` (or its pieces, as they come) to ``path`` so that readers see
     the old file or the new one, never a part: a temporary file beside it, then a
     rename. ``make_folder`` false: a folder that is not there is an error."""
-    pieces: Iterable[bytes] = (
-        [encode(data)]
-        if isinstance(data, str)
-        else [data]
-        if isinstance(data, bytes)
-        else (encode(piece) for piece in data)
-    )
+    pieces = _pieces(data)
     directory = path.parent
     if make_folder:
         directory.mkdir(parents=True, exist_ok=True)

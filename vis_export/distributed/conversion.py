@@ -25,6 +25,7 @@ from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,7 @@ from vis_export.distributed.tasks import Rendered, convert_unit, task_result
 from vis_export.formats.options import ExportOptions
 from vis_export.jobs.conversion import Reading, export, not_exported
 from vis_export.model import Session
+from vis_export.output import write_atomic
 from vis_export.sources import source_files
 from vis_export.sources.parts import Part, read_part, unit_size, units
 
@@ -95,6 +97,7 @@ class OnDask:
             return 0 if one_each and plan[i][0].sessions is None else None
 
         def take(i: int, only: int | None, entries: list[list[tuple[Reading, Rendered]]]) -> None:
+            kept[0] += sum(len(made) for file in entries for _, made in file if isinstance(made, bytes))
             if only is not None and only > 0:  # one more session of a file already read
                 found[i][0][only] = (found[i][0][only][0], entries[0][only][1])
                 return
@@ -103,6 +106,7 @@ class OnDask:
             if only == 0 and self.folder is not None:
                 more.extend((i, k) for k, (reading, _) in enumerate(entries[0]) if k > 0 and reading.session_id)
 
+        kept = [0]  # bytes of files rendered here and kept for their names (see ``KEPT_HERE``)
         sizes = {i: unit_size(plan[i]) for i in todo}
         left, pace = sum(sizes.values()), Pace()
         while local is not None and (todo or more) and not self.cluster.handing_over(pace, math.inf if more else left):
@@ -115,7 +119,7 @@ class OnDask:
                 left -= sizes[i]
             function, *arguments = task(i, only)
             with pace.timing(sizes[i]):
-                take(i, only, function(*arguments))
+                take(i, only, function(*arguments, keep=kept[0] < KEPT_HERE))
         asked: dict[str, tuple[int, int | None]] = {}  # per task: its unit, and the one session it renders
 
         def submit(i: int, only: int | None) -> Any:
@@ -152,9 +156,7 @@ class OnDask:
     def write(
         self, jobs: list[tuple[int, Path]], to: str, options: ExportOptions, advance: Callable[[], None]
     ) -> Iterator[str | None]:
-        from vis_export.formats import get_format
 
-        name = get_format(to).name
         for i, target in jobs:
             rendered = self.rendered[i]
             if i in self.here:
@@ -164,20 +166,29 @@ class OnDask:
                 session = read_part(part, self.lenient)[k].session
                 assert session is not None
                 yield export(session, target, to, options)
+            elif isinstance(rendered, bytes):
+                yield self._placed(partial(write_atomic, target, rendered), self.readings[i], to)
             elif not rendered[0]:
                 yield rendered[1]
             else:
                 assert self.folder is not None
-                yield self._rename(self.folder / rendered[1], target, self.readings[i], name)
+                yield self._placed(partial(_moved, self.folder / rendered[1], target), self.readings[i], to)
 
     @staticmethod
-    def _rename(rendered: Path, target: Path, reading: Reading, name: str) -> str | None:
+    def _placed(place: Callable[[], None], reading: Reading, to: str) -> str | None:
         try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            os.replace(rendered, target)
+            place()
         except OSError as error:
-            return not_exported(reading.source, reading.session_id or "", name, error)
+            return not_exported(reading.source, reading.session_id or "", to, error)
         return None
+
+
+KEPT_HERE = 64 << 20  # bytes of files rendered here that wait in memory for their names, not in the job's folder
+
+
+def _moved(rendered: Path, target: Path) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    os.replace(rendered, target)
 
 
 def _folders(output: str) -> tuple[Path, Path]:

@@ -19,7 +19,8 @@ from typing import Any
 
 from vis_export.distributed.cluster import DaskFailure, result
 from vis_export.formats.options import ExportOptions
-from vis_export.jobs.conversion import Reading, export
+from vis_export.jobs.conversion import Reading, export, rendered
+from vis_export.model import Session
 from vis_export.searchindex.documents import IndexReasoning
 from vis_export.sources.parts import Part, read_part
 from vis_export.sources.result import LoadResult
@@ -95,9 +96,10 @@ def results_of(part: Part, lenient: bool) -> list[LoadResult]:
     return results
 
 
-# A session rendered ahead: (True, the file it is in, within the job's folder)
-# or (False, the line saying why it could not be); ``None``: not rendered here.
-Rendered = tuple[bool, str] | None
+# A session rendered ahead: (True, the file it is in, within the job's folder),
+# (False, the line saying why it could not be), or (rendered in the job's own
+# process, ``keep``) the file's bytes; ``None``: not rendered.
+Rendered = tuple[bool, str] | bytes | None
 
 
 def convert_unit(
@@ -109,6 +111,7 @@ def convert_unit(
     shown: Path,
     only: int | None = None,
     checked: bool = True,
+    keep: bool = False,
 ) -> list[list[tuple[Reading, Rendered]]]:
     """Reads each part of ``unit`` and renders every session that loaded into
     ``folder`` (the job's, from where the job renames each file to its name
@@ -116,7 +119,9 @@ def convert_unit(
     is rendered (a file of many sessions in a format that takes seconds a
     session is rendered a session per task); with ``folder`` ``None`` (the
     output folder could not be made), nothing is. ``checked`` false: a source
-    not found is read as gone (a line), not as one the worker cannot see."""
+    not found is read as gone (a line), not as one the worker cannot see.
+    ``keep``: each file's bytes are kept, not written (the job's own process
+    writes them straight to their names, once known)."""
     found = []
     for part in unit:
         if checked:
@@ -127,12 +132,19 @@ def convert_unit(
         for k, loaded in enumerate(results_of(part, lenient)):
             rendered: Rendered = None
             if loaded.session is not None and folder is not None and only in (None, k):
-                name = f"{uuid.uuid4().hex}.out"
-                line = export(loaded.session, folder / name, to, options, make_folder=False)  # gone: the job is
-                rendered = (True, name) if line is None else (False, line)
+                rendered = _rendered(loaded.session, to, options, folder, keep)
             entries.append((Reading.of(loaded), rendered))
         found.append(entries)
     return found
+
+
+def _rendered(session: Session, to: str, options: ExportOptions, folder: Path, keep: bool) -> Rendered:
+    if keep:
+        made = rendered(session, to, options)
+        return made if isinstance(made, bytes) else (False, made)
+    name = f"{uuid.uuid4().hex}.out"
+    line = export(session, folder / name, to, options, make_folder=False)  # gone: the job is
+    return (True, name) if line is None else (False, line)
 
 
 # (digest, documents or None, written): a session's hash and, when the index

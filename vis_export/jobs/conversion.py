@@ -197,19 +197,37 @@ def unknown_ids(wanted: set[str], found: Iterable[str]) -> list[str]:
 def export(session: Session, target: Path, to: str, options: ExportOptions, make_folder: bool = True) -> str | None:
     """Writes one session's file: ``None``, or the line that says why it was not
     (one session that cannot be written never stops the others)."""
-    from vis_export.formats import get_format
     from vis_export.output import write_atomic
 
-    fmt = get_format(to)
     try:
-        write_atomic(target, fmt.pieces(session, options) if fmt.pieces else fmt.render(session, options), make_folder)
+        write_atomic(target, _output(session, to, options), make_folder)
     except Exception as error:  # noqa: BLE001 - reported, and the batch goes on
-        return not_exported(session.source, session.id, fmt.name, error)
+        return not_exported(session.source, session.id, to, error)
     return None
 
 
-def not_exported(source: str, session_id: str, format_name: str, error: Exception) -> str:
-    return f"{source}: session {session_id}: not exported to {format_name}: {getattr(error, 'strerror', None) or error}"
+def rendered(session: Session, to: str, options: ExportOptions) -> bytes | str:
+    """One session's file made in memory: its bytes, or the line that says why not."""
+    from vis_export.output import as_bytes
+
+    try:
+        return as_bytes(_output(session, to, options))
+    except Exception as error:  # noqa: BLE001 - reported, and the batch goes on
+        return not_exported(session.source, session.id, to, error)
+
+
+def _output(session: Session, to: str, options: ExportOptions) -> str | bytes | Iterable[str]:
+    from vis_export.formats import get_format
+
+    fmt = get_format(to)
+    return fmt.pieces(session, options) if fmt.pieces else fmt.render(session, options)
+
+
+def not_exported(source: str, session_id: str, to: str, error: Exception) -> str:
+    from vis_export.formats import get_format
+
+    reason = getattr(error, "strerror", None) or error
+    return f"{source}: session {session_id}: not exported to {get_format(to).name}: {reason}"
 
 
 class InProcess:
