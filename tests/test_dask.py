@@ -156,6 +156,28 @@ def test_convert_on_a_local_cluster_it_starts_is_the_same(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["dask", "here"]  # the job's own folder is gone
 
 
+def test_only_files_of_small_sessions_wait_in_memory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A large session's file is streamed to the job's folder, not held whole in memory."""
+    from vis_export.distributed import conversion
+
+    (tmp_path / "in").mkdir()
+    for name, size in (("a", 3_000), ("b", 60_000)):
+        (tmp_path / "in" / f"{name}.json").write_text(json.dumps({**session(size, seed=1), "id": name}))
+    small = (tmp_path / "in" / "a.json").stat().st_size
+    monkeypatch.setattr(conversion, "KEPT_HERE", conversion.OUTPUT_PER_BYTE * small + 1)
+    kept: dict[str, bool] = {}
+    render = conversion.convert_unit
+
+    def recorded(unit: Any, *args: Any, keep: bool = False, **kwargs: Any) -> Any:
+        kept[unit[0].name] = keep
+        return render(unit, *args, keep=keep, **kwargs)
+
+    monkeypatch.setattr(conversion, "convert_unit", recorded)
+    done = convert([str(tmp_path / "in")], "markdown", tmp_path / "out", dask="local:1")
+    assert kept == {str(tmp_path / "in" / "a.json"): True, str(tmp_path / "in" / "b.json"): False}
+    assert not done.failed and sorted(p.name for p in (tmp_path / "out").iterdir()) == ["a.md", "b.md"]
+
+
 @pytest.fixture
 def here_units(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """The units this process does itself; the job waits for its local cluster."""

@@ -119,7 +119,7 @@ class OnDask:
                 left -= sizes[i]
             function, *arguments = task(i, only)
             with pace.timing(sizes[i]):
-                take(i, only, function(*arguments, keep=kept[0] < KEPT_HERE))
+                take(i, only, function(*arguments, keep=kept[0] + OUTPUT_PER_BYTE * sizes[i] < KEPT_HERE))
         asked: dict[str, tuple[int, int | None]] = {}  # per task: its unit, and the one session it renders
 
         def submit(i: int, only: int | None) -> Any:
@@ -184,6 +184,7 @@ class OnDask:
 
 
 KEPT_HERE = 64 << 20  # bytes of files rendered here that wait in memory for their names, not in the job's folder
+OUTPUT_PER_BYTE = 4  # a file's size per byte of its source, about, at most (HTML): a large session's file is streamed
 
 
 def _moved(rendered: Path, target: Path) -> None:
