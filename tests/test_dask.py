@@ -294,6 +294,26 @@ def test_a_local_cluster_that_cannot_start_is_one_line(
     assert not Path(cluster.scratch).exists()
 
 
+def test_a_local_cluster_without_a_python_or_a_temporary_folder_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tempfile
+
+    from vis_export.distributed.cluster import DaskFailure
+    from vis_export.distributed.local import LocalCluster
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "gone" / "python"))
+    with pytest.raises(DaskFailure) as failure:
+        LocalCluster(1, ())
+    assert str(failure.value) == f"cannot start a local Dask cluster: {tmp_path}/gone/python: No such file or directory"
+    assert list(tmp_path.iterdir()) == []  # its folder is gone with it
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "gone"))
+    with pytest.raises(DaskFailure) as failure:
+        LocalCluster(1, ())
+    assert str(failure.value).startswith("cannot start a local Dask cluster: no folder for its files: ")
+
+
 def test_the_job_hands_its_work_over_when_it_would_take_longer_than_connecting() -> None:
     from vis_export.distributed.cluster import HANDOVER, Pace
 

@@ -52,16 +52,25 @@ class LocalCluster:
     """The process running a local cluster, and its scheduler's address."""
 
     def __init__(self, workers: int, preload: Sequence[str]):
-        self.scratch = tempfile.mkdtemp(prefix="vis-export-dask-")  # Dask's files, whatever becomes of it
+        try:
+            self.scratch = tempfile.mkdtemp(prefix="vis-export-dask-")  # Dask's files, whatever becomes of it
+        except OSError as error:
+            raise DaskFailure(f"cannot start a local Dask cluster: no folder for its files: {error}") from None
         request = {"workers": workers, "preload": list(preload), "path": sys.path, "scratch": self.scratch}
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", __name__],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            text=True,
-            start_new_session=True,  # Ctrl-C reaches the job, which stops the cluster
-        )
+        try:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", __name__],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                text=True,
+                start_new_session=True,  # Ctrl-C reaches the job, which stops the cluster
+            )
+        except OSError as error:
+            shutil.rmtree(self.scratch, ignore_errors=True)
+            raise DaskFailure(
+                f"cannot start a local Dask cluster: {sys.executable}: {error.strerror or error}"
+            ) from None
         assert self.process.stdin is not None and self.process.stdout is not None
         try:
             self.process.stdin.write(json.dumps(request) + "\n")
