@@ -236,6 +236,30 @@ def test_a_local_cluster_the_job_no_longer_needs_is_gone_with_its_files(started:
     assert _session_of(local.process.pid) == set()
 
 
+def test_a_local_cluster_leaves_nothing_in_the_temp_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cluster's process ends at once (``os._exit``): what it made in the
+    temporary folder (``multiprocessing``'s folder for the forkserver's socket)
+    goes with the job's scratch folder, not left for each job."""
+    import tempfile
+    import time
+
+    from vis_export.distributed.cluster import Connecting
+
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    monkeypatch.setenv("TMPDIR", str(temporary))
+    monkeypatch.setattr(tempfile, "tempdir", str(temporary))
+    cluster = Connecting("local:1", ("vis_export.formats.markdown",))
+    local = cluster._local
+    assert local is not None
+    local.started()
+    cluster.close()
+    deadline = time.monotonic() + 10
+    while _session_of(local.process.pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert list(temporary.iterdir()) == []
+
+
 class _Ended(subprocess.Popen[bytes]):
     """A process that has ended by the time the caller writes to it."""
 

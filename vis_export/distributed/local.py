@@ -131,6 +131,7 @@ def serve() -> int:
     def watch() -> None:
         sys.stdin.read()
         shutil.rmtree(request["scratch"], ignore_errors=True)  # the job removes it too, unless it died
+        _remove_multiprocessing_folder()
         os._exit(0)
 
     threading.Thread(target=watch, name="vis-export job watch", daemon=True).start()
@@ -142,6 +143,18 @@ def serve() -> int:
     print(cluster.scheduler_address, flush=True)
     threading.Event().wait()  # until ``watch`` ends the process
     return 0
+
+
+def _remove_multiprocessing_folder() -> None:
+    """Removes the folder ``multiprocessing`` made in the temporary folder (for
+    the forkserver's socket), as it does at exit, which ``os._exit`` skips.
+    It is not made in the job's scratch folder: a socket's path has at most
+    107 bytes, and a long ``TMPDIR`` leaves no room for more folders."""
+    from multiprocessing import process
+
+    folder = getattr(process.current_process(), "_config", {}).get("tempdir")
+    if folder:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _start(workers: int, preload: Sequence[str], scratch: str) -> Any:
