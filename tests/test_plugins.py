@@ -101,3 +101,27 @@ def test_a_plugin_format_whose_imports_fail_converts_the_same_on_a_local_cluster
     )
     assert (here.returncode, here.stderr) == (there.returncode, there.stderr) == (0, ""), there.stderr
     assert (tmp_path / "here.txt").read_bytes() == (tmp_path / "there.txt").read_bytes()
+
+
+def test_a_plugin_format_on_a_path_the_script_adds_converts_on_a_local_cluster(tmp_path: Path) -> None:
+    """A script that finds the plugin through ``sys.path.insert`` (no
+    ``PYTHONPATH``): the local cluster's workers, forked from a process that
+    imported vis-export ahead, know its format too."""
+    pytest.importorskip("distributed")
+    (tmp_path / "site").mkdir()
+    env = _install(tmp_path / "site")
+    script = tmp_path / "job.py"
+    script.write_text(
+        "import sys\n"
+        f"sys.path[:0] = [{str(tmp_path / 'site')!r}, {str(Path(__file__).parent)!r}]\n"
+        "from all_on_workers import waiting\n"
+        "from vis_export.distributed.local import LocalCluster\n"
+        "from vis_export.cli import main\n\n"
+        "LocalCluster.answered = waiting\n"
+        "main(sys.argv[1:])\n"
+    )
+    args = ["convert", str(INPUT / "session.json"), "--to", "shout", "-o"]
+    here = _run(env, "-m", "vis_export", *args, str(tmp_path / "here.txt"))
+    there = _run({}, str(script), *args, str(tmp_path / "there.txt"), "--dask", "local:1")
+    assert (here.returncode, here.stderr) == (there.returncode, there.stderr) == (0, ""), there.stderr
+    assert (tmp_path / "here.txt").read_bytes() == (tmp_path / "there.txt").read_bytes()

@@ -127,6 +127,10 @@ def serve() -> int:
     they still write."""
     request = json.loads(sys.stdin.readline())
     sys.path[:] = request["path"]  # the job's, for its worker processes to import what it imports
+    # and for the forkserver, which imports ``preload`` before it takes a path
+    # from this process (Python 3.11 ignores the one it is given): a plugin's
+    # format found through a ``sys.path`` of the job's own is then known there
+    os.environ["PYTHONPATH"] = os.pathsep.join(request["path"])
 
     def watch() -> None:
         sys.stdin.read()
