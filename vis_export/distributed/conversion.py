@@ -118,8 +118,8 @@ class OnDask:
                 only = first(i)
                 left -= sizes[i]
             function, *arguments = task(i, only)
-            with pace.timing(sizes[i]):
-                take(i, only, function(*arguments, keep=kept[0] < KEPT_HERE))
+            with pace.timing(sizes[i]):  # not ``checked``: a source this process cannot read is a line, as in one
+                take(i, only, function(*arguments, checked=False, keep=kept[0] < KEPT_HERE))
         asked: dict[str, tuple[int, int | None]] = {}  # per task: its unit, and the one session it renders
 
         def submit(i: int, only: int | None) -> Any:
