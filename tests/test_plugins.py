@@ -48,11 +48,11 @@ def _install(folder: Path) -> dict[str, str]:
     return {"PYTHONPATH": str(folder)}
 
 
-def _run(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+def _run(env: dict[str, str], *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
     import os
 
     return subprocess.run(
-        [sys.executable, *args], capture_output=True, text=True, timeout=300, env={**os.environ, **env}
+        [sys.executable, *args], capture_output=True, text=True, timeout=timeout, env={**os.environ, **env}
     )
 
 
@@ -123,5 +123,26 @@ def test_a_plugin_format_on_a_path_the_script_adds_converts_on_a_local_cluster(t
     args = ["convert", str(INPUT / "session.json"), "--to", "shout", "-o"]
     here = _run(env, "-m", "vis_export", *args, str(tmp_path / "here.txt"))
     there = _run({}, str(script), *args, str(tmp_path / "there.txt"), "--dask", "local:1")
+    assert (here.returncode, here.stderr) == (there.returncode, there.stderr) == (0, ""), there.stderr
+    assert (tmp_path / "here.txt").read_bytes() == (tmp_path / "there.txt").read_bytes()
+
+
+def test_a_plugin_format_that_prints_does_not_stop_a_local_clusters_workers(tmp_path: Path) -> None:
+    """A format that writes to standard output on a worker: the job goes on
+    (the workers' standard output is not the pipe their cluster answers on,
+    which, full, would block them)."""
+    pytest.importorskip("distributed")
+    (tmp_path / "site").mkdir()
+    env = _install(tmp_path / "site")
+    chatty = PLUGIN.replace(
+        "lambda session, options: to_text(session).upper()",
+        "lambda session, options: print('chatty ' * 40_000) or to_text(session).upper()",
+    )
+    assert chatty != PLUGIN
+    (tmp_path / "site" / "shout_plugin.py").write_text(chatty)
+    args = ["convert", str(INPUT / "session.json"), "--to", "shout", "-o"]
+    here = _run(env, "-m", "vis_export", *args, str(tmp_path / "here.txt"))
+    job = [str(Path(__file__).parent / "all_on_workers.py"), *args, str(tmp_path / "there.txt"), "--dask", "local:1"]
+    there = _run(env, *job, timeout=60)  # a job that blocks fails here
     assert (here.returncode, here.stderr) == (there.returncode, there.stderr) == (0, ""), there.stderr
     assert (tmp_path / "here.txt").read_bytes() == (tmp_path / "there.txt").read_bytes()

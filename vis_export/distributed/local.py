@@ -126,6 +126,12 @@ def serve() -> int:
     from, each watch their parent and end with it; the job removes what files
     they still write."""
     request = json.loads(sys.stdin.readline())
+    # The job reads one line, the answer; the workers (forked from a process
+    # this one starts) would inherit the pipe as their standard output, and a
+    # task that prints there (a plugin's format) would block once it is full.
+    answer = os.fdopen(os.dup(sys.stdout.fileno()), "w")
+    with open(os.devnull, "wb") as null:
+        os.dup2(null.fileno(), sys.stdout.fileno())
     sys.path[:] = request["path"]  # the job's, for its worker processes to import what it imports
     # and for the forkserver, which imports ``preload`` before it takes a path
     # from this process (Python 3.11 ignores the one it is given): a plugin's
@@ -142,9 +148,9 @@ def serve() -> int:
     try:
         cluster = _start(int(request["workers"]), request["preload"], request["scratch"])
     except Exception as error:  # noqa: BLE001 - said to the job, which says it in one line
-        print(ERROR + (str(error).split("\n", 1)[0] or type(error).__name__), flush=True)
+        print(ERROR + (str(error).split("\n", 1)[0] or type(error).__name__), file=answer, flush=True)
         return 1
-    print(cluster.scheduler_address, flush=True)
+    print(cluster.scheduler_address, file=answer, flush=True)
     threading.Event().wait()  # until ``watch`` ends the process
     return 0
 
