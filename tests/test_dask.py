@@ -222,6 +222,34 @@ def test_a_local_clusters_workers_index_the_same(corpus: Path, tmp_path: Path, h
     assert hits(tmp_path / "here") == hits(tmp_path / "dask") and any(hits(tmp_path / "dask"))
 
 
+def test_a_source_gone_before_this_process_renders_it_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A source removed after the job was planned, read by this process while
+    its local cluster starts: one line and the job goes on, as when a worker
+    reads it (``task_result``), not a worker that cannot see the sources."""
+    from vis_export.distributed import conversion
+    from vis_export.distributed.local import LocalCluster
+
+    sources = tmp_path / "sources"
+    sources.mkdir()
+    for n in range(3):
+        (sources / f"g{n}.json").write_text(json.dumps(generated(n)))
+    planned = conversion.units
+
+    def units(*args: Any, **kwargs: Any) -> Any:
+        plan = planned(*args, **kwargs)
+        (sources / "g1.json").unlink()
+        return plan
+
+    monkeypatch.setattr(conversion, "units", units)
+    monkeypatch.setattr(LocalCluster, "answered", lambda cluster: False)  # this process does every unit
+    lines = Lines()
+    done = convert([str(sources)], "markdown", tmp_path / "out", dask="local:2", report=lines)
+    assert [p.name for p in done.written] == ["gen_0.md", "gen_2.md"]
+    assert lines.problems == [f"{sources / 'g1.json'}: cannot read: No such file or directory"]
+
+
 def _session_of(pid: int) -> set[int]:
     """The processes in the session ``pid`` leads (a local cluster's, workers included)."""
     found = set()
@@ -256,6 +284,30 @@ def test_a_local_cluster_the_job_no_longer_needs_is_gone_with_its_files(started:
     while _session_of(local.process.pid) and time.monotonic() < deadline:  # each watches its parent
         time.sleep(0.05)
     assert _session_of(local.process.pid) == set()
+
+
+def test_a_local_cluster_leaves_nothing_in_the_temp_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cluster's process ends at once (``os._exit``): what it made in the
+    temporary folder (``multiprocessing``'s folder for the forkserver's socket)
+    goes with the job's scratch folder, not left for each job."""
+    import tempfile
+    import time
+
+    from vis_export.distributed.cluster import Connecting
+
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    monkeypatch.setenv("TMPDIR", str(temporary))
+    monkeypatch.setattr(tempfile, "tempdir", str(temporary))
+    cluster = Connecting("local:1", ("vis_export.formats.markdown",))
+    local = cluster._local
+    assert local is not None
+    local.started()
+    cluster.close()
+    deadline = time.monotonic() + 10
+    while _session_of(local.process.pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert list(temporary.iterdir()) == []
 
 
 class _Ended(subprocess.Popen[bytes]):

@@ -48,11 +48,11 @@ def _install(folder: Path) -> dict[str, str]:
     return {"PYTHONPATH": str(folder)}
 
 
-def _run(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+def _run(env: dict[str, str], *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
     import os
 
     return subprocess.run(
-        [sys.executable, *args], capture_output=True, text=True, timeout=300, env={**os.environ, **env}
+        [sys.executable, *args], capture_output=True, text=True, timeout=timeout, env={**os.environ, **env}
     )
 
 
@@ -99,5 +99,50 @@ def test_a_plugin_format_whose_imports_fail_converts_the_same_on_a_local_cluster
     there = _run(
         env, str(Path(__file__).parent / "all_on_workers.py"), *args, str(tmp_path / "there.txt"), "--dask", "local:1"
     )
+    assert (here.returncode, here.stderr) == (there.returncode, there.stderr) == (0, ""), there.stderr
+    assert (tmp_path / "here.txt").read_bytes() == (tmp_path / "there.txt").read_bytes()
+
+
+def test_a_plugin_format_on_a_path_the_script_adds_converts_on_a_local_cluster(tmp_path: Path) -> None:
+    """A script that finds the plugin through ``sys.path.insert`` (no
+    ``PYTHONPATH``): the local cluster's workers, forked from a process that
+    imported vis-export ahead, know its format too."""
+    pytest.importorskip("distributed")
+    (tmp_path / "site").mkdir()
+    env = _install(tmp_path / "site")
+    script = tmp_path / "job.py"
+    script.write_text(
+        "import sys\n"
+        f"sys.path[:0] = [{str(tmp_path / 'site')!r}, {str(Path(__file__).parent)!r}]\n"
+        "from all_on_workers import waiting\n"
+        "from vis_export.distributed.local import LocalCluster\n"
+        "from vis_export.cli import main\n\n"
+        "LocalCluster.answered = waiting\n"
+        "main(sys.argv[1:])\n"
+    )
+    args = ["convert", str(INPUT / "session.json"), "--to", "shout", "-o"]
+    here = _run(env, "-m", "vis_export", *args, str(tmp_path / "here.txt"))
+    there = _run({}, str(script), *args, str(tmp_path / "there.txt"), "--dask", "local:1")
+    assert (here.returncode, here.stderr) == (there.returncode, there.stderr) == (0, ""), there.stderr
+    assert (tmp_path / "here.txt").read_bytes() == (tmp_path / "there.txt").read_bytes()
+
+
+def test_a_plugin_format_that_prints_does_not_stop_a_local_clusters_workers(tmp_path: Path) -> None:
+    """A format that writes to standard output on a worker: the job goes on
+    (the workers' standard output is not the pipe their cluster answers on,
+    which, full, would block them)."""
+    pytest.importorskip("distributed")
+    (tmp_path / "site").mkdir()
+    env = _install(tmp_path / "site")
+    chatty = PLUGIN.replace(
+        "lambda session, options: to_text(session).upper()",
+        "lambda session, options: print('chatty ' * 40_000) or to_text(session).upper()",
+    )
+    assert chatty != PLUGIN
+    (tmp_path / "site" / "shout_plugin.py").write_text(chatty)
+    args = ["convert", str(INPUT / "session.json"), "--to", "shout", "-o"]
+    here = _run(env, "-m", "vis_export", *args, str(tmp_path / "here.txt"))
+    job = [str(Path(__file__).parent / "all_on_workers.py"), *args, str(tmp_path / "there.txt"), "--dask", "local:1"]
+    there = _run(env, *job, timeout=60)  # a job that blocks fails here
     assert (here.returncode, here.stderr) == (there.returncode, there.stderr) == (0, ""), there.stderr
     assert (tmp_path / "here.txt").read_bytes() == (tmp_path / "there.txt").read_bytes()

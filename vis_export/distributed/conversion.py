@@ -118,8 +118,9 @@ class OnDask:
                 only = first(i)
                 left -= sizes[i]
             function, *arguments = task(i, only)
-            with pace.timing(sizes[i]):
-                take(i, only, function(*arguments, keep=kept[0] + OUTPUT_PER_BYTE * sizes[i] < KEPT_HERE))
+            with pace.timing(sizes[i]):  # not ``checked``: a source this process cannot read is a line, as in one
+                keep = kept[0] + OUTPUT_PER_BYTE * sizes[i] < KEPT_HERE
+                take(i, only, function(*arguments, checked=False, keep=keep))
         asked: dict[str, tuple[int, int | None]] = {}  # per task: its unit, and the one session it renders
 
         def submit(i: int, only: int | None) -> Any:

@@ -135,22 +135,45 @@ def serve() -> int:
     from, each watch their parent and end with it; the job removes what files
     they still write."""
     request = json.loads(sys.stdin.readline())
+    # The job reads one line, the answer; the workers (forked from a process
+    # this one starts) would inherit the pipe as their standard output, and a
+    # task that prints there (a plugin's format) would block once it is full.
+    answer = os.fdopen(os.dup(sys.stdout.fileno()), "w")
+    with open(os.devnull, "wb") as null:
+        os.dup2(null.fileno(), sys.stdout.fileno())
     sys.path[:] = request["path"]  # the job's, for its worker processes to import what it imports
+    # and for the forkserver, which imports ``preload`` before it takes a path
+    # from this process (Python 3.11 ignores the one it is given): a plugin's
+    # format found through a ``sys.path`` of the job's own is then known there
+    os.environ["PYTHONPATH"] = os.pathsep.join(request["path"])
 
     def watch() -> None:
         sys.stdin.read()
         shutil.rmtree(request["scratch"], ignore_errors=True)  # the job removes it too, unless it died
+        _remove_multiprocessing_folder()
         os._exit(0)
 
     threading.Thread(target=watch, name="vis-export job watch", daemon=True).start()
     try:
         cluster = _start(int(request["workers"]), request["preload"], request["scratch"])
     except Exception as error:  # noqa: BLE001 - said to the job, which says it in one line
-        print(ERROR + (str(error).split("\n", 1)[0] or type(error).__name__), flush=True)
+        print(ERROR + (str(error).split("\n", 1)[0] or type(error).__name__), file=answer, flush=True)
         return 1
-    print(cluster.scheduler_address, flush=True)
+    print(cluster.scheduler_address, file=answer, flush=True)
     threading.Event().wait()  # until ``watch`` ends the process
     return 0
+
+
+def _remove_multiprocessing_folder() -> None:
+    """Removes the folder ``multiprocessing`` made in the temporary folder (for
+    the forkserver's socket), as it does at exit, which ``os._exit`` skips.
+    It is not made in the job's scratch folder: a socket's path has at most
+    107 bytes, and a long ``TMPDIR`` leaves no room for more folders."""
+    from multiprocessing import process
+
+    folder = getattr(process.current_process(), "_config", {}).get("tempdir")
+    if folder:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _start(workers: int, preload: Sequence[str], scratch: str) -> Any:
