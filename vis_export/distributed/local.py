@@ -141,11 +141,16 @@ def serve() -> int:
     answer = os.fdopen(os.dup(sys.stdout.fileno()), "w")
     with open(os.devnull, "wb") as null:
         os.dup2(null.fileno(), sys.stdout.fileno())
-    sys.path[:] = request["path"]  # the job's, for its worker processes to import what it imports
-    # and for the forkserver, which imports ``preload`` before it takes a path
-    # from this process (Python 3.11 ignores the one it is given): a plugin's
-    # format found through a ``sys.path`` of the job's own is then known there
-    os.environ["PYTHONPATH"] = os.pathsep.join(request["path"])
+    # The job's ``sys.path``, for its worker processes to import what it
+    # imports; and the folders it adds to a new interpreter's, for the
+    # forkserver, which imports ``preload`` before it takes a path from this
+    # process (Python 3.11 ignores the one it is given): a plugin's format
+    # found through a ``sys.path`` of the job's own is then known there. Only
+    # those: the standard library must come before site-packages.
+    added = [folder for folder in request["path"] if folder not in sys.path]
+    sys.path[:] = request["path"]
+    if added:
+        os.environ["PYTHONPATH"] = os.pathsep.join([*added, *filter(None, [os.environ.get("PYTHONPATH")])])
 
     def watch() -> None:
         sys.stdin.read()
