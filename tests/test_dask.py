@@ -373,7 +373,12 @@ def test_the_job_hands_its_work_over_when_it_would_take_longer_than_connecting()
     assert pace.would_take(1) == float("inf")  # nothing timed yet: the cluster takes all
     pace.size, pace.seconds = 1000, 0.1
     assert pace.would_take(1000) == pytest.approx(0.1)
+
     assert pace.would_take(1000 * HANDOVER * 20) == pytest.approx(HANDOVER * 2)
+    pace = Pace()
+    with pace.timing(1000) as share:  # one session of a file of four
+        share[0] = 0.25
+    assert pace.size == 250
 
 
 def imported(name: str) -> bool:

@@ -580,7 +580,7 @@ def index_option(help: str, required: bool = True) -> Callable[[Command], Comman
     type=click.IntRange(min=0),
     default=0,
     metavar="N",
-    help="Indexing threads (tantivy); 0 lets the engine choose.",
+    help="Indexing threads (tantivy); 0 lets the engine choose (with --dask, one: the workers have the cores).",
 )
 @click.option("--lenient", is_flag=True, help="Index what can be read from invalid input, with warnings.")
 @click.option(

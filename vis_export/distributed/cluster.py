@@ -148,14 +148,17 @@ class Pace:
     to it, unless this process would finish it sooner than it can connect."""
 
     def __init__(self) -> None:
-        self.size = 0
+        self.size = 0.0
         self.seconds = 0.0
 
     @contextmanager
-    def timing(self, size: int) -> Iterator[None]:
+    def timing(self, size: int) -> Iterator[list[float]]:
+        """Times work on ``size`` bytes; the work may set the share of them it
+        did (one session of a file of many)."""
+        share = [1.0]
         start = time.perf_counter()
-        yield
-        self.size += max(size, 1)
+        yield share
+        self.size += max(size * share[0], 1)
         self.seconds += time.perf_counter() - start
 
     def would_take(self, left: float) -> float:

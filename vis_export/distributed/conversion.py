@@ -118,9 +118,12 @@ class OnDask:
                 only = first(i)
                 left -= sizes[i]
             function, *arguments = task(i, only)
-            with pace.timing(sizes[i]):  # not ``checked``: a source this process cannot read is a line, as in one
+            with pace.timing(sizes[i]) as share:  # not ``checked``: a source this process cannot read is a line
                 keep = kept[0] + OUTPUT_PER_BYTE * sizes[i] < KEPT_HERE
-                take(i, only, function(*arguments, checked=False, keep=keep))
+                entries = function(*arguments, checked=False, keep=keep)
+                take(i, only, entries)
+                if only is not None:  # one session of the file's
+                    share[0] = 1 / max(1, len(entries[0]))
         asked: dict[str, tuple[int, int | None]] = {}  # per task: its unit, and the one session it renders
 
         def submit(i: int, only: int | None) -> Any:
