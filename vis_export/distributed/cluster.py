@@ -76,7 +76,7 @@ def dask_client(address: str, preload: Sequence[str] = (), local: LocalCluster |
                 _probe(library, address)
             client = library.Client(scheduler, timeout=CONNECT_TIMEOUT, set_as_default=False)
         except Exception as error:  # noqa: BLE001 - OSError, TimeoutError, and what an odd address raises
-            raise DaskFailure(f"cannot reach the Dask scheduler at {address}: {_reason(error)}") from None
+            raise DaskFailure(f"cannot reach the Dask scheduler at {address}: {reason(error)}") from None
         try:
             try:
                 client.wait_for_workers(1, timeout=NO_WORKERS_TIMEOUT)
@@ -255,5 +255,5 @@ def _lost(address: str) -> DaskFailure:
     return DaskFailure(f"lost the connection to the Dask scheduler at {address} mid-job")
 
 
-def _reason(error: BaseException) -> str:
+def reason(error: BaseException) -> str:
     return str(error).split("\n", 1)[0] or type(error).__name__

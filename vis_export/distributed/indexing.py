@@ -48,7 +48,8 @@ def run_on_dask(job: _Job, batches: list[Batch], dask: Dask, database: tuple[str
         advance = _Progress(dask.progress, len(batches))
         sizes = [file_size(batch.path) for batch in batches]
         first, left, pace = 0, sum(sizes), Pace()
-        while local_workers(dask.address) and first < len(batches) and not cluster.handing_over(pace, left):
+        local = local_workers(dask.address) is not None  # only a local cluster takes a while to start
+        while local and first < len(batches) and not cluster.handing_over(pace, left):
             with pace.timing(sizes[first]):
                 job.run(batches[first])
             advance()

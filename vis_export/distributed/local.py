@@ -31,7 +31,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from vis_export.distributed.cluster import CONNECT_TIMEOUT, DaskFailure, quiet
+from vis_export.distributed.cluster import CONNECT_TIMEOUT, DaskFailure, quiet, reason
 
 START_TIMEOUT = 120.0  # seconds: workers that import WeasyPrint on a busy machine take a while
 ERROR = "error "
@@ -55,7 +55,7 @@ class LocalCluster:
         try:
             self.scratch = tempfile.mkdtemp(prefix="vis-export-dask-")  # Dask's files, whatever becomes of it
         except OSError as error:
-            raise DaskFailure(f"cannot start a local Dask cluster: no folder for its files: {error}") from None
+            raise _cannot_start(f"no folder for its files: {error}") from None
         request = {"workers": workers, "preload": list(preload), "path": sys.path, "scratch": self.scratch}
         try:
             self.process = subprocess.Popen(
@@ -68,9 +68,7 @@ class LocalCluster:
             )
         except OSError as error:
             shutil.rmtree(self.scratch, ignore_errors=True)
-            raise DaskFailure(
-                f"cannot start a local Dask cluster: {sys.executable}: {error.strerror or error}"
-            ) from None
+            raise _cannot_start(f"{sys.executable}: {error.strerror or error}") from None
         assert self.process.stdin is not None and self.process.stdout is not None
         try:
             self.process.stdin.write(json.dumps(request) + "\n")
@@ -123,7 +121,11 @@ def _answer(process: subprocess.Popen[str]) -> str:
         why = f"its workers did not start within {START_TIMEOUT:g} s"
     else:
         why = line[len(ERROR) :].strip() or f"its process ended (exit status {process.returncode})"
-    raise DaskFailure(f"cannot start a local Dask cluster: {why}")
+    raise _cannot_start(why)
+
+
+def _cannot_start(why: str) -> DaskFailure:
+    return DaskFailure(f"cannot start a local Dask cluster: {why}")
 
 
 def serve() -> int:
@@ -162,7 +164,7 @@ def serve() -> int:
     try:
         cluster = _start(int(request["workers"]), request["preload"], request["scratch"])
     except Exception as error:  # noqa: BLE001 - said to the job, which says it in one line
-        print(ERROR + (str(error).split("\n", 1)[0] or type(error).__name__), file=answer, flush=True)
+        print(ERROR + reason(error), file=answer, flush=True)
         return 1
     print(cluster.scheduler_address, file=answer, flush=True)
     threading.Event().wait()  # until ``watch`` ends the process
@@ -223,8 +225,6 @@ def _importable(modules: Sequence[str]) -> list[str]:
     first, and one that fails is left to the tasks that need it, which say what
     is wrong. vis-export's own raise no other error (``pdf_preload``), and are
     not imported here in vain (a Typst job needs no WeasyPrint)."""
-    import importlib
-
     found = []
     for name in modules:
         if not name.startswith("vis_export."):
