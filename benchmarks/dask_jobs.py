@@ -22,6 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from benchmarks.generate import session
@@ -65,8 +66,9 @@ def _both(
     return Result(label, statistics.median(ours), "in-process", statistics.median(anchor), goal)
 
 
-def _halves(sources: Path, to: str, out: Path) -> float:
-    """Two jobs at once, each on half of the files: the parallelism the machine offers now."""
+def _halves(sources: Path, command: Callable[[Path, int], list[str]]) -> float:
+    """Two jobs at once, each on half of the files (``command(half, n)``): the
+    parallelism the machine offers now, with no work shared between them."""
     files = sorted(sources.iterdir())
     for n, half in enumerate((files[::2], files[1::2])):
         (sources.parent / f"half{n}").mkdir()
@@ -74,7 +76,7 @@ def _halves(sources: Path, to: str, out: Path) -> float:
             (sources.parent / f"half{n}" / file.name).symlink_to(file)
     start = time.perf_counter()
     jobs = [
-        subprocess.Popen(_convert(sources.parent / f"half{n}", to, out / str(n)), stdout=subprocess.DEVNULL)
+        subprocess.Popen(command(sources.parent / f"half{n}", n), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         for n in range(2)
     ]
     for job in jobs:
@@ -100,21 +102,21 @@ def run(scale: float = 1.0) -> list[Result]:
                 (root / f"{to}-here", root / f"{to}-dask"),
                 runs,
             )
-            halves = _halves(sources, to, root / f"{to}-halves")
+            halves = _halves(sources, lambda half, n, to=to: _convert(half, to, root / f"{to}-halves" / str(n)))
             results += [found, Result(label, found.ours, "2 processes on halves", halves, "report")]
         (root / "blocks").mkdir()
         blocks = len(write_sessions(root / "blocks", round(96_000 * scale)))
-        here = index_command(root / "blocks", root / "index-here", "tantivy")
-        results.append(
-            _both(
-                f"index {blocks // 1000}k blocks (tantivy), {WORKERS}, median of 3",
-                "< 1x",
-                here,
-                [*index_command(root / "blocks", root / "index-dask", "tantivy"), "--dask", WORKERS],
-                (root / "index-here", root / "index-dask"),
-                3,
-            )
+        label = f"index {blocks // 1000}k blocks (tantivy), {WORKERS}, median of 3"
+        found = _both(
+            label,
+            "< 1x",
+            index_command(root / "blocks", root / "index-here", "tantivy"),
+            [*index_command(root / "blocks", root / "index-dask", "tantivy"), "--dask", WORKERS],
+            (root / "index-here", root / "index-dask"),
+            3,
         )
+        halves = _halves(root / "blocks", lambda half, n: index_command(half, root / f"index-half{n}", "tantivy"))
+        results += [found, Result(label, found.ours, "2 processes on halves", halves, "report")]
     return results
 
 
