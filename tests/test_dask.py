@@ -58,7 +58,7 @@ def generated(n: int, size: int = 6_000) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Sources in every format, with problems and a session id given twice."""
+    """Sources in every format, with problems (a broken link among them) and a session id given twice."""
     root = tmp_path_factory.mktemp("corpus")
     for name in ("session.json", "messages.jsonl", "events.jsonl", "lonis.jsonl"):
         shutil.copyfile(INPUT / name, root / name)
@@ -75,6 +75,7 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
         (root / name).write_text(json.dumps({**generated(40), "id": "dup"}))
     (root / "bad.json").write_text('{"id": "m", "role": "User", "status": "completed", "created_at": 1, "content": []}')
     (root / "broken.json").write_text('{"messages": [')
+    (root / "link.json").symlink_to(root / "gone" / "link.json")
     return root
 
 
@@ -247,7 +248,7 @@ def test_a_source_gone_before_this_process_renders_it_is_one_line(
     lines = Lines()
     done = convert([str(sources)], "markdown", tmp_path / "out", dask="local:2", report=lines)
     assert [p.name for p in done.written] == ["gen_0.md", "gen_2.md"]
-    assert lines.problems == [f"{sources / 'g1.json'}: cannot read: No such file or directory"]
+    assert lines.problems == [f"{sources / 'g1.json'}: no such file or directory"]
 
 
 def _session_of(pid: int) -> set[int]:
@@ -453,7 +454,7 @@ def index_both(corpus: Path, here: str | Path, there: str | Path, cluster: str, 
 @pytest.mark.parametrize("engine", ["tantivy", "whoosh"])
 def test_index_on_dask_gives_the_same_hits(corpus: Path, tmp_path: Path, cluster: str, engine: str) -> None:
     work = tmp_path / "sources"
-    shutil.copytree(corpus, work)
+    shutil.copytree(corpus, work, symlinks=True)
     here, there = tmp_path / "here", tmp_path / "there"
     (counts,) = index_both(work, here, there, cluster, engine=engine)
     assert counts == "24 added, 0 updated, 0 unchanged"  # every readable session, once
@@ -640,7 +641,7 @@ def test_a_source_removed_once_the_job_is_planned_is_a_line_not_a_failed_job(tmp
         [str(p) for p in sources], "markdown", tmp_path / "dask", report=dask, dask=cluster, progress=planned
     )
     convert([str(p) for p in sources], "markdown", tmp_path / "here")
-    assert dask.problems == [f"{sources[1]}: cannot read: No such file or directory"]  # as when it goes mid-job
+    assert dask.problems == [f"{sources[1]}: no such file or directory"]  # as when it goes mid-job
     assert outcome.failed and files(tmp_path / "dask") == files(tmp_path / "here") != {}
 
 
@@ -655,5 +656,5 @@ def test_a_source_removed_once_the_index_job_is_planned_is_a_line(tmp_path: Path
 
     lines = Lines()
     counts = index_sources([str(p) for p in sources], tmp_path / "i", report=lines, dask=cluster, progress=planned)
-    assert lines.problems == [f"{sources[1]}: cannot read: No such file or directory"]
+    assert lines.problems == [f"{sources[1]}: no such file or directory"]
     assert str(counts) == "2 added, 0 updated, 0 unchanged"

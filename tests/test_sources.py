@@ -295,6 +295,15 @@ def test_symlinked_subfolders_are_followed_once(tmp_path: Path) -> None:
         assert [s.id for s in load(root)] == ["a", "kept"]
 
 
+def test_a_broken_link_is_the_same_line_found_in_a_folder_or_named(tmp_path: Path) -> None:
+    """A job on Dask reads each file by name: the line must not depend on how the file was reached."""
+    write(tmp_path, "a.json", json.dumps([MESSAGE]))
+    (tmp_path / "b.json").symlink_to(tmp_path / "gone.json")
+    walked = [r.problems[0].line(r.source) for r in read(tmp_path) if r.problems]
+    named = [r.problems[0].line(r.source) for r in read(tmp_path / "b.json")]
+    assert walked == named == [f"{tmp_path / 'b.json'}: no such file or directory"]
+
+
 @pytest.mark.skipif(os.geteuid() == 0, reason="root lists any folder")
 def test_a_folder_that_cannot_be_listed_is_reported(tmp_path: Path) -> None:
     write(tmp_path, "a.json", json.dumps([MESSAGE]))

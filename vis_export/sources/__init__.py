@@ -16,7 +16,7 @@ from typing import Union
 from vis_export.index_marker import is_index
 from vis_export.model import Session
 from vis_export.problems import InvalidInput, Problem
-from vis_export.sources.files import read_file, read_stream, starts_like_store
+from vis_export.sources.files import NOT_FOUND, read_file, read_stream, starts_like_store
 from vis_export.sources.result import LoadResult, failed
 
 Source = Union[str, "os.PathLike[str]"]
@@ -72,7 +72,7 @@ def _read_one(source: Source, lenient: bool) -> Iterator[LoadResult]:
     elif path.exists():
         yield from read_file(path, name, lenient)
     else:
-        yield failed(name, Problem("", "no such file or directory"))
+        yield failed(name, Problem("", NOT_FOUND))
 
 
 def _read_directory(root: Path, lenient: bool) -> Iterator[LoadResult]:

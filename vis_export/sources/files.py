@@ -42,6 +42,9 @@ _KINDS = (
 )
 
 
+NOT_FOUND = "no such file or directory"  # one line however the file is reached
+
+
 class _Unreadable(Exception):
     """Why a file is not read: the one-line message of its problem."""
 
@@ -54,6 +57,8 @@ def read_file(path: Path, source: str, lenient: bool = False) -> list[LoadResult
                 handle.close()
                 return read_store(path, source, lenient)
             data = _bounded(head + handle.read(MAX_FILE_BYTES + 1 - len(head)))
+    except FileNotFoundError:  # a broken link, or a file gone since it was found
+        return [failed(source, Problem("", NOT_FOUND))]
     except OSError as error:
         return [failed(source, Problem("", f"cannot read: {error.strerror or error}"))]
     except _Unreadable as error:
