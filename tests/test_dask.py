@@ -491,6 +491,64 @@ def test_index_on_dask_into_postgresql_written_by_the_workers(
     assert postgres_server.sql(files_known, "dask_here") == postgres_server.sql(files_known, "dask_there")
 
 
+def _fresh_databases(server: Server, *names: str) -> list[str]:
+    for name in names:
+        server.sql(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+        server.sql(f"CREATE DATABASE {name}")
+    return [server.uri(name) for name in names]
+
+
+def _copy(n: int, word: str) -> str:
+    """A copy of the session ``dup``, found by ``word``."""
+    document = {**generated(n), "id": "dup"}
+    document["messages"][0]["content"] = [{"type": "prose", "id": "p", "markdown": f"{word} here"}]
+    return json.dumps(document)
+
+
+@pytest.mark.slow
+def test_workers_writing_a_database_leave_the_first_copy_of_a_session_in_two_sources(
+    tmp_path: Path,
+    cluster: str,
+    postgres_server: Server,  # noqa: F811
+) -> None:
+    """As in one process: the first copy is indexed and the later one skipped
+    with a warning, although a worker that reads the later one cannot know
+    that it is not the first. Here the index has the first copy already, so
+    the worker, finding the later one new, writes it."""
+    here, there = _fresh_databases(postgres_server, "dup_here", "dup_there")
+    sources = tmp_path / "sources"
+    sources.mkdir()
+    (sources / "a.json").write_text(_copy(1, "alphaword"))
+    index_both(sources, here, there, cluster, origin="test")
+    (sources / "b.json").write_text(_copy(2, "bravoword"))
+    (counts,) = index_both(sources, here, there, cluster, origin="test")
+    assert counts == "0 added, 0 updated, 1 unchanged"
+    for location in (here, there):
+        assert [hit.session_id for hit in search("alphaword", location)] == ["dup"]
+        assert search("bravoword", location) == []
+    digests = "SELECT session_id, digest FROM vis_sessions"
+    assert postgres_server.sql(digests, "dup_here") == postgres_server.sql(digests, "dup_there")
+
+
+@pytest.mark.slow
+def test_workers_writing_a_database_take_turns_on_a_session_many_sources_hold(
+    tmp_path: Path,
+    cluster: str,
+    postgres_server: Server,  # noqa: F811
+) -> None:
+    """Workers writing copies of one session at once wait for each other (they
+    are one job), rather than fail as two jobs do (``--wait``)."""
+    here, there = _fresh_databases(postgres_server, "many_here", "many_there")
+    sources = tmp_path / "sources"
+    sources.mkdir()
+    for n in range(40):
+        (sources / f"c{n:02}.json").write_text(_copy(n, f"copy{n:02}word"))
+    (counts,) = index_both(sources, here, there, cluster, origin="test")
+    assert counts == "1 added, 0 updated, 0 unchanged"
+    assert [hit.session_id for hit in search("copy00word", there)] == ["dup"]
+    assert search("copy39word", there) == []
+
+
 def test_parts_read_what_read_reads(corpus: Path) -> None:
     """Split by session (a store) or batched (small files), the parts give the
     results ``read`` gives, in the same order."""

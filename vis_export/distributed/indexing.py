@@ -5,7 +5,10 @@ workers' results in source order, so the counts, warnings and problem lines
 are too. A folder index (tantivy, Whoosh) has one writer, this process, which
 adds the documents the workers made; a database is written by the workers
 themselves, each session in its own transaction as a job in one process
-writes it, and this process records what the job knows of each file.
+writes it, and this process records what the job knows of each file. A
+session id two sources hold is indexed from the first, as in one process:
+a worker cannot know that the copy it reads is not the first, so this
+process writes the first copy again once the workers are done.
 
 A file the index already has as it is (same size and time) is not sent out;
 nor is what only this process can read (standard input), which it reads itself.
@@ -25,6 +28,7 @@ from vis_export.sources.result import report_lines
 
 if TYPE_CHECKING:
     from vis_export.searchindex.job import Batch, _Job
+    from vis_export.searchindex.target import Database
 
 
 @dataclass(frozen=True)
@@ -39,10 +43,12 @@ class Dask:
     progress: Callable[[int], Callable[[], None]] = lambda total: lambda: None
 
 
-def run_on_dask(job: _Job, batches: list[Batch], dask: Dask, database: tuple[str, float, str] | None) -> None:
+def run_on_dask(job: _Job, batches: list[Batch], dask: Dask, database: Database | None) -> None:
     """While a local cluster starts, this process indexes the first files itself
     (see ``Pace``); the workers make the documents of the rest."""
     writing = ("psycopg", "vis_export.searchindex.engines.postgresql_engine") if database else ()
+    if database is not None:
+        job.firsts = {}  # see ``_on_workers``
     cluster = Connecting(dask.address, (index_unit.__module__, "vis_export.searchindex.documents", *writing))
     try:
         advance = _Progress(dask.progress, len(batches))
@@ -62,12 +68,7 @@ def run_on_dask(job: _Job, batches: list[Batch], dask: Dask, database: tuple[str
 
 
 def _on_workers(
-    job: _Job,
-    batches: list[Batch],
-    dask: Dask,
-    database: tuple[str, float, str] | None,
-    client: Any,
-    advance: _Progress,
+    job: _Job, batches: list[Batch], dask: Dask, database: Database | None, client: Any, advance: _Progress
 ) -> None:
     sent = [b for b in batches if b.path is not None and b.path.is_file() and not job.unchanged(b)]
     plan = units([(b.name or str(b.path), b.path) for b in sent], worker_count(client))
@@ -86,6 +87,7 @@ def _on_workers(
             place += 1
         of_batch.setdefault(id(sent[place]), []).append((future, j))
     taken: dict[str, Any] = {}
+    overwritten: dict[str, None] = {}  # sessions whose first copy a worker may have written over
     for batch in batches:
         mine = of_batch.get(id(batch))
         if mine is None:
@@ -104,7 +106,11 @@ def _on_workers(
                 complete &= not reading.problems
                 for fails, line in report_lines(reading.source, made is not None, reading.problems):
                     (dask.report.problem if fails else dask.report.warning)(line)
-                if made is None or reading.session_id is None or job.repeated(reading.session_id, reading.source):
+                if made is None or reading.session_id is None:
+                    continue
+                if job.repeated(reading.session_id, reading.source):
+                    if made[2]:  # a database: a worker wrote this copy, which the job skips
+                        overwritten[reading.session_id] = None
                     continue
                 digest, docs, written = made
                 hashes[reading.session_id] = job.made(reading.session_id, digest, None if written else _given(docs))
@@ -112,6 +118,8 @@ def _on_workers(
                 del taken[future.key]  # its documents are in the index: let them go
         job.file_done(batch, hashes, complete)
         advance()
+    for session_id in overwritten:  # every worker is done: the first copy is written last
+        job.restore(session_id, dask.lenient)
 
 
 class _Progress:

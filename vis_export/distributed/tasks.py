@@ -22,6 +22,7 @@ from vis_export.formats.options import ExportOptions
 from vis_export.jobs.conversion import Reading, export, rendered
 from vis_export.model import Session
 from vis_export.searchindex.documents import IndexReasoning
+from vis_export.searchindex.target import Database
 from vis_export.sources.parts import Part, read_part
 from vis_export.sources.result import LoadResult
 
@@ -158,13 +159,13 @@ def index_unit(
     lenient: bool,
     reasoning: IndexReasoning,
     known: dict[str, str],
-    database: tuple[str, float, str] | None,
+    database: Database | None,
     checked: bool = True,
 ) -> list[list[tuple[Reading, Made | None]]]:
     """Each session of each part with what indexing it takes (``Made``), its
-    documents made only when ``known`` lacks its hash. With ``database`` (URI,
-    wait, origin) the worker writes such a session itself, in its own
-    transaction as a job in one process does, and returns no documents."""
+    documents made only when ``known`` lacks its hash. With ``database`` the
+    worker writes such a session itself, in its own transaction as a job in
+    one process does, and returns no documents."""
     from vis_export.searchindex.documents import indexed_view, view_digest, view_documents
 
     found = []
@@ -190,29 +191,32 @@ def index_unit(
 
 
 @contextmanager
-def _forgotten_if_failed(database: tuple[str, float, str] | None) -> Iterator[None]:
+def _forgotten_if_failed(database: Database | None) -> Iterator[None]:
     """A worker keeps its database writer for the next task, but not one that failed."""
     try:
         yield
     except BaseException:
-        if database is not None and database[0] in _databases:
-            _databases.pop(database[0]).close()
+        if database is not None and database.uri in _databases:
+            _databases.pop(database.uri).close()
         raise
 
 
-def _writer(database: tuple[str, float, str]) -> Any:
+def _writer(database: Database) -> Any:
     from vis_export.searchindex.engines.postgresql_engine import PostgresEngine
 
-    uri, wait, _ = database
-    engine = _databases.get(uri)
-    if engine is None or engine.connection.closed or engine.wait != wait:
-        engine = _databases[uri] = PostgresEngine(uri, writable=True, wait=wait)
+    engine = _databases.get(database.uri)
+    if engine is None or engine.connection.closed or (engine.wait, engine.job) != (database.wait, database.job):
+        if engine is not None:
+            engine.close()
+        engine = _databases[database.uri] = PostgresEngine(
+            database.uri, writable=True, wait=database.wait, job=database.job
+        )
     return engine
 
 
-def _write(database: tuple[str, float, str], session_id: str, digest: str, docs: list[dict[str, Any]]) -> None:
+def _write(database: Database, session_id: str, digest: str, docs: list[dict[str, Any]]) -> None:
     store = _writer(database)
     store.delete_session(session_id)
     store.add(docs)
-    store.record({session_id: digest}, database[2], {}, set())
+    store.record({session_id: digest}, database.origin, {}, set())
     store.commit()

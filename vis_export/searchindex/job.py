@@ -129,7 +129,7 @@ def index_sessions(
         else:
             from vis_export.distributed.indexing import run_on_dask
 
-            database = (target.uri, wait, target.origin) if isinstance(target, DatabaseTarget) else None
+            database = target.for_workers(wait) if isinstance(target, DatabaseTarget) else None
             run_on_dask(job, batches, dask, database)
         if prune:
             job.prune()
@@ -157,6 +157,10 @@ class _Job:
         self.files_done: dict[str, Any] = {}
         self.files_gone: set[str] = set()
         self.pending = 0
+        # Where each session's first copy is (a source to read, or the session
+        # itself when it cannot be read again), kept by a job whose Dask
+        # workers write a database (see ``restore``).
+        self.firsts: dict[str, str | Session] | None = None
 
     def unchanged(self, batch: Batch) -> bool:
         """Whether the manifest has the batch's file as it is, and every session of it."""
@@ -190,6 +194,8 @@ class _Job:
         sessions = self.entry(batch)["sessions"]  # type: ignore[index]
         self.counts.unchanged += len(sessions)
         self.seen.update(sessions)
+        if self.firsts is not None and batch.name is not None:
+            self.firsts.update(dict.fromkeys(sessions, batch.name))
         return True
 
     def file_done(self, batch: Batch, hashes: dict[str, str], complete: bool) -> None:
@@ -211,12 +217,12 @@ class _Job:
             # A caller's sessions may come from walking their file's folder
             # (load(folder)): that folder counts as read.
             self.target.check([str(Path(session.source).absolute().parent), session.source])
-        if self.repeated(session.id, session.source):
+        if self.repeated(session.id, session.source, session):
             return None
         view = indexed_view(session, self.reasoning)
         return self.made(session.id, view_digest(view, self.reasoning), lambda: list(view_documents(view)))
 
-    def repeated(self, session_id: str, source: str) -> bool:
+    def repeated(self, session_id: str, source: str, session: Session | None = None) -> bool:
         """A session already indexed in this job from another source: skipped, with a warning."""
         if session_id in self.seen:
             self._warn(
@@ -225,7 +231,28 @@ class _Job:
             )
             return True
         self.seen.add(session_id)
+        if self.firsts is not None:
+            self.firsts[session_id] = session if session is not None and not Path(source).is_file() else source
         return False
+
+    def restore(self, session_id: str, lenient: bool) -> None:
+        """Writes a session's first copy again: a Dask worker wrote a later copy
+        over it, not knowing that another source held the session before. (The
+        job skips that copy, as a job in one process does; the worker could not
+        know, as the job learns it only from the results, in source order.)"""
+        from vis_export.sources import read
+
+        assert self.firsts is not None
+        where = self.firsts[session_id]
+        if isinstance(where, str):
+            found = (r.session for r in read([where], lenient) if r.session is not None and r.session.id == session_id)
+            first = next(found, None)
+            if first is None:  # its source changed since: the next job reads it again
+                return
+        else:
+            first = where
+        view = indexed_view(first, self.reasoning)
+        self._write(session_id, view_digest(view, self.reasoning), list(view_documents(view)))
 
     def made(self, session_id: str, digest: str, docs: Callable[[], list[dict[str, Any]]] | None) -> str:
         """Indexes a session whose hash changed: ``docs`` gives its documents,
@@ -241,14 +268,16 @@ class _Job:
         if docs is None:
             self.known[session_id] = digest
             return digest
-        made = docs()
+        self._write(session_id, digest, docs())
+        return digest
+
+    def _write(self, session_id: str, digest: str, docs: list[dict[str, Any]]) -> None:
         self.store.delete_session(session_id)
-        self.store.add(made)
+        self.store.add(docs)
         self.done[session_id] = digest
-        self.pending += len(made) + 1
+        self.pending += len(docs) + 1
         if self.pending >= self.target.commit_every:
             self.commit()
-        return digest
 
     def prune(self) -> None:
         """Removes the sessions no source holds any more. A source that failed

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import os
 import socket
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -98,12 +100,29 @@ class FolderTarget:
         write_manifest(self.directory, manifest)
 
 
+@dataclass(frozen=True)
+class Database:
+    """A database index as a job's Dask workers write it: ``job`` names the job,
+    whose writers (workers, and the job's own process) take turns on a session
+    that two of its sources hold, instead of failing each other as writers of
+    two jobs do after ``wait`` seconds (see ``PostgresEngine``)."""
+
+    uri: str
+    wait: float
+    origin: str
+    job: str
+
+
 class DatabaseTarget:
     commit_every = 1  # each session in a transaction of its own
 
     def __init__(self, uri: str, origin: str | None):
         self.uri, self.origin = uri, origin or socket.gethostname()
         self.own: set[str] = set()
+        self.job = uuid.uuid4().hex
+
+    def for_workers(self, wait: float) -> Database:
+        return Database(self.uri, wait, self.origin, self.job)
 
     def check(self, sources: list[str]) -> None:
         """Nothing is read back from a database."""
@@ -117,7 +136,7 @@ class DatabaseTarget:
         require("psycopg", "the postgresql search engine")
         from vis_export.searchindex.engines.postgresql_engine import PostgresEngine
 
-        store = PostgresEngine(self.uri, writable=True, wait=wait)
+        store = PostgresEngine(self.uri, writable=True, wait=wait, job=self.job)
         try:
             sessions, self.own, files = store.known(self.origin)
             yield store, {"engine": DATABASE_ENGINE, "sessions": sessions, "files": files}

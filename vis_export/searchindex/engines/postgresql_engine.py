@@ -172,8 +172,8 @@ Records = tuple[list[tuple[Any, ...]], list[tuple[Any, ...]], list[tuple[Any, ..
 class PostgresEngine:
     name = "postgresql"
 
-    def __init__(self, uri: str, writable: bool, wait: float = 0.0):
-        self.uri, self.writable, self.wait = uri, writable, wait
+    def __init__(self, uri: str, writable: bool, wait: float = 0.0, job: str = ""):
+        self.uri, self.writable, self.wait, self.job = uri, writable, wait, job
         self.command = "index" if writable else "search"
         self.connection = connect(uri, autocommit=not writable, command=self.command)
         self._steps: list[Step] = []  # the transaction being made, for the writer
@@ -251,19 +251,27 @@ class PostgresEngine:
         self._changed = True
 
     def _delete(self, session_id: str) -> None:
-        """Starts the session's transaction: its lock first, then its old rows go.
+        """Starts the session's transaction: its locks first, then its old rows go.
 
-        The lock waits at most ``wait`` seconds for a job holding it (at once
-        when 0). Only this wait is bounded: a ``lock_timeout`` on the whole
-        connection would also stop a job at the brief waits that jobs on other
-        sessions share (a table growing, an index page), and jobs on disjoint
-        sessions would fail each other. The DELETE, a statement after the lock,
-        sees every copy a job that held the lock committed."""
+        The job's own lock on the session comes first, without a time limit: a
+        job on Dask has several writers, and two of them may hold the same
+        session (two sources hold its id; see ``distributed.indexing``); they
+        take turns. Then the session's lock, which waits at most ``wait``
+        seconds for another job holding it (at once when 0). Only this wait is
+        bounded: a ``lock_timeout`` on the whole connection would also stop a
+        job at the brief waits that jobs on other sessions share (a table
+        growing, an index page), and jobs on disjoint sessions would fail each
+        other. The DELETE, a statement after the lock, sees every copy a job
+        that held the lock committed. (The two locks are in the two key spaces
+        of advisory locks, which never meet.)"""
         from psycopg.errors import LockNotAvailable
 
         with failures(self.uri, self.command):
             try:
                 with pipelined(self.connection):
+                    self.connection.execute(
+                        "SELECT pg_advisory_xact_lock(hashtext(%s), hashtext(%s))", (self.job, session_id)
+                    )
                     self.connection.execute(f"SET LOCAL lock_timeout = {lock_timeout(self.wait)}")
                     self.connection.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (session_id,))
                     self.connection.execute("SET LOCAL lock_timeout = 0")
