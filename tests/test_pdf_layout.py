@@ -261,3 +261,25 @@ def test_an_empty_message_stays_on_the_page_it_fits_and_whole(first_page_holds: 
                 heading = page[0]
                 assert before[-1][2] + heading[2] - TOP_MARGIN + AROUND > foot, (paragraphs, before[-1], heading)
                 assert heading[1] > TOP_MARGIN + 10, (paragraphs, heading)  # below its own rule
+
+
+def test_a_short_framed_block_goes_to_the_next_page_whole(first_page_holds: int, tmp_path: Path) -> None:
+    """A tool's frame (or an unknown block's) broken between its parts runs on,
+    empty, to the foot of the page: a short one moves to the next page whole."""
+    for paragraphs in near_the_foot(first_page_holds):
+        pages = [[text for text, *_ in lines(page)] for page in words(pushed_down(paragraphs, LABELLED), tmp_path)]
+        for first, last in (("shell completed", '"code": 2'), ("Unsupported block diagram", '"theme": "dark"')):
+            assert [n for n, page in enumerate(pages) if first in page] == [
+                n for n, page in enumerate(pages) if last in page
+            ], (paragraphs, first)
+
+
+def test_a_tool_block_longer_than_a_page_starts_where_it_is(first_page_holds: int, tmp_path: Path) -> None:
+    """Kept whole, it would leave the rest of a page empty, and break on the next anyway."""
+    pages = words(
+        pushed_down(
+            first_page_holds - 12, {"id": "m1", "role": "tool", "content": [{"id": "t", **tool_output(PYTEST_LINES)}]}
+        ),
+        tmp_path,
+    )
+    assert "shell completed" in [text for text, *_ in lines(pages[0])]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -71,6 +71,7 @@ from vis_export.strings import single_line
 from vis_export.timefmt import iso, utc
 
 SUMMARY_LENGTH = 60
+ROW_LENGTH = 100  # characters of code on a line of a printed page, about
 
 
 # Elements of a pasted fragment (the clipboard's text/html) styled inline, since
@@ -280,6 +281,7 @@ class HtmlProjector(Projector):
         }
 
     def block_tool(self, block: ToolBlock) -> ToolView:
+        shown = self.tool_parts(block)
         parts: list[ToolPartView] = [
             {
                 "label": part.label,
@@ -287,7 +289,7 @@ class HtmlProjector(Projector):
                 "language": part.language or "text",
                 "truncated": TRUNCATED_NOTE.format(part.cut) if part.cut else None,
             }
-            for part in self.tool_parts(block)
+            for part in shown
         ]
         return {
             "kind": "tool",
@@ -295,6 +297,7 @@ class HtmlProjector(Projector):
             "status": block.status,
             "duration": tool_duration(block),
             "parts": parts,
+            "rows": rows(part.text for part in shown),
         }
 
     def block_reasoning(self, block: ReasoningBlock) -> ReasoningView:
@@ -343,7 +346,15 @@ class HtmlProjector(Projector):
 
     def block_unknown(self, block: Block) -> UnknownView:
         fields = [(key, json_text(value)) for key, value in block.fields.items() if key not in ("id", "type")]
-        return {"kind": "unknown", "type": block.type, "fields": fields}
+        return {"kind": "unknown", "type": block.type, "fields": fields, "rows": rows(text for _, text in fields)}
+
+
+def rows(texts: Iterable[str]) -> int:
+    """About how many lines the texts take on a printed page, a long line
+    wrapping: a framed block this short is kept on one page (the templates'
+    ``keep``), since a frame broken between its parts runs on, empty, to
+    the foot of the page. A longer one breaks where it must."""
+    return sum(-(-len(line) // ROW_LENGTH) or 1 for text in texts for line in text.split("\n"))
 
 
 def to_html(obj: Exportable, **options: object) -> str:

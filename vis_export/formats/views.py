@@ -39,6 +39,7 @@ class ToolView(TypedDict):
     status: str
     duration: str | None
     parts: list[ToolPartView]
+    rows: int  # about how many lines its parts take on a page (see ``html.rows``)
 
 
 class ReasoningView(TypedDict):
@@ -95,6 +96,7 @@ class UnknownView(TypedDict):
     kind: Literal["unknown"]
     type: str
     fields: list[tuple[str, str]]  # (key, indented JSON)
+    rows: int  # about how many lines its fields take on a page (see ``html.rows``)
 
 
 BlockView = (
