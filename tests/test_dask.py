@@ -716,3 +716,25 @@ def test_a_source_removed_once_the_index_job_is_planned_is_a_line(tmp_path: Path
     counts = index_sources([str(p) for p in sources], tmp_path / "i", report=lines, dask=cluster, progress=planned)
     assert lines.problems == [f"{sources[1]}: no such file or directory"]
     assert str(counts) == "2 added, 0 updated, 0 unchanged"
+
+
+def test_a_store_removed_once_the_job_is_planned_says_so(tmp_path: Path, cluster: str) -> None:
+    """A store goes out in parts (a session each), which read it by path: gone,
+    each said 'not a readable Vis store: unable to open database file', where
+    one process says 'no such file or directory'."""
+    rows = json.loads((GOLDEN / "store" / "rows.json").read_text())
+    for job in ("convert", "index"):
+        store = build_store(tmp_path / f"{job}.db", rows)
+        assert len([p for u in units([(str(store), store)], 2) for p in u]) == 2
+
+        def planned(total: int, store: Path = store) -> Any:
+            store.unlink()  # after the plan, before the workers read
+            return lambda: None
+
+        lines = Lines()
+        if job == "convert":
+            outcome = convert([str(store)], "markdown", tmp_path / "o", report=lines, dask=cluster, progress=planned)
+            assert outcome.failed and not outcome.written
+        else:
+            index_sources([str(store)], tmp_path / "i", report=lines, dask=cluster, progress=planned)
+        assert set(lines.problems) == {f"{store}: no such file or directory"}
