@@ -415,6 +415,22 @@ def test_a_file_read_through_a_link_leaves_its_folder_free(tmp_path: Path) -> No
     assert (result.returncode, result.stderr) == (0, "1 added, 0 updated, 0 unchanged\n")
 
 
+def test_a_link_loop_among_the_sources_is_a_line_not_a_failed_job(tmp_path: Path) -> None:
+    """Planning the job resolved each file's path, which raised on a loop of
+    links (``Symlink loop from ...``) and stopped the job before any file."""
+    source = tmp_path / "src"
+    source.mkdir()
+    shutil.copy(INPUT / "session.json", source / "a.json")
+    (source / "b.json").symlink_to(source / "c.json")
+    (source / "c.json").symlink_to(source / "b.json")
+    for sources in ([str(source)], [str(source / "b.json"), str(source / "a.json")]):
+        index_folder = tmp_path / f"index{len(sources)}"
+        result = cli("index", *sources, "--index", str(index_folder))
+        assert result.returncode == 1, result.stderr
+        assert f"{source / 'b.json'}: no such file or directory" in result.stderr.splitlines()
+        assert result.stderr.endswith("1 added, 0 updated, 0 unchanged\n"), result.stderr
+
+
 def test_a_directory_of_other_files_gets_no_lock_file(tmp_path: Path) -> None:
     photos = tmp_path / "photos"
     photos.mkdir()

@@ -304,6 +304,18 @@ def test_a_broken_link_is_the_same_line_found_in_a_folder_or_named(tmp_path: Pat
     assert walked == named == [f"{tmp_path / 'b.json'}: no such file or directory"]
 
 
+def test_a_link_loop_is_the_same_line_found_in_a_folder_or_named(tmp_path: Path) -> None:
+    """A loop of links leads to no file, as a broken link does (``Path.exists``
+    says so for both): named, it was 'no such file or directory'; found by
+    walking, 'cannot read: Too many levels of symbolic links'."""
+    write(tmp_path, "a.json", json.dumps([MESSAGE]))
+    (tmp_path / "b.json").symlink_to(tmp_path / "c.json")
+    (tmp_path / "c.json").symlink_to(tmp_path / "b.json")
+    walked = [r.problems[0].line(r.source) for r in read(tmp_path) if r.problems]
+    named = [r.problems[0].line(r.source) for r in read([tmp_path / "b.json", tmp_path / "c.json"])]
+    assert walked == named == [f"{tmp_path / name}: no such file or directory" for name in ("b.json", "c.json")]
+
+
 @pytest.mark.skipif(os.geteuid() == 0, reason="root lists any folder")
 def test_a_folder_that_cannot_be_listed_is_reported(tmp_path: Path) -> None:
     write(tmp_path, "a.json", json.dumps([MESSAGE]))

@@ -82,7 +82,9 @@ def source_batches(
             wal = file_stamp(Path(f"{path}-wal"))  # a store's recent turns may live only there
             stamp = stamp + wal if stamp is not None and wal is not None else stamp
             folder = str(path.parent) if walked else None
-        key = str(path.resolve()) if path is not None else None
+        # ``realpath``, not ``Path.resolve``: that raises on a loop of links
+        # (Python 3.11), a source that is one line when read.
+        key = os.path.realpath(path) if path is not None else None
         return Batch(key, stamp, load, lambda: not any(problems), folder, name, path)
 
     return [batch(name, path, Path(source).is_dir()) for source in sources for name, path in source_files([source])]

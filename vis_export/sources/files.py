@@ -11,6 +11,7 @@ with ``O_NONBLOCK`` so that ``open`` itself cannot wait for a FIFO's writer.
 
 from __future__ import annotations
 
+import errno
 import gc
 import json
 import os
@@ -43,6 +44,11 @@ _KINDS = (
 
 
 NOT_FOUND = "no such file or directory"  # one line however the file is reached
+# What leads to no file: a broken link, a loop of links, a file gone since it
+# was found, a folder on its path replaced by a file. ``Path.exists`` is false
+# for each, so a source named on the command line gets ``NOT_FOUND`` for them
+# without opening it; one found by walking a folder must get the same line.
+_NO_FILE = (errno.ENOENT, errno.ELOOP, errno.ENOTDIR)
 
 
 class _Unreadable(Exception):
@@ -57,9 +63,9 @@ def read_file(path: Path, source: str, lenient: bool = False) -> list[LoadResult
                 handle.close()
                 return read_store(path, source, lenient)
             data = _bounded(head + handle.read(MAX_FILE_BYTES + 1 - len(head)))
-    except FileNotFoundError:  # a broken link, or a file gone since it was found
-        return [failed(source, Problem("", NOT_FOUND))]
     except OSError as error:
+        if error.errno in _NO_FILE:
+            return [failed(source, Problem("", NOT_FOUND))]
         return [failed(source, Problem("", f"cannot read: {error.strerror or error}"))]
     except _Unreadable as error:
         return [failed(source, Problem("", str(error)))]

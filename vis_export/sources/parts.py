@@ -17,9 +17,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from vis_export.problems import Problem
 from vis_export.sources import STDIN, read
-from vis_export.sources.files import read_file, starts_like_store
-from vis_export.sources.result import LoadResult
+from vis_export.sources.files import NOT_FOUND, read_file, starts_like_store
+from vis_export.sources.result import LoadResult, failed
 from vis_export.sources.store import copied_when_read, read_store, store_sessions
 
 SMALL_FILE = 1 << 20  # bytes: smaller files go to workers in batches
@@ -45,7 +46,15 @@ def read_part(part: Part, lenient: bool = False) -> list[LoadResult]:
     if part.path is None:
         return list(read([part.name], lenient))
     if part.sessions is not None:
-        return read_store(Path(part.path), part.name, lenient, slice(*part.sessions))
+        try:
+            results = read_store(Path(part.path), part.name, lenient, slice(*part.sessions))
+        except FileNotFoundError:  # a store with a WAL is copied to be read
+            results = []
+        if all(r.session is None for r in results) and not os.path.exists(part.path):
+            # Gone since the job was planned: the line ``read_file`` gives,
+            # not SQLite's (``unable to open database file``).
+            return [failed(part.name, Problem("", NOT_FOUND))]
+        return results
     return read_file(Path(part.path), part.name, lenient)
 
 
