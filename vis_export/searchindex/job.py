@@ -241,7 +241,10 @@ class _Job:
         """Writes a session's first copy again: a Dask worker wrote a later copy
         over it, not knowing that another source held the session before. (The
         job skips that copy, as a job in one process does; the worker could not
-        know, as the job learns it only from the results, in source order.)"""
+        know, as the job learns it only from the results, in source order.)
+        The first copy is read again: changed since, it is written as it is
+        now; gone, the later copy stays. Either way the index holds what the
+        next job would leave, never a copy that no source holds."""
         from vis_export.sources import read
 
         assert self.firsts is not None
