@@ -4,6 +4,7 @@ code-aware matching, exact phrases, R2, incremental jobs, one writer, kill -9.""
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -20,6 +21,7 @@ from vis_export import load
 from vis_export.searchindex import IndexFailure, index, search
 from vis_export.searchindex.conformance import CANARY, CODE_SESSION, check_engine
 from vis_export.searchindex.directory import MANIFEST, writer_lock
+from vis_export.searchindex.job import index_sources as vis_export_index
 from vis_export.sources.messages import session_document
 
 ENGINES = ["tantivy", "whoosh"]
@@ -359,6 +361,11 @@ def test_the_package_api(tmp_path: Path) -> None:
     assert [h.block_id for h in hits] == ["a1b5"]
 
 
+def _aged(path: Path, seconds: float = 3600) -> None:
+    """Its last change an hour ago: a file changed a moment ago is read again (see ``file_stamp``)."""
+    os.utime(path, ns=(path.stat().st_atime_ns, time.time_ns() - int(seconds * 1e9)))
+
+
 def test_a_rerun_does_not_read_unchanged_files(tmp_path: Path) -> None:
     sources = tmp_path / "sources"
     sources.mkdir()
@@ -366,6 +373,7 @@ def test_a_rerun_does_not_read_unchanged_files(tmp_path: Path) -> None:
         (sources / f"{name}.json").write_text(
             json.dumps({**json.loads((INPUT / "session.json").read_text()), "id": name})
         )
+        _aged(sources / f"{name}.json")
     directory = tmp_path / "index"
     command = [sys.executable, "-m", "vis_export", "index", str(sources), "--index", str(directory)]
     assert subprocess.run(command, capture_output=True, text=True).stderr.strip() == "2 added, 0 updated, 0 unchanged"
@@ -382,6 +390,37 @@ def test_a_rerun_does_not_read_unchanged_files(tmp_path: Path) -> None:
     pruned = subprocess.run([*command, "--prune"], capture_output=True, text=True).stderr.strip()
     assert pruned == "0 added, 0 updated, 1 unchanged, 1 removed"
     assert ids("zebras", directory) == set()
+
+
+def _same_size_and_time(path: Path, old: str, new: str) -> None:
+    """``old`` replaced by ``new`` (as long) in the file, its time as it was:
+    a rewrite within one tick of the file system's clock."""
+    assert len(old) == len(new)
+    before = path.stat()
+    path.write_text(path.read_text().replace(old, new))
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert (path.stat().st_size, path.stat().st_mtime_ns) == (before.st_size, before.st_mtime_ns)
+
+
+def test_a_file_rewritten_at_the_same_size_within_a_clock_tick_is_read_again(tmp_path: Path) -> None:
+    """Size and time are all a rerun compares: a stamp taken just after a change
+    is not trusted (the file may change again within the tick), so the next
+    run reads the file. A file whose last change is old is not read again,
+    even when a rewrite kept its size and set its time back."""
+    sources = tmp_path / "sources"
+    sources.mkdir()
+    path = sources / "a.json"
+    path.write_text(json.dumps({**json.loads((INPUT / "session.json").read_text()), "id": "a"}))
+    directory = tmp_path / "index"
+    assert str(vis_export_index([sources], directory)) == "1 added, 0 updated, 0 unchanged"
+    _same_size_and_time(path, "Parse the config", "Parse the zebra!")
+    assert str(vis_export_index([sources], directory)) == "0 added, 1 updated, 0 unchanged"
+    assert ids("zebra", directory) == {"u1b1"}
+    _aged(path)
+    assert str(vis_export_index([sources], directory)) == "0 added, 0 updated, 1 unchanged"  # read: a new stamp
+    _same_size_and_time(path, "Parse the zebra!", "Parse the koala!")
+    assert str(vis_export_index([sources], directory)) == "0 added, 0 updated, 1 unchanged"  # not read
+    assert ids("koala", directory) == set()
 
 
 def test_jobs_hold_after_a_commit(tmp_path: Path) -> None:

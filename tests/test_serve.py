@@ -254,6 +254,21 @@ def test_a_changed_source_shows_its_new_content_on_the_next_request(tmp_path: Pa
         assert {h["session_id"] for h in client.get("/api/search?q=zanzibar").json()} == {"two", "second"}
 
 
+def test_a_source_rewritten_at_the_same_size_within_a_clock_tick_shows_its_new_content(tmp_path: Path) -> None:
+    """Size and time stay as they were (a rewrite within one tick of the file
+    system's clock): a file changed a moment ago is read again at each look."""
+    document = json.loads((GOLDEN / "session.json").read_text())
+    path = write_session(tmp_path, document)
+    with room([tmp_path]) as client:
+        assert "Parse the config" in client.get("/s/golden_session").text
+        before = path.stat()
+        path.write_text(path.read_text().replace("Parse the config", "Parse the zebra!"), encoding="utf-8")
+        os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+        assert path.stat().st_size == before.st_size
+        assert "Parse the zebra!" in client.get("/s/golden_session").text
+        assert [h["block_id"] for h in client.get("/api/search?q=zebra").json()] == ["u1b1"]
+
+
 def test_a_given_index_is_searched_and_not_written(golden: Any, tmp_path: Path) -> None:
     index = tmp_path / "idx"
     assert CliRunner().invoke(main, ["index", str(golden.folder), "--index", str(index)]).exit_code == 0

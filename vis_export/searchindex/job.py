@@ -13,6 +13,7 @@ transaction (see ``target``).
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -90,11 +91,23 @@ def source_batches(
     return [batch(name, path, Path(source).is_dir()) for source in sources for name, path in source_files([source])]
 
 
+RACY_NS = 2_000_000_000  # the coarsest file time we expect (FAT and some network file systems: 2 s)
+
+
 def file_stamp(path: Path) -> list[int] | None:
+    """A file's size and modification time: what an index's manifest, and
+    ``serve``, take to mean "unchanged". A file rewritten at the same size
+    within one tick of its file system's clock keeps both; so a stamp taken
+    that soon after a change also holds the moment it was taken, which no
+    later stamp repeats, and the file is read again until its last change is
+    older than that (git's "racily clean" files)."""
     try:
         info = path.stat()
     except OSError:
         return None
+    now = time.time_ns()
+    if now - info.st_mtime_ns < RACY_NS:
+        return [info.st_size, info.st_mtime_ns, now]
     return [info.st_size, info.st_mtime_ns]
 
 
