@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from vis_export.distributed.cluster import Connecting, Pace, completed, local_workers, worker_count
-from vis_export.distributed.tasks import Rendered, convert_unit, task_result
+from vis_export.distributed.tasks import Rendered, convert_unit, echoed, task_result
 from vis_export.formats.options import ExportOptions
 from vis_export.jobs.conversion import Reading, export, not_exported
 from vis_export.model import Session
@@ -153,6 +153,8 @@ class OnDask:
         return self.readings
 
     def _add(self, reading: Reading, part: Part, k: int, rendered: Rendered) -> None:
+        if echoed(reading, self.readings[-1] if self.readings else None, part, k):
+            return
         self.readings.append(reading)
         self.places.append((part, k))
         self.rendered.append(rendered)

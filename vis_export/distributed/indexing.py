@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from vis_export.distributed.cluster import Connecting, Pace, local_workers, worker_count
-from vis_export.distributed.tasks import index_unit, task_result
+from vis_export.distributed.tasks import echoed, index_unit, task_result
 from vis_export.jobs.conversion import Report
 from vis_export.sources.parts import Part, file_size, units
 from vis_export.sources.result import report_lines
@@ -80,12 +80,12 @@ def _on_workers(
     here = (dask.lenient, job.reasoning, dict(job.known), database)  # a task run here (see ``task_result``)
     task = {future.key: (index_unit, unit, *here) for future, unit in zip(futures, plan, strict=True)}
     parts = [(future, j, part) for future, unit in zip(futures, plan, strict=True) for j, part in enumerate(unit)]
-    of_batch: dict[int, list[tuple[Any, int]]] = {}
+    of_batch: dict[int, list[tuple[Any, int, Part]]] = {}
     place = -1
     for future, j, part in parts:
         if _first_of_file(part):
             place += 1
-        of_batch.setdefault(id(sent[place]), []).append((future, j))
+        of_batch.setdefault(id(sent[place]), []).append((future, j, part))
     taken: dict[str, Any] = {}
     overwritten: dict[str, None] = {}  # sessions whose first copy a worker may have written over
     for batch in batches:
@@ -99,10 +99,14 @@ def _on_workers(
             continue
         hashes: dict[str, str] = {}
         complete = True
-        for future, j in mine:
+        before = None
+        for future, j, part in mine:
             if future.key not in taken:
                 taken[future.key] = task_result(client, future, dask.address, task[future.key])
-            for reading, made in taken[future.key][j]:
+            for k, (reading, made) in enumerate(taken[future.key][j]):
+                if echoed(reading, before, part, k):
+                    continue
+                before = reading
                 complete &= not reading.problems
                 for fails, line in report_lines(reading.source, made is not None, reading.problems):
                     (dask.report.problem if fails else dask.report.warning)(line)

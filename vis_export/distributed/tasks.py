@@ -70,6 +70,15 @@ def task_result(client: Any, future: Any, address: str, task: tuple[Any, ...]) -
         return function(*arguments, checked=False)
 
 
+def echoed(reading: Reading, before: Reading | None, part: Part, k: int) -> bool:
+    """Whether ``reading``, the first of a store's later part, only repeats the
+    failure the part before it ended with: a store split into parts for the
+    workers, gone since the job was planned (or unreadable), fails in each
+    part, where read whole, as in one process, it fails once."""
+    later = k == 0 and part.sessions is not None and part.sessions[0] > 0
+    return later and reading.session_id is None and reading == before
+
+
 def check_output(folder: Path, shown: Path) -> None:
     """``folder`` is the job's own, made by the job in the output folder ``shown``."""
     if not folder.is_dir():
