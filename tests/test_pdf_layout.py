@@ -283,3 +283,25 @@ def test_a_tool_block_longer_than_a_page_starts_where_it_is(first_page_holds: in
         tmp_path,
     )
     assert "shell completed" in [text for text, *_ in lines(pages[0])]
+
+
+@pytest.mark.parametrize(
+    ("block", "first"),
+    [
+        # Wide characters: a line of 100 emoji prints as three lines of code, not one.
+        (
+            {"type": "tool", "tool": "shell", "status": "completed", "output": "\n".join(["😀" * 100] * 24)},
+            "shell completed",
+        ),
+        # Each field is a label and a frame of its own: 24 one-line fields are two pages.
+        ({"type": "diagram", **{f"field_{i:02d}": i for i in range(24)}}, "Unsupported block diagram"),
+    ],
+    ids=["wide-characters", "many-fields"],
+)
+def test_a_block_of_few_lines_yet_longer_than_a_page_starts_where_it_is(
+    block: dict[str, Any], first: str, tmp_path: Path
+) -> None:
+    """Kept whole, it left a page all but empty (and its message heading alone on the next)."""
+    pages = words(pushed_down(5, {"id": "m1", "role": "assistant", "content": [{"id": "b", **block}]}), tmp_path)
+    assert len(pages) >= 2  # longer than a page
+    assert first in [text for text, *_ in lines(pages[0])]

@@ -423,6 +423,23 @@ def test_a_file_rewritten_at_the_same_size_within_a_clock_tick_is_read_again(tmp
     assert ids("koala", directory) == set()
 
 
+def test_a_file_dated_in_the_future_is_not_read_again_by_a_rerun(tmp_path: Path) -> None:
+    """A modification time ahead of the clock (a copy from a machine whose clock
+    runs ahead, an archive unpacked as dated) is a skewed clock, not a change a
+    moment ago: a rerun does not read the file again, as for any file whose
+    stamp is unchanged (it was read at every run until the clock caught up)."""
+    sources = tmp_path / "sources"
+    sources.mkdir()
+    path = sources / "a.json"
+    path.write_text(json.dumps({**json.loads((INPUT / "session.json").read_text()), "id": "a"}))
+    _aged(path, -3600)  # an hour ahead
+    directory = tmp_path / "index"
+    assert str(vis_export_index([sources], directory)) == "1 added, 0 updated, 0 unchanged"
+    _same_size_and_time(path, "Parse the config", "Parse the koala!")
+    assert str(vis_export_index([sources], directory)) == "0 added, 0 updated, 1 unchanged"  # not read
+    assert ids("koala", directory) == set()
+
+
 def test_jobs_hold_after_a_commit(tmp_path: Path) -> None:
     """``--jobs 1`` means one indexing thread for the whole job, not only until the first commit."""
     script = f"""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import unicodedata
 from collections.abc import Iterable, Iterator
 from functools import lru_cache
 from pathlib import Path
@@ -72,6 +73,7 @@ from vis_export.timefmt import iso, utc
 
 SUMMARY_LENGTH = 60
 ROW_LENGTH = 100  # characters of code on a line of a printed page, about
+PART_ROWS = 2  # what a part's label and frame take on a printed page besides its lines, about
 
 
 # Elements of a pasted fragment (the clipboard's text/html) styled inline, since
@@ -353,8 +355,19 @@ def rows(texts: Iterable[str]) -> int:
     """About how many lines the texts take on a printed page, a long line
     wrapping: a framed block this short is kept on one page (the templates'
     ``keep``), since a frame broken between its parts runs on, empty, to
-    the foot of the page. A longer one breaks where it must."""
-    return sum(-(-len(line) // ROW_LENGTH) or 1 for text in texts for line in text.split("\n"))
+    the foot of the page. A longer one breaks where it must. Each text is a
+    part (a label and a frame of its own: 24 one-line fields take two pages),
+    and a wide character (CJK, emoji) takes two columns: counted as one line
+    each, blocks longer than a page were kept whole, leaving a page all but
+    empty before them."""
+    return sum(PART_ROWS + sum(-(-columns(line) // ROW_LENGTH) or 1 for line in text.split("\n")) for text in texts)
+
+
+def columns(line: str) -> int:
+    """How many columns of a monospace font a line takes: two for a wide character."""
+    if line.isascii():
+        return len(line)
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in line)
 
 
 def to_html(obj: Exportable, **options: object) -> str:

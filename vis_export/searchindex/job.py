@@ -100,13 +100,17 @@ def file_stamp(path: Path) -> list[int] | None:
     within one tick of its file system's clock keeps both; so a stamp taken
     that soon after a change also holds the moment it was taken, which no
     later stamp repeats, and the file is read again until its last change is
-    older than that (git's "racily clean" files)."""
+    older than that (git's "racily clean" files). A time further ahead of the
+    clock than that is a skewed clock (a copy from a machine whose clock runs
+    ahead, an archive unpacked as dated), not a change a moment ago: such a
+    file would otherwise be read again at every run, and at every request of
+    ``serve``, until the clock caught up (hours, or years)."""
     try:
         info = path.stat()
     except OSError:
         return None
     now = time.time_ns()
-    if now - info.st_mtime_ns < RACY_NS:
+    if -RACY_NS < now - info.st_mtime_ns < RACY_NS:
         return [info.st_size, info.st_mtime_ns, now]
     return [info.st_size, info.st_mtime_ns]
 
