@@ -269,7 +269,7 @@ class _Job:
         if isinstance(where, str):
             found = (r.session for r in read([where], lenient) if r.session is not None and r.session.id == session_id)
             first = next(found, None)
-            if first is None:  # its source changed since: the next job reads it again
+            if first is None:  # gone since: the later copy stays, as the next job would leave it
                 return
         else:
             first = where
