@@ -561,6 +561,24 @@ def test_parts_read_what_read_reads(corpus: Path) -> None:
     assert [r for unit in plan for part in unit for r in read_part(part)] == list(read([str(corpus)]))
 
 
+def test_a_workers_kept_file_is_read_again_after_a_rewrite_within_a_clock_tick(tmp_path: Path) -> None:
+    """A worker keeps the files it read for its next tasks, and outlives jobs on
+    a running cluster: a rewrite at the same size within one tick of the file
+    system's clock (size and time as they were), between two jobs, is read again."""
+    from vis_export.distributed.tasks import results_of
+    from vis_export.sources.parts import Part
+
+    path = tmp_path / "kept.json"
+    path.write_text(json.dumps(generated(1)))
+    part = Part(str(path), str(path))
+    assert [r.session.title for r in results_of(part, False) if r.session] == ["Generated 1"]
+    before = path.stat()
+    path.write_text(path.read_text().replace("Generated 1", "Generated 9"))
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert path.stat().st_size == before.st_size
+    assert [r.session.title for r in results_of(part, False) if r.session] == ["Generated 9"]
+
+
 def test_small_files_go_out_in_batches_that_shrink_towards_the_end(tmp_path: Path) -> None:
     """No worker is left with a large last batch while the others wait (nor the
     index job's one writer with a large last batch of documents)."""

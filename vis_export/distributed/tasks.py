@@ -25,10 +25,11 @@ from vis_export.searchindex.documents import IndexReasoning
 from vis_export.searchindex.target import Database
 from vis_export.sources.parts import Part, read_part
 from vis_export.sources.result import LoadResult
+from vis_export.sources.stamp import file_stamp
 
 SHARED = "sources and the output must be at the same path on every worker"
 _KEPT = 4  # files whose sessions a worker keeps for its next task (the same file's next sessions)
-_read: OrderedDict[tuple[Part, bool], tuple[tuple[int, int], list[LoadResult]]] = OrderedDict()
+_read: OrderedDict[tuple[Part, bool], tuple[list[int], list[LoadResult]]] = OrderedDict()
 
 
 class NotShared(DaskFailure):
@@ -89,11 +90,9 @@ def results_of(part: Part, lenient: bool) -> list[LoadResult]:
     """``read_part``, kept for the next few tasks: a file holding many sessions is
     rendered a session per task, and each would otherwise read it again."""
     assert part.path is not None
-    try:
-        info = os.stat(part.path)
-    except OSError:  # gone since the job was planned: ``read_part`` says so
+    stamp = file_stamp(Path(part.path))  # a worker outlives jobs: the next may follow a rewrite
+    if stamp is None:  # gone since the job was planned: ``read_part`` says so
         return read_part(part, lenient)
-    stamp = (info.st_size, info.st_mtime_ns)
     key = (part, lenient)
     kept = _read.get(key)
     if kept is not None and kept[0] == stamp:

@@ -13,7 +13,6 @@ transaction (see ``target``).
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +22,7 @@ from vis_export.model import Session
 from vis_export.searchindex.documents import IndexReasoning, indexed_view, view_digest, view_documents
 from vis_export.searchindex.engines import Engine
 from vis_export.searchindex.target import DatabaseTarget, Target, target_for
+from vis_export.sources.stamp import file_stamp
 
 if TYPE_CHECKING:
     from vis_export.distributed.indexing import Dask
@@ -89,30 +89,6 @@ def source_batches(
         return Batch(key, stamp, load, lambda: not any(problems), folder, name, path)
 
     return [batch(name, path, Path(source).is_dir()) for source in sources for name, path in source_files([source])]
-
-
-RACY_NS = 2_000_000_000  # the coarsest file time we expect (FAT and some network file systems: 2 s)
-
-
-def file_stamp(path: Path) -> list[int] | None:
-    """A file's size and modification time: what an index's manifest, and
-    ``serve``, take to mean "unchanged". A file rewritten at the same size
-    within one tick of its file system's clock keeps both; so a stamp taken
-    that soon after a change also holds the moment it was taken, which no
-    later stamp repeats, and the file is read again until its last change is
-    older than that (git's "racily clean" files). A time further ahead of the
-    clock than that is a skewed clock (a copy from a machine whose clock runs
-    ahead, an archive unpacked as dated), not a change a moment ago: such a
-    file would otherwise be read again at every run, and at every request of
-    ``serve``, until the clock caught up (hours, or years)."""
-    try:
-        info = path.stat()
-    except OSError:
-        return None
-    now = time.time_ns()
-    if -RACY_NS < now - info.st_mtime_ns < RACY_NS:
-        return [info.st_size, info.st_mtime_ns, now]
-    return [info.st_size, info.st_mtime_ns]
 
 
 def index_sessions(

@@ -1,0 +1,34 @@
+"""When a source file has not changed: its size and modification time, with
+a guard for a change within one tick of the file system's clock.
+
+The index job's manifest, ``serve``'s listing and page caches, and a Dask
+worker's cache of the files it has read all take an equal stamp to mean
+"unchanged"; this is the one place that says what a stamp is.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+RACY_NS = 2_000_000_000  # the coarsest file time we expect (FAT and some network file systems: 2 s)
+
+
+def file_stamp(path: Path) -> list[int] | None:
+    """A file's size and modification time (``None``: no file). A file rewritten at the same size
+    within one tick of its file system's clock keeps both; so a stamp taken
+    that soon after a change also holds the moment it was taken, which no
+    later stamp repeats, and the file is read again until its last change is
+    older than that (git's "racily clean" files). A time further ahead of the
+    clock than that is a skewed clock (a copy from a machine whose clock runs
+    ahead, an archive unpacked as dated), not a change a moment ago: such a
+    file would otherwise be read again at every look until the clock caught
+    up (hours, or years)."""
+    try:
+        info = path.stat()
+    except OSError:
+        return None
+    now = time.time_ns()
+    if -RACY_NS < now - info.st_mtime_ns < RACY_NS:
+        return [info.st_size, info.st_mtime_ns, now]
+    return [info.st_size, info.st_mtime_ns]
