@@ -161,7 +161,9 @@ def _on_timer(signum: int, frame: Any) -> None:
     collection it does not raise at all."""
     if _armed:  # a late signal after the block finished is ignored
         signal.setitimer(signal.ITIMER_VIRTUAL, AGAIN)
-        if not _collecting:
+        # A signal is taken as a function starts: at the start of the callback
+        # that marks a collection, before it has marked it.
+        if not _collecting and frame.f_code is not _collection_starts.__code__:
             raise Overrun
 
 
