@@ -55,8 +55,7 @@ def room(sources: Sequence[Path], reasoning: str = "visible", index: Any = "keep
             client.problems = problems
             yield client
     finally:
-        if keeper is not None:
-            keeper.close()
+        catalogue.close()
 
 
 def _decoded_once(app: Any) -> Any:

@@ -438,6 +438,32 @@ def test_a_slow_look_at_the_sources_runs_in_the_background(tmp_path: Path, monke
         assert {r["id"] for r in client.get("/api/sessions").json()} == {"first", "later"}
 
 
+def test_closing_waits_for_a_look_in_the_background_and_removes_the_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A look in the background still indexing when the server stops failed the
+    index's removal ("Directory not empty": it failed a CI run), or would make
+    its folder again; a look after the stop does nothing."""
+    from vis_export.serve import catalogue as module
+    from vis_export.serve.server import prepare
+
+    monkeypatch.setattr(module, "SLOW_WALK", 0.0)  # every look runs in the background
+    document = json.loads((GOLDEN / "session.json").read_text())
+    write_session(tmp_path, document, "first")
+    catalogue, keeper = prepare([str(tmp_path)], None, "visible", lambda results: [r.session for r in results], print)
+    assert keeper is not None
+    catalogue.refresh()
+    for n in range(20):  # changed sources: the next look indexes them, in the background
+        write_session(tmp_path, {**document, "id": f"s{n}"}, f"s{n}")
+    catalogue.check_every = 0
+    catalogue.current()
+    assert catalogue.looking is not None
+    catalogue.close()
+    assert not catalogue.looking.is_alive() and not keeper.directory.parent.exists()
+    catalogue.refresh()
+    assert not keeper.directory.parent.exists()
+
+
 @pytest.mark.parametrize("number", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
 def test_the_index_serve_keeps_is_removed_however_it_is_stopped(tmp_path: Path, number: int) -> None:
     """Ctrl-C, a kill, or the terminal closing (SIGHUP): no index left in the temporary folder."""

@@ -810,7 +810,7 @@ def serve(
     except OSError as error:
         echo(f"vis-export: cannot listen on {host}:{port}: {error.strerror or error}", err=True)
         sys.exit(1)
-    keeper = None
+    catalogue = None
     try:
         catalogue, keeper = prepare(sources, directory, policy, reporter.results, reporter.warning)
         with _progress(catalogue.file_count(), "Reading" if keeper is None else "Indexing") as advance:
@@ -823,5 +823,5 @@ def serve(
         echo(f"vis-export: {failure}", err=True)
         sys.exit(1)
     finally:
-        if keeper is not None:
-            keeper.close()
+        if catalogue is not None:
+            catalogue.close()

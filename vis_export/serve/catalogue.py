@@ -96,6 +96,7 @@ class Catalogue:
         self.checked = 0.0
         self.walk = 0.0  # how long the last look at the sources took (seconds)
         self.looking: threading.Thread | None = None  # a slow look, in the background
+        self.closed = False
         self.kept: OrderedDict[tuple[str, Any], list[Session]] = OrderedDict()
 
     # --- keeping current ---------------------------------------------------------------
@@ -104,6 +105,8 @@ class Catalogue:
         """Read every source file that is new or changed (through the index
         job when there is a keeper), and forget those that are gone."""
         with self.lock:
+            if self.closed:
+                return
             started = time.monotonic()
             batches = source_batches(self.sources, False, self.report, advance)
             self.checked = time.monotonic()
@@ -121,11 +124,24 @@ class Catalogue:
                     batch.load()
             self.listing = self._rebuilt([str(b.key) for b in batches], read)
 
+    def close(self) -> None:
+        """Removes the index kept of the sources (if any), once a look in the
+        background has ended: one still writing it would fail the removal, or
+        make the folder again. No look starts after this."""
+        with self.lock:
+            self.closed = True
+        if self.looking is not None:
+            self.looking.join()
+        if self.keeper is not None:
+            self.keeper.close()
+
     def refresh_file(self, key: str) -> None:
         """Read one changed source file again (a session page's own), without
         walking the sources; when sessions left it, a full refresh, which
         also takes them out of the index."""
         with self.lock:
+            if self.closed:
+                return
             (batch,) = source_batches([key], False, self.report)
             before = {e.summary.id for e in self.listing.files.get(key, (None, []))[1]}
             read: dict[str, tuple[list[int] | None, list[Session]]] = {}
