@@ -46,15 +46,16 @@ def read_part(part: Part, lenient: bool = False) -> list[LoadResult]:
     if part.path is None:
         return list(read([part.name], lenient))
     if part.sessions is not None:
-        gone = [failed(part.name, Problem("", NOT_FOUND))]  # the line ``read_file`` gives, not SQLite's
         try:
             results = read_store(Path(part.path), part.name, lenient, slice(*part.sessions))
         except FileNotFoundError:  # a store with a WAL is copied to be read
             if os.path.exists(part.path):
                 raise
-            return gone
+            results = []
         if all(r.session is None for r in results) and not os.path.exists(part.path):
-            return gone  # since the job was planned (SQLite says ``unable to open database file``)
+            # Gone since the job was planned: the line ``read_file`` gives, not
+            # SQLite's (``unable to open database file``).
+            return [failed(part.name, Problem("", NOT_FOUND))]
         return results
     return read_file(Path(part.path), part.name, lenient)
 
