@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from conftest import INPUT
+from hypothesis import given, settings, strategies as st
 from timelimit import time_limit
 
 from vis_export import to_html, to_json, to_markdown, to_text
@@ -406,3 +407,50 @@ def test_every_bad_line_of_json_lines_is_reported(tmp_path: Path) -> None:
     (result,) = list(read(path))
     assert result.session is None
     assert [p.location.split(",")[0] for p in result.problems] == ["line 2", "line 3", "line 4", "line 5"]
+
+
+# --- R6: one line for an odd file, however it is reached ----------------------------
+
+ODD_FILES = ["session", "broken link", "link loop", "link into a gone folder", "not JSON", "path through a file"]
+
+
+@settings(deadline=None)
+@given(st.lists(st.sampled_from(ODD_FILES), min_size=1, max_size=6))
+def test_r6_an_odd_file_is_one_clear_line_walked_named_or_read_as_a_part(kinds: list[str]) -> None:
+    """R6: each odd file of a folder says what is wrong in one line that names
+    it, the same line whether the folder is walked, the file is named, or a
+    Dask worker reads it as a part of the job (``read_part``); the good
+    sessions are all read."""
+    from tempfile import TemporaryDirectory
+
+    from vis_export.sources.parts import read_part, units
+
+    with TemporaryDirectory() as folder, time_limit(20):
+        root = Path(folder)
+        (root / "plain").write_text("not a folder")
+        for n, kind in enumerate(kinds):
+            path = root / f"f{n}.json"
+            if kind == "session":
+                path.write_text(json.dumps([{**MESSAGE, "id": f"m{n}"}]))
+            elif kind == "broken link":
+                path.symlink_to(root / "gone.json")
+            elif kind == "link loop":
+                path.symlink_to(root / f"f{n}.json")
+            elif kind == "link into a gone folder":
+                path.symlink_to(root / "gone" / "x.json")
+            elif kind == "not JSON":
+                path.write_text('{"messages": [')
+            else:
+                path.symlink_to(root / "plain" / "x.json")
+
+        def lines(results: list[Any]) -> list[str]:
+            return [r.problems[0].line(r.source) for r in results if r.problems]
+
+        walked = list(read(root))
+        named = [r for n in range(len(kinds)) for r in read(root / f"f{n}.json")]
+        plan = units([(str(p), p) for p in sorted(root.glob("f*.json"))], 2)
+        parts = [r for unit in plan for part in unit for r in read_part(part)]
+        assert lines(walked) == lines(named) == lines(parts)
+        assert len(lines(walked)) == len(kinds) - kinds.count("session")
+        assert all(line.count("\n") == 0 and f"{root}/f" in line for line in lines(walked))
+        assert sum(1 for r in walked if r.session is not None) == kinds.count("session")
