@@ -498,3 +498,33 @@ def test_the_distinct_words_of_a_text_are_those_of_its_analysis(text: str) -> No
     from vis_export.searchindex.documents import analysed_words, distinct_analysed_words
 
     assert distinct_analysed_words(text) == set(analysed_words(text))
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@given(session_documents(small_blocks), st.sampled_from(["none", "visible"]), st.booleans())
+def test_r2_a_first_copy_written_again_keeps_private_reasoning_out(
+    tmp_path_factory: pytest.TempPathFactory, document: dict[str, Any], reasoning: str, from_file: bool
+) -> None:
+    """R2: the first copy of a session that a Dask job writes again once its
+    workers are done (``_Job.restore``: read again from its file, or kept as
+    read from standard input) is the index's own view of it: the same
+    documents an ordinary job writes, and never private reasoning."""
+    from vis_export.searchindex.job import _Job
+    from vis_export.searchindex.target import target_for
+
+    folder = tmp_path_factory.mktemp("restore")
+    (folder / "sources").mkdir()
+    source = folder / "sources" / "first.json"  # not a folder an index may go in
+    source.write_text(json.dumps(document))
+    session = session_of(document, str(source))
+    ordinary, restored = folder / "ordinary", folder / "restored"
+    index([session], ordinary, engine="tantivy", reasoning=reasoning)
+    target = target_for(restored, "tantivy", None)
+    with target.writing("tantivy", 0.0, 0) as (store, manifest):
+        job = _Job(store, target, manifest, reasoning, None, None)  # type: ignore[arg-type]
+        job.firsts = {session.id: str(source) if from_file else session}
+        job.restore(session.id, lenient=False)
+        job.commit()
+    found = [h.to_json() for h in search("", restored, limit=10_000)]
+    assert PRIVATE_CANARY not in json.dumps(found)
+    assert found == [h.to_json() for h in search("", ordinary, limit=10_000)]
