@@ -1,5 +1,5 @@
 """The public API as a user meets it: every name works whatever was imported
-before, and every Python example in the README runs."""
+before, and every Python example in the README and the docs runs."""
 
 from __future__ import annotations
 
@@ -55,9 +55,14 @@ def test_public_functions_are_the_ones_their_modules_define() -> None:
         assert (name in DOCUMENTED) == inspect.isclass(value), name
 
 
-def test_every_python_example_in_the_readme_runs(tmp_path: Path, golden_store: Path) -> None:
-    blocks = re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
-    assert blocks
+def test_every_python_example_in_the_readme_and_the_docs_runs(tmp_path: Path, golden_store: Path) -> None:
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    examples = [
+        (page.relative_to(ROOT).as_posix(), block)
+        for page in pages
+        for block in re.findall(r"```python\n(.*?)```", page.read_text(), re.S)
+    ]
+    assert {page for page, _ in examples} >= {"README.md", "docs/api.md"}
     (tmp_path / "sessions").mkdir()
     for name in ("session.json", "messages.jsonl", "events.jsonl"):
         shutil.copy(INPUT / name, tmp_path / "sessions" / name)
@@ -67,9 +72,9 @@ def test_every_python_example_in_the_readme_runs(tmp_path: Path, golden_store: P
     previous = Path.cwd()
     os.chdir(tmp_path)
     try:
-        namespace: dict[str, object] = {}
-        for block in blocks:
-            exec(compile(block, "README.md", "exec"), namespace)  # noqa: S102 - the README's own examples
+        namespaces: dict[str, dict[str, object]] = {}  # a page's examples run in order, each page on its own
+        for page, block in examples:
+            exec(compile(block, page, "exec"), namespaces.setdefault(page, {}))  # noqa: S102 - the pages' own examples
     finally:
         os.chdir(previous)
     assert (tmp_path / "idx").is_dir() and GOLDEN.exists()

@@ -1,5 +1,5 @@
 """`vis-export serve` through Starlette's test client: pages, API, downloads,
-copy flavours, the policy, keeping current, and the guards (spec/serve.md).
+copy flavours, the policy, keeping current, and the guards (docs/serve.md).
 The real server and a real browser are in test_serve_browser.py."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """What a Lonis block says, parsed once: its one-line human form and every data
-field, from which every format renders (render parity, ``spec/lonis.md``)."""
+field, from which every format renders (render parity, ``docs/sources.md``)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Readers: every input in ``spec/sources.md`` becomes sessions of one model.
+"""Readers: every input in ``docs/sources.md`` becomes sessions of one model.
 
 Nothing here opens a source for writing. ``read`` yields a ``LoadResult`` per
 session (or per source that could not be read), so a batch can report one bad

@@ -1,4 +1,4 @@
-"""Lonis blocks as a source (``spec/lonis.md``): a block, an array, or JSON Lines.
+"""Lonis blocks as a source (``docs/sources.md``, Lonis blocks): a block, an array, or JSON Lines.
 
 A set of blocks becomes one session, one message per block, in file order: a
 block is one act of one participant, and grouping by attribution would reorder

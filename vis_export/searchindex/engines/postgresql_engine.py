@@ -380,7 +380,7 @@ class PostgresEngine:
         """``search``, where each of ``phrases`` also occurs exactly in the text:
         checked by the server, so a phrase with few words or none (``"=>"``)
         never sends the client every block to check. The condition is a
-        ``LIKE``, which a trigram index uses when a database has one (README)."""
+        ``LIKE``, which a trigram index uses when a database has one (``docs/searching.md``, Phrases)."""
         conditions: list[str] = []
         parameters: list[Any] = []
         ranked: list[str] = []
