@@ -25,6 +25,18 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.ge
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--update-golden", action="store_true", help="Rewrite the golden expected outputs.")
+    parser.addoption("--slow", action="store_true", help="Also run the slow tests (CI=true runs them always).")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """A plain ``pytest`` on a laptop runs the quick tests in a few minutes; CI (``CI=true``), ``--slow`` or an
+    explicit ``-m`` runs the slow ones too, so nothing is left out where it counts."""
+    if os.environ.get("CI") or config.getoption("--slow") or config.getoption("-m"):
+        return
+    slow = [item for item in items if item.get_closest_marker("slow")]
+    if slow:
+        items[:] = [item for item in items if not item.get_closest_marker("slow")]
+        config.hook.pytest_deselected(items=slow)
 
 
 @pytest.fixture
