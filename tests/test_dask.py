@@ -881,3 +881,70 @@ def test_a_peer_that_is_not_a_scheduler_is_one_line_in_bounded_time_and_memory(
     assert len(lines) == 1 and lines[0].startswith(f"vis-export: cannot reach the Dask scheduler at {address}: ")
     assert int(done.stdout.split()[1]) < 500_000  # kB: what the process ever held in memory
     assert not (tmp_path / "out").exists()
+
+
+def _holding(base: Path) -> tuple[subprocess.Popen[str], Path]:
+    """A process that makes a job's folder in ``base`` as a job does, renders a
+    file into it, and runs on; and the folder."""
+    code = (
+        "import sys, time\nfrom pathlib import Path\nfrom vis_export.jobs.jobfolder import JobFolder\n"
+        "made = JobFolder.make(Path(sys.argv[1]))\n(made.path / 'a.out').write_text('rendered')\n"
+        "print(made.path, flush=True)\ntime.sleep(600)\n"
+    )
+    process = subprocess.Popen([sys.executable, "-c", code, str(base)], stdout=subprocess.PIPE, text=True)
+    assert process.stdout is not None
+    return process, Path(process.stdout.readline().strip())
+
+
+def _left(base: Path, name: str, age: float, owner: dict[str, Any] | None = None) -> Path:
+    """A job's folder no process holds, last changed ``age`` seconds ago; ``owner``: its lock file says so."""
+    import time
+
+    folder = base / f".vis-export-job-{name}"
+    folder.mkdir()
+    (folder / "b.out").write_text("rendered")
+    if owner is not None:
+        (folder / ".owner").write_text(json.dumps(owner))
+    for path in (folder / ".owner", folder):
+        if path.exists():
+            os.utime(path, (time.time() - age, time.time() - age))
+    return folder
+
+
+@pytest.mark.parametrize("where", ["here", "dask"])
+def test_a_job_sweeps_the_folders_of_jobs_that_died_and_leaves_those_running(
+    tmp_path: Path, cluster: str, where: str
+) -> None:
+    """A job killed outright (kill -9) cannot remove its folder: the next job
+    writing there does, by the lock a running job holds on it."""
+    import signal
+    import socket
+
+    out = tmp_path / "out"
+    out.mkdir()
+    dead, killed = _holding(out)
+    live, running = _holding(out)
+    try:
+        dead.send_signal(signal.SIGKILL)
+        dead.wait()
+        leftovers = [
+            killed,
+            _left(out, "old", 7200),  # made by a version before the lock file
+            _left(out, "gone", 60, {"host": socket.gethostname(), "pid": dead.pid}),  # its lock free
+            _left(out, "elsewhere-old", 2 * 86400, {"host": "elsewhere.example", "pid": 1}),
+        ]
+        kept = [
+            running,
+            _left(out, "being-made", 10),  # no lock file yet
+            _left(out, "elsewhere", 3600, {"host": "elsewhere.example", "pid": 1}),  # may run there
+        ]
+        assert all(folder.is_dir() for folder in leftovers + kept)
+        outcome = convert([str(INPUT / "session.json")], "markdown", out, dask=cluster if where == "dask" else None)
+        assert not outcome.failed and [p.name for p in outcome.written] == ["golden_session.md"]
+        assert [folder.name for folder in leftovers if folder.exists()] == []
+        assert all((folder / ("a.out" if folder == running else "b.out")).read_text() == "rendered" for folder in kept)
+        assert sorted(p.name for p in out.iterdir()) == sorted(["golden_session.md", *(f.name for f in kept)])
+    finally:
+        for process in (dead, live):
+            process.kill()
+            process.communicate()  # and closes its pipe
