@@ -27,6 +27,7 @@ PREFIX = ".vis-export-job-"  # hidden: never read back as a source
 OWNER = ".owner"  # the lock file in the folder; what workers render is named ``<hex>.out``
 UNOWNED_GRACE = 3600.0  # seconds a folder without its lock file is left (being made, or made by a version before)
 ELSEWHERE_STALE = 86400.0  # seconds after which another machine's folder whose lock is free is removed
+_HELD: set[tuple[int, int]] = set()  # the folders of this process's jobs (device and inode: however named)
 
 
 class JobFolder:
@@ -34,6 +35,7 @@ class JobFolder:
 
     def __init__(self, path: Path, lock: int | None):
         self.path, self._lock = path, lock
+        self.identity = _identity(path)
 
     @classmethod
     def make(cls, base: Path) -> JobFolder | None:
@@ -45,7 +47,9 @@ class JobFolder:
             path.mkdir(parents=True)
         except OSError:
             return None
-        return cls(path, _owned(path))
+        made = cls(path, _owned(path))
+        _HELD.add(made.identity)
+        return made
 
     def remove(self, attempts: int = 50) -> None:
         """Removes the folder, which workers of a job that failed may still be
@@ -59,6 +63,7 @@ class JobFolder:
         if self._lock is not None:
             os.close(self._lock)
             self._lock = None
+        _HELD.discard(self.identity)
 
 
 def _owned(path: Path) -> int | None:
@@ -66,7 +71,7 @@ def _owned(path: Path) -> int | None:
     (a sweep never finds it unlocked); ``None`` where the file system has no
     locks (a sweep then goes by the process id)."""
     record = json.dumps({"host": socket.gethostname(), "pid": os.getpid()}).encode()
-    draft = path / f"{OWNER}.{os.getpid()}"
+    draft = path / f"{OWNER}.new"  # in a folder just made: no other has this name
     try:
         handle = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
     except OSError:
@@ -90,12 +95,13 @@ def _owned(path: Path) -> int | None:
 def sweep(base: Path) -> list[Path]:
     """Removes the job folders in ``base`` that a job which died left; the ones removed."""
     try:
-        found = [entry.path for entry in os.scandir(base) if entry.name.startswith(PREFIX) and entry.is_dir()]
+        found = [Path(entry.path) for entry in os.scandir(base) if entry.name.startswith(PREFIX) and entry.is_dir()]
     except OSError:  # no such folder yet, or not one
         return []
     swept = []
-    for path in map(Path, found):
-        if _remove_if_dead(path):
+    for path in found:
+        # Not this process's own: where locks are per process (NFS), opening and closing its lock file would free it.
+        if _identity(path) not in _HELD and _remove_if_dead(path):
             swept.append(path)
     return swept
 
@@ -113,11 +119,11 @@ def _remove_if_dead(path: Path) -> bool:
     try:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            locked: bool | None = False
+            taken = True  # no process holds it
         except BlockingIOError:
             return False  # its job is running
         except OSError:
-            locked = None  # no locks on this file system
+            taken = False  # no locks on this file system
         try:
             record = json.loads(os.read(handle, 4096))
             host, pid = str(record["host"]), int(record["pid"])
@@ -126,12 +132,20 @@ def _remove_if_dead(path: Path) -> bool:
         if host != socket.gethostname():
             dead = _age(path / OWNER) > ELSEWHERE_STALE
         else:
-            dead = locked is False or not _alive(pid)
+            dead = taken or not _alive(pid)
         if dead:
             shutil.rmtree(path, ignore_errors=True)
         return dead
     finally:
         os.close(handle)
+
+
+def _identity(path: Path) -> tuple[int, int]:
+    try:
+        info = path.stat()
+    except OSError:
+        return (-1, -1)
+    return (info.st_dev, info.st_ino)
 
 
 def _alive(pid: int) -> bool:

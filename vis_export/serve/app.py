@@ -261,7 +261,7 @@ def create_app(
             return body if isinstance(body, bytes) else encode(body)
 
         try:
-            body = renders.get((session_id, repr(stamp), extension), render)
+            body = renders.get((session_id, repr(stamp), extension), render)  # the options are the server's
         except Busy:
             answer = problem(request, 503, "Busy rendering other downloads: try again in a few seconds.")
             answer.headers["retry-after"] = str(RETRY_AFTER)
