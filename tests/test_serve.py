@@ -513,30 +513,33 @@ def test_an_unexpected_error_is_a_500_with_the_security_headers() -> None:
 
 class Counted(Renders):
     """The server's bounds, with a count around the real render of each
-    download: how many run at once (at most), how many ran; each waits for
-    ``gate`` first, so a test can hold renders running."""
+    download: how many run at once (at most; PDFs apart), how many ran; each
+    waits for ``gate`` first, so a test can hold renders running."""
 
     def __init__(self, *arguments: Any, **bounds: Any) -> None:
         super().__init__(*arguments, **bounds)
         self.gate = threading.Event()
         self.gate.set()
         self.count = threading.Lock()
-        self.now = self.peak = self.calls = 0
+        self.now = self.peak = self.calls = self.pdfs = self.most_pdfs = 0
 
-    def get(self, key: Any, render: Any) -> bytes:
+    def get(self, key: Any, render: Any, heavy: bool = False) -> bytes:
         def counted() -> bytes:
             with self.count:
                 self.now += 1
                 self.calls += 1
                 self.peak = max(self.peak, self.now)
+                self.pdfs += heavy
+                self.most_pdfs = max(self.most_pdfs, self.pdfs)
             try:
                 self.gate.wait(60)
                 return render()  # type: ignore[no-any-return]
             finally:
                 with self.count:
                     self.now -= 1
+                    self.pdfs -= heavy
 
-        return super().get(key, counted)
+        return super().get(key, counted, heavy)
 
 
 def sessions_in(folder: Path, count: int) -> list[str]:
@@ -555,8 +558,9 @@ def test_downloads_render_at_most_a_few_at_once_and_the_rest_wait_their_turn_or_
     with room([tmp_path], renders=renders) as client, ThreadPoolExecutor(6) as pool:
         asked = [pool.submit(client.get, f"/s/{i}.{extension}") for i in ids for extension in ("md", "pdf")][:6]
         deadline = time.monotonic() + 30
-        while sum(f.done() for f in asked) < 2 and time.monotonic() < deadline:
+        while (sum(f.done() for f in asked) < 2 or renders.now < 2) and time.monotonic() < deadline:
             time.sleep(0.05)
+        time.sleep(0.2)  # (time for one more to end, were the bounds not kept)
         told = [f for f in asked if f.done()]  # beyond the 2 rendering and the 2 waiting: at once
         assert [f.result().status_code for f in told] == [503, 503]
         assert all(f.result().headers["retry-after"] == "10" for f in told)
@@ -564,7 +568,24 @@ def test_downloads_render_at_most_a_few_at_once_and_the_rest_wait_their_turn_or_
         renders.gate.set()
         answers = [f.result(timeout=120) for f in asked if f not in told]
     assert sorted(a.status_code for a in answers) == [200, 200, 200, 200]
-    assert renders.peak == 2 and renders.calls == 4
+    assert renders.peak == 2 and renders.most_pdfs == 1 and renders.calls == 4
+
+
+def test_one_pdf_renders_at_a_time_beside_another_download(tmp_path: Path) -> None:
+    ids = sessions_in(tmp_path, 3)
+    renders = Counted()  # the server's bounds
+    renders.gate.clear()
+    with room([tmp_path], renders=renders) as client, ThreadPoolExecutor(3) as pool:
+        asked = [pool.submit(client.get, f"/s/{i}.pdf") for i in ids[:2]]
+        while renders.now + renders.queued < 2:
+            time.sleep(0.01)
+        asked.append(pool.submit(client.get, f"/s/{ids[2]}.md"))
+        while renders.now < 2:
+            time.sleep(0.01)
+        assert renders.pdfs == 1 and renders.queued == 1
+        renders.gate.set()
+        assert [f.result(timeout=120).status_code for f in asked] == [200, 200, 200]
+    assert renders.most_pdfs == 1 and renders.calls == 3
 
 
 def test_a_download_waits_a_bounded_time_for_its_turn(tmp_path: Path) -> None:

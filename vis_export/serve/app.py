@@ -261,7 +261,8 @@ def create_app(
             return body if isinstance(body, bytes) else encode(body)
 
         try:
-            body = renders.get((session_id, repr(stamp), extension), render)  # the options are the server's
+            # The options are the server's, fixed at start: the key needs only the source's stamp and the format.
+            body = renders.get((session_id, repr(stamp), extension), render, heavy=made.binary)
         except Busy:
             answer = problem(request, 503, "Busy rendering other downloads: try again in a few seconds.")
             answer.headers["retry-after"] = str(RETRY_AFTER)
