@@ -15,6 +15,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from vis_export.serve.app import create_app
+from vis_export.serve.renders import Renders
 from vis_export.serve.server import LOCAL_NAMES, prepare
 
 BASE = "http://127.0.0.1:8765"
@@ -28,9 +29,12 @@ def write_session(folder: Path, document: Any, name: str | None = None) -> Path:
 
 
 @contextmanager
-def room(sources: Sequence[Path], reasoning: str = "visible", index: Any = "keep") -> Iterator[Any]:
+def room(
+    sources: Sequence[Path], reasoning: str = "visible", index: Any = "keep", renders: Renders | None = None
+) -> Iterator[Any]:
     """A test client of the app over ``sources``; ``index="keep"``: serve's own
-    index (built now, kept current on every request), else the one given."""
+    index (built now, kept current on every request), else the one given;
+    ``renders``: the bounds of downloads (else the server's)."""
     from starlette.testclient import TestClient
 
     problems: list[str] = []
@@ -49,7 +53,7 @@ def room(sources: Sequence[Path], reasoning: str = "visible", index: Any = "keep
     catalogue.check_every = 0  # every request looks for changed sources
     catalogue.refresh()
     location = keeper.directory if keeper is not None else index
-    app = create_app(catalogue, location, reasoning, LOCAL_NAMES)  # type: ignore[arg-type]
+    app = create_app(catalogue, location, reasoning, LOCAL_NAMES, renders)  # type: ignore[arg-type]
     try:
         with TestClient(_decoded_once(app), base_url=BASE) as client:
             client.problems = problems

@@ -799,3 +799,152 @@ def test_workers_writing_a_database_leave_the_first_copy_as_it_is_when_the_job_e
         found[dask] = (str(counts), lines.problems, lines.warnings, words)
     assert found[None][:3] == found[cluster][:3]
     assert found[None][3] == ["alphaword"] and found[cluster][3] == [left]
+
+
+class Peer:
+    """A server on 127.0.0.1 that is not a Dask scheduler: on each connection it
+    sends ``first`` (maybe nothing) and then stays silent, the connection open
+    (or closes it, ``close``)."""
+
+    def __init__(self, first: bytes, close: bool = False) -> None:
+        import socket
+        import threading
+
+        self.first, self.close = first, close
+        self.listening = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listening.getsockname()[1]
+        self.held: list[socket.socket] = []
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                connection, _ = self.listening.accept()
+            except OSError:  # closed: the test is over
+                return
+            connection.sendall(self.first)
+            if self.close:
+                connection.close()
+            else:
+                self.held.append(connection)
+
+    def stop(self) -> None:
+        self.listening.close()
+        for connection in self.held:
+            connection.close()
+
+
+def _frames(*frames: bytes) -> bytes:
+    """Dask's framing of one message: its length, the count of frames, their lengths, the frames."""
+    import struct
+
+    body = struct.pack(f"{1 + len(frames)}Q", len(frames), *map(len, frames)) + b"".join(frames)
+    return struct.pack("Q", len(body)) + body
+
+
+@pytest.mark.parametrize(
+    ("first", "close"),
+    [
+        (b"", False),  # accepts and never answers
+        (_frames(b"\x81\xa6python\x93\x03\x0b\x07")[:20], False),  # begins a greeting, never ends it
+        ((3 << 30).to_bytes(8, "little"), False),  # a 3 GB message
+        (b"SSH-2.0-OpenSSH_9.2p1 Debian-2\r\n", False),  # another server's banner, read as a length
+        (_frames(b"\xa5hello"), False),  # Dask's framing, not a greeting
+        (_frames(b"\x81\xa6python\x93\x03\x0b\x07", b"x" * 70_000), False),  # a greeting too long
+        (b"", True),  # closes at once
+    ],
+)
+def test_a_peer_that_is_not_a_scheduler_is_one_line_in_bounded_time_and_memory(
+    tmp_path: Path, first: bytes, close: bool
+) -> None:
+    """Dask waits for a peer's greeting without a limit, and allocates a
+    message of whatever length its first bytes say: neither happens here."""
+    import time
+
+    from vis_export.distributed.cluster import CONNECT_TIMEOUT
+
+    peer = Peer(first, close)
+    address = f"tcp://127.0.0.1:{peer.port}"
+    arguments = ["convert", str(INPUT), "--to", "md", "-o", str(tmp_path / "out"), "--dask", address]
+    code = (
+        "import sys\nfrom vis_export.cli import main\ntry:\n    main(sys.argv[1:])\nfinally:\n"
+        "    print(*[l for l in open('/proc/self/status') if l.startswith('VmHWM')], file=sys.stdout)"
+    )
+    start = time.monotonic()
+    try:
+        done = subprocess.run([sys.executable, "-c", code, *arguments], capture_output=True, text=True, timeout=60)
+    finally:
+        peer.stop()
+    took = time.monotonic() - start
+    assert done.returncode == 1 and took < CONNECT_TIMEOUT + 5, (took, done.stderr)
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"vis-export: cannot reach the Dask scheduler at {address}: ")
+    assert int(done.stdout.split()[1]) < 500_000  # kB: what the process ever held in memory
+    assert not (tmp_path / "out").exists()
+
+
+def _holding(base: Path) -> tuple[subprocess.Popen[str], Path]:
+    """A process that makes a job's folder in ``base`` as a job does, renders a
+    file into it, and runs on; and the folder."""
+    code = (
+        "import sys, time\nfrom pathlib import Path\nfrom vis_export.jobs.jobfolder import JobFolder\n"
+        "made = JobFolder.make(Path(sys.argv[1]))\n(made.path / 'a.out').write_text('rendered')\n"
+        "print(made.path, flush=True)\ntime.sleep(600)\n"
+    )
+    process = subprocess.Popen([sys.executable, "-c", code, str(base)], stdout=subprocess.PIPE, text=True)
+    assert process.stdout is not None
+    return process, Path(process.stdout.readline().strip())
+
+
+def _left(base: Path, name: str, age: float, owner: dict[str, Any] | None = None) -> Path:
+    """A job's folder no process holds, last changed ``age`` seconds ago; ``owner``: its lock file says so."""
+    import time
+
+    folder = base / f".vis-export-job-{name}"
+    folder.mkdir()
+    (folder / "b.out").write_text("rendered")
+    if owner is not None:
+        (folder / ".owner").write_text(json.dumps(owner))
+    for path in (folder / ".owner", folder):
+        if path.exists():
+            os.utime(path, (time.time() - age, time.time() - age))
+    return folder
+
+
+@pytest.mark.parametrize("where", ["here", "dask"])
+def test_a_job_sweeps_the_folders_of_jobs_that_died_and_leaves_those_running(
+    tmp_path: Path, cluster: str, where: str
+) -> None:
+    """A job killed outright (kill -9) cannot remove its folder: the next job
+    writing there does, by the lock a running job holds on it."""
+    import signal
+    import socket
+
+    out = tmp_path / "out"
+    out.mkdir()
+    dead, killed = _holding(out)
+    live, running = _holding(out)
+    try:
+        dead.send_signal(signal.SIGKILL)
+        dead.wait()
+        leftovers = [
+            killed,
+            _left(out, "old", 7200),  # made by a version before the lock file
+            _left(out, "gone", 60, {"host": socket.gethostname(), "pid": dead.pid}),  # its lock free
+            _left(out, "elsewhere-old", 2 * 86400, {"host": "elsewhere.example", "pid": 1}),
+        ]
+        kept = [
+            running,
+            _left(out, "being-made", 10),  # no lock file yet
+            _left(out, "elsewhere", 3600, {"host": "elsewhere.example", "pid": 1}),  # may run there
+        ]
+        assert all(folder.is_dir() for folder in leftovers + kept)
+        outcome = convert([str(INPUT / "session.json")], "markdown", out, dask=cluster if where == "dask" else None)
+        assert not outcome.failed and [p.name for p in outcome.written] == ["golden_session.md"]
+        assert [folder.name for folder in leftovers if folder.exists()] == []
+        assert all((folder / ("a.out" if folder == running else "b.out")).read_text() == "rendered" for folder in kept)
+        assert sorted(p.name for p in out.iterdir()) == sorted(["golden_session.md", *(f.name for f in kept)])
+    finally:
+        for process in (dead, live):
+            process.kill()
+            process.communicate()  # and closes its pipe

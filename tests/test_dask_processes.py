@@ -238,3 +238,23 @@ def test_an_index_job_whose_worker_is_killed_gives_the_same_hits(tmp_path: Path)
         found = {(hit.session_id, hit.block_id) for hit in search(query, tmp_path / "idx", limit=10_000)}
         assert found == {(hit.session_id, hit.block_id) for hit in search(query, tmp_path / "expected", limit=10_000)}
         assert found
+
+
+def test_the_folder_of_a_job_killed_outright_goes_with_the_next_job(tmp_path: Path) -> None:
+    """kill -9 gives the job no chance to remove its folder of rendered files:
+    the next job writing to that output folder does."""
+    sources = _sources(tmp_path / "sources", 24)
+    out = tmp_path / "out"
+    out.mkdir()
+    with scheduler() as address, workers(address, 1):
+        job = subprocess.Popen(convert_command(sources, "html", out, address), stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 120  # until a worker has rendered files into the job's folder
+        while len(list(out.glob(".vis-export-job-*/*.out"))) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        job.send_signal(signal.SIGKILL)
+        job.wait(timeout=30)
+    (left,) = out.glob(".vis-export-job-*")
+    assert len(list(left.glob("*.out"))) >= 2
+    outcome = convert([str(INPUT / "session.json")], "markdown", out)
+    assert not outcome.failed
+    assert sorted(p.name for p in out.iterdir()) == ["golden_session.md"]

@@ -11,7 +11,9 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -34,6 +36,7 @@ from vis_export.model import CodeBlock
 from vis_export.policy import is_private
 from vis_export.searchindex import search
 from vis_export.serve.pages import Room, anchored_part, session_page
+from vis_export.serve.renders import Renders
 from vis_export.sources import load
 from vis_export.sources.messages import session_document
 
@@ -506,3 +509,153 @@ def test_an_unexpected_error_is_a_500_with_the_security_headers() -> None:
     assert answer.status_code == 500 and "a bug" not in answer.text
     assert answer.headers["content-security-policy"] == "default-src 'none'"
     assert answer.headers["x-frame-options"] == "DENY"
+
+
+class Counted(Renders):
+    """The server's bounds, with a count around the real render of each
+    download: how many run at once (at most; PDFs apart), how many ran; each
+    waits for ``gate`` first, so a test can hold renders running."""
+
+    def __init__(self, *arguments: Any, **bounds: Any) -> None:
+        super().__init__(*arguments, **bounds)
+        self.gate = threading.Event()
+        self.gate.set()
+        self.count = threading.Lock()
+        self.now = self.peak = self.calls = self.pdfs = self.most_pdfs = 0
+
+    def get(self, key: Any, render: Any, heavy: bool = False) -> bytes:
+        def counted() -> bytes:
+            with self.count:
+                self.now += 1
+                self.calls += 1
+                self.peak = max(self.peak, self.now)
+                self.pdfs += heavy
+                self.most_pdfs = max(self.most_pdfs, self.pdfs)
+            try:
+                self.gate.wait(60)
+                return render()  # type: ignore[no-any-return]
+            finally:
+                with self.count:
+                    self.now -= 1
+                    self.pdfs -= heavy
+
+        return super().get(key, counted, heavy)
+
+
+def sessions_in(folder: Path, count: int) -> list[str]:
+    """``count`` sessions, each in a file last changed a minute ago (a stamp that stays)."""
+    document = json.loads((GOLDEN / "session.json").read_text())
+    for k in range(count):
+        path = write_session(folder, {**document, "id": f"s{k}"}, f"s{k}")
+        os.utime(path, (time.time() - 60, time.time() - 60))
+    return [f"s{k}" for k in range(count)]
+
+
+def test_downloads_render_at_most_a_few_at_once_and_the_rest_wait_their_turn_or_come_back(tmp_path: Path) -> None:
+    ids = sessions_in(tmp_path, 6)
+    renders = Counted(most=2, waiting=2, patience=60)
+    renders.gate.clear()
+    with room([tmp_path], renders=renders) as client, ThreadPoolExecutor(6) as pool:
+        asked = [pool.submit(client.get, f"/s/{i}.{extension}") for i in ids for extension in ("md", "pdf")][:6]
+        deadline = time.monotonic() + 30
+        while (sum(f.done() for f in asked) < 2 or renders.now < 2) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.2)  # (time for one more to end, were the bounds not kept)
+        told = [f for f in asked if f.done()]  # beyond the 2 rendering and the 2 waiting: at once
+        assert [f.result().status_code for f in told] == [503, 503]
+        assert all(f.result().headers["retry-after"] == "10" for f in told)
+        assert renders.now == 2 and renders.queued == 2
+        renders.gate.set()
+        answers = [f.result(timeout=120) for f in asked if f not in told]
+    assert sorted(a.status_code for a in answers) == [200, 200, 200, 200]
+    assert renders.peak == 2 and renders.most_pdfs == 1 and renders.calls == 4
+
+
+def test_one_pdf_renders_at_a_time_beside_another_download(tmp_path: Path) -> None:
+    ids = sessions_in(tmp_path, 3)
+    renders = Counted()  # the server's bounds
+    renders.gate.clear()
+    with room([tmp_path], renders=renders) as client, ThreadPoolExecutor(3) as pool:
+        asked = [pool.submit(client.get, f"/s/{i}.pdf") for i in ids[:2]]
+        while renders.now + renders.queued < 2:
+            time.sleep(0.01)
+        asked.append(pool.submit(client.get, f"/s/{ids[2]}.md"))
+        while renders.now < 2:
+            time.sleep(0.01)
+        assert renders.pdfs == 1 and renders.queued == 1
+        renders.gate.set()
+        assert [f.result(timeout=120).status_code for f in asked] == [200, 200, 200]
+    assert renders.most_pdfs == 1 and renders.calls == 3
+
+
+def test_a_download_waits_a_bounded_time_for_its_turn(tmp_path: Path) -> None:
+    ids = sessions_in(tmp_path, 2)
+    renders = Counted(most=1, waiting=5, patience=0.5)
+    renders.gate.clear()
+    with room([tmp_path], renders=renders) as client, ThreadPoolExecutor(1) as pool:
+        held = pool.submit(client.get, f"/s/{ids[0]}.md")
+        while renders.now == 0:
+            time.sleep(0.01)
+        started = time.monotonic()
+        assert client.get(f"/s/{ids[1]}.md").status_code == 503
+        assert 0.4 < time.monotonic() - started < 10
+        renders.gate.set()
+        assert held.result(timeout=60).status_code == 200
+
+
+def test_a_download_is_kept_until_its_source_changes_and_rendered_once_when_asked_at_once(tmp_path: Path) -> None:
+    (session_id,) = sessions_in(tmp_path, 1)
+    renders = Counted(most=2)
+    renders.gate.clear()
+    with room([tmp_path], renders=renders) as client, ThreadPoolExecutor(4) as pool:
+        asked = [pool.submit(client.get, f"/s/{session_id}.pdf") for _ in range(4)]
+        while renders.now == 0:
+            time.sleep(0.01)
+        time.sleep(0.3)  # the others asked meanwhile, and wait for this render
+        renders.gate.set()
+        pdfs = {f.result(timeout=120).content for f in asked}
+        assert len(pdfs) == 1 and next(iter(pdfs)).startswith(b"%PDF") and renders.calls == 1
+        assert client.get(f"/s/{session_id}.pdf").content in pdfs and renders.calls == 1
+        markdown = client.get(f"/s/{session_id}.md").text
+        assert client.get(f"/s/{session_id}.md").text == markdown and renders.calls == 2
+        path = tmp_path / f"{session_id}.json"
+        path.write_text(path.read_text().replace("Parse the config", "Parse the zebra!"), encoding="utf-8")
+        os.utime(path, (time.time() - 30, time.time() - 30))
+        changed = client.get(f"/s/{session_id}.md").text
+        assert "Parse the zebra!" in changed and "Parse the zebra!" not in markdown and renders.calls == 3
+
+
+def test_a_kept_download_is_bounded_in_bytes_oldest_out_first() -> None:
+    renders = Renders(budget=400)
+    for key in range(5):
+        renders.get(key, lambda: b"x" * 100)
+    assert list(renders.kept) == [1, 2, 3, 4] and renders.size == 400
+    renders.get(1, lambda: b"never")  # kept: used again, so last out
+    renders.get(5, lambda: b"y" * 100)
+    renders.get(6, lambda: b"z" * 101)  # more than a quarter of the budget: served, not kept
+    assert list(renders.kept) == [3, 4, 1, 5] and renders.size == 400
+
+
+@pytest.mark.parametrize(
+    ("headers", "status"),
+    [
+        ({"sec-fetch-site": "cross-site"}, 403),
+        ({"sec-fetch-site": "same-site"}, 403),  # another port of 127.0.0.1 is another server
+        ({"sec-fetch-site": "none", "origin": "null"}, 403),
+        ({"origin": "http://evil.example"}, 403),
+        ({"origin": "http://127.0.0.1:8766"}, 403),
+        ({"sec-fetch-site": "same-origin", "origin": "http://127.0.0.1:8765"}, 200),
+        ({"sec-fetch-site": "none"}, 200),  # typed, or a bookmark
+        ({}, 200),  # not a browser
+    ],
+)
+def test_a_download_another_site_asks_for_is_refused_unrendered(
+    tmp_path: Path, headers: dict[str, str], status: int
+) -> None:
+    (session_id,) = sessions_in(tmp_path, 1)
+    renders = Counted()
+    with room([tmp_path], renders=renders) as client:
+        for url in (f"/s/{session_id}.pdf", f"/session?id={session_id}&as=md"):
+            assert client.get(url, headers=headers).status_code == status
+        assert renders.calls == (2 if status == 200 else 0)
+        assert client.get(f"/s/{session_id}", headers=headers).status_code == 200  # a page is for any link

@@ -1,8 +1,9 @@
 """A Dask cluster to run a job on: a running scheduler, or local worker processes.
 
 Everything here is bounded in time: a scheduler that cannot be reached, a
-cluster without workers, or one that loses all of them mid-job is one line
-(``DaskFailure``) within seconds, never a job that waits forever.
+peer that is not one (silent, or saying something else), a cluster without
+workers, or one that loses all of them mid-job is one line (``DaskFailure``)
+within seconds, never a job that waits forever.
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ import logging
 import math
 import os
 import re
+import socket
+import struct
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -20,7 +23,8 @@ if TYPE_CHECKING:
     from vis_export.distributed.local import LocalCluster
 
 LOCAL = "local"
-CONNECT_TIMEOUT = 5.0  # seconds to reach a scheduler
+CONNECT_TIMEOUT = 5.0  # seconds to reach a scheduler and hear its greeting
+GREETING_MOST = 64 << 10  # bytes a scheduler's first message may take (its handshake: some 60)
 NO_WORKERS_TIMEOUT = 30.0  # seconds a job waits with no worker at all
 MOST_LOCAL_WORKERS = 512
 
@@ -73,6 +77,7 @@ def dask_client(address: str, preload: Sequence[str] = (), local: LocalCluster |
         quiet()
         try:
             if local is None:
+                _greeted(address)
                 _probe(library, address)
             client = library.Client(scheduler, timeout=CONNECT_TIMEOUT, set_as_default=False)
         except Exception as error:  # noqa: BLE001 - OSError, TimeoutError, and what an odd address raises
@@ -180,7 +185,78 @@ def _probe(library: Any, address: str) -> None:
         comm = await connect(address, timeout=CONNECT_TIMEOUT, **arguments)
         await comm.close()
 
-    asyncio.run(probe())
+    try:
+        asyncio.run(asyncio.wait_for(probe(), 2 * CONNECT_TIMEOUT))  # Dask bounds the connect, not the handshake
+    except TimeoutError:
+        raise OSError(f"no answer within {2 * CONNECT_TIMEOUT:g} s") from None
+
+
+def _greeted(address: str) -> None:
+    """Hears a ``tcp://`` scheduler's greeting with a plain socket (``OSError`` if
+    it is not one) before Dask connects: Dask waits for the greeting without a
+    time limit, and reads a message of whatever length a peer's first 8 bytes
+    say, allocating it first (any server on that port that is not Dask: its
+    first bytes, read as a length, are gigabytes). A scheduler speaks first,
+    with one small message (its handshake: a MessagePack map of its Python
+    version and compression); nothing is sent to it, and it notes a connection
+    closed before the handshake."""
+    scheme, _, location = address.rpartition("://")
+    if scheme not in ("", "tcp"):
+        return  # tls, ws, ucx: Dask's own layers first; ``_probe`` bounds them in time
+    host, _, port = location.rpartition(":")
+    deadline = time.monotonic() + CONNECT_TIMEOUT
+    with _connected(host.strip("[]"), int(port), deadline) as peer:
+        (size,) = struct.unpack("Q", _received(peer, 8, deadline))  # the byte order Dask uses: the machine's
+        if not 8 <= size <= GREETING_MOST:
+            raise OSError("what answered there is not a Dask scheduler")
+        _greeting(_received(peer, size, deadline))
+
+
+def _connected(host: str, port: int, deadline: float) -> socket.socket:
+    """A connection, tried again until ``deadline`` while it is refused (a scheduler still starting), as Dask does."""
+    while True:
+        try:
+            return socket.create_connection((host, port), timeout=max(0.01, deadline - time.monotonic()))
+        except (TimeoutError, ConnectionRefusedError):
+            if time.monotonic() >= deadline:
+                raise OSError(f"nothing answers there (tried for {CONNECT_TIMEOUT:g} s)") from None
+            time.sleep(0.1)
+
+
+def _received(peer: socket.socket, size: int, deadline: float) -> bytes:
+    """``size`` bytes from ``peer``, all by ``deadline``."""
+    data = bytearray()
+    while len(data) < size:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise OSError(f"no Dask scheduler greeting within {CONNECT_TIMEOUT:g} s")
+        peer.settimeout(left)
+        try:
+            chunk = peer.recv(size - len(data))
+        except TimeoutError:
+            continue
+        if not chunk:
+            raise OSError("it closed the connection without answering as a Dask scheduler")
+        data += chunk
+    return bytes(data)
+
+
+def _greeting(message: bytes) -> None:
+    """Checks that ``message`` is a scheduler's handshake: Dask's frames (a count, the
+    lengths, the frames) whose first is a MessagePack map with the Python version."""
+    import msgpack
+
+    try:
+        (count,) = struct.unpack_from("Q", message)
+        if not 1 <= count <= 16:
+            raise ValueError(count)
+        lengths = struct.unpack_from(f"{count}Q", message, 8)
+        start = 8 * (1 + count)
+        handshake = msgpack.unpackb(message[start : start + lengths[0]])
+    except (ValueError, TypeError, struct.error, msgpack.UnpackException):
+        handshake = None
+    if not isinstance(handshake, dict) or "python" not in handshake:
+        raise OSError("what answered there is not a Dask scheduler")
 
 
 def quiet() -> None:

@@ -8,7 +8,8 @@ session's id and problems, never the session. With every id known, this
 process names the files as a job in one process does and renames each
 rendered file to its name: a rename, so no file is ever seen half-written,
 and a task killed mid-way and run again elsewhere leaves nothing behind (the
-job's folder goes at the end, whatever happens). Formats that take seconds a
+job's folder goes at the end, whatever happens; one a killed job left, the
+next job removes: ``jobs.jobfolder``). Formats that take seconds a
 session (HTML, PDF) are rendered a session per task, a file holding many
 sessions included. Results are taken in session order, so the lines are the
 same as without Dask.
@@ -18,9 +19,6 @@ from __future__ import annotations
 
 import math
 import os
-import shutil
-import time
-import uuid
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -33,12 +31,12 @@ from vis_export.distributed.cluster import Connecting, Pace, completed, local_wo
 from vis_export.distributed.tasks import Rendered, convert_unit, echoed, task_result
 from vis_export.formats.options import ExportOptions
 from vis_export.jobs.conversion import Reading, export, not_exported
+from vis_export.jobs.jobfolder import JobFolder
 from vis_export.model import Session
 from vis_export.output import write_atomic
 from vis_export.sources import source_files
 from vis_export.sources.parts import Part, read_part, unit_size, units
 
-JOB_FOLDER = ".vis-export-job-"  # hidden: never read back as a source
 TASKS = convert_unit.__module__  # what a worker imports to run them
 
 
@@ -47,12 +45,16 @@ class OnDask:
         self.cluster, self.address, self.progress = cluster, cluster.address, progress
         self.lenient = False
         self.options = ExportOptions()
-        self.folder: Path | None = None  # the job's, for files rendered before they have a name
+        self.job_folder: JobFolder | None = None  # the job's, for files rendered before they have a name
         self.made: list[Path] = []  # folders made for the job's folder, deepest first
         self.readings: list[Reading] = []
         self.places: list[tuple[Part, int]] = []  # per reading: its part and position in the part
         self.rendered: list[Rendered] = []
         self.here: dict[int, Session] = {}  # sessions only this process can read (standard input)
+
+    @property
+    def folder(self) -> Path | None:
+        return None if self.job_folder is None else self.job_folder.path
 
     @classmethod
     @contextmanager
@@ -64,8 +66,8 @@ class OnDask:
         try:
             yield strategy
         finally:
-            if strategy.folder is not None:
-                _remove(strategy.folder)
+            if strategy.job_folder is not None:
+                strategy.job_folder.remove()
                 _remove_if_empty(strategy.made)
             strategy.cluster.close()
 
@@ -84,7 +86,7 @@ class OnDask:
         base, assumed = _folders(output)
         self.options = replace(options, links_from=assumed)  # as the job will name them, most likely
         self.made = [folder for folder in (base, *base.parents) if not folder.exists()]
-        self.folder = _job_folder(base)
+        self.job_folder = JobFolder.make(base)
         found: dict[int, list[list[tuple[Reading, Rendered]]]] = {}
         todo = deque(i for i, unit in enumerate(plan) if unit[0].path is not None)
         advance = self.progress(len(todo)) if self.progress is not None else (lambda: None)
@@ -208,17 +210,6 @@ def _folders(output: str) -> tuple[Path, Path]:
     return path.parent, (path.parent if path.exists() else path)
 
 
-def _remove(folder: Path) -> None:
-    """Removes the job's folder, which workers of a job that failed may still
-    be writing in: a file they began as it was removed keeps it, but once it
-    is gone, nothing they write makes it again."""
-    for _ in range(50):
-        shutil.rmtree(folder, ignore_errors=True)
-        if not folder.exists():
-            return
-        time.sleep(0.02)
-
-
 def _remove_if_empty(folders: list[Path]) -> None:
     """Folders made only to hold the job's folder go when no file went into
     them (a job in one process makes the output folder only to write in it)."""
@@ -227,14 +218,3 @@ def _remove_if_empty(folders: list[Path]) -> None:
             folder.rmdir()
         except OSError:  # a file is in it: the job wrote there
             return
-
-
-def _job_folder(base: Path) -> Path | None:
-    """A folder of this job's own in ``base``; ``None`` when it cannot be made
-    (each session then says why it is not written, as in one process)."""
-    folder = base / f"{JOB_FOLDER}{uuid.uuid4().hex}"
-    try:
-        folder.mkdir(parents=True)
-    except OSError:
-        return None
-    return folder

@@ -137,6 +137,7 @@ class _Job:
         outcome: Outcome,
     ) -> Outcome:
         """Reads, reports, names, writes: the same steps and lines whatever the strategy."""
+        from vis_export.jobs.jobfolder import sweep
         from vis_export.output import OutputError, output_paths, source_guard
         from vis_export.sources import SESSION_SUFFIXES
 
@@ -167,6 +168,7 @@ class _Job:
         except OutputError as error:
             problem(f"vis-export: {error}")
             return outcome
+        sweep(targets[0].parent)  # what a job on Dask killed there left
         refusal = source_guard(self.sources, SESSION_SUFFIXES)
         options = replace(self.options, links_from=targets[0].parent)  # links go from where files go
         refused = {i: why for i, target in zip(found, targets, strict=True) if (why := refusal(target))}

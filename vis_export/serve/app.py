@@ -37,6 +37,7 @@ from vis_export.searchindex import Hit, IndexFailure, search
 from vis_export.searchindex.documents import INDEXED_TYPES
 from vis_export.serve import pages
 from vis_export.serve.catalogue import SORTS, Catalogue
+from vis_export.serve.renders import Busy, Renders
 from vis_export.timefmt import millis
 
 Scope = MutableMapping[str, Any]
@@ -56,6 +57,10 @@ MEDIA_TYPES = {
     "jsonl": "application/x-ndjson",
     "pdf": "application/pdf",
 }
+RETRY_AFTER = 10  # seconds a busy server asks a download to wait before it is asked for again
+# What a browser says of where a request comes from (Sec-Fetch-Site) that a download is rendered for: a link
+# of the room's own pages, or one the person typed or opened from outside a page (a bookmark).
+OWN_REQUEST = frozenset({"same-origin", "none"})
 
 
 class Guard:
@@ -125,12 +130,29 @@ def _download_name(session_id: str, extension: str) -> str:
     return (re.sub(r"[^A-Za-z0-9_.-]", "_", session_id).strip(".")[:100] or "session") + f".{extension}"
 
 
+def cross_site(request: Request) -> bool:
+    """Whether a browser made the request for another site's page: any web page
+    can make a browser ask 127.0.0.1 for a download (a link, an image), which
+    costs a render. A request without the headers (not from a browser, or an
+    old one) is not."""
+    if request.headers.get("sec-fetch-site", "none") not in OWN_REQUEST:
+        return True
+    origin = request.headers.get("origin")
+    return origin is not None and origin != f"{request.url.scheme}://{request.headers.get('host', '')}"
+
+
 def create_app(
-    catalogue: Catalogue, index: str | os.PathLike[str] | None, reasoning: Reasoning, hosts: Sequence[str]
+    catalogue: Catalogue,
+    index: str | os.PathLike[str] | None,
+    reasoning: Reasoning,
+    hosts: Sequence[str],
+    renders: Renders | None = None,
 ) -> Starlette:
     """The application over ``catalogue``, searching the index at ``index``
     (none: no search); ``reasoning`` is the policy of every page, fixed here;
-    ``hosts``: the names a request's ``Host`` may give."""
+    ``hosts``: the names a request's ``Host`` may give; ``renders``: how many
+    downloads render at once and what is kept of them (see ``Renders``)."""
+    renders = renders if renders is not None else Renders()
     formats = _offered()
     room = pages.Room(reasoning, [(f.name, ext) for ext, f in formats.items()])
     csp = pages.policy(HtmlProjector(room.options).stylesheet())
@@ -222,25 +244,42 @@ def create_app(
                 rendered.popitem(last=False)
         return Response(page, media_type="text/html; charset=utf-8")
 
-    def download(session_id: str, extension: str) -> Response | None:
-        hit = found(session_id)
+    def download(request: Request, session_id: str, extension: str) -> Response | None:
+        """A session's file; rendered at most a few at a time, kept while its source is unchanged."""
         made = formats.get(extension)
-        if hit is None or made is None:
+        if made is None:
             return None
-        body = made.render(hit[0], room.options)
+        if cross_site(request):
+            return problem(request, 403, "A download is given to this server's own pages only: open the session here.")
+        hit = found(session_id)
+        if hit is None:
+            return None
+        session, stamp = hit
+
+        def render() -> bytes:
+            body = made.render(session, room.options)
+            return body if isinstance(body, bytes) else encode(body)
+
+        try:
+            # The options are the server's, fixed at start: the key needs only the source's stamp and the format.
+            body = renders.get((session_id, repr(stamp), extension), render, heavy=made.binary)
+        except Busy:
+            answer = problem(request, 503, "Busy rendering other downloads: try again in a few seconds.")
+            answer.headers["retry-after"] = str(RETRY_AFTER)
+            return answer
         headers = {"content-disposition": f'attachment; filename="{_download_name(session_id, extension)}"'}
-        return Response(body if made.binary else encode(body), media_type=MEDIA_TYPES.get(extension), headers=headers)
+        return Response(body, media_type=MEDIA_TYPES.get(extension), headers=headers)
 
     def session_path(request: Request) -> Response:
         # /s/<id>.md is the download of <id> first, as the page links it (pages.session_url).
         rest = request.path_params["rest"]
         stem, dot, extension = rest.rpartition(".")
-        answer = (download(stem, extension) if dot else None) or session_page(rest)
+        answer = (download(request, stem, extension) if dot else None) or session_page(rest)
         return answer or problem(request, 404, "No session with this id.")
 
     def session_query(request: Request) -> Response:
         session_id, extension = request.query_params.get("id", ""), request.query_params.get("as")
-        answer = download(session_id, extension) if extension else session_page(session_id)
+        answer = download(request, session_id, extension) if extension else session_page(session_id)
         return answer or problem(request, 404, "No session with this id.")
 
     def copy(request: Request) -> Response:
