@@ -199,6 +199,30 @@ def test_a_code_blocks_copy_button_copies_exactly_its_code(browser: Any, golden_
     assert read_clipboard(browser, "text/plain").rstrip("\n") == "make\t-j2  "  # code in prose: its element's text
 
 
+def test_the_console_stays_clean_on_load_and_after_every_copy(browser: Any, golden_server: str) -> None:  # noqa: F811
+    """No CSP violation (Chromium parses a copied text/html fragment in the page,
+    style attributes and all) and no warning that a <meta> ignores frame-ancestors."""
+    from selenium.webdriver.common.by import By
+
+    browser.execute_cdp_cmd(
+        "Browser.grantPermissions",
+        {"origin": golden_server.rstrip("/"), "permissions": ["clipboardReadWrite", "clipboardSanitizedWrite"]},
+    )
+    console(browser)  # what earlier tests left
+    browser.get(golden_server + "s/golden_session")
+    assert wait_for(lambda: browser.execute_script("return document.readyState") == "complete")
+    assert console(browser) == []
+    clicked = []
+    for button in browser.find_elements(By.CSS_SELECTOR, ".copy-button"):
+        if not button.is_displayed():  # a code block's inside a closed tool call
+            continue
+        browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", button)
+        button.click()
+        clicked.append(wait_for(lambda b=button: b.get_attribute("data-state")))
+    assert len(clicked) > 30 and set(clicked) == {"copied"}
+    assert console(browser) == []
+
+
 def ask(server: str, method: str, path: str, host: str | None = None) -> tuple[int, bytes]:
     address = urlsplit(server)
     connection = http.client.HTTPConnection(address.hostname or "", address.port, timeout=10)
