@@ -85,8 +85,9 @@ def layout_server(tmp_path_factory: pytest.TempPathFactory) -> Any:
         yield url
 
 
-# Every word on the page (a Range over each text node gives its lines' boxes) that
-# a copy button's box overlaps, and every button that leaves the viewport's width.
+# Every word on the page (a Range over each text node gives its lines' boxes) and
+# every other button that a copy button's box overlaps, and every button that
+# leaves the viewport's width.
 COVERED = """
 const buttons = [...document.querySelectorAll(".copy-button")];
 const boxes = buttons.map((b) => b.getBoundingClientRect());
@@ -103,6 +104,10 @@ for (let node; (node = walker.nextNode()); ) {
     });
   }
 }
+boxes.forEach((box, i) => boxes.slice(i + 1).forEach((other, j) => {
+  if (box.left < other.right && other.left < box.right && box.top < other.bottom && other.top < box.bottom)
+    covered.push([buttons[i].textContent, buttons[i].closest("[id]").id, buttons[i + 1 + j].textContent]);
+}));
 const outside = boxes.filter((box) => box.left < 0 || box.right > innerWidth).length;
 return [buttons.length, boxes.filter((box) => box.width && box.height).length, covered, outside];
 """
