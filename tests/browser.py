@@ -37,6 +37,7 @@ def browser() -> Iterator[Any]:
         "--disable-dev-shm-usage",
     ):
         options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})  # the console, for console()
     driver = webdriver.Chrome(service=Service(shutil.which("chromedriver") or DRIVER), options=options)
     try:
         yield driver
@@ -50,3 +51,8 @@ def viewport(driver: Any, width: int, height: int) -> None:
         "Emulation.setDeviceMetricsOverride",
         {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600},
     )
+
+
+def console(driver: Any) -> list[str]:
+    """What the page wrote to the console (warnings, errors, CSP violations) since the last call."""
+    return [f"{entry['level']} {entry['message']}" for entry in driver.get_log("browser")]

@@ -7,8 +7,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser import browser, viewport  # noqa: F401 - the fixture
+from browser import browser, console, viewport  # noqa: F401 - the fixture
+from conftest import INPUT
 
+from vis_export import load
 from vis_export.formats.html import to_html
 from vis_export.sources.messages import session_document
 
@@ -68,3 +70,15 @@ def test_blockquotes_are_set_off(browser: Any, tmp_path: Path) -> None:  # noqa:
     paragraph = browser.find_element("css selector", ".prose > p")
     assert float(quote.value_of_css_property("border-left-width").removesuffix("px")) >= 3
     assert quoted.location["x"] >= paragraph.location["x"] + 10  # its words indented past the border
+
+
+def test_an_exported_page_logs_nothing_to_the_console(browser: Any, tmp_path: Path) -> None:  # noqa: F811
+    """No CSP violation and no directive a <meta> ignores (frame-ancestors)."""
+    page = tmp_path / "golden.html"
+    page.write_text(to_html(next(load(INPUT / "session.json"))), encoding="utf-8")
+    console(browser)  # what earlier tests left
+    browser.get(page.as_uri())
+    for closed in browser.find_elements("css selector", "details > summary"):
+        closed.click()
+    assert browser.find_elements("css selector", "pre code .k")  # it rendered, highlighting and all
+    assert console(browser) == []

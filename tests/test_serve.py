@@ -102,7 +102,9 @@ def test_session_page_is_the_projector_document_with_an_anchor_on_every_message_
     scripts = list(elements(dom, "script"))
     assert [(s.get("src"), text_content(s)) for s in scripts] == [("/static/copy.js", "")]
     meta = next(m for m in elements(dom, "meta") if m.get("http-equiv"))
-    assert meta.get("content") == answer.headers["content-security-policy"]
+    # A <meta> ignores frame-ancestors (and says so in the console): only the header has it.
+    assert answer.headers["content-security-policy"] == meta.get("content") + "; frame-ancestors 'none'"
+    assert "frame-ancestors" not in meta.get("content")
     assert "script-src 'self';" in meta.get("content") and "unsafe-inline" not in meta.get("content")
     script = golden.get("/static/copy.js")
     assert script.status_code == 200 and script.headers["content-type"].startswith("text/javascript")

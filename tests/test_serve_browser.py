@@ -15,7 +15,7 @@ from typing import Any
 from urllib.parse import quote, urlencode, urlsplit
 
 import pytest
-from browser import browser  # noqa: F401 - the fixture
+from browser import browser, console, viewport  # noqa: F401 - the fixture
 from servedroom import served, write_session
 from test_serve import CODE, GOLDEN, hostile_document
 from test_xss import beacon  # noqa: F401 - the fixture
@@ -46,6 +46,94 @@ def golden_server(tmp_path_factory: pytest.TempPathFactory) -> Any:
     write_session(folder, {"id": "..", "title": "dots", "messages": [message]}, "dots")
     with served([folder]) as url:
         yield url
+
+
+# Blocks whose first line runs the full width: where a button over the block's
+# corner would cover words. CJK prose breaks anywhere, so its lines are full.
+CJK = "日本語の文章は単語の間に空白がないので、行はどこでも折り返され、右端まで文字で埋まります。" * 6
+FULL = "A first line that runs the whole width of the column before it wraps, " * 8
+LAYOUT_BLOCKS = [
+    {"id": "cjk", "type": "prose", "markdown": CJK + "\n\n" + CJK},
+    {"id": "full", "type": "prose", "markdown": FULL},
+    {"id": "word", "type": "prose", "markdown": "W" * 400},
+    {"id": "heading", "type": "prose", "markdown": "# " + FULL + "\n\n" + CJK},
+    {"id": "list", "type": "prose", "markdown": f"- {CJK}\n- {FULL}\n\n```python\n{'x = 1; ' * 40}\n```\n\n{CJK}"},
+    {"id": "quote", "type": "prose", "markdown": f"> {FULL}\n\n| a | b |\n|---|---|\n| {CJK} | {FULL} |"},
+    {"id": "code", "type": "code", "language": "python", "text": "print('" + "wide " * 60 + "')\n" + CJK + "\n"},
+    {"id": "bare", "type": "code", "text": CJK + "\n"},
+    {"id": "tool", "type": "tool", "tool": "run", "status": "completed", "input": {"q": CJK}, "output": FULL},
+    {"id": "reason", "type": "reasoning", "text": CJK, "visibility": "visible"},
+    {"id": "error", "type": "error", "code": "e", "message": CJK, "retryable": False},
+    {"id": "notice", "type": "notice", "code": "n", "message": FULL},
+    {"id": "speech", "type": "speech", "text": CJK},
+]
+LAYOUT = {
+    "id": "layout",
+    "title": CJK,
+    "messages": [
+        {"id": f"m{n}", "role": role, "status": "completed", "created_at": 0, "content": LAYOUT_BLOCKS}
+        for n, role in enumerate(("user", "assistant"))
+    ],
+}
+
+
+@pytest.fixture(scope="module")
+def layout_server(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    folder = tmp_path_factory.mktemp("layout")
+    write_session(folder, LAYOUT)
+    with served([folder]) as url:
+        yield url
+
+
+# Every word on the page (a Range over each text node gives its lines' boxes) and
+# every other button that a copy button's box overlaps, and every button that
+# leaves the viewport's width.
+COVERED = """
+const buttons = [...document.querySelectorAll(".copy-button")];
+const boxes = buttons.map((b) => b.getBoundingClientRect());
+const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+const covered = [];
+for (let node; (node = walker.nextNode()); ) {
+  if (!node.data.trim() || node.parentElement.closest(".copy-button")) continue;
+  const range = document.createRange();
+  range.selectNodeContents(node);
+  for (const line of range.getClientRects()) {
+    boxes.forEach((box, i) => {
+      if (line.left < box.right && box.left < line.right && line.top < box.bottom && box.top < line.bottom)
+        covered.push([buttons[i].textContent, buttons[i].closest("[id]").id, node.data.slice(0, 30)]);
+    });
+  }
+}
+boxes.forEach((box, i) => boxes.slice(i + 1).forEach((other, j) => {
+  if (box.left < other.right && other.left < box.right && box.top < other.bottom && other.top < box.bottom)
+    covered.push([buttons[i].textContent, buttons[i].closest("[id]").id, buttons[i + 1 + j].textContent]);
+}));
+const outside = boxes.filter((box) => box.left < 0 || box.right > innerWidth).length;
+return [buttons.length, boxes.filter((box) => box.width && box.height).length, covered, outside];
+"""
+
+
+@pytest.mark.parametrize(("width", "height"), [(1280, 900), (375, 812)])
+def test_copy_buttons_cover_no_words_on_a_desktop_or_a_phone(
+    browser: Any,  # noqa: F811
+    layout_server: str,
+    width: int,
+    height: int,
+) -> None:
+    from selenium.webdriver.common.by import By
+
+    viewport(browser, width, height)
+    try:
+        browser.get(layout_server + "s/layout")
+        assert wait_for(lambda: browser.find_elements(By.CSS_SELECTOR, ".copy-button"))
+        for closed in browser.find_elements(By.CSS_SELECTOR, "details:not([open]) > summary"):
+            browser.execute_script("arguments[0].parentElement.open = true", closed)
+        made, shown, covered, outside = browser.execute_script(COVERED)
+    finally:
+        browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+    assert made == shown > 2 * len(LAYOUT_BLOCKS)  # every block's buttons, all laid out
+    assert covered == []
+    assert outside == 0
 
 
 def test_search_then_click_a_hit_lands_on_the_marked_block(browser: Any, golden_server: str) -> None:  # noqa: F811
@@ -114,6 +202,30 @@ def test_a_code_blocks_copy_button_copies_exactly_its_code(browser: Any, golden_
     button.click()
     assert wait_for(lambda: button.get_attribute("data-state")) == "copied"
     assert read_clipboard(browser, "text/plain").rstrip("\n") == "make\t-j2  "  # code in prose: its element's text
+
+
+def test_the_console_stays_clean_on_load_and_after_every_copy(browser: Any, golden_server: str) -> None:  # noqa: F811
+    """No CSP violation (Chromium parses a copied text/html fragment in the page,
+    style attributes and all) and no warning that a <meta> ignores frame-ancestors."""
+    from selenium.webdriver.common.by import By
+
+    browser.execute_cdp_cmd(
+        "Browser.grantPermissions",
+        {"origin": golden_server.rstrip("/"), "permissions": ["clipboardReadWrite", "clipboardSanitizedWrite"]},
+    )
+    console(browser)  # what earlier tests left
+    browser.get(golden_server + "s/golden_session")
+    assert wait_for(lambda: browser.execute_script("return document.readyState") == "complete")
+    assert console(browser) == []
+    clicked = []
+    for button in browser.find_elements(By.CSS_SELECTOR, ".copy-button"):
+        if not button.is_displayed():  # a code block's inside a closed tool call
+            continue
+        browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", button)
+        button.click()
+        clicked.append(wait_for(lambda b=button: b.get_attribute("data-state")))
+    assert len(clicked) > 30 and set(clicked) == {"copied"}
+    assert console(browser) == []
 
 
 def ask(server: str, method: str, path: str, host: str | None = None) -> tuple[int, bytes]:

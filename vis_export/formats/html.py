@@ -23,7 +23,7 @@ from vis_export import __version__
 from vis_export.attachments import Attachments, human_size
 from vis_export.formats.anchors import Anchors
 from vis_export.formats.facts import SessionFacts
-from vis_export.formats.highlight import TOKEN_COLOURS, TOKEN_STYLES, highlight, plain
+from vis_export.formats.highlight import TOKEN_COLOURS, TOKEN_STYLES, highlight, inline_style, plain
 from vis_export.formats.options import ExportOptions
 from vis_export.formats.projector import (
     TRUNCATED_NOTE,
@@ -88,6 +88,14 @@ PASTED_STYLES = {
 }
 
 
+def pasted_styles() -> tuple[str, ...]:
+    """Every value a style attribute of a pasted fragment can have (no two alike).
+    A page whose script puts such a fragment on the clipboard allows exactly these
+    by hash: Chromium parses the fragment in the page, whose policy checks every
+    style attribute of it (without them: a CSP violation per attribute, per copy)."""
+    return tuple(dict.fromkeys([*PASTED_STYLES.values(), *(inline_style(name) for name in TOKEN_STYLES)]))
+
+
 def _styled_inline(element: str) -> Markup:
     return Markup(f' style="{PASTED_STYLES[element]}"')
 
@@ -130,7 +138,7 @@ def template_problems(template_dir: Path) -> list[str]:
 
 
 def style_source(style: str) -> str:
-    """The CSP source that allows exactly this inline stylesheet."""
+    """The CSP source that allows exactly this inline stylesheet (or style attribute's value)."""
     return "'sha256-" + base64.b64encode(hashlib.sha256(style.encode("utf-8")).digest()).decode("ascii") + "'"
 
 

@@ -155,7 +155,7 @@ def create_app(
     renders = renders if renders is not None else Renders()
     formats = _offered()
     room = pages.Room(reasoning, [(f.name, ext) for ext, f in formats.items()])
-    csp = pages.policy(HtmlProjector(room.options).stylesheet())
+    csp = pages.header_policy(HtmlProjector(room.options).stylesheet())
     rendered: OrderedDict[tuple[str, str], bytes] = OrderedDict()
     kept = threading.Lock()
     statics = {name: _static(name) for name in ("copy.js", "serve.css")}

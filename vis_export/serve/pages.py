@@ -14,7 +14,7 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 from vis_export.formats.anchors import anchor
-from vis_export.formats.html import HtmlProjector, environment, style_source
+from vis_export.formats.html import HtmlProjector, environment, pasted_styles, style_source
 from vis_export.formats.options import ExportOptions
 from vis_export.listing import SessionSummary
 from vis_export.model import Block, Message, Session
@@ -45,13 +45,24 @@ def hit_url(room: Room, hit: Hit) -> str:
 
 
 def policy(style: str) -> str:
-    """The Content-Security-Policy of every response: the package's own
-    stylesheet and script, the session document's inline stylesheet by hash,
+    """The Content-Security-Policy of a session page's ``<meta>``: the package's
+    own stylesheet and script, the session document's inline stylesheet by hash,
+    the style attributes of what a copy button puts on the clipboard by hash
+    (``pasted_styles``: the browser checks them when the script writes them),
     ``data:`` images, requests only back to this server; nothing else."""
+    attributes = " ".join(style_source(value) for value in pasted_styles())
     return (
-        f"default-src 'none'; script-src 'self'; style-src 'self' {style_source(style)}; img-src data:; "
-        "connect-src 'self'; font-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+        f"default-src 'none'; script-src 'self'; style-src 'self' {style_source(style)}; "
+        f"style-src-attr 'unsafe-hashes' {attributes}; img-src data:; "
+        "connect-src 'self'; font-src 'none'; base-uri 'none'; form-action 'self'"
     )
+
+
+def header_policy(style: str) -> str:
+    """The Content-Security-Policy header of every response: the page's policy
+    and ``frame-ancestors``, which only a header can carry (a ``<meta>`` ignores
+    it, with a warning in the console)."""
+    return f"{policy(style)}; frame-ancestors 'none'"
 
 
 @dataclass(frozen=True)

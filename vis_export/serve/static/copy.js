@@ -63,18 +63,21 @@
     return made;
   }
 
+  // The buttons go in a bar of their own, never over the words (serve.css places it).
+  function bar(className, ...made) {
+    const holder = document.createElement("span");
+    holder.className = className;
+    holder.append(...made);
+    return holder;
+  }
+
   function buttons(anchor, code) {
-    const bar = document.createElement("span");
-    bar.className = "copy-buttons";
-    if (code) {
-      bar.append(button("Copy code", "Copy exactly this code", () => copyRich(anchor)));
-    } else {
-      bar.append(
-        button("Copy", "Copy as text and as formatted HTML", () => copyRich(anchor)),
-        button("Copy Markdown", "Copy as Markdown", () => copyMarkdown(anchor)),
-      );
-    }
-    return bar;
+    if (code) return bar("copy-buttons", button("Copy code", "Copy exactly this code", () => copyRich(anchor)));
+    return bar(
+      "copy-buttons",
+      button("Copy", "Copy as text and as formatted HTML", () => copyRich(anchor)),
+      button("Copy Markdown", "Copy as Markdown", () => copyMarkdown(anchor)),
+    );
   }
 
   function setUp() {
@@ -86,7 +89,9 @@
       frame.prepend(buttons(frame.id, frame.querySelector(":scope > .block.code") !== null));
     }
     for (const code of document.querySelectorAll(".block-frame > :not(.code) pre > code")) {
-      code.parentElement.before(button("Copy code", "Copy exactly this code", () => copyText(code)));
+      code.parentElement.before(
+        bar("copy-buttons copy-row", button("Copy code", "Copy exactly this code", () => copyText(code))),
+      );
     }
   }
 
