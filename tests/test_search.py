@@ -528,3 +528,38 @@ def test_r2_a_first_copy_written_again_keeps_private_reasoning_out(
     found = [h.to_json() for h in search("", restored, limit=10_000)]
     assert PRIVATE_CANARY not in json.dumps(found)
     assert found == [h.to_json() for h in search("", ordinary, limit=10_000)]
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.integers(2, 400), st.data())
+def test_a_snippet_shows_the_line_of_the_rarest_query_word(lines: int, data: st.DataObject) -> None:
+    """Whichever line holds the query's rarest word, the snippet shows it (not the
+    first line where a common word of the query matches) and marks it."""
+    from vis_export.searchindex.query import SnippetMaker, parse
+
+    rare = data.draw(st.integers(0, lines - 1))
+    text = "\n".join(f"processed batch {'zeta' if n == rare else n}" for n in range(lines))
+    query = parse(data.draw(st.sampled_from(["processed batch zeta", "zeta batch", "batch zeta processed"])))
+    snippet = SnippetMaker(query.words, query.phrases)(text)
+    assert "**zeta**" in snippet.text
+
+
+def test_a_hit_shows_the_line_of_the_rarest_query_word(tmp_path: Path, engine: str) -> None:
+    log = "\n".join(f"processed batch {n}" for n in range(4000))
+    session = session_of(
+        {
+            "id": "log",
+            "messages": [
+                {
+                    "id": "m",
+                    "role": "tool",
+                    "status": "completed",
+                    "created_at": 1,
+                    "content": [{"id": "out", "type": "code", "language": "text", "text": log}],
+                }
+            ],
+        }
+    )
+    index([session], tmp_path / "i", engine=engine)
+    (hit,) = search("processed batch 3999", tmp_path / "i")
+    assert hit.snippet.endswith("\n**processed** **batch** **3999**")

@@ -7,6 +7,7 @@ from typing import Any
 
 import tantivy
 
+from vis_export.searchindex.cjk import RUST_WORD_PATTERN
 from vis_export.searchindex.documents import identifier_key, identifier_words
 from vis_export.searchindex.engines import STORED
 
@@ -17,7 +18,8 @@ _RAW = ("key", "session_id", "message_id", "block_id", "role", "block_type", "la
 def _analyzers() -> dict[str, Any]:
     builder, tokenizer, filters = tantivy.TextAnalyzerBuilder, tantivy.Tokenizer, tantivy.Filter
     return {
-        "vis_words": builder(tokenizer.simple())
+        # Words as ``documents.analysed_words`` finds them (``cjk``: not those scripts).
+        "vis_words": builder(tokenizer.regex(RUST_WORD_PATTERN))
         .filter(filters.remove_long(40))
         .filter(filters.lowercase())
         .filter(filters.stemmer("english"))
