@@ -309,3 +309,33 @@ def test_a_refused_session_points_to_lenient(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["convert", str(bad), "--to", "text"])
     assert result.exit_code == 1 and "1 refused source(s) can be exported in part with --lenient" in result.stderr
     assert CliRunner().invoke(main, ["convert", str(bad), "--to", "text", "--lenient"]).exit_code == 0
+
+
+def test_serve_stops_when_no_source_can_be_read(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "vis_export", "serve", str(tmp_path / "nothere"), "--port", "0"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 1 and "Traceback" not in result.stderr and "Serving" not in result.stderr
+    assert result.stderr.splitlines() == [
+        f"{tmp_path / 'nothere'}: no such file or directory",
+        "vis-export: serve: no source could be read; nothing to serve",
+    ]
+
+
+def test_serve_goes_on_when_one_source_of_several_can_be_read(tmp_path: Path) -> None:
+    with subprocess.Popen(
+        [sys.executable, "-m", "vis_export", "serve", str(tmp_path / "nothere"), str(SESSION), "--port", "0"],
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as process:
+        try:
+            assert process.stderr is not None
+            lines = [process.stderr.readline(), process.stderr.readline()]
+            assert lines[0] == f"{tmp_path / 'nothere'}: no such file or directory\n"
+            assert lines[1].startswith("Serving 1 session(s) at http://127.0.0.1:")
+        finally:
+            process.terminate()
+            process.wait(timeout=30)

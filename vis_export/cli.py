@@ -815,6 +815,9 @@ def serve(
         catalogue, keeper = prepare(sources, directory, policy, reporter.results, reporter.warning)
         with _progress(catalogue.file_count(), "Reading" if keeper is None else "Indexing") as advance:
             catalogue.refresh(advance)
+        if not len(catalogue) and set(sources) <= set(reporter.refused):
+            echo("vis-export: serve: no source could be read; nothing to serve", err=True)
+            sys.exit(1)
         echo(f"Serving {len(catalogue)} session(s) at {url_of(sock)} (Ctrl-C stops)", err=True)
         if policy == "all":
             echo("Private reasoning is shown on every page (--reasoning all).", err=True)
