@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 from conftest import INPUT
 
+import vis_export
 from vis_export import __version__
 from vis_export.cli import main
 
@@ -339,3 +340,26 @@ def test_serve_goes_on_when_one_source_of_several_can_be_read(tmp_path: Path) ->
         finally:
             process.terminate()
             process.wait(timeout=30)
+
+
+def test_an_attachments_folder_that_is_not_there_is_an_error(tmp_path: Path) -> None:
+    result = run("convert", str(SESSION), "--to", "html", "--attachments", str(tmp_path / "nowhere"))
+    assert result.exit_code == 2 and "nowhere" in result.stderr and result.stdout == ""
+    with pytest.raises(ValueError, match="no such folder"):
+        vis_export.to_html(next(vis_export.load(SESSION)), attachments=tmp_path / "nowhere")
+
+
+@pytest.mark.parametrize("to", ["html", "md"])
+@pytest.mark.parametrize("output", ["-", "chat.out"])
+def test_an_attachment_not_in_the_folder_is_a_warning_naming_it(tmp_path: Path, to: str, output: str) -> None:
+    (tmp_path / "files").mkdir()
+    target = "-" if output == "-" else str(tmp_path / output)
+    result = run("convert", str(SESSION), "--to", to, "--attachments", str(tmp_path / "files"), "-o", target)
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr.splitlines() == [
+        f"{SESSION}: warning: session golden_session, message msg_user_1, block u1b2: attachment att_01 "
+        f"(screenshot <1>.png) is not in {tmp_path / 'files'}; it is named, not shown"
+    ]
+    (tmp_path / "files" / "att_01").write_bytes(b"\x89PNG\r\n\x1a\n")
+    again = run("convert", str(SESSION), "--to", to, "--attachments", str(tmp_path / "files"), "-o", target)
+    assert (again.exit_code, again.stderr) == (0, "")

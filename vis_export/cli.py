@@ -274,7 +274,7 @@ def _fit(cell: str, width: int) -> str:
 @click.option("--front-matter", is_flag=True, help="YAML front matter: session id, title, created, model (markdown).")
 @click.option(
     "--attachments",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
     default=None,
     metavar="DIR",
     help="Where attachment bytes live (DIR/<attachment_id>): attachments become links or images.",
@@ -354,7 +354,8 @@ def convert(
     from vis_export.distributed.cluster import DaskFailure
     from vis_export.formats import get_format
     from vis_export.formats.options import ExportOptions
-    from vis_export.jobs.conversion import convert as convert_files
+    from vis_export.jobs.conversion import convert as convert_files, missing_attachments
+    from vis_export.sources.result import report_lines
 
     if dask is not None and output in (None, "-"):
         raise click.UsageError("--dask writes files: name an output directory with -o")
@@ -389,6 +390,9 @@ def convert(
         found = _picked(reporter, found, session_ids)
         if not found:
             sys.exit(1)
+        for session in found:
+            for _, line in report_lines(session.source, True, tuple(missing_attachments(session, to, options))):
+                reporter.warning(line)
         _to_stdout(fmt, found, options)
         sys.exit(1 if reporter.failed else 0)
 

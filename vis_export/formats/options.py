@@ -49,6 +49,9 @@ class ExportOptions:
             value = getattr(self, name)
             if value is not None and not isinstance(value, Path):
                 object.__setattr__(self, name, Path(value))
+        if self.attachments is not None and not self.attachments.is_dir():
+            # Checked here, once: a wrong folder would otherwise only leave every image out.
+            raise ValueError(f"attachments: {self.attachments}: no such folder")
         if self.theme is not None and self.theme not in THEMES:
             raise ValueError(f"theme must be one of {', '.join(THEMES)}")
         if self.provider_format not in PROVIDER_FORMATS:

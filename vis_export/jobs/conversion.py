@@ -54,8 +54,25 @@ class Reading:
     problems: tuple[Problem, ...]
 
     @staticmethod
-    def of(result: LoadResult) -> Reading:
-        return Reading(result.source, result.session.id if result.session else None, result.problems)
+    def of(result: LoadResult, to: str | None = None, options: ExportOptions | None = None) -> Reading:
+        """With the format and options of a conversion, the session's attachments
+        that the format would show but cannot find are problems too (warnings)."""
+        problems = result.problems
+        if result.session is not None and to is not None and options is not None:
+            problems += tuple(missing_attachments(result.session, to, options))
+        return Reading(result.source, result.session.id if result.session else None, problems)
+
+
+def missing_attachments(session: Session, to: str, options: ExportOptions) -> list[Problem]:
+    """The attachments of ``session`` not found in ``options.attachments``, when
+    format ``to`` uses that folder (a plugin's format is taken to)."""
+    from vis_export.formats import SPECIFIC_OPTIONS, TAKES, get_format
+
+    if options.attachments is None or "attachments" not in TAKES.get(get_format(to).name, SPECIFIC_OPTIONS):
+        return []
+    from vis_export.attachments import missing
+
+    return missing(session, options.attachments)
 
 
 @dataclass
@@ -244,7 +261,7 @@ class InProcess:
 
         results = list(read(sources, lenient))
         self.sessions = [result.session for result in results]
-        return [Reading.of(result) for result in results]
+        return [Reading.of(result, to, options) for result in results]
 
     def write(
         self, jobs: list[tuple[int, Path]], to: str, options: ExportOptions, advance: Callable[[], None]
