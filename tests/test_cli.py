@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
 from click.testing import CliRunner
 from conftest import INPUT
 
@@ -363,3 +364,30 @@ def test_an_attachment_not_in_the_folder_is_a_warning_naming_it(tmp_path: Path, 
     (tmp_path / "files" / "att_01").write_bytes(b"\x89PNG\r\n\x1a\n")
     again = run("convert", str(SESSION), "--to", to, "--attachments", str(tmp_path / "files"), "-o", target)
     assert (again.exit_code, again.stderr) == (0, "")
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.text(st.sampled_from("aé日本語ｶ한😀\u0301\u200b-"), min_size=1, max_size=60), min_size=2, max_size=4))
+def test_the_sessions_table_stays_aligned_with_wide_characters(tmp_path: Path, titles: list[str]) -> None:
+    """Every column starts at the same column of the terminal on every row,
+    whatever the titles hold: wide characters take two, combining marks none."""
+    from vis_export.strings import columns
+
+    for n, title in enumerate(titles):
+        document = json.loads(SESSION.read_text())
+        document.update(id=f"s{'x' * n}", title=title)
+        (tmp_path / f"t{n}.json").write_text(json.dumps(document))
+    result = run("sessions", *(str(tmp_path / f"t{n}.json") for n in range(len(titles))))
+    assert result.exit_code == 0, result.stderr
+    header, *rows = result.stdout.splitlines()
+    starts = {columns(line[: line.index(first)]) for line, first in [(header, "FIRST"), *((r, "2025-") for r in rows)]}
+    assert len(starts) == 1, result.stdout
+
+
+def test_the_progress_bar_ends_full(tmp_path: Path) -> None:
+    from onterminal import on_terminal
+
+    for n in range(6):
+        (tmp_path / f"s{n}.json").write_text(SESSION.read_text().replace("golden_session", f"s{n}"))
+    shown = on_terminal("convert", str(tmp_path), "--to", "text", "-o", str(tmp_path / "out") + "/").decode()
+    assert shown.rstrip().endswith("100%\x1b[?25h"), shown[-200:]

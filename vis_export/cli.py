@@ -215,7 +215,8 @@ def sessions(sources: Sequence[str], as_json: bool) -> None:
       vis-export sessions --json exports/ | jq -r '.[].id'
     """
     from vis_export.listing import SessionSummary
-    from vis_export.strings import single_line
+    from vis_export.strings import columns, fit, single_line
+    from vis_export.terminal import escaped
 
     reporter = Reporter()
     rows = [SessionSummary.of(s).row() for s in reporter.results(_read(sources))]
@@ -232,15 +233,13 @@ def sessions(sources: Sequence[str], as_json: bool) -> None:
             )
             for r in rows
         ]
-        widths = [min(max(len(row[i]) for row in table), 48) for i in range(5)]
+        if sys.stdout.isatty():  # measured as shown: a control character is shown as its escape
+            table = [tuple(map(escaped, row)) for row in table]
+        widths = [min(max(columns(row[i]) for row in table), 48) for i in range(5)]
         for row in table:
-            cells = [_fit(cell, width) for cell, width in zip(row, widths, strict=True)]
+            cells = [fit(cell, width) for cell, width in zip(row, widths, strict=True)]
             echo("  ".join(cells).rstrip())
     sys.exit(1 if reporter.failed else 0)
-
-
-def _fit(cell: str, width: int) -> str:
-    return (cell if len(cell) <= width else cell[: width - 1] + "…").ljust(width)
 
 
 @main.command(context_settings=CONTEXT)

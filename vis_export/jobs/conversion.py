@@ -271,5 +271,6 @@ class InProcess:
             assert session is not None
             if self.rendering is not None:
                 self.rendering(session)
-            yield export(session, target, to, options)
-            advance()
+            line = export(session, target, to, options)
+            advance()  # before the yield: after the last one, the generator is not resumed
+            yield line
