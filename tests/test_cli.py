@@ -9,9 +9,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
 from click.testing import CliRunner
 from conftest import INPUT
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 import vis_export
 from vis_export import __version__
@@ -367,7 +367,9 @@ def test_an_attachment_not_in_the_folder_is_a_warning_naming_it(tmp_path: Path, 
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.lists(st.text(st.sampled_from("aé日本語ｶ한😀\u0301\u200b-"), min_size=1, max_size=60), min_size=2, max_size=4))
+@given(
+    st.lists(st.text(st.sampled_from("aé日本語ｶ한😀\u0301\u200b-"), min_size=1, max_size=60), min_size=2, max_size=4)
+)
 def test_the_sessions_table_stays_aligned_with_wide_characters(tmp_path: Path, titles: list[str]) -> None:
     """Every column starts at the same column of the terminal on every row,
     whatever the titles hold: wide characters take two, combining marks none."""
@@ -391,3 +393,19 @@ def test_the_progress_bar_ends_full(tmp_path: Path) -> None:
         (tmp_path / f"s{n}.json").write_text(SESSION.read_text().replace("golden_session", f"s{n}"))
     shown = on_terminal("convert", str(tmp_path), "--to", "text", "-o", str(tmp_path / "out") + "/").decode()
     assert shown.rstrip().endswith("100%\x1b[?25h"), shown[-200:]
+
+
+def test_several_sessions_are_refused_into_a_name_with_the_formats_extension(
+    tmp_path: Path, golden_store: Path
+) -> None:
+    target = tmp_path / "single.txt"
+    result = run("convert", str(golden_store), "--to", "text", "-o", str(target))
+    assert result.exit_code == 1 and not target.exists()
+    assert result.stderr.splitlines() == [
+        f"vis-export: {target}: names one txt file, and the sources hold 2 sessions; "
+        "name a directory (ending in /) or choose one with --session"
+    ]
+    one = run("convert", str(golden_store), "--to", "text", "-o", str(target), "--session", "soul_main")
+    assert one.exit_code == 0 and target.is_file()
+    folder = run("convert", str(golden_store), "--to", "text", "-o", str(tmp_path / "several"))
+    assert folder.exit_code == 0 and sorted(os.listdir(tmp_path / "several")) == ["soul_main.txt", "soul_second.txt"]

@@ -256,8 +256,9 @@ def sessions(sources: Sequence[str], as_json: bool) -> None:
     "--output",
     type=click.Path(dir_okay=True, file_okay=True),
     default=None,
-    help="A file for one session; a directory (an existing one, a name ending in /, or any name when there "
-    "are several sessions), one <session_id>.<ext> each; standard output when absent or -.",
+    help="A file for one session; a directory (an existing one, a name ending in /, or, when there are several "
+    "sessions, a name without the format's extension), one <session_id>.<ext> each; standard output when absent "
+    "or -.",
 )
 @reasoning_option("Which reasoning to keep; 'all' authorises private reasoning.")
 @click.option("--session", "session_ids", multiple=True, metavar="ID", help="Only this session (repeatable).")
