@@ -409,3 +409,10 @@ def test_several_sessions_are_refused_into_a_name_with_the_formats_extension(
     assert one.exit_code == 0 and target.is_file()
     folder = run("convert", str(golden_store), "--to", "text", "-o", str(tmp_path / "several"))
     assert folder.exit_code == 0 and sorted(os.listdir(tmp_path / "several")) == ["soul_main.txt", "soul_second.txt"]
+
+
+@pytest.mark.parametrize("where", ["/proc/vis-export-index", "/proc/self/vis-export-index/deeper"])
+def test_an_index_folder_that_cannot_be_made_is_one_line_naming_it(where: str) -> None:
+    result = run("index", str(SESSION), "--index", where)
+    assert result.exit_code == 1 and "Errno" not in result.stderr
+    assert result.stderr.splitlines() == [f"vis-export: {where}: cannot make an index here (No such file or directory)"]

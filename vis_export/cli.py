@@ -649,6 +649,9 @@ def index(
     except (IndexFailure, DaskFailure) as failure:
         reporter.problem(f"vis-export: {failure}")
         sys.exit(1)
+    except OSError as error:  # the index's own files: a disk full, a folder made read-only meanwhile
+        reporter.problem(f"vis-export: {error.filename or directory}: {error.strerror or error}")
+        sys.exit(1)
     echo(str(counts), err=True)
     sys.exit(1 if reporter.failed else 0)
 
