@@ -416,3 +416,23 @@ def test_an_index_folder_that_cannot_be_made_is_one_line_naming_it(where: str) -
     result = run("index", str(SESSION), "--index", where)
     assert result.exit_code == 1 and "Errno" not in result.stderr
     assert result.stderr.splitlines() == [f"vis-export: {where}: cannot make an index here (No such file or directory)"]
+
+
+@pytest.mark.parametrize(("missing", "engine"), [("weasyprint", "weasyprint"), ("typst", "typst")])
+def test_a_missing_extra_is_one_line_before_anything_is_read(
+    tmp_path: Path, golden_store: Path, missing: str, engine: str
+) -> None:
+    code = (
+        f"import sys; sys.modules[{missing!r}] = None\n"
+        "from vis_export.cli import main\n"
+        f"main(['convert', {str(golden_store)!r}, '--to', 'pdf', '--pdf-engine', {engine!r}, "
+        f"'-o', {str(tmp_path / 'out')!r} + '/'])"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    extra, feature = ("pdf", "PDF") if missing == "weasyprint" else ("typst", "PDF with the Typst engine")
+    assert (done.returncode, done.stderr) == (
+        1,
+        f"vis-export: error: {feature} needs the {extra!r} extra, which is not installed: "
+        f"pip install 'vis-export[{extra}]'\n",
+    )
+    assert not (tmp_path / "out").exists()

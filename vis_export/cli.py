@@ -223,7 +223,7 @@ def sessions(sources: Sequence[str], as_json: bool) -> None:
     if as_json:
         echo(json.dumps(rows, ensure_ascii=False, indent=2))
     elif rows:
-        table = [("ID", "TITLE", "MESSAGES", "FIRST", "LAST")] + [
+        table: list[tuple[str, ...]] = [("ID", "TITLE", "MESSAGES", "FIRST", "LAST")] + [
             (
                 single_line(r["id"]),
                 single_line(r["title"] or ""),
@@ -375,6 +375,8 @@ def convert(
     )
     reporter = Reporter()
     fmt = get_format(to)
+    if fmt.needs is not None:
+        fmt.needs(options)  # a missing extra: one line, before anything is read
     _warn_unused_options(reporter, fmt.name)
     if template_dir is not None and fmt.name in ("html", "pdf"):  # before any reading: hours, on an archive
         from vis_export.formats.html import template_problems

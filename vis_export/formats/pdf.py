@@ -88,18 +88,26 @@ def to_pdf(
     return render_pdf(obj, ExportOptions(**options))  # type: ignore[arg-type]
 
 
+def check_engine(options: ExportOptions) -> None:
+    """``MissingExtra`` naming the extra to install when the engine ``options``
+    choose is not installed (without importing it: WeasyPrint takes a second)."""
+    from vis_export.extras import require_installed
+
+    if options.pdf_engine == "typst":
+        require_installed("typst", "PDF with the Typst engine")
+        return
+    require_installed("weasyprint", "PDF")
+    require_installed("pypdf", "PDF")
+
+
 def render_pdf(session: Session, options: ExportOptions, parts: int | None = None) -> bytes:
     """``parts`` (default: one per ``PART_SIZE`` of text) forces the split (WeasyPrint);
     ``options.pdf_engine`` ``typst`` hands the session to ``pdf_typst`` instead."""
-    from vis_export.extras import require
-
+    check_engine(options)
     if options.pdf_engine == "typst":
-        require("typst", "PDF with the Typst engine")
         from vis_export.formats.pdf_typst import render_typst
 
         return render_typst(session, options)
-    require("weasyprint", "PDF")
-    require("pypdf", "PDF")
     session = visible_session(session, options.reasoning)  # R2: the parts are rendered from this view
     chunks = split(session, parts)
     if len(chunks) == 1:

@@ -125,6 +125,8 @@ def convert(
 
     names = [os.fspath(source) for source in sources]
     fmt = get_format(to)
+    if fmt.needs is not None:
+        fmt.needs(options or ExportOptions())
     report = report if report is not None else Lines()
     outcome = Outcome()
     job = _Job(names, fmt.name, fmt.extension, os.fspath(output), options or ExportOptions(), lenient)
