@@ -223,7 +223,7 @@ def sessions(sources: Sequence[str], as_json: bool) -> None:
     if as_json:
         echo(json.dumps(rows, ensure_ascii=False, indent=2))
     elif rows:
-        table: list[tuple[str, ...]] = [("ID", "TITLE", "MESSAGES", "FIRST", "LAST")] + [
+        table = [("ID", "TITLE", "MESSAGES", "FIRST", "LAST")] + [
             (
                 single_line(r["id"]),
                 single_line(r["title"] or ""),
@@ -233,10 +233,10 @@ def sessions(sources: Sequence[str], as_json: bool) -> None:
             )
             for r in rows
         ]
-        if sys.stdout.isatty():  # measured as shown: a control character is shown as its escape
-            table = [tuple(map(escaped, row)) for row in table]
-        widths = [min(max(columns(row[i]) for row in table), 48) for i in range(5)]
-        for row in table:
+        # Measured as shown: on a terminal, a control character is shown as its escape.
+        shown: list[tuple[str, ...]] = [tuple(map(escaped, row)) if sys.stdout.isatty() else row for row in table]
+        widths = [min(max(columns(row[i]) for row in shown), 48) for i in range(5)]
+        for row in shown:
             cells = [fit(cell, width) for cell, width in zip(row, widths, strict=True)]
             echo("  ".join(cells).rstrip())
     sys.exit(1 if reporter.failed else 0)
