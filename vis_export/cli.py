@@ -354,7 +354,7 @@ def convert(
     from vis_export.distributed.cluster import DaskFailure
     from vis_export.formats import get_format
     from vis_export.formats.options import ExportOptions
-    from vis_export.jobs.conversion import convert as convert_files, missing_attachments
+    from vis_export.jobs.conversion import convert_with, missing_attachments
     from vis_export.sources.result import report_lines
 
     if dask is not None and output in (None, "-"):
@@ -404,7 +404,7 @@ def convert(
 
     with _progress_bar() as progress:
         try:
-            outcome = convert_files(
+            outcome = convert_with(
                 sources, to, output, options, session_ids, lenient, dask, reporter, progress, rendering
             )
         except DaskFailure as failure:

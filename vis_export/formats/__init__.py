@@ -123,7 +123,7 @@ TAKES: dict[str, frozenset[str]] = {
     "text": _PROJECTED,
     "markdown": _PROJECTED | {"attachments", "front_matter"},
     "html": _PAGE | {"theme"},
-    "pdf": _PAGE | {"paper", "pdf_engine"},
+    "pdf": _PAGE - {"timestamps"} | {"paper", "pdf_engine"},  # a PDF always shows times
     "provider": frozenset({"attachments", "provider_format"}),
 }
 SPECIFIC_OPTIONS = frozenset().union(*TAKES.values())

@@ -2,16 +2,25 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from vis_export.policy import DEFAULT_REASONING, Reasoning, check_reasoning
 
-# The choices of the options that have them: the command line offers exactly these.
-PAPERS = ("A4", "Letter")
-THEMES = ("light", "dark")
-PROVIDER_FORMATS = ("openai", "anthropic")
-PDF_ENGINES = ("weasyprint", "typst")
+# The choices of the options that have them: the command line offers exactly
+# these, and the API's keyword parameters are typed with them.
+Paper = Literal["A4", "Letter"]
+Theme = Literal["light", "dark"]
+ProviderFormat = Literal["openai", "anthropic"]
+PdfEngine = Literal["weasyprint", "typst"]
+PAPERS: tuple[Paper, ...] = ("A4", "Letter")
+THEMES: tuple[Theme, ...] = ("light", "dark")
+PROVIDER_FORMATS: tuple[ProviderFormat, ...] = ("openai", "anthropic")
+PDF_ENGINES: tuple[PdfEngine, ...] = ("weasyprint", "typst")
+# A folder option as the API takes it: a path as text or a path object.
+Folder = str | os.PathLike[str] | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,9 +58,6 @@ class ExportOptions:
             value = getattr(self, name)
             if value is not None and not isinstance(value, Path):
                 object.__setattr__(self, name, Path(value))
-        if self.attachments is not None and not self.attachments.is_dir():
-            # Checked here, once: a wrong folder would otherwise only leave every image out.
-            raise ValueError(f"attachments: {self.attachments}: no such folder")
         if self.theme is not None and self.theme not in THEMES:
             raise ValueError(f"theme must be one of {', '.join(THEMES)}")
         if self.provider_format not in PROVIDER_FORMATS:
@@ -62,3 +68,18 @@ class ExportOptions:
             raise ValueError(f"pdf_engine must be one of {', '.join(PDF_ENGINES)}")
         if self.tool_output_limit is not None and self.tool_output_limit < 0:
             raise ValueError("tool_output_limit must not be negative")
+
+
+def folder(value: Folder) -> Path | None:
+    """A folder option as ``ExportOptions`` holds it."""
+    return None if value is None else Path(value)
+
+
+def attachments_folder(value: Folder) -> Path | None:
+    """The ``attachments`` option as the API takes it: a folder that is not
+    there is an error (``ValueError``), as on the command line, where it would
+    otherwise only leave every image out."""
+    path = folder(value)
+    if path is not None and not path.is_dir():
+        raise ValueError(f"attachments: {path}: no such folder")
+    return path
