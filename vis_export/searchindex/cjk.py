@@ -49,23 +49,29 @@ _RANGES = (
 
 
 def _escape(code: int) -> str:
-    """``\\uXXXX`` or ``\\UXXXXXXXX``: read alike by Python's ``re`` and Rust's ``regex`` (tantivy)."""
+    """``\\uXXXX`` or ``\\UXXXXXXXX`` in a pattern: no combining mark stands bare in it."""
     return f"\\u{code:04X}" if code <= 0xFFFF else f"\\U{code:08X}"
 
 
 CJK_CHARACTERS = "".join(f"{_escape(first)}-{_escape(last)}" for first, last in _RANGES)
 _RUN = re.compile(f"[{CJK_CHARACTERS}]+")
 # A word as every engine's word analysis finds it: letters and digits (an
-# underscore splits), these scripts left to their bigrams. The same pattern in
-# Python (Whoosh, PostgreSQL's words) and in Rust (tantivy's tokenizer), where
-# letters and digits are what tantivy's simple tokenizer took before.
+# underscore splits), these scripts left to their bigrams (Whoosh, and
+# PostgreSQL's words; tantivy's tokenizer is given ``without_runs``).
 WORD_PATTERN = f"[^\\W_{CJK_CHARACTERS}]+"
-RUST_WORD_PATTERN = f"[[\\p{{Alphabetic}}\\p{{N}}]--[{CJK_CHARACTERS}]]+"
 
 
 def runs(text: str) -> list[str]:
     """The runs of these scripts in ``text``."""
     return _RUN.findall(text)
+
+
+def without_runs(text: str) -> str:
+    """``text`` with each run of these scripts made a space, for a tokenizer
+    that splits words at anything but a letter or digit (tantivy's simple one,
+    twice as fast as its regular expression one); most texts are ASCII, and
+    are given as they are."""
+    return text if text.isascii() else _RUN.sub(" ", text)
 
 
 def is_run(word: str) -> bool:
