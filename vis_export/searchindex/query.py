@@ -148,7 +148,7 @@ class SnippetMaker:
         for word in self.words:
             parts = _WORDS_OF_IDENTIFIER.findall(word)
             if is_run(word):  # the run, else its bigrams where the text holds them apart
-                alternatives.append("|".join(map(re.escape, dict.fromkeys((word, *query_grams(word))))))
+                alternatives.append("|".join(map(re.escape, dict.fromkeys((word, *query_grams(word)[:MAX_TERMS])))))
             elif len(parts) > 1:  # parseConfig marks parse_config too
                 alternatives.append(_WORD_START + "[_-]?".join(re.escape(p) for p in parts))
             elif len(word) < 4:  # too short to have a stem: the word itself
