@@ -76,9 +76,9 @@ class Reading:
 def missing_attachments(session: Session, to: str, options: ExportOptions) -> list[Problem]:
     """The attachments of ``session`` not found in ``options.attachments``, when
     format ``to`` uses that folder (a plugin's format is taken to)."""
-    from vis_export.formats import SPECIFIC_OPTIONS, TAKES, get_format
+    from vis_export.formats import ALIASES, SPECIFIC_OPTIONS, TAKES
 
-    if options.attachments is None or "attachments" not in TAKES.get(get_format(to).name, SPECIFIC_OPTIONS):
+    if options.attachments is None or "attachments" not in TAKES.get(ALIASES.get(to, to), SPECIFIC_OPTIONS):
         return []
     from vis_export.attachments import missing
 
