@@ -19,7 +19,7 @@ from conftest import GOLDEN, INPUT, ROOT
 
 import vis_export
 
-DOCUMENTED = {"Session", "Message", "Block", "Problem", "InvalidInput"}
+DOCUMENTED = {"Session", "Message", "Block", "Problem", "InvalidInput", "ExportOptions"}
 
 
 def test_every_public_name_survives_importing_every_submodule() -> None:
@@ -109,3 +109,80 @@ def test_to_pdf_takes_a_message_and_a_list_of_messages() -> None:
         assert vis_export.to_pdf(obj).startswith(b"%PDF-")
     with pytest.raises(TypeError, match="takes a Session, a Message or a list of messages"):
         vis_export.to_pdf(session.messages[0].blocks[0])  # type: ignore[arg-type]
+
+
+# What each function takes of the command's options: the format's own (``TAKES``) and the policy.
+_FORMAT_OF = {
+    "to_text": "text",
+    "to_markdown": "markdown",
+    "to_html": "html",
+    "to_pdf": "pdf",
+    "to_provider": "provider",
+    "to_json": "json",
+}
+
+
+def _options_of(name: str) -> set[str]:
+    from dataclasses import fields
+
+    from vis_export.formats import TAKES
+
+    if name in _FORMAT_OF:
+        return {"reasoning", *TAKES[_FORMAT_OF[name]]}
+    if name == "clipboard":
+        return {"reasoning"} | TAKES["text"] | TAKES["markdown"] | TAKES["html"]
+    if name == "convert":
+        return {f.name for f in fields(vis_export.ExportOptions)} - {"links_from"}
+    return set()
+
+
+@pytest.mark.parametrize("name", [n for n in vis_export.__all__ if inspect.isfunction(getattr(vis_export, n, None))])
+def test_help_lists_every_option_of_every_public_function(name: str) -> None:
+    """``help()`` is how many users learn the API: each option is a named,
+    typed keyword parameter it lists, never hidden in ``**options``."""
+    import pydoc
+
+    function = getattr(vis_export, name)
+    parameters = inspect.signature(function).parameters
+    assert not [p for p in parameters.values() if p.kind in (p.VAR_KEYWORD, p.VAR_POSITIONAL)], name
+    assert _options_of(name) <= set(parameters), f"{name} lacks {_options_of(name) - set(parameters)}"
+    assert all(p.annotation is not inspect.Parameter.empty for p in parameters.values()), name
+    shown = pydoc.render_doc(function, renderer=pydoc.plaintext)
+    assert all(f"{option}:" in shown for option in _options_of(name)), shown
+
+
+@pytest.mark.parametrize("name", ["to_text", "to_markdown", "to_html", "to_provider", "clipboard"])
+def test_a_misspelt_option_is_a_type_error_naming_it(name: str) -> None:
+    session = next(vis_export.load(INPUT / "session.json"))
+    with pytest.raises(TypeError, match="'reasonin'"):
+        getattr(vis_export, name)(session, reasonin="none")
+
+
+def test_convert_takes_the_commands_options_as_keywords(tmp_path: Path) -> None:
+    outcome = vis_export.convert([INPUT / "session.json"], "markdown", f"{tmp_path}/out/", reasoning="none")
+    assert not outcome.failed and [p.name for p in outcome.written] == ["golden_session.md"]
+    kept = vis_export.convert([INPUT / "session.json"], "markdown", f"{tmp_path}/all/", reasoning="all")
+    assert kept.written[0].read_text() != outcome.written[0].read_text()
+    options = vis_export.ExportOptions(reasoning="none")
+    same = vis_export.convert([INPUT / "session.json"], "markdown", f"{tmp_path}/same/", options)
+    assert same.written[0].read_text() == outcome.written[0].read_text()
+    with pytest.raises(TypeError, match="not both"):
+        vis_export.convert([INPUT / "session.json"], "markdown", f"{tmp_path}/x/", options, no_tools=True)
+    with pytest.raises(TypeError, match="'no_tool'"):
+        vis_export.convert([INPUT / "session.json"], "markdown", f"{tmp_path}/x/", no_tool=True)  # type: ignore[call-arg]
+
+
+def test_search_takes_dates_as_the_command_does(tmp_path: Path) -> None:
+    from datetime import UTC, date, datetime
+
+    vis_export.index(vis_export.load(INPUT / "session.json"), tmp_path / "idx")
+
+    def found(**bounds: object) -> list[str]:
+        return [hit.block_id for hit in vis_export.search("config", tmp_path / "idx", limit=100, **bounds)]  # type: ignore[arg-type]
+
+    every = found()
+    assert every and found(since="2025-02-19") == found(since=1739923200000) == every
+    assert found(since=date(2025, 2, 19)) == found(since=datetime(2025, 2, 19, tzinfo=UTC)) == every
+    assert found(until="2025-02-18") == found(until="2025-02-19T00:00:00+01:00") == []
+    with pytest.raises(ValueError, match="not a date"):
+        found(since="yesterday")

@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from conftest import INPUT
+from hypothesis import HealthCheck, given, settings, strategies as st
 
+import vis_export
 from vis_export import __version__
 from vis_export.cli import main
 
@@ -309,3 +311,128 @@ def test_a_refused_session_points_to_lenient(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["convert", str(bad), "--to", "text"])
     assert result.exit_code == 1 and "1 refused source(s) can be exported in part with --lenient" in result.stderr
     assert CliRunner().invoke(main, ["convert", str(bad), "--to", "text", "--lenient"]).exit_code == 0
+
+
+def test_serve_stops_when_no_source_can_be_read(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "vis_export", "serve", str(tmp_path / "nothere"), "--port", "0"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 1 and "Traceback" not in result.stderr and "Serving" not in result.stderr
+    assert result.stderr.splitlines() == [
+        f"{tmp_path / 'nothere'}: no such file or directory",
+        "vis-export: serve: no source could be read; nothing to serve",
+    ]
+
+
+def test_serve_goes_on_when_one_source_of_several_can_be_read(tmp_path: Path) -> None:
+    with subprocess.Popen(
+        [sys.executable, "-m", "vis_export", "serve", str(tmp_path / "nothere"), str(SESSION), "--port", "0"],
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as process:
+        try:
+            assert process.stderr is not None
+            lines = [process.stderr.readline(), process.stderr.readline()]
+            assert lines[0] == f"{tmp_path / 'nothere'}: no such file or directory\n"
+            assert lines[1].startswith("Serving 1 session(s) at http://127.0.0.1:")
+        finally:
+            process.terminate()
+            process.wait(timeout=30)
+
+
+def test_an_attachments_folder_that_is_not_there_is_an_error(tmp_path: Path) -> None:
+    result = run("convert", str(SESSION), "--to", "html", "--attachments", str(tmp_path / "nowhere"))
+    assert result.exit_code == 2 and "nowhere" in result.stderr and result.stdout == ""
+    with pytest.raises(ValueError, match="no such folder"):
+        vis_export.to_html(next(vis_export.load(SESSION)), attachments=tmp_path / "nowhere")
+
+
+@pytest.mark.parametrize("to", ["html", "md"])
+@pytest.mark.parametrize("output", ["-", "chat.out"])
+def test_an_attachment_not_in_the_folder_is_a_warning_naming_it(tmp_path: Path, to: str, output: str) -> None:
+    (tmp_path / "files").mkdir()
+    target = "-" if output == "-" else str(tmp_path / output)
+    result = run("convert", str(SESSION), "--to", to, "--attachments", str(tmp_path / "files"), "-o", target)
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr.splitlines() == [
+        f"{SESSION}: warning: session golden_session, message msg_user_1, block u1b2: attachment att_01 "
+        f"(screenshot <1>.png) is not in {tmp_path / 'files'}; it is named, not shown"
+    ]
+    (tmp_path / "files" / "att_01").write_bytes(b"\x89PNG\r\n\x1a\n")
+    again = run("convert", str(SESSION), "--to", to, "--attachments", str(tmp_path / "files"), "-o", target)
+    assert (again.exit_code, again.stderr) == (0, "")
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    st.lists(st.text(st.sampled_from("aé日本語ｶ한😀\u0301\u200b-"), min_size=1, max_size=60), min_size=2, max_size=4)
+)
+def test_the_sessions_table_stays_aligned_with_wide_characters(tmp_path: Path, titles: list[str]) -> None:
+    """Every column starts at the same column of the terminal on every row,
+    whatever the titles hold: wide characters take two, combining marks none."""
+    from vis_export.strings import columns
+
+    for n, title in enumerate(titles):
+        document = json.loads(SESSION.read_text())
+        document.update(id=f"s{'x' * n}", title=title)
+        (tmp_path / f"t{n}.json").write_text(json.dumps(document))
+    result = run("sessions", *(str(tmp_path / f"t{n}.json") for n in range(len(titles))))
+    assert result.exit_code == 0, result.stderr
+    header, *rows = result.stdout.splitlines()
+    starts = {columns(line[: line.index(first)]) for line, first in [(header, "FIRST"), *((r, "2025-") for r in rows)]}
+    assert len(starts) == 1, result.stdout
+
+
+def test_the_progress_bar_ends_full(tmp_path: Path) -> None:
+    from onterminal import on_terminal
+
+    for n in range(6):
+        (tmp_path / f"s{n}.json").write_text(SESSION.read_text().replace("golden_session", f"s{n}"))
+    shown = on_terminal("convert", str(tmp_path), "--to", "text", "-o", str(tmp_path / "out") + "/").decode()
+    assert shown.rstrip().endswith("100%\x1b[?25h"), shown[-200:]
+
+
+def test_several_sessions_are_refused_into_a_name_with_the_formats_extension(
+    tmp_path: Path, golden_store: Path
+) -> None:
+    target = tmp_path / "single.txt"
+    result = run("convert", str(golden_store), "--to", "text", "-o", str(target))
+    assert result.exit_code == 1 and not target.exists()
+    assert result.stderr.splitlines() == [
+        f"vis-export: {target}: names one txt file, and the sources hold 2 sessions; "
+        "name a directory (ending in /) or choose one with --session"
+    ]
+    one = run("convert", str(golden_store), "--to", "text", "-o", str(target), "--session", "soul_main")
+    assert one.exit_code == 0 and target.is_file()
+    folder = run("convert", str(golden_store), "--to", "text", "-o", str(tmp_path / "several"))
+    assert folder.exit_code == 0 and sorted(os.listdir(tmp_path / "several")) == ["soul_main.txt", "soul_second.txt"]
+
+
+@pytest.mark.parametrize("where", ["/proc/vis-export-index", "/proc/self/vis-export-index/deeper"])
+def test_an_index_folder_that_cannot_be_made_is_one_line_naming_it(where: str) -> None:
+    result = run("index", str(SESSION), "--index", where)
+    assert result.exit_code == 1 and "Errno" not in result.stderr
+    assert result.stderr.splitlines() == [f"vis-export: {where}: cannot make an index here (No such file or directory)"]
+
+
+@pytest.mark.parametrize(("missing", "engine"), [("weasyprint", "weasyprint"), ("typst", "typst")])
+def test_a_missing_extra_is_one_line_before_anything_is_read(
+    tmp_path: Path, golden_store: Path, missing: str, engine: str
+) -> None:
+    code = (
+        f"import sys; sys.modules[{missing!r}] = None\n"
+        "from vis_export.cli import main\n"
+        f"main(['convert', {str(golden_store)!r}, '--to', 'pdf', '--pdf-engine', {engine!r}, "
+        f"'-o', {str(tmp_path / 'out')!r} + '/'])"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    extra, feature = ("pdf", "PDF") if missing == "weasyprint" else ("typst", "PDF with the Typst engine")
+    assert (done.returncode, done.stderr) == (
+        1,
+        f"vis-export: error: {feature} needs the {extra!r} extra, which is not installed: "
+        f"pip install 'vis-export[{extra}]'\n",
+    )
+    assert not (tmp_path / "out").exists()

@@ -6,6 +6,7 @@ password."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -22,6 +23,7 @@ from timelimit import time_limit
 from vis_export import load
 from vis_export.searchindex import IndexFailure, _close_databases, index, search
 from vis_export.searchindex.conformance import CANARY, CODE_SESSION, check_engine
+from vis_export.searchindex.job import index_sources
 from vis_export.sources.messages import session_document
 
 
@@ -119,9 +121,34 @@ def test_an_index_of_schema_version_1_is_migrated(database: str, postgres_server
     )
     found = search("parseConfig", database)
     assert index(list(load(INPUT / "session.json")), database).unchanged == 1
-    assert postgres_server.sql("SELECT value FROM vis_meta WHERE name = 'schema_version'", name).strip() == "2"
+    assert postgres_server.sql("SELECT value FROM vis_meta WHERE name = 'schema_version'", name).strip() == "3"
     assert postgres_server.sql("SELECT to_regclass('vis_blocks_trigrams')", name).strip() == ""
     assert search("parseConfig", database) == found != []
+
+
+def test_an_index_of_schema_version_2_is_written_anew_by_the_next_job(
+    database: str, postgres_server: Server, tmp_path: Path
+) -> None:
+    """Version 2 held Chinese, Japanese and Korean as whole runs, never found by
+    a word of them: the next job reads every file again, even one unchanged, and
+    writes its sessions anew."""
+    name = database.rsplit("/", 1)[1]
+    source = tmp_path / "ja.json"
+    document = json.loads(json.dumps(CODE_SESSION))
+    source.write_text(json.dumps(document, ensure_ascii=False))
+    os.utime(source, (time.time() - 60, time.time() - 60))  # not a file just written: its stamp holds
+    assert index_sources([source], database).added == 1
+    postgres_server.sql(  # the rows of version 2: no bigrams among the terms, the hashes of version 2
+        "UPDATE vis_blocks SET terms = '{}'; UPDATE vis_sessions SET digest = 'v2'; "
+        "UPDATE vis_files SET entry = jsonb_set(entry, '{sessions,code}', '\"v2\"'); "
+        "UPDATE vis_meta SET value = '2' WHERE name = 'schema_version'",
+        name,
+    )
+    _close_databases()
+    assert search("日本語", database) == []
+    assert index_sources([source], database).updated == 1
+    assert postgres_server.sql("SELECT value FROM vis_meta WHERE name = 'schema_version'", name).strip() == "3"
+    assert [hit.block_id for hit in search("日本語", database)] == ["ja"]
 
 
 def test_a_read_only_role_searches_but_cannot_index(database: str, postgres_server: Server) -> None:

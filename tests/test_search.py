@@ -528,3 +528,73 @@ def test_r2_a_first_copy_written_again_keeps_private_reasoning_out(
     found = [h.to_json() for h in search("", restored, limit=10_000)]
     assert PRIVATE_CANARY not in json.dumps(found)
     assert found == [h.to_json() for h in search("", ordinary, limit=10_000)]
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.integers(2, 400), st.data())
+def test_a_snippet_shows_the_line_of_the_rarest_query_word(lines: int, data: st.DataObject) -> None:
+    """Whichever line holds the query's rarest word, the snippet shows it (not the
+    first line where a common word of the query matches) and marks it."""
+    from vis_export.searchindex.query import SnippetMaker, parse
+
+    rare = data.draw(st.integers(0, lines - 1))
+    text = "\n".join(f"processed batch {'zeta' if n == rare else n}" for n in range(lines))
+    query = parse(data.draw(st.sampled_from(["processed batch zeta", "zeta batch", "batch zeta processed"])))
+    snippet = SnippetMaker(query.words, query.phrases)(text)
+    assert "**zeta**" in snippet.text
+
+
+def test_a_hit_shows_the_line_of_the_rarest_query_word(tmp_path: Path, engine: str) -> None:
+    log = "\n".join(f"processed batch {n}" for n in range(4000))
+    session = session_of(
+        {
+            "id": "log",
+            "messages": [
+                {
+                    "id": "m",
+                    "role": "tool",
+                    "status": "completed",
+                    "created_at": 1,
+                    "content": [{"id": "out", "type": "code", "language": "text", "text": log}],
+                }
+            ],
+        }
+    )
+    index([session], tmp_path / "i", engine=engine)
+    (hit,) = search("processed batch 3999", tmp_path / "i")
+    assert hit.snippet.endswith("\n**processed** **batch** **3999**")
+
+
+_CJK_PIECES = [*"日本語の会話天気設定ファイル한국어中文", " ", "。", "ab", "x_y", "Config", "1"]
+_CJK_TEXT = st.lists(st.sampled_from(_CJK_PIECES), min_size=1, max_size=30).map("".join)
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.lists(_CJK_TEXT, min_size=1, max_size=4), st.data())
+def test_any_piece_of_a_cjk_run_finds_its_block_on_every_engine(
+    tmp_path_factory: pytest.TempPathFactory, texts: list[str], data: st.DataObject
+) -> None:
+    """Whatever piece of a run of Chinese, Japanese or Korean a query holds (one
+    character or more), every block holding that piece is found, the same on
+    tantivy and Whoosh; a block without it only where it holds every bigram."""
+    from vis_export.searchindex.cjk import query_grams, runs
+
+    pieces = [run for text in texts for run in runs(text)]
+    if not pieces:
+        return
+    run = data.draw(st.sampled_from(pieces))
+    start = data.draw(st.integers(0, len(run) - 1))
+    piece = run[start : data.draw(st.integers(start + 1, len(run)))]
+    blocks = [{"id": f"b{n}", "type": "prose", "markdown": text} for n, text in enumerate(texts)]
+    message = {"id": "m", "role": "user", "status": "completed", "created_at": 1, "content": blocks}
+    session = session_of({"id": "cjk", "messages": [message]})
+    holding = {f"b{n}" for n, text in enumerate(texts) if piece in text}
+    every_gram = {f"b{n}" for n, text in enumerate(texts) if all(g in text for g in query_grams(piece))}
+    found = {}
+    for engine in ENGINES:
+        directory = tmp_path_factory.mktemp(engine)
+        index([session], directory, engine=engine)
+        found[engine] = ids(piece, directory)
+        assert holding <= found[engine] <= every_gram, (engine, piece)
+        assert ids(f'"{piece}"', directory) == holding
+    assert found["tantivy"] == found["whoosh"]

@@ -35,10 +35,12 @@ _LAZY = {
     "Block": "vis_export.model",
     "Problem": "vis_export.problems",
     "InvalidInput": "vis_export.problems",
+    "ExportOptions": "vis_export.formats.options",
 }
 
 __all__ = [
     "Block",
+    "ExportOptions",
     "InvalidInput",
     "Message",
     "Problem",
@@ -65,6 +67,7 @@ if TYPE_CHECKING:
     from vis_export.copying import clipboard
     from vis_export.formats.html import to_html
     from vis_export.formats.markdown import to_markdown
+    from vis_export.formats.options import ExportOptions
     from vis_export.formats.pdf import to_pdf
     from vis_export.formats.provider import to_provider
     from vis_export.formats.text import to_text

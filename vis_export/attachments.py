@@ -19,6 +19,7 @@ from pathlib import Path
 
 from vis_export.images import FORMATS, MAX_BYTES, Embedded, ImageBudget, embed
 from vis_export.model import AttachmentBlock, Session, StoredAttachment
+from vis_export.problems import Problem
 
 
 @dataclass(frozen=True)
@@ -96,6 +97,24 @@ class Attachments:
             return self.image(block.attachment_id, block.media_type) if block is not None else None
 
         return find
+
+
+def missing(session: Session, directory: Path) -> list[Problem]:
+    """A problem for each attachment of ``session`` whose bytes are neither in
+    its store nor a file in ``directory``: it is named rather than shown, and
+    ``--attachments`` pointing at the wrong folder is not silent."""
+    at_hand = Attachments.of(session, directory)
+    return [
+        Problem(
+            f"session {session.id}, message {message.id}, block {block.id}",
+            f"attachment {block.attachment_id} ({block.name}) is not in {directory}; it is named, not shown",
+        )
+        for message in session.messages
+        for block in message.blocks
+        if isinstance(block, AttachmentBlock)
+        and (block.attachment_id not in at_hand.stored or at_hand.stored[block.attachment_id].data is None)
+        and at_hand.file(block.attachment_id) is None
+    ]
 
 
 def _read_inside(directory: Path, name: str) -> bytes | None:

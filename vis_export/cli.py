@@ -215,7 +215,8 @@ def sessions(sources: Sequence[str], as_json: bool) -> None:
       vis-export sessions --json exports/ | jq -r '.[].id'
     """
     from vis_export.listing import SessionSummary
-    from vis_export.strings import single_line
+    from vis_export.strings import columns, fit, single_line
+    from vis_export.terminal import escaped
 
     reporter = Reporter()
     rows = [SessionSummary.of(s).row() for s in reporter.results(_read(sources))]
@@ -232,15 +233,13 @@ def sessions(sources: Sequence[str], as_json: bool) -> None:
             )
             for r in rows
         ]
-        widths = [min(max(len(row[i]) for row in table), 48) for i in range(5)]
-        for row in table:
-            cells = [_fit(cell, width) for cell, width in zip(row, widths, strict=True)]
+        # Measured as shown: on a terminal, a control character is shown as its escape.
+        shown: list[tuple[str, ...]] = [tuple(map(escaped, row)) if sys.stdout.isatty() else row for row in table]
+        widths = [min(max(columns(row[i]) for row in shown), 48) for i in range(5)]
+        for row in shown:
+            cells = [fit(cell, width) for cell, width in zip(row, widths, strict=True)]
             echo("  ".join(cells).rstrip())
     sys.exit(1 if reporter.failed else 0)
-
-
-def _fit(cell: str, width: int) -> str:
-    return (cell if len(cell) <= width else cell[: width - 1] + "…").ljust(width)
 
 
 @main.command(context_settings=CONTEXT)
@@ -257,8 +256,9 @@ def _fit(cell: str, width: int) -> str:
     "--output",
     type=click.Path(dir_okay=True, file_okay=True),
     default=None,
-    help="A file for one session; a directory (an existing one, a name ending in /, or any name when there "
-    "are several sessions), one <session_id>.<ext> each; standard output when absent or -.",
+    help="A file for one session; a directory (an existing one, a name ending in /, or, when there are several "
+    "sessions, a name without the format's extension), one <session_id>.<ext> each; standard output when absent "
+    "or -.",
 )
 @reasoning_option("Which reasoning to keep; 'all' authorises private reasoning.")
 @click.option("--session", "session_ids", multiple=True, metavar="ID", help="Only this session (repeatable).")
@@ -274,7 +274,7 @@ def _fit(cell: str, width: int) -> str:
 @click.option("--front-matter", is_flag=True, help="YAML front matter: session id, title, created, model (markdown).")
 @click.option(
     "--attachments",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
     default=None,
     metavar="DIR",
     help="Where attachment bytes live (DIR/<attachment_id>): attachments become links or images.",
@@ -354,7 +354,8 @@ def convert(
     from vis_export.distributed.cluster import DaskFailure
     from vis_export.formats import get_format
     from vis_export.formats.options import ExportOptions
-    from vis_export.jobs.conversion import convert as convert_files
+    from vis_export.jobs.conversion import convert_with, missing_attachments
+    from vis_export.sources.result import report_lines
 
     if dask is not None and output in (None, "-"):
         raise click.UsageError("--dask writes files: name an output directory with -o")
@@ -374,6 +375,8 @@ def convert(
     )
     reporter = Reporter()
     fmt = get_format(to)
+    if fmt.needs is not None:
+        fmt.needs(options)  # a missing extra: one line, before anything is read
     _warn_unused_options(reporter, fmt.name)
     if template_dir is not None and fmt.name in ("html", "pdf"):  # before any reading: hours, on an archive
         from vis_export.formats.html import template_problems
@@ -389,6 +392,9 @@ def convert(
         found = _picked(reporter, found, session_ids)
         if not found:
             sys.exit(1)
+        for session in found:
+            for _, line in report_lines(session.source, True, tuple(missing_attachments(session, to, options))):
+                reporter.warning(line)
         _to_stdout(fmt, found, options)
         sys.exit(1 if reporter.failed else 0)
 
@@ -398,7 +404,7 @@ def convert(
 
     with _progress_bar() as progress:
         try:
-            outcome = convert_files(
+            outcome = convert_with(
                 sources, to, output, options, session_ids, lenient, dask, reporter, progress, rendering
             )
         except DaskFailure as failure:
@@ -645,6 +651,9 @@ def index(
     except (IndexFailure, DaskFailure) as failure:
         reporter.problem(f"vis-export: {failure}")
         sys.exit(1)
+    except OSError as error:  # the index's own files: a disk full, a folder made read-only meanwhile
+        reporter.problem(f"vis-export: {error.filename or directory}: {error.strerror or error}")
+        sys.exit(1)
     echo(str(counts), err=True)
     sys.exit(1 if reporter.failed else 0)
 
@@ -815,6 +824,9 @@ def serve(
         catalogue, keeper = prepare(sources, directory, policy, reporter.results, reporter.warning)
         with _progress(catalogue.file_count(), "Reading" if keeper is None else "Indexing") as advance:
             catalogue.refresh(advance)
+        if not len(catalogue) and set(sources) <= set(reporter.refused):
+            echo("vis-export: serve: no source could be read; nothing to serve", err=True)
+            sys.exit(1)
         echo(f"Serving {len(catalogue)} session(s) at {url_of(sock)} (Ctrl-C stops)", err=True)
         if policy == "all":
             echo("Private reasoning is shown on every page (--reasoning all).", err=True)

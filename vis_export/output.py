@@ -107,13 +107,20 @@ def output_paths(output: str, session_ids: Sequence[str], extension: str) -> lis
     """The file each session goes to.
 
     ``output`` names a file when there is one session, unless it ends with a path
-    separator or is an existing directory; with several sessions it is always a
-    directory (created if needed), one ``<id>.<ext>`` per session.
+    separator or is an existing directory; with several sessions it is a
+    directory (created if needed), one ``<id>.<ext>`` per session, unless it
+    is a name with the format's extension that is not there: that names a
+    file, which several sessions cannot share (a folder ``single.txt`` was made).
     """
     target = Path(output)
     as_directory = output.endswith(("/", os.sep)) or target.is_dir() or len(session_ids) > 1
     if not as_directory:
         return [target]
+    if not target.exists() and not output.endswith(("/", os.sep)) and target.suffix.lower() == f".{extension}":
+        raise OutputError(
+            f"{output}: names one {extension} file, and the sources hold {len(session_ids)} sessions; "
+            "name a directory (ending in /) or choose one with --session"
+        )
     if target.exists() and not target.is_dir():
         raise OutputError(f"{output}: is a file; {len(session_ids)} sessions need a directory")
     return [target / name for name in file_names(list(session_ids), extension)]

@@ -1,10 +1,11 @@
 """String rules every output shares, each with one home: line endings, one-line
-text, a final newline, and lone surrogates (which JSON can carry and UTF-8
-cannot)."""
+text, a final newline, lone surrogates (which JSON can carry and UTF-8
+cannot), and the columns a text takes on a terminal."""
 
 from __future__ import annotations
 
 import re
+import unicodedata
 
 _LINE_END = re.compile(r"\r\n?")
 _TRAILING = re.compile(r"[ \t]+$", re.MULTILINE)
@@ -42,3 +43,30 @@ def surrogates_replaced(text: str) -> str:
 def surrogates_escaped(text: str) -> str:
     """Each lone surrogate as a ``\\uXXXX`` escape: what JSON output keeps of one."""
     return _LONE_SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+
+
+def columns(text: str) -> int:
+    """The columns ``text`` takes on a terminal: two for a wide character (CJK,
+    most emoji), none for a combining mark or a format character."""
+    if text.isascii():
+        return len(text)
+    return sum(map(_char_columns, text))
+
+
+def _char_columns(char: str) -> int:
+    if unicodedata.east_asian_width(char) in ("W", "F"):
+        return 2
+    return 0 if unicodedata.combining(char) or unicodedata.category(char) in ("Mn", "Me", "Cf") else 1
+
+
+def fit(text: str, width: int) -> str:
+    """``text`` in exactly ``width`` columns: padded with spaces, or cut with ``…``."""
+    if columns(text) <= width:
+        return text + " " * (width - columns(text))
+    kept, used = [], 0
+    for char in text:
+        if used + _char_columns(char) > width - 1:
+            break
+        kept.append(char)
+        used += _char_columns(char)
+    return "".join(kept) + "…" + " " * (width - 1 - used)

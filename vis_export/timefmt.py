@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 
 
 def utc(ms: int | None) -> str:
@@ -30,3 +30,24 @@ def millis(value: str) -> int:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     return int(moment.timestamp() * 1000)
+
+
+Moment = int | str | date | datetime
+
+
+def as_millis(value: Moment) -> int:
+    """A time as the API takes it, in milliseconds: milliseconds, what ``millis``
+    reads (the command line's ``--since``/``--until``), or a ``datetime`` (UTC
+    unless it says otherwise) or ``date`` (its midnight, UTC)."""
+    if isinstance(value, bool):
+        raise TypeError("a time is milliseconds, a date as text, a datetime or a date, not a bool")
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str):
+        return millis(value)
+    if isinstance(value, datetime):
+        moment = value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+        return int(moment.timestamp() * 1000)
+    if isinstance(value, date):
+        return int(datetime(value.year, value.month, value.day, tzinfo=UTC).timestamp() * 1000)
+    raise TypeError(f"a time is milliseconds, a date as text, a datetime or a date, not a {type(value).__name__}")

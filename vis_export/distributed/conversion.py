@@ -147,7 +147,7 @@ class OnDask:
                 for k, loaded in enumerate(read_part(unit[0], lenient)):
                     if loaded.session is not None:
                         self.here[len(self.readings)] = loaded.session
-                    self._add(Reading.of(loaded), unit[0], k, None)
+                    self._add(Reading.of(loaded, to, options), unit[0], k, None)
                 continue
             for part, entries in zip(unit, found[i], strict=True):
                 for k, (reading, rendered) in enumerate(entries):

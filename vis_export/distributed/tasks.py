@@ -142,7 +142,7 @@ def convert_unit(
             rendered: Rendered = None
             if loaded.session is not None and folder is not None and only in (None, k):
                 rendered = _rendered(loaded.session, to, options, folder, keep)
-            entries.append((Reading.of(loaded), rendered))
+            entries.append((Reading.of(loaded, to, options), rendered))
         found.append(entries)
     return found
 

@@ -32,6 +32,10 @@ class Format:
     # Dask cluster are forked from a process that imported them once (those
     # that import: one that fails is left to the tasks that need it).
     imports: tuple[str, ...] = ()
+    # Raises ``extras.MissingExtra`` when a library the format needs with these
+    # options is not installed: a job checks once, before reading anything,
+    # rather than failing each session with the same line.
+    needs: Callable[[ExportOptions], None] | None = None
 
 
 def _json() -> Format:
@@ -79,10 +83,10 @@ _PAGE_IMPORTS = ("vis_export.formats.html", "jinja2", "mistune", "nh3", "pygment
 
 
 def _pdf() -> Format:
-    from vis_export.formats.pdf import render_pdf  # says which extra its engine needs
+    from vis_export.formats.pdf import check_engine, render_pdf  # says which extra its engine needs
 
     imports = (*_PAGE_IMPORTS, "vis_export.formats.pdf", "vis_export.formats.pdf_preload", "pypdf")
-    return Format("pdf", "pdf", render_pdf, None, None, binary=True, imports=imports)
+    return Format("pdf", "pdf", render_pdf, None, None, binary=True, imports=imports, needs=check_engine)
 
 
 def _provider() -> Format:
@@ -119,7 +123,7 @@ TAKES: dict[str, frozenset[str]] = {
     "text": _PROJECTED,
     "markdown": _PROJECTED | {"attachments", "front_matter"},
     "html": _PAGE | {"theme"},
-    "pdf": _PAGE | {"paper", "pdf_engine"},
+    "pdf": _PAGE - {"timestamps"} | {"paper", "pdf_engine"},  # a PDF always shows times
     "provider": frozenset({"attachments", "provider_format"}),
 }
 SPECIFIC_OPTIONS = frozenset().union(*TAKES.values())

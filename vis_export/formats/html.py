@@ -24,7 +24,7 @@ from vis_export.attachments import Attachments, human_size
 from vis_export.formats.anchors import Anchors
 from vis_export.formats.facts import SessionFacts
 from vis_export.formats.highlight import TOKEN_COLOURS, TOKEN_STYLES, highlight, inline_style, plain
-from vis_export.formats.options import ExportOptions
+from vis_export.formats.options import ExportOptions, Folder, Theme, attachments_folder, folder
 from vis_export.formats.projector import (
     TRUNCATED_NOTE,
     Projector,
@@ -66,7 +66,7 @@ from vis_export.model import (
     SpeechBlock,
     ToolBlock,
 )
-from vis_export.policy import Exportable
+from vis_export.policy import DEFAULT_REASONING, Exportable, Reasoning
 from vis_export.resources import builtin_templates
 from vis_export.strings import single_line
 from vis_export.timefmt import iso, utc
@@ -378,7 +378,29 @@ def columns(line: str) -> int:
     return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in line)
 
 
-def to_html(obj: Exportable, **options: object) -> str:
+def to_html(
+    obj: Exportable,
+    *,
+    reasoning: Reasoning = DEFAULT_REASONING,
+    timestamps: bool = False,
+    no_tools: bool = False,
+    tool_output_limit: int | None = None,
+    attachments: Folder = None,
+    template_dir: Folder = None,
+    theme: Theme | None = None,
+    no_highlight: bool = False,
+) -> str:
     """A self-contained HTML document of a session; an HTML fragment of a message,
-    a block or a list of messages (what ``clipboard`` puts under ``text/html``)."""
-    return HtmlProjector(ExportOptions(**options)).render(obj)  # type: ignore[arg-type]
+    a block or a list of messages (what ``clipboard`` puts under ``text/html``).
+    The options are those of ``vis-export convert --to html`` (see ``ExportOptions``)."""
+    options = ExportOptions(
+        reasoning=reasoning,
+        timestamps=timestamps,
+        no_tools=no_tools,
+        tool_output_limit=tool_output_limit,
+        attachments=attachments_folder(attachments),
+        template_dir=folder(template_dir),
+        theme=theme,
+        no_highlight=no_highlight,
+    )
+    return HtmlProjector(options).render(obj)

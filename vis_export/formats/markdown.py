@@ -16,7 +16,7 @@ from urllib.parse import quote
 from vis_export.attachments import Attachments
 from vis_export.formats.facts import SessionFacts
 from vis_export.formats.markdown_syntax import escape, escape_html, escape_one_line, fenced, yaml_string
-from vis_export.formats.options import ExportOptions
+from vis_export.formats.options import ExportOptions, Folder, attachments_folder, folder
 from vis_export.formats.projector import Projector, json_text, tool_duration, with_marker
 from vis_export.formats.prose import attachment_links, contained
 from vis_export.lonis_view import view as lonis_view
@@ -34,7 +34,7 @@ from vis_export.model import (
     SpeechBlock,
     ToolBlock,
 )
-from vis_export.policy import Exportable
+from vis_export.policy import DEFAULT_REASONING, Exportable, Reasoning
 from vis_export.timefmt import iso
 
 
@@ -160,6 +160,29 @@ def _quote(text: str) -> str:
     return "> " + text.replace("\n", "\n> ") + "\n"
 
 
-def to_markdown(obj: Exportable, **options: object) -> str:
-    """GitHub Flavored Markdown of a session, message, block or list of messages."""
-    return MarkdownProjector(ExportOptions(**options)).render(obj)  # type: ignore[arg-type]
+def to_markdown(
+    obj: Exportable,
+    *,
+    reasoning: Reasoning = DEFAULT_REASONING,
+    timestamps: bool = False,
+    no_tools: bool = False,
+    tool_output_limit: int | None = None,
+    attachments: Folder = None,
+    front_matter: bool = False,
+    links_from: Folder = None,
+) -> str:
+    """GitHub Flavored Markdown of a session, message, block or list of messages;
+    the options are those of ``vis-export convert --to markdown`` (see
+    ``ExportOptions``), and ``links_from`` is the folder the Markdown will be
+    in, which links to attachment files are relative to (the working directory
+    when ``None``)."""
+    options = ExportOptions(
+        reasoning=reasoning,
+        timestamps=timestamps,
+        no_tools=no_tools,
+        tool_output_limit=tool_output_limit,
+        attachments=attachments_folder(attachments),
+        front_matter=front_matter,
+        links_from=folder(links_from),
+    )
+    return MarkdownProjector(options).render(obj)

@@ -2,16 +2,25 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from vis_export.policy import DEFAULT_REASONING, Reasoning, check_reasoning
 
-# The choices of the options that have them: the command line offers exactly these.
-PAPERS = ("A4", "Letter")
-THEMES = ("light", "dark")
-PROVIDER_FORMATS = ("openai", "anthropic")
-PDF_ENGINES = ("weasyprint", "typst")
+# The choices of the options that have them: the command line offers exactly
+# these, and the API's keyword parameters are typed with them.
+Paper = Literal["A4", "Letter"]
+Theme = Literal["light", "dark"]
+ProviderFormat = Literal["openai", "anthropic"]
+PdfEngine = Literal["weasyprint", "typst"]
+PAPERS: tuple[Paper, ...] = ("A4", "Letter")
+THEMES: tuple[Theme, ...] = ("light", "dark")
+PROVIDER_FORMATS: tuple[ProviderFormat, ...] = ("openai", "anthropic")
+PDF_ENGINES: tuple[PdfEngine, ...] = ("weasyprint", "typst")
+# A folder option as the API takes it: a path as text or a path object.
+Folder = str | os.PathLike[str] | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,3 +68,18 @@ class ExportOptions:
             raise ValueError(f"pdf_engine must be one of {', '.join(PDF_ENGINES)}")
         if self.tool_output_limit is not None and self.tool_output_limit < 0:
             raise ValueError("tool_output_limit must not be negative")
+
+
+def folder(value: Folder) -> Path | None:
+    """A folder option as ``ExportOptions`` holds it."""
+    return None if value is None else Path(value)
+
+
+def attachments_folder(value: Folder) -> Path | None:
+    """The ``attachments`` option as the API takes it: a folder that is not
+    there is an error (``ValueError``), as on the command line, where it would
+    otherwise only leave every image out."""
+    path = folder(value)
+    if path is not None and not path.is_dir():
+        raise ValueError(f"attachments: {path}: no such folder")
+    return path

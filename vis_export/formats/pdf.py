@@ -34,9 +34,9 @@ from typing import Any
 from vis_export import __version__
 from vis_export.formats.facts import SessionFacts
 from vis_export.formats.html import HtmlProjector
-from vis_export.formats.options import ExportOptions
+from vis_export.formats.options import ExportOptions, Folder, Paper, PdfEngine, attachments_folder, folder
 from vis_export.model import Message, Session
-from vis_export.policy import visible_session
+from vis_export.policy import DEFAULT_REASONING, Reasoning, visible_session
 
 PART_SIZE = 150_000  # below this much message text a second process costs more than it saves
 MAX_WORKERS = 4
@@ -71,13 +71,32 @@ def _fetcher() -> Any:
 
 
 def to_pdf(
-    obj: Session | Message | list[Message] | tuple[Message, ...], engine: str | None = None, **options: object
+    obj: Session | Message | list[Message] | tuple[Message, ...],
+    engine: PdfEngine | None = None,
+    *,
+    reasoning: Reasoning = DEFAULT_REASONING,
+    no_tools: bool = False,
+    tool_output_limit: int | None = None,
+    attachments: Folder = None,
+    template_dir: Folder = None,
+    no_highlight: bool = False,
+    paper: Paper = "A4",
+    pdf_engine: PdfEngine = "weasyprint",
 ) -> bytes:
-    """A session, a message or a list of messages as PDF bytes (options as in
-    ``ExportOptions``); messages are laid out as a session of their own.
-    ``engine``: ``weasyprint`` (the default) or ``typst`` (``pdf_engine`` in ``ExportOptions``)."""
-    if engine is not None:
-        options["pdf_engine"] = engine
+    """A session, a message or a list of messages as PDF bytes; messages are
+    laid out as a session of their own. The options are those of ``vis-export
+    convert --to pdf`` (see ``ExportOptions``; times are always shown);
+    ``engine``, when given, is ``pdf_engine``: ``weasyprint`` or ``typst``."""
+    options = ExportOptions(
+        reasoning=reasoning,
+        no_tools=no_tools,
+        tool_output_limit=tool_output_limit,
+        attachments=attachments_folder(attachments),
+        template_dir=folder(template_dir),
+        no_highlight=no_highlight,
+        paper=paper,
+        pdf_engine=engine or pdf_engine,
+    )
     if isinstance(obj, Message):
         obj = [obj]
     if isinstance(obj, (list, tuple)):
@@ -85,21 +104,29 @@ def to_pdf(
         obj = Session(id=first, messages=tuple(obj))
     if not isinstance(obj, Session):
         raise TypeError(f"to_pdf takes a Session, a Message or a list of messages, not a {type(obj).__name__}")
-    return render_pdf(obj, ExportOptions(**options))  # type: ignore[arg-type]
+    return render_pdf(obj, options)
+
+
+def check_engine(options: ExportOptions) -> None:
+    """``MissingExtra`` naming the extra to install when the engine ``options``
+    choose is not installed (without importing it: WeasyPrint takes a second)."""
+    from vis_export.extras import require_installed
+
+    if options.pdf_engine == "typst":
+        require_installed("typst", "PDF with the Typst engine")
+        return
+    require_installed("weasyprint", "PDF")
+    require_installed("pypdf", "PDF")
 
 
 def render_pdf(session: Session, options: ExportOptions, parts: int | None = None) -> bytes:
     """``parts`` (default: one per ``PART_SIZE`` of text) forces the split (WeasyPrint);
     ``options.pdf_engine`` ``typst`` hands the session to ``pdf_typst`` instead."""
-    from vis_export.extras import require
-
+    check_engine(options)
     if options.pdf_engine == "typst":
-        require("typst", "PDF with the Typst engine")
         from vis_export.formats.pdf_typst import render_typst
 
         return render_typst(session, options)
-    require("weasyprint", "PDF")
-    require("pypdf", "PDF")
     session = visible_session(session, options.reasoning)  # R2: the parts are rendered from this view
     chunks = split(session, parts)
     if len(chunks) == 1:

@@ -22,9 +22,9 @@ from typing import Any
 from vis_export.attachments import Attachments
 from vis_export.contract.blocktypes import RENDERED_TYPES, UNKNOWN, for_each_type
 from vis_export.formats.markdown_syntax import fenced
-from vis_export.formats.options import PROVIDER_FORMATS, ExportOptions
+from vis_export.formats.options import PROVIDER_FORMATS, ExportOptions, Folder, ProviderFormat, attachments_folder
 from vis_export.model import AttachmentBlock, Block, ErrorBlock, LonisBlock, Message, Session, ToolBlock, UnknownBlock
-from vis_export.policy import visible_session
+from vis_export.policy import DEFAULT_REASONING, Reasoning, visible_session
 
 _NAME_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 CANCELLED = "[Notice: the previous turn was cancelled before it finished.{partial}]"
@@ -252,10 +252,19 @@ def conversation(session: Session, options: ExportOptions, flavour: str = "opena
     return (_openai if flavour == "openai" else _anthropic)(shown, attachments)
 
 
-def to_provider(session: Session, **options: object) -> dict[str, Any]:
+def to_provider(
+    session: Session,
+    *,
+    reasoning: Reasoning = DEFAULT_REASONING,
+    attachments: Folder = None,
+    provider_format: ProviderFormat = "openai",
+) -> dict[str, Any]:
     """The session as the chat messages a provider takes (``provider_format``
-    ``"openai"`` or ``"anthropic"``; other options as in ``ExportOptions``)."""
-    settings = ExportOptions(**options)  # type: ignore[arg-type]
+    ``"openai"`` or ``"anthropic"``); the options are those of ``vis-export
+    convert --to provider`` (see ``ExportOptions``)."""
+    settings = ExportOptions(
+        reasoning=reasoning, attachments=attachments_folder(attachments), provider_format=provider_format
+    )
     return conversation(session, settings, settings.provider_format)
 
 

@@ -36,7 +36,7 @@ from vis_export.model import (
     SpeechBlock,
     ToolBlock,
 )
-from vis_export.policy import Exportable
+from vis_export.policy import DEFAULT_REASONING, Exportable, Reasoning
 from vis_export.strings import clean, ended, single_line
 
 REASONING_BEGIN = "--- reasoning ---"
@@ -141,6 +141,17 @@ def _labelled(text: str) -> str:
     return data_lines(text.strip())
 
 
-def to_text(obj: Exportable, **options: object) -> str:
-    """Plain text of a session, message, block or list of messages (options as in ``ExportOptions``)."""
-    return TextProjector(ExportOptions(**options)).render(obj)  # type: ignore[arg-type]
+def to_text(
+    obj: Exportable,
+    *,
+    reasoning: Reasoning = DEFAULT_REASONING,
+    timestamps: bool = False,
+    no_tools: bool = False,
+    tool_output_limit: int | None = None,
+) -> str:
+    """Plain text of a session, message, block or list of messages; the options
+    are those of ``vis-export convert --to text`` (see ``ExportOptions``)."""
+    options = ExportOptions(
+        reasoning=reasoning, timestamps=timestamps, no_tools=no_tools, tool_output_limit=tool_output_limit
+    )
+    return TextProjector(options).render(obj)

@@ -17,8 +17,18 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
 
-from vis_export.formats.options import ExportOptions
+from vis_export.formats.options import (
+    ExportOptions,
+    Folder,
+    Paper,
+    PdfEngine,
+    ProviderFormat,
+    Theme,
+    attachments_folder,
+    folder,
+)
 from vis_export.model import Session
+from vis_export.policy import DEFAULT_REASONING, Reasoning
 from vis_export.problems import Problem
 from vis_export.sources.result import LoadResult, report_lines
 
@@ -54,8 +64,25 @@ class Reading:
     problems: tuple[Problem, ...]
 
     @staticmethod
-    def of(result: LoadResult) -> Reading:
-        return Reading(result.source, result.session.id if result.session else None, result.problems)
+    def of(result: LoadResult, to: str | None = None, options: ExportOptions | None = None) -> Reading:
+        """With the format and options of a conversion, the session's attachments
+        that the format would show but cannot find are problems too (warnings)."""
+        problems = result.problems
+        if result.session is not None and to is not None and options is not None:
+            problems += tuple(missing_attachments(result.session, to, options))
+        return Reading(result.source, result.session.id if result.session else None, problems)
+
+
+def missing_attachments(session: Session, to: str, options: ExportOptions) -> list[Problem]:
+    """The attachments of ``session`` not found in ``options.attachments``, when
+    format ``to`` uses that folder (a plugin's format is taken to)."""
+    from vis_export.formats import ALIASES, SPECIFIC_OPTIONS, TAKES
+
+    if options.attachments is None or "attachments" not in TAKES.get(ALIASES.get(to, to), SPECIFIC_OPTIONS):
+        return []
+    from vis_export.attachments import missing
+
+    return missing(session, options.attachments)
 
 
 @dataclass
@@ -89,6 +116,19 @@ def convert(
     to: str,
     output: str | os.PathLike[str],
     options: ExportOptions | None = None,
+    *,
+    reasoning: Reasoning = DEFAULT_REASONING,
+    timestamps: bool = False,
+    no_tools: bool = False,
+    tool_output_limit: int | None = None,
+    attachments: Folder = None,
+    front_matter: bool = False,
+    template_dir: Folder = None,
+    theme: Theme | None = None,
+    no_highlight: bool = False,
+    paper: Paper = "A4",
+    pdf_engine: PdfEngine = "weasyprint",
+    provider_format: ProviderFormat = "openai",
     session_ids: Iterable[str] = (),
     lenient: bool = False,
     dask: str | None = None,
@@ -99,18 +139,57 @@ def convert(
     """Write each session of ``sources`` to ``output`` in format ``to`` (a file
     for one session, else a folder of ``<session_id>.<ext>``), as ``vis-export
     convert -o`` does; problems and warnings go to ``report`` (by default kept
-    in a ``Lines``). ``dask`` runs the job on a Dask cluster: a scheduler's
-    address (``tcp://HOST:8786``) or ``local[:N]`` worker processes; the files,
-    names and lines are the same as without it. ``progress(total)`` returns
-    what is called once per session done; ``rendering`` is called before each
-    session is rendered in this process."""
+    in a ``Lines``).
+
+    The options are the command's, as keywords (``reasoning="none"``,
+    ``no_tools=True``; see ``ExportOptions``), or all of them at once as
+    ``options``, not both. ``session_ids``: only these sessions (``--session``).
+    ``dask`` runs the job on a Dask cluster: a scheduler's address
+    (``tcp://HOST:8786``) or ``local[:N]`` worker processes; the files, names
+    and lines are the same as without it. ``progress(total)`` returns what is
+    called once per session done; ``rendering`` is called before each session
+    is rendered in this process."""
+    given = ExportOptions(
+        reasoning=reasoning,
+        timestamps=timestamps,
+        no_tools=no_tools,
+        tool_output_limit=tool_output_limit,
+        attachments=attachments_folder(attachments),
+        front_matter=front_matter,
+        template_dir=folder(template_dir),
+        theme=theme,
+        no_highlight=no_highlight,
+        paper=paper,
+        pdf_engine=pdf_engine,
+        provider_format=provider_format,
+    )
+    if options is not None and given != ExportOptions():
+        raise TypeError("convert() takes its options as keywords or as options=ExportOptions(...), not both")
+    return convert_with(sources, to, output, options or given, session_ids, lenient, dask, report, progress, rendering)
+
+
+def convert_with(
+    sources: Sequence[str | os.PathLike[str]],
+    to: str,
+    output: str | os.PathLike[str],
+    options: ExportOptions,
+    session_ids: Iterable[str] = (),
+    lenient: bool = False,
+    dask: str | None = None,
+    report: Report | None = None,
+    progress: Callable[[int], Callable[[], None]] | None = None,
+    rendering: Callable[[Session], None] | None = None,
+) -> Outcome:
+    """``convert`` with its options made (the command line's way in)."""
     from vis_export.formats import get_format
 
     names = [os.fspath(source) for source in sources]
     fmt = get_format(to)
+    if fmt.needs is not None:
+        fmt.needs(options)
     report = report if report is not None else Lines()
     outcome = Outcome()
-    job = _Job(names, fmt.name, fmt.extension, os.fspath(output), options or ExportOptions(), lenient)
+    job = _Job(names, fmt.name, fmt.extension, os.fspath(output), options, lenient)
     if dask is None:
         return job.run(InProcess(rendering), session_ids, report, progress, outcome)
     from vis_export.distributed.conversion import OnDask
@@ -246,7 +325,7 @@ class InProcess:
 
         results = list(read(sources, lenient))
         self.sessions = [result.session for result in results]
-        return [Reading.of(result) for result in results]
+        return [Reading.of(result, to, options) for result in results]
 
     def write(
         self, jobs: list[tuple[int, Path]], to: str, options: ExportOptions, advance: Callable[[], None]
@@ -256,5 +335,6 @@ class InProcess:
             assert session is not None
             if self.rendering is not None:
                 self.rendering(session)
-            yield export(session, target, to, options)
-            advance()
+            line = export(session, target, to, options)
+            advance()  # before the yield: after the last one, the generator is not resumed
+            yield line

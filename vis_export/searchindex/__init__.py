@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vis_export.searchindex.documents import IndexReasoning, check_index_reasoning
+from vis_export.timefmt import Moment
 
 if TYPE_CHECKING:
     from vis_export.model import Session
@@ -100,16 +101,20 @@ def search(
     type: str | None = None,
     language: str | None = None,
     session: str | None = None,  # noqa: A002
-    since: int | None = None,
-    until: int | None = None,
+    since: Moment | None = None,
+    until: Moment | None = None,
 ) -> list[Hit]:
     """Ranked hits for ``query`` (words must all match; ``"quoted phrases"`` and
     words of punctuation or symbols only must occur exactly); at most ``limit``
-    (1 or more, however large); ``since``/``until`` are times in ms.
+    (1 or more, however large). The filters are the command's: ``role``,
+    ``type``, ``language``, ``session``, and ``since``/``until`` as the command
+    takes them (``"2025-12-03"``, ``"2025-12-03T10:00:00+01:00"``, UTC unless
+    they say otherwise, or ms), or a ``datetime`` or ``date``; bounds included.
 
     A query of more words and phrases than ``query.MAX_TERMS`` raises ``ValueError``."""
     from vis_export.searchindex.engines import FILTERS
     from vis_export.searchindex.query import SnippetMaker, engine_words, parse
+    from vis_export.timefmt import as_millis
 
     if limit < 1:
         raise ValueError(f"limit must be 1 or more, not {limit}")
@@ -120,8 +125,8 @@ def search(
         for name, value in zip(FILTERS, (session, role, type, language.lower() if language else None), strict=True)
         if value
     }
-    since, until = (None if t is None else _bound(t) for t in (since, until))
-    found = _matching(engine, parsed, engine_words(parsed), filters, since, until, limit)
+    first, last = (None if t is None else _bound(as_millis(t)) for t in (since, until))
+    found = _matching(engine, parsed, engine_words(parsed), filters, first, last, limit)
     found.sort(key=lambda hit: (-hit[0], hit[1]["key"]))
     snippet = SnippetMaker(parsed.words, parsed.phrases)
     hits = []

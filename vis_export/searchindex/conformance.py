@@ -4,6 +4,7 @@ A plugin's tests call ``check_engine("its-name", tmp_path)``: it indexes a
 small session through the real job and checks what users rely on, the same
 for every engine: code-aware matching (``parse_config``, ``parseConfig``,
 ``HTTPServer`` -> ``http_server``), exact quoted phrases, stemmed prose,
+words of Chinese, Japanese and Korean text (written without spaces),
 filters, hit fields and marked snippets, private reasoning never indexed, and
 a changed session replacing its documents. It raises ``AssertionError`` naming
 the first check that fails.
@@ -53,6 +54,20 @@ CODE_SESSION: dict[str, Any] = {
                 {"id": "r2", "type": "reasoning", "text": f"{CANARY} secret deployment plan"},
             ],
         },
+        {
+            "id": "m3",
+            "role": "user",
+            "status": "completed",
+            "created_at": 1760000000000,
+            "content": [  # scripts without spaces between words: found by their words all the same
+                {"id": "ja", "type": "prose", "markdown": "日本語の会話"},
+                {"id": "sky", "type": "prose", "markdown": "今日の天気は晴れです。"},
+                {"id": "cfg", "type": "prose", "markdown": "設定ファイルを変更しました"},
+                {"id": "mixed", "type": "code", "language": "text", "text": "Python設定を開く"},
+                {"id": "ko", "type": "prose", "markdown": "한국어를 배웁니다"},
+                {"id": "zh", "type": "prose", "markdown": "搜索引擎把中文切成二元词组"},
+            ],
+        },
     ],
 }
 # (query, filters, the blocks it finds)
@@ -86,6 +101,19 @@ EXPECTED: list[tuple[str, dict[str, Any], set[str]]] = [
     ("deploy", {"until": 1745000000000}, {"p1"}),
     ("deploy", {"session": "code"}, {"p1", "p2", "r1"}),
     ("deploy", {"session": "other"}, set()),
+    ("天気", {}, {"sky"}),
+    ("設定", {}, {"cfg", "mixed"}),
+    ("日本語", {}, {"ja"}),
+    ("日本語の会話", {}, {"ja"}),
+    ('"本語の会"', {}, {"ja"}),
+    ("天", {}, {"sky"}),  # one character: every text holding it
+    ("本日", {}, set()),  # both characters, never side by side
+    ("会話 天気", {}, set()),
+    ("Python設定", {}, {"mixed"}),
+    ("python", {}, {"mixed"}),
+    ("한국어", {}, {"ko"}),
+    ("中文", {}, {"zh"}),
+    ("ファイル", {"type": "prose"}, {"cfg"}),
     (CANARY, {}, set()),
     ("secret", {}, set()),
 ]
@@ -118,6 +146,8 @@ def check_engine(engine: str, directory: Path | str) -> None:
         "python",
     ), f"{engine}: hit fields {hit}"
     assert "**fn(*args, **kwargs)**" in hit.snippet and "<mark>fn(*args, **kwargs)</mark>" in hit.snippet_html
+    (hit,) = search("日本語", where)
+    assert hit.snippet == "**日本語**の会話", f"{engine}: snippet {hit.snippet!r}"
     everything = search("", where, limit=10_000)
     assert CANARY not in json.dumps([h.to_json() for h in everything]), f"{engine}: private reasoning in a hit"
     assert isinstance(where, str) or all(

@@ -93,9 +93,15 @@ def remove_created(directory: Path, top: Path) -> None:
 
 @contextmanager
 def writer_lock(directory: Path, wait: float) -> Iterator[None]:
-    """One writer at a time; the lock goes with the process, even on kill -9."""
-    directory.mkdir(parents=True, exist_ok=True)
-    with open(directory / LOCK, "a+") as handle:
+    """One writer at a time; the lock goes with the process, even on kill -9.
+    A folder that cannot be made or written to (``/proc/x``, no permission) is
+    one line naming it."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        opened = open(directory / LOCK, "a+")  # noqa: SIM115 - closed by the with below
+    except OSError as error:
+        raise IndexFailure(f"{directory}: cannot make an index here ({error.strerror or error})") from None
+    with opened as handle:
         deadline = time.monotonic() + wait
         while True:
             try:

@@ -7,11 +7,13 @@ for; private reasoning never, whatever the option (R2).
 Each text is indexed twice. As words (the engine's own analysis: Unicode
 words, lowercase, English stems), which already splits ``parse_config`` into
 ``parse`` and ``config`` and keeps ``parseConfig`` whole as ``parseconfig``. And
-as code-aware terms, made here so both engines see the same, for what word
+as code-aware terms, made here so every engine sees the same, for what word
 analysis misses: a snake_case identifier whole without separators
 (``parse_config`` gives ``parseconfig``) and a camelCase one as its words
 (``parseConfig`` gives ``parse``, ``config``; ``HTTPServer`` gives ``http``,
-``server``). A query word then matches either way (see ``search.query``).
+``server``); and text in scripts written without spaces (Chinese, Japanese,
+Korean) as its characters and bigrams (``cjk``), which word analysis leaves
+out. A query word then matches either way (see ``search.query``).
 """
 
 from __future__ import annotations
@@ -26,9 +28,11 @@ from typing import Any, Literal
 from vis_export.contract.blocktypes import KNOWN_TYPES, RENDERED_TYPES, UNKNOWN, for_each_type
 from vis_export.model import Block, CodeBlock, Message, Session, ToolBlock, UnknownBlock
 from vis_export.policy import visible_session
+from vis_export.searchindex.cjk import WORD_PATTERN, index_grams
 
 # 2: tool input, output and error, and attachments, are indexed.
-SCHEMA_VERSION = 2
+# 3: Chinese, Japanese and Korean are indexed as bigrams among the terms, not as words.
+SCHEMA_VERSION = 3
 IndexReasoning = Literal["none", "visible"]
 INDEX_REASONING: tuple[IndexReasoning, ...] = ("none", "visible")
 
@@ -36,16 +40,18 @@ _IDENTIFIER = re.compile(r"[A-Za-z0-9_]+")
 _WORDS_OF_IDENTIFIER = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 
 
-_ANALYSED_WORD = re.compile(r"[^\W_]+")
+_ANALYSED_WORD = re.compile(WORD_PATTERN)
 # ASCII text lowered, with every character that is not a letter or digit made
-# a space: its ``split()`` is ``_ANALYSED_WORD``'s words, lowered.
+# a space: its ``split()`` is ``_ANALYSED_WORD``'s words, lowered (no ASCII
+# character is of the scripts ``WORD_PATTERN`` leaves out).
 _ASCII_WORDS = {code: chr(code).lower() if chr(code).isalnum() else " " for code in range(128)}
 LONGEST_WORD = 39  # longer words are not indexed as words
 
 
 def analysed_words(text: str) -> list[str]:
     """A text's words as every engine indexes them: Unicode letters and digits
-    (an underscore splits), lowercase, none longer than ``LONGEST_WORD``; the
+    (an underscore splits) but those of ``cjk`` (indexed as bigrams among the
+    terms), lowercase, none longer than ``LONGEST_WORD``; the
     engine stems them (Snowball English). Engines whose library splits words
     its own way (PostgreSQL's parser keeps ``example.com`` whole) are given these."""
     return [word for word in map(str.lower, _ANALYSED_WORD.findall(text)) if len(word) <= LONGEST_WORD]
@@ -84,7 +90,8 @@ def _terms_of(identifier: str) -> tuple[str, ...]:
 
 
 def code_terms(text: str) -> str:
-    """The code-aware terms of a text, space separated, each once.
+    """The code-aware terms of a text, and the characters and bigrams of its
+    runs of ``cjk`` scripts, space separated, each once.
 
     Texts repeat a few identifiers many times, and sessions repeat them across
     texts: each distinct compound identifier is split once per text, and cached."""
@@ -94,6 +101,8 @@ def code_terms(text: str) -> str:
         # or mixed case.
         if "_" in identifier or not (identifier.islower() or identifier.isupper() or identifier.isdigit()):
             terms.update(dict.fromkeys(_terms_of(identifier)))
+    if not text.isascii():
+        terms.update(dict.fromkeys(index_grams(text)))
     return " ".join(sorted(terms))
 
 

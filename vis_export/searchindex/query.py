@@ -11,24 +11,33 @@ import html
 import re
 import string
 from bisect import bisect_left, bisect_right
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from itertools import islice
 
 from vis_export.formats.prose_words import prose_words
+from vis_export.searchindex.cjk import CJK_CHARACTERS, is_run, query_grams, runs
 from vis_export.searchindex.documents import _IDENTIFIER, _WORDS_OF_IDENTIFIER, LONGEST_WORD
 
 _PHRASE_OR_WORD = re.compile(r'"([^"]*)"|(\S+)')
-_WORD = re.compile(r"\w+")
+# A query's words: runs of word characters, a run of ``cjk`` scripts a word of
+# its own (``Python設定`` is ``Python`` and ``設定``, as the index has them).
+_WORD = re.compile(f"[{CJK_CHARACTERS}]+|(?:(?![{CJK_CHARACTERS}])\\w)+")
 # Where a word of the query may start matching: the start of a word, or of an
 # identifier's part (config in parse_config or in parseConfig), never inside one
 # (a in "ate", form in "platform"). Case-sensitive inside an IGNORECASE pattern.
 _WORD_START = "(?-i:(?<![A-Za-z0-9])|(?<=[a-z])(?=[A-Z]))"
+# A letter or digit of a word (not of a ``cjk`` run, where a word ends), and the
+# rest of a word from a stem on.
+_LETTER = f"[^\\W_{CJK_CHARACTERS}]"
+_WORD_REST = f"(?:(?![{CJK_CHARACTERS}])\\w)*"
 _BLANK_LINES = re.compile(r"(?:[ \t]*\n)+")
 _LINE_BREAK_NEXT = re.compile(r"[ \t]*\n")
 SNIPPET_WIDTH = 160  # characters
 SNIPPET_LINES = 6  # lines, of a text whose lines matter
 SNIPPET_CONTEXT = 2  # lines before the match's
+SNIPPET_SCAN = 10_000  # matches weighed to choose the one shown
 # Words and phrases a query may hold: each costs the engine a clause, and a
 # hostile query of many thousands takes minutes and gigabytes.
 MAX_TERMS = 64
@@ -65,10 +74,13 @@ def parse(query: str) -> ParsedQuery:
 
 
 def engine_words(parsed: ParsedQuery) -> list[str]:
-    """The words to ask the engine for, each once: every free word, and words
-    that every block containing the phrases holds. A long pasted phrase holds
-    many; as many as fit narrow the candidates, and the exact check decides."""
-    words = dict.fromkeys(parsed.words)
+    """The words to ask the engine for, each once: every free word (a run of
+    ``cjk`` scripts as its bigrams, which the engines find among the terms), and
+    words that every block containing the phrases holds. A long pasted phrase
+    holds many; as many as fit narrow the candidates, and the exact check decides."""
+    words: dict[str, None] = {}
+    for word in parsed.words:
+        words.update(dict.fromkeys(query_grams(word) if is_run(word) else (word,)))
     for phrase in parsed.phrases:
         words.update(dict.fromkeys(phrase_words(phrase)))
     return list(words)[:MAX_TERMS]
@@ -80,10 +92,12 @@ _BOUNDARY = frozenset(string.punctuation.replace("_", "") + string.whitespace)
 
 def phrase_words(phrase: str) -> list[str]:
     """Words every block containing ``phrase`` matches: the ASCII identifiers the
-    phrase holds whole, between punctuation or spaces. One touching the phrase's
-    edge may be part of a longer one in the block (``fn(`` inside ``my_fn(``),
-    and a letter of another script next to it may join it into one word."""
-    return [
+    phrase holds whole, between punctuation or spaces, and the bigrams (or lone
+    characters) of its runs of ``cjk`` scripts, which the index holds of every
+    run they are part of. An identifier touching the phrase's edge may be part
+    of a longer one in the block (``fn(`` inside ``my_fn(``), and a letter of
+    another script next to it may join it into one word."""
+    return [gram for run in runs(phrase) for gram in query_grams(run)] + [
         m.group()
         for m in _IDENTIFIER.finditer(phrase)
         if m.start() > 0
@@ -126,19 +140,49 @@ class Snippet:
 class SnippetMaker:
     words: tuple[str, ...]
     phrases: tuple[str, ...]
-    _pattern: Any = field(init=False, default=None)
+    _pattern: re.Pattern[str] | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
+        """One named group per phrase and word (``_best_match`` tells them apart)."""
         alternatives = [re.escape(p) for p in self.phrases]
         for word in self.words:
             parts = _WORDS_OF_IDENTIFIER.findall(word)
-            if len(parts) > 1:  # parseConfig marks parse_config too
+            if is_run(word):  # the run, else its bigrams where the text holds them apart
+                alternatives.append("|".join(map(re.escape, dict.fromkeys((word, *query_grams(word)[:MAX_TERMS])))))
+            elif len(parts) > 1:  # parseConfig marks parse_config too
                 alternatives.append(_WORD_START + "[_-]?".join(re.escape(p) for p in parts))
             elif len(word) < 4:  # too short to have a stem: the word itself
-                alternatives.append(_WORD_START + re.escape(word) + r"(?![^\W_])")
+                alternatives.append(_WORD_START + re.escape(word) + f"(?!{_LETTER})")
             else:  # a stem's forms: config marks configured
-                alternatives.append(_WORD_START + re.escape(word[: max(4, len(word) - 3)]) + r"\w*")
-        self._pattern = re.compile("|".join(alternatives), re.IGNORECASE) if alternatives else None
+                alternatives.append(_WORD_START + re.escape(word[: max(4, len(word) - 3)]) + _WORD_REST)
+        grouped = (f"(?P<t{n}>{alternative})" for n, alternative in enumerate(alternatives))
+        self._pattern = re.compile("|".join(grouped), re.IGNORECASE) if alternatives else None
+
+    def _best_match(self, text: str) -> re.Match[str] | None:
+        """The match a snippet shows: one of the query's word or phrase that the
+        text holds fewest times (``processed batch 3999`` shows the line of
+        ``3999``, not the first ``processed batch``), on the line that holds the
+        most of the query's words and phrases, the first of equals. The same for
+        every engine, and no question to the index: how rare a word is across
+        the index says less of which line of this block a reader wants than how
+        rare it is in the block. At most ``SNIPPET_SCAN`` matches are weighed."""
+        if self._pattern is None:
+            return None
+        matches = [m for m in islice(self._pattern.finditer(text), SNIPPET_SCAN) if m.end() > m.start()]
+        if not matches:
+            return None
+        counts = Counter(m.lastgroup for m in matches)
+        fewest = min(counts.values())
+        lines, line, searched = [], -1, 0  # the line of each match: where it starts, found walking forward
+        for m in matches:
+            line = max(line, text.rfind("\n", searched, m.start()))
+            searched = m.start()
+            lines.append(line)
+        on_line: dict[int, set[str | None]] = {}
+        for m, start in zip(matches, lines, strict=True):
+            on_line.setdefault(start, set()).add(m.lastgroup)
+        rare = (n for n, m in enumerate(matches) if counts[m.lastgroup] == fewest)
+        return matches[max(rare, key=lambda n: (len(on_line[lines[n]]), -n))]
 
     def __call__(self, text: str) -> Snippet:
         """Text whose lines matter (code, tool output): whole lines where the
@@ -156,18 +200,18 @@ class SnippetMaker:
         return self._window(shown, lines=False)
 
     def _paragraphs_around_match(self, markdown: str) -> str:
-        """The paragraphs around the first match: a snippet shows a window of
-        them, so a long prose block is not parsed whole for every hit."""
+        """The paragraphs around the match a snippet shows: a snippet shows a
+        window of them, so a long prose block is not parsed whole for every hit."""
         if len(markdown) <= 4 * SNIPPET_WIDTH:
             return markdown
-        match = self._pattern.search(markdown) if self._pattern else None
+        match = self._best_match(markdown)
         first = match.start() if match else 0
         start = markdown.rfind("\n\n", 0, max(0, first - SNIPPET_WIDTH))
         end = markdown.find("\n\n", first + 2 * SNIPPET_WIDTH)
         return markdown[start + 1 if start >= 0 else 0 : end if end >= 0 else len(markdown)]
 
     def _window(self, text: str, lines: bool) -> Snippet:
-        match = self._pattern.search(text) if self._pattern else None
+        match = self._best_match(text)
         first, last = (match.start(), match.end()) if match else (0, 0)
         start = max(0, first - SNIPPET_WIDTH // 3)
         end = min(len(text), start + SNIPPET_WIDTH)
@@ -177,11 +221,15 @@ class SnippetMaker:
             start = blank.end() if blank else start
         end = max(start + len(text[start:end].rstrip()), min(last, start + SNIPPET_WIDTH))
         window = text[start:end]
-        pieces, done = [], 0
+        pieces: list[tuple[str, bool]] = []
+        done = 0
         for found in self._pattern.finditer(window) if self._pattern else ():
             if found.start() == found.end():
                 continue
-            pieces += [(window[done : found.start()], False), (found.group(), True)]
+            if pieces and found.start() == done:  # matches side by side are marked as one
+                pieces[-1] = (pieces[-1][0] + found.group(), True)
+            else:
+                pieces += [(window[done : found.start()], False), (found.group(), True)]
             done = found.end()
         pieces.append((window[done:], False))
         return Snippet(

@@ -5,8 +5,10 @@ question: documents that match every query word, the required terms, the
 filter values, and a time in range. A query word matches as its identifier key
 among the terms (``parseConfig`` -> ``parseconfig``), as its analysed words, or
 as its identifier words among the terms (``http_server`` -> ``http``, ``server``).
-Both engines analyse prose the same way (Unicode words, lowercase, Snowball
-English stems) and take the code-aware terms as made in ``documents``.
+Every engine analyses prose the same way (Unicode words, lowercase, Snowball
+English stems; Chinese, Japanese and Korean left out) and takes the terms as
+made in ``documents``: code-aware terms, and the characters and bigrams of
+CJK runs (``cjk``), which a query's run finds as its bigrams, each a query word.
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ from typing import Any
 
 from vis_export.searchindex.guard import IndexFailure
 
-SCHEMA = 2
+SCHEMA = 3
 _CREATE_LOCK = 0x76697365  # advisory lock key while tables are made or migrated
 # Stop words kept, as tantivy keeps them: a Snowball dictionary with no stop
 # word list, mapped for every kind of word the parser finds (the input is
@@ -48,7 +48,11 @@ CREATE INDEX vis_blocks_created ON vis_blocks (created_at);
 # the blocks holding its words, found by the word and term indexes, then checked
 # against the stored text), and keeping it was most of the server's work on
 # every insert (bulk inserts of 29k blocks: 2.6 s with it, 0.4 s without).
-_MIGRATIONS = {1: "DROP INDEX IF EXISTS vis_blocks_trigrams"}
+# Version 3 indexes Chinese, Japanese and Korean as bigrams among the terms
+# (``searchindex.cjk``): the file stamps go, so each origin's next job reads its
+# files again and writes every session anew (the content hash of a session
+# holds the schema version, so none counts as unchanged).
+_MIGRATIONS = {1: "DROP INDEX IF EXISTS vis_blocks_trigrams", 2: "DELETE FROM vis_files"}
 
 
 def server(conninfo: dict[str, Any]) -> str:

@@ -7,6 +7,7 @@ from typing import Any
 
 import tantivy
 
+from vis_export.searchindex.cjk import without_runs
 from vis_export.searchindex.documents import identifier_key, identifier_words
 from vis_export.searchindex.engines import STORED
 
@@ -17,6 +18,7 @@ _RAW = ("key", "session_id", "message_id", "block_id", "role", "block_type", "la
 def _analyzers() -> dict[str, Any]:
     builder, tokenizer, filters = tantivy.TextAnalyzerBuilder, tantivy.Tokenizer, tantivy.Filter
     return {
+        # Words as ``documents.analysed_words`` finds them, given ``cjk.without_runs``.
         "vis_words": builder(tokenizer.simple())
         .filter(filters.remove_long(40))
         .filter(filters.lowercase())
@@ -57,7 +59,7 @@ class TantivyEngine:
         assert self.writer is not None
         for document in documents:
             values = {name: [document[name]] for name in STORED}
-            values["words"] = [document["text"]]
+            values["words"] = [without_runs(document["text"])]
             values["terms"] = [document["terms"]]
             self.writer.add_document(tantivy.Document(**values))
 
@@ -86,7 +88,7 @@ class TantivyEngine:
         for word in words:
             ways = [self._term("terms", identifier_key(word))]
             for field, tokens in (
-                ("words", self.analyzers["vis_words"].analyze(word)),
+                ("words", self.analyzers["vis_words"].analyze(without_runs(word))),
                 ("terms", identifier_words(word)),
             ):
                 if tokens:

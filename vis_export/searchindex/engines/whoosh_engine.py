@@ -10,12 +10,13 @@ from whoosh.analysis import LowercaseFilter, RegexTokenizer, SpaceSeparatedToken
 from whoosh.fields import ID, NUMERIC, STORED, TEXT, Schema
 from whoosh.lang import stemmer_for_language
 
+from vis_export.searchindex.cjk import WORD_PATTERN
 from vis_export.searchindex.documents import identifier_key, identifier_words
 
-# The same analysis as the tantivy engine: Unicode words (no underscore), long
-# tokens dropped, lowercase, Snowball English stems.
+# The same analysis as the tantivy engine: Unicode words (no underscore, no
+# ``cjk`` scripts), long tokens dropped, lowercase, Snowball English stems.
 WORDS = (
-    RegexTokenizer(r"[^\W_]+")
+    RegexTokenizer(WORD_PATTERN)
     | StopFilter(stoplist=frozenset(), minsize=1, maxsize=39)
     | LowercaseFilter()
     | StemFilter(stemfn=stemmer_for_language("en"))
