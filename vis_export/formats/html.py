@@ -13,7 +13,7 @@ import base64
 import hashlib
 import unicodedata
 from collections.abc import Iterable, Iterator
-from functools import lru_cache
+from functools import lru_cache, partial
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +24,7 @@ from vis_export.attachments import Attachments, human_size
 from vis_export.formats.anchors import Anchors
 from vis_export.formats.facts import SessionFacts
 from vis_export.formats.highlight import TOKEN_COLOURS, TOKEN_STYLES, highlight, plain
+from vis_export.formats.html_prose import language_class
 from vis_export.formats.options import ExportOptions
 from vis_export.formats.projector import (
     TRUNCATED_NOTE,
@@ -141,12 +142,17 @@ def content_security_policy(style: str) -> str:
     )
 
 
-@lru_cache(maxsize=1)
-def _prose_without_attachments() -> Any:
+def code_markup(text: str, language: str | None, no_highlight: bool = False, inline: bool = False) -> Markup:
+    """The inside of ``<code>``: highlighted (styles in the spans when ``inline``), or plain."""
+    return plain(text) if no_highlight else highlight(text, language, inline=inline)
+
+
+@lru_cache(maxsize=4)
+def _prose_without_attachments(no_highlight: bool, inline: bool) -> Any:
     """Prose of a message or block copied on its own: no attachment to resolve."""
     from vis_export.formats.html_prose import ProseToHtml
 
-    return ProseToHtml(lambda reference: None)
+    return ProseToHtml(lambda reference: None, code=partial(code_markup, no_highlight=no_highlight, inline=inline))
 
 
 class HtmlProjector(Projector):
@@ -170,7 +176,7 @@ class HtmlProjector(Projector):
 
     def prose(self, markdown: str) -> Markup:
         if self._prose is None:
-            self._prose = _prose_without_attachments()
+            self._prose = _prose_without_attachments(self.options.no_highlight, self.pasted)
         return self._prose(markdown)  # type: ignore[no-any-return]
 
     # --- frames ---------------------------------------------------------------------------
@@ -184,7 +190,7 @@ class HtmlProjector(Projector):
         self.attachments = Attachments.of(session, self.options.attachments)
         self.anchors = Anchors()
         attached = [b for _, b in session.blocks() if isinstance(b, AttachmentBlock)]
-        self._prose = ProseToHtml(self.attachments.lookup(attached), self.attachments.budget)
+        self._prose = ProseToHtml(self.attachments.lookup(attached), self.attachments.budget, self.code_html)
         style = self.stylesheet()
         facts = SessionFacts.of(session)
         created = facts.created
@@ -267,18 +273,17 @@ class HtmlProjector(Projector):
     # --- one method per block type ----------------------------------------------------
 
     def code_html(self, text: str, language: str | None) -> Markup:
-        return plain(text) if self.options.no_highlight else highlight(text, language, inline=self.pasted)
+        return code_markup(text, language, self.options.no_highlight, self.pasted)
 
     def block_prose(self, block: ProseBlock) -> ProseView:
         return {"kind": "prose", "html": self.prose(block.markdown)}
 
     def block_code(self, block: CodeBlock) -> CodeView:
         language = block.language
-        css = "".join(ch for ch in language if ch.isalnum() or ch in "+-#_.") if language else ""
         return {
             "kind": "code",
             "language": language,
-            "language_class": css,
+            "language_class": language_class(language),
             "html": self.code_html(block.text, language),
         }
 
