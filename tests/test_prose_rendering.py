@@ -92,6 +92,34 @@ def test_footnotes_are_links_to_their_notes_and_unique_in_the_page() -> None:
     assert [notes[a.get("href")[1:]].split(" ↩")[0] for a in refs] == ["Measured on two cores.", "Another note."]
 
 
+def test_the_contents_preview_a_table_as_its_words() -> None:
+    table = "| Engine | Speed |\n|---|---:|\n| Typst | 3.2 |\n\nTypst is faster.\n"
+    dom = parse(to_html(_session(table, ANSWER)))
+    previews = [text_content(e) for e in elements(dom, "span") if "toc-summary" in classes(e)]
+    assert previews[1] == "Engine Speed Typst 3.2 Typst is faster."
+    assert previews[2].startswith("Plan Here is the code: const speed = (engine)")
+    assert not any(mark in "".join(previews) for mark in ("|", "---", "```", "#"))
+
+
+# --- Markdown, as a renderer shows it ------------------------------------------------------
+
+
+def test_markdown_shows_raw_html_as_written_and_headings_below_their_turn() -> None:
+    from htmldom import fragment
+    from markdown_it import MarkdownIt
+
+    from vis_export.formats.markdown import to_markdown
+
+    prose = "# Plan\n\n<script>alert('x')</script>\n\nSee <img src=x onerror=alert(1)> and `<kept>`.\n\nEnd\n===\n"
+    rendered = fragment(MarkdownIt("gfm-like").render(to_markdown(_session(prose))))
+    assert not [e for e in elements(rendered) if e.tag.split("}")[-1] in ("script", "img")]
+    text = text_content(rendered)
+    assert "<script>alert('x')</script>" in text and "See <img src=x onerror=alert(1)> and <kept>." in text
+    tags = [(e.tag.split("}")[-1], text_content(e)) for e in elements(rendered)]
+    headings = [(tag, words) for tag, words in tags if tag in ("h1", "h2", "h3", "h4", "h5", "h6")]
+    assert headings == [("h1", "Engines"), ("h2", "User"), ("h2", "Assistant"), ("h3", "Plan"), ("h3", "End")]
+
+
 # --- HTML in a real browser ---------------------------------------------------------------
 
 

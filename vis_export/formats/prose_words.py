@@ -3,7 +3,8 @@
 A regular expression cannot tell ``parse_config`` (a word) from ``_emphasis_``
 or keep a link's text while dropping its address, so the prose is parsed
 (markdown-it-py, CommonMark) and only the text a renderer would show is kept:
-words, code spans as their code, link and image text, line breaks as breaks.
+words, code spans as their code, link and image text, a table's cells (GFM's
+tables, as every format renders them), line breaks as breaks.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ _TEXT_CHILDREN = {
 def _parser() -> Any:
     from markdown_it import MarkdownIt
 
-    return MarkdownIt("commonmark")
+    return MarkdownIt("commonmark").enable("table")  # a table's cells, not its pipes and dashes
 
 
 # What can make Markdown differ from its words: inline marks, HTML, entities,
