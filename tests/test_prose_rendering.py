@@ -212,3 +212,27 @@ def _pixels_near(image: Any, word: Any, hex_colour: str) -> int:
     target = tuple(int(hex_colour[i : i + 2], 16) for i in (1, 3, 5))
     box = image.pixels(word.left, word.top, word.right, word.bottom)
     return sum(1 for pixel in box if sum(abs(a - b) for a, b in zip(pixel, target, strict=True)) < 90)
+
+
+HOSTILE_PROSE = {
+    "tags": "<b>x</b> " * 30_000,
+    "table": "| a | <b> |\n|---|---:|\n" + "| <i>x | y[^1] |\n" * 20_000,
+    "setext": "a <b>\n=\n" * 30_000,
+    "html in lists": "- <div>\n  x\n" * 30_000,
+    "footnotes": "".join(f"x[^{i}] " for i in range(20_000)) + "\n\n" + "".join(f"[^{i}]: n\n" for i in range(20_000)),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", HOSTILE_PROSE)
+def test_hostile_prose_in_markdown_and_html_stays_bounded(name: str) -> None:
+    """A few hundred KB of raw HTML, headings, tables or footnotes: seconds, not minutes (R6)."""
+    from timelimit import time_limit
+
+    from vis_export.formats.markdown import to_markdown
+
+    session = _session(HOSTILE_PROSE[name])
+    with time_limit(20):
+        markdown = to_markdown(session)
+        to_html(session)
+    assert "<b>x" not in markdown and "<i>x" not in markdown and "<div>\n  x" not in markdown.split("```html")[0]

@@ -73,15 +73,18 @@ def inert_html(markdown: str) -> str:
         return markdown
     text = markdown
     for _ in range(PASSES):
-        if not any(t.type in _RAW_HTML for t in _flat(_tokens(text)[0])):
+        escaped = _escaped(text)
+        if escaped is None:
             return text
-        text = _escaped(text)
+        text = escaped
     return fenced(markdown, "markdown")
 
 
-def _escaped(markdown: str) -> str:
-    """One pass: the HTML the parser finds, as text."""
+def _escaped(markdown: str) -> str | None:
+    """One pass: the HTML the parser finds, as text; ``None`` when it finds none."""
     tokens, env = _tokens(markdown)
+    if not any(t.type in _RAW_HTML for t in _flat(tokens)):
+        return None
     lines = markdown.split("\n")
     escapes: dict[int, set[int]] = {}  # line -> columns of a '<' to escape
     groups: dict[tuple[int, int], list[Any]] = {}  # the inline tokens of each line range (a table row's cells)
@@ -91,10 +94,11 @@ def _escaped(markdown: str) -> str:
     found = env.get("lt", {})
     for (start, end), inline in groups.items():
         text = "".join(t.content for t in inline)
+        ranks = {at: n for n, at in enumerate(i for i, ch in enumerate(text) if ch == "<")}
         wanted: set[int] = set()
         offset = 0
         for token in inline:
-            wanted |= {text.count("<", 0, offset + p) for p in found.get(id(token.content), ())}
+            wanted |= {ranks[offset + p] for p in found.get(id(token.content), ())}
             offset += len(token.content)
         places = [(n, col) for n in range(start, end) for col, ch in enumerate(lines[n]) if ch == "<"]
         for rank in wanted:
