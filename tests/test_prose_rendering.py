@@ -236,3 +236,24 @@ def test_hostile_prose_in_markdown_and_html_stays_bounded(name: str) -> None:
         markdown = to_markdown(session)
         to_html(session)
     assert "<b>x" not in markdown and "<i>x" not in markdown and "<div>\n  x" not in markdown.split("```html")[0]
+
+
+@pytest.mark.parametrize("no_highlight", [False, True])
+def test_typst_draws_fenced_code_as_coloured_runs_of_exactly_its_text(no_highlight: bool) -> None:
+    """What the Typst template receives for code fenced in prose: the fenced text,
+    in runs with the highlighter's classes, as a code block of that language."""
+    from vis_export.formats.options import ExportOptions
+    from vis_export.formats.pdf_typst import TypstProjector
+
+    tree = TypstProjector(ExportOptions(no_highlight=no_highlight)).document(_session(ANSWER))
+    prose = tree["messages"][1]["blocks"][0]["c"]
+    known, unknown = (node for node in prose if node["t"] == "code")
+    runs = [run for chunk in known["chunks"] for run in chunk]
+    text = "\n".join("".join(run[1] for run in chunk) for chunk in known["chunks"])
+    assert text == ANSWER.split("```js\n")[1].split("\n```")[0]
+    if no_highlight:
+        assert {run[0] for run in runs} == {""}
+    else:
+        classes_of = {run[1]: run[0] for run in runs}
+        assert (classes_of["return"], classes_of["42"]) == ("k", "m")
+    assert {run[0] for chunk in unknown["chunks"] for run in chunk} == {""}
