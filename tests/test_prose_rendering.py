@@ -5,14 +5,13 @@ pages and outlines, and in the Markdown as a renderer reads it."""
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 from typing import Any
 
 import pytest
 from browser import browser, viewport  # noqa: F401 - the fixture
 from htmldom import classes, elements, parse, text_content
-from pdfpage import page_images, words
+from pdfpage import outline, page_images, words
 
 from vis_export.copying import clipboard
 from vis_export.formats.highlight import TOKEN_COLOURS
@@ -164,29 +163,13 @@ def test_pasted_prose_keeps_the_colours_of_its_fenced_code(browser: Any, tmp_pat
 # --- PDF, both engines --------------------------------------------------------------------
 
 
-def _outline(pdf: bytes) -> list[tuple[int, str]]:
-    from pypdf import PdfReader
-
-    found: list[tuple[int, str]] = []
-
-    def walk(items: list[Any], level: int) -> None:
-        for item in items:
-            if isinstance(item, list):
-                walk(item, level + 1)
-            else:
-                found.append((level, str(item.title)))
-
-    walk(PdfReader(io.BytesIO(pdf)).outline, 1)
-    return found
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("engine", ["weasyprint", "typst"])
 def test_pdf_prose_headings_sit_below_their_turn_in_the_outline(engine: str) -> None:
     pdf = to_pdf(_session(ANSWER, "###### Deep\n\ntext\n"), engine=engine)
-    outline = [(level, title.split(" 19")[0]) for level, title in _outline(pdf)]
+    entries = [(level, title.split(" 19")[0]) for level, title in outline(pdf)]
     # An outline is a tree: a heading deeper than the one before it is its child, whatever its level.
-    assert outline == [(1, "User"), (1, "Assistant"), (2, "Plan"), (3, "Details"), (1, "Assistant"), (2, "Deep")]
+    assert entries == [(1, "User"), (1, "Assistant"), (2, "Plan"), (3, "Details"), (1, "Assistant"), (2, "Deep")]
 
 
 @pytest.mark.slow
