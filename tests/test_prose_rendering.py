@@ -91,13 +91,14 @@ def test_footnotes_are_links_to_their_notes_and_unique_in_the_page() -> None:
     assert [notes[a.get("href")[1:]].split(" ↩")[0] for a in refs] == ["Measured on two cores.", "Another note."]
 
 
-def test_the_contents_preview_a_table_as_its_words() -> None:
+def test_the_contents_preview_a_table_and_footnotes_as_their_words() -> None:
     table = "| Engine | Speed |\n|---|---:|\n| Typst | 3.2 |\n\nTypst is faster.\n"
-    dom = parse(to_html(_session(table, ANSWER)))
+    dom = parse(to_html(_session(table, ANSWER, "Again[^1].\n\n[^1]: Another note.\n")))
     previews = [text_content(e) for e in elements(dom, "span") if "toc-summary" in classes(e)]
     assert previews[1] == "Engine Speed Typst 3.2 Typst is faster."
     assert previews[2].startswith("Plan Here is the code: const speed = (engine)")
-    assert not any(mark in "".join(previews) for mark in ("|", "---", "```", "#"))
+    assert previews[3] == "Again. Another note."
+    assert not any(mark in "".join(previews) for mark in ("|", "---", "```", "#", "[^"))
 
 
 # --- Markdown, as a renderer shows it ------------------------------------------------------
