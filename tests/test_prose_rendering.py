@@ -158,6 +158,9 @@ def test_pasted_prose_keeps_the_colours_of_its_fenced_code(browser: Any, tmp_pat
     browser.get(page.as_uri())
     keyword = browser.find_element("xpath", "//pre//span[text()='const']")
     assert keyword.value_of_css_property("color") == _rgba(TOKEN_COLOURS["k"])
+    pre = browser.find_element("css selector", "pre")  # framed as a code block is, without a stylesheet
+    assert pre.value_of_css_property("background-color") == _rgba("#f6f8fa")
+    assert "monospace" in pre.value_of_css_property("font-family")
     assert browser.find_element("xpath", "//td[text()='3.2']").value_of_css_property("text-align").endswith("right")
 
 

@@ -152,7 +152,8 @@ def _prose_without_attachments(no_highlight: bool, inline: bool) -> Any:
     """Prose of a message or block copied on its own: no attachment to resolve."""
     from vis_export.formats.html_prose import ProseToHtml
 
-    return ProseToHtml(lambda reference: None, code=partial(code_markup, no_highlight=no_highlight, inline=inline))
+    code = partial(code_markup, no_highlight=no_highlight, inline=inline)
+    return ProseToHtml(lambda reference: None, code=code, pre=PASTED_STYLES["pre"] if inline else None)
 
 
 class HtmlProjector(Projector):
@@ -190,7 +191,8 @@ class HtmlProjector(Projector):
         self.attachments = Attachments.of(session, self.options.attachments)
         self.anchors = Anchors()
         attached = [b for _, b in session.blocks() if isinstance(b, AttachmentBlock)]
-        self._prose = ProseToHtml(self.attachments.lookup(attached), self.attachments.budget, self.code_html)
+        pre = PASTED_STYLES["pre"] if self.pasted else None
+        self._prose = ProseToHtml(self.attachments.lookup(attached), self.attachments.budget, self.code_html, pre)
         style = self.stylesheet()
         facts = SessionFacts.of(session)
         created = facts.created

@@ -66,10 +66,12 @@ ALLOWED_ATTRIBUTES = {
     "li": {"class", "id"},
     "ul": {"class"},
     "span": {"class", "style"},
+    "pre": {"style"},
     "sup": {"class", "id"},
     "section": {"class"},
 }
-# The only ``style`` a span may keep: a token colour the highlighter writes into a pasted fragment.
+# The only ``style`` a span may keep: a token colour the highlighter writes into a pasted fragment
+# (a <pre> there may keep the one it is given, ``ProseToHtml``'s ``pre``).
 TOKEN_INLINE_STYLES = frozenset(inline_style(css) for css in TOKEN_STYLES)
 ALIGNMENTS = ("left", "center", "right")
 URL_SCHEMES = {"http", "https", "mailto", "tel", "ftp", "ftps", "irc", "ircs", "data"}
@@ -94,11 +96,14 @@ def _renderer_class() -> type:
     from mistune.util import striptags
 
     class ProseRenderer(HTMLRenderer):
-        def __init__(self, attachment: AttachmentLookup, budget: ImageBudget | None, code: CodeRenderer):
+        def __init__(
+            self, attachment: AttachmentLookup, budget: ImageBudget | None, code: CodeRenderer, pre: str | None
+        ):
             super().__init__(escape=True)
             self.attachment = attachment
             self.budget = budget
             self.code = code
+            self.pre = f' style="{pre}"' if pre else ""
             self.call = 0  # which call this is: footnote ids are unique in a document
 
         def heading(self, text: str, level: int, **attrs: Any) -> str:
@@ -109,7 +114,7 @@ def _renderer_class() -> type:
             language = fence_language(info)
             css = language_class(language)
             attribute = f' class="language-{css}"' if css else ""
-            return f"<pre><code{attribute}>{self.code(code, language)}</code></pre>\n"
+            return f"<pre{self.pre}><code{attribute}>{self.code(code, language)}</code></pre>\n"
 
         def table_cell(self, text: str, align: str | None = None, head: bool = False) -> str:
             """A cell's alignment as a class (the stylesheet's, since the page's CSP
@@ -153,14 +158,20 @@ def _renderer_class() -> type:
     return ProseRenderer
 
 
-def _no_data_links(tag: str, attribute: str, value: str) -> str | None:
-    if tag == "a" and attribute == "href" and value.strip().lower().startswith("data:"):
-        return None
-    if attribute == "style" and value not in TOKEN_INLINE_STYLES:
-        return None
-    if tag == "img" and attribute == "src" and not value.strip().lower().startswith(EMBEDDABLE_IMAGES):
-        return None
-    return value
+def _attribute_filter(styles: frozenset[str]) -> Callable[[str, str, str], str | None]:
+    """No ``data:`` link, no image from anywhere but a ``data:image`` URI, and no
+    ``style`` but ``styles``, the declarations the renderer itself writes."""
+
+    def kept(tag: str, attribute: str, value: str) -> str | None:
+        if tag == "a" and attribute == "href" and value.strip().lower().startswith("data:"):
+            return None
+        if attribute == "style" and value not in styles:
+            return None
+        if tag == "img" and attribute == "src" and not value.strip().lower().startswith(EMBEDDABLE_IMAGES):
+            return None
+        return value
+
+    return kept
 
 
 class ProseToHtml:
@@ -169,13 +180,21 @@ class ProseToHtml:
     ``budget``: the document's image bytes, which ``data:`` images in prose are
     charged to as well (``attachment`` charges its own); ``None`` for prose
     copied on its own, whose ``data:`` images are its own bytes, each shown once.
+    ``code`` writes the inside of fenced code's ``<code>``; ``pre``, the inline
+    style of its ``<pre>`` in a pasted fragment, which keeps no stylesheet.
     """
 
-    def __init__(self, attachment: AttachmentLookup, budget: ImageBudget | None = None, code: CodeRenderer = highlight):
+    def __init__(
+        self,
+        attachment: AttachmentLookup,
+        budget: ImageBudget | None = None,
+        code: CodeRenderer = highlight,
+        pre: str | None = None,
+    ):
         import mistune
         import nh3
 
-        self._renderer = _renderer_class()(attachment, budget, code)
+        self._renderer = _renderer_class()(attachment, budget, code, pre)
         self._markdown = mistune.create_markdown(
             escape=True, renderer=self._renderer, plugins=["table", "strikethrough", "task_lists", "url", "footnotes"]
         )
@@ -185,7 +204,7 @@ class ProseToHtml:
             tags=ALLOWED_TAGS,
             attributes=ALLOWED_ATTRIBUTES,
             url_schemes=URL_SCHEMES,
-            attribute_filter=_no_data_links,
+            attribute_filter=_attribute_filter(TOKEN_INLINE_STYLES | ({pre} if pre else set())),
             link_rel="noopener noreferrer nofollow",
             strip_comments=True,
         )
