@@ -101,6 +101,20 @@ def test_the_contents_preview_a_table_and_footnotes_as_their_words() -> None:
     assert not any(mark in "".join(previews) for mark in ("|", "---", "```", "#", "[^"))
 
 
+def test_footnote_ids_are_the_same_on_every_copy_r7() -> None:
+    """A copy of one message or block gives the same bytes each time, however
+    many were rendered before (the parser of copied prose is shared)."""
+    session = _session(ANSWER, ANSWER)
+    first = [clipboard(message)["text/html"] for message in session.messages]
+    block = session.messages[1].blocks[0]
+    assert [clipboard(message)["text/html"] for message in session.messages] == first
+    assert to_html(block) == to_html(block) and clipboard(block) == clipboard(block)
+    assert to_html(session) == to_html(session)
+    dom = parse(to_html(session))
+    ids = [e.get("id") for e in elements(dom) if e.get("id")]
+    assert len(ids) == len(set(ids)) and sum(i.startswith("fn-") for i in ids) == 2
+
+
 # --- Markdown, as a renderer shows it ------------------------------------------------------
 
 

@@ -174,11 +174,13 @@ class HtmlProjector(Projector):
         self.attachments = Attachments.of(None, self.options.attachments)
         self._prose: Any = None  # built on first use: a copied code block needs no Markdown parser
         self.anchors = Anchors()
+        self.prose_count = 0  # prose rendered in this document: its footnote ids are unique, and the same each time
 
     def prose(self, markdown: str) -> Markup:
         if self._prose is None:
             self._prose = _prose_without_attachments(self.options.no_highlight, self.pasted)
-        return self._prose(markdown)  # type: ignore[no-any-return]
+        self.prose_count += 1
+        return self._prose(markdown, str(self.prose_count))  # type: ignore[no-any-return]
 
     # --- frames ---------------------------------------------------------------------------
 
@@ -190,6 +192,7 @@ class HtmlProjector(Projector):
 
         self.attachments = Attachments.of(session, self.options.attachments)
         self.anchors = Anchors()
+        self.prose_count = 0
         attached = [b for _, b in session.blocks() if isinstance(b, AttachmentBlock)]
         pre = PASTED_STYLES["pre"] if self.pasted else None
         self._prose = ProseToHtml(self.attachments.lookup(attached), self.attachments.budget, self.code_html, pre)
@@ -229,6 +232,7 @@ class HtmlProjector(Projector):
 
     def messages(self, messages: list[Message]) -> Iterator[str]:
         self.anchors = Anchors()
+        self.prose_count = 0
         views = [self.message_view(m, i) for i, m in enumerate(messages, 1)]
         yield from self.env.get_template("fragment.html.j2").generate(messages=views, blocks=[], **self._fragment())
 
@@ -236,6 +240,7 @@ class HtmlProjector(Projector):
         yield from self.messages([message])
 
     def lone_block(self, block: Block) -> Iterator[str]:
+        self.prose_count = 0
         yield from self.env.get_template("fragment.html.j2").generate(
             messages=[], blocks=[self.block(block)], **self._fragment()
         )

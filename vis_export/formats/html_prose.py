@@ -8,8 +8,8 @@ URI or a known attachment (anything else becomes a link) whose bytes pass
 demoted below the message heading so prose cannot forge a turn. Fenced code is
 coloured as a code block of its language is (the projector's ``code``, under the
 highlighter's budget), table cells keep their alignment as a class, and
-footnotes are numbered within each call, so two blocks' ``[^1]`` never share an
-id. nh3 then removes whatever an allowlist does not name, as a second layer.
+footnotes are numbered within each call, whose key keeps two blocks' ``[^1]``
+from sharing an id. nh3 then removes whatever an allowlist does not name, as a second layer.
 """
 
 from __future__ import annotations
@@ -104,7 +104,7 @@ def _renderer_class() -> type:
             self.budget = budget
             self.code = code
             self.pre = f' style="{pre}"' if pre else ""
-            self.call = 0  # which call this is: footnote ids are unique in a document
+            self.key = ""  # what sets this call's footnote ids apart from another's in the same document
 
         def heading(self, text: str, level: int, **attrs: Any) -> str:
             return super().heading(text, min(6, level + HEADING_OFFSET))
@@ -124,17 +124,17 @@ def _renderer_class() -> type:
             return f"  <{tag}{aligned}>{text}</{tag}>\n"
 
         def footnote_ref(self, key: str, index: int) -> str:
-            link = f'<a href="#fn-{self.call}-{index}">{index}</a>'
-            return f'<sup class="footnote-ref" id="fnref-{self.call}-{index}">{link}</sup>'
+            link = f'<a href="#fn-{self.key}{index}">{index}</a>'
+            return f'<sup class="footnote-ref" id="fnref-{self.key}{index}">{link}</sup>'
 
         def footnotes(self, text: str) -> str:
             return f'<section class="footnotes">\n<ol>\n{text}</ol>\n</section>\n'
 
         def footnote_item(self, text: str, key: str, index: int) -> str:
-            back = f'<a href="#fnref-{self.call}-{index}">\u21a9</a>'
+            back = f'<a href="#fnref-{self.key}{index}">\u21a9</a>'
             text = text.rstrip()
             text = text[:-4] + f" {back}</p>" if text.endswith("</p>") else f"{text}\n{back}"
-            return f'<li id="fn-{self.call}-{index}">{text}</li>\n'
+            return f'<li id="fn-{self.key}{index}">{text}</li>\n'
 
         def image(self, text: str, url: str, title: str | None = None) -> str:
             """An image loads only from a ``data:image`` URI or an attachment of this
@@ -209,6 +209,7 @@ class ProseToHtml:
             strip_comments=True,
         )
 
-    def __call__(self, markdown: str) -> Markup:
-        self._renderer.call += 1
+    def __call__(self, markdown: str, key: str = "") -> Markup:
+        """``key``: what tells this prose's footnote ids (``fn-<key>-1``) from another's in the document."""
+        self._renderer.key = f"{key}-" if key else ""
         return Markup(self._cleaner.clean(str(self._markdown(markdown))))
