@@ -21,10 +21,10 @@ import re
 from functools import lru_cache
 from typing import Any
 
+from vis_export.formats.html_prose import HEADING_OFFSET  # the title is #, a turn ##: prose starts at ###
 from vis_export.formats.markdown_syntax import fence_for, fenced
 from vis_export.strings import lf
 
-HEADING_SHIFT = 2  # the session title is #, a turn ##: prose headings start at ###
 PASSES = 4
 _RAW_HTML = frozenset({"html_block", "html_inline"})
 # A line that may open an ATX heading or underline a setext one: prose without any is not parsed for headings.
@@ -125,7 +125,7 @@ def _fence_html_block(lines: list[str], token: Any) -> None:
     lines[start : start + 1] = [f"{prefix}{fence}html", continued + first]
 
 
-def shifted_headings(markdown: str, by: int = HEADING_SHIFT) -> str:
+def shifted_headings(markdown: str, by: int = HEADING_OFFSET) -> str:
     """``markdown`` with each heading ``by`` levels deeper (at most 6); a setext
     heading (underlined) becomes an ATX one (``###``) on one line."""
     if not _MAY_HEAD.search(markdown):

@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from vis_export.formats import lexing
-from vis_export.formats.html_prose import EMBEDDABLE_IMAGES, URL_SCHEMES, fence_language
+from vis_export.formats.html_prose import EMBEDDABLE_IMAGES, HEADING_OFFSET, URL_SCHEMES, fence_language
 from vis_export.images import Embedded, ImageBudget, embed_uri
 
 Node = dict[str, Any]
@@ -256,8 +256,8 @@ class ProseTree:
             return {"t": "br"}
         if kind == "thematic_break":
             return {"t": "hr"}
-        if kind == "heading":
-            return {"t": "h", "level": int(attrs.get("level", 1)), "c": kids()}
+        if kind == "heading":  # its level in the outline, where a turn's heading is 1: as HTML's, less one
+            return {"t": "h", "level": min(6, int(attrs.get("level", 1)) + HEADING_OFFSET) - 1, "c": kids()}
         if kind == "block_quote":
             return {"t": "quote", "c": kids(self.indents["quote"])}
         if kind == "block_code":
