@@ -380,3 +380,18 @@ def test_prose_without_html_or_headings_is_written_as_it_was(markdown: str) -> N
     tokens = _everything(PARSER.parse(markdown))
     if not any(t.type in ("html_inline", "html_block", "heading_open") for t in tokens):
         assert prose_in_markdown(markdown) == markdown
+
+
+@given(prose_texts)
+def test_r1_code_in_prose_is_untouched_by_what_markdown_output_changes(markdown: str) -> None:
+    """Escaping raw HTML and shifting headings never reach code: every fenced or
+    indented block and every code span of the prose reads back the same, in order."""
+    from vis_export.formats.prose_markdown import prose_in_markdown
+
+    def code(text: str) -> list[tuple[str, str]]:
+        tokens = _everything(PARSER.parse(text))
+        return [(t.type, t.content) for t in tokens if t.type in ("fence", "code_block", "code_inline")]
+
+    before = code(markdown)
+    after = iter(code(prose_in_markdown(markdown)))
+    assert all(any(piece == found for found in after) for piece in before)  # in order; HTML blocks add fences
