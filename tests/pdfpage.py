@@ -48,6 +48,22 @@ class Word(NamedTuple):
         return across and self.top < other.bottom and other.top < self.bottom
 
 
+def outline(pdf: bytes) -> list[tuple[int, str]]:
+    """The outline's entries in order, each with its depth (1 at the top): a
+    viewer's bookmarks, turns first and the headings of their prose below them."""
+    found: list[tuple[int, str]] = []
+
+    def walk(items: list[Any], level: int) -> None:
+        for item in items:
+            if isinstance(item, list):
+                walk(item, level + 1)
+            else:
+                found.append((level, str(item.title)))
+
+    walk(PdfReader(io.BytesIO(pdf)).outline, 1)
+    return found
+
+
 def runs(pdf: bytes) -> list[list[Run]]:
     """Every page's text runs, in drawing order."""
     return [_page_runs(page) for page in PdfReader(io.BytesIO(pdf)).pages]

@@ -229,6 +229,21 @@ def test_lenient_exports_what_it_can_with_warnings(tmp_path: Path) -> None:
     assert "PRIVATE-CANARY" not in lenient.stdout
 
 
+@pytest.mark.parametrize("strict", [True, False])
+def test_code_with_an_empty_language_is_shown_as_plain_code(tmp_path: Path, strict: bool) -> None:
+    """``"language": ""`` names no language: the code is shown, never refused or lost."""
+    document = json.loads(SESSION.read_text())
+    document["messages"][1]["content"].insert(0, {"id": "e", "type": "code", "language": "", "text": "x = 'kept'\n"})
+    source = tmp_path / "empty.json"
+    source.write_text(json.dumps(document))
+    for fmt in ("markdown", "html", "text"):
+        result = run("convert", str(source), "--to", fmt, *([] if strict else ["--lenient"]))
+        assert result.exit_code == 0 and result.stderr == "", result.stderr
+        assert "x = &#39;kept&#39;" in result.stdout if fmt == "html" else "```\nx = 'kept'\n```" in result.stdout
+        assert "unsupported block: code" not in result.stdout.lower()
+        assert "unsupported block <code>code<" not in result.stdout.lower()
+
+
 def test_lenient_event_log_and_json_lines(tmp_path: Path) -> None:
     log = tmp_path / "log.jsonl"
     log.write_text(

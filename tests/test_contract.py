@@ -351,3 +351,17 @@ def test_nesting_limit_for_documents_not_in_the_vis_contract() -> None:
     assert problems == []
     check_depth({"Any Key": nested(MAX_DEPTH)}, (), problems)
     assert [p.kind for p in problems] == ["limit"] and problems[0].location.startswith('["Any Key"][0].k[0]')
+
+
+@pytest.mark.parametrize("language", ["", " ", "\t\n"])
+def test_an_empty_language_names_none(language: str) -> None:
+    """An empty (or blank) ``language`` is valid for both validators and reads as no language."""
+    from vis_export.model import CodeBlock
+
+    block = {"id": "c", "type": "code", "language": language, "text": "x = 1\n"}
+    assert our_verdict("block", block) and schema_verdict("block", block)
+    assert CodeBlock(block).language is None
+    for wrong in (None, 3, ["py"]):
+        assert not our_verdict("block", {**block, "language": wrong}) and not schema_verdict(
+            "block", {**block, "language": wrong}
+        )

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from conftest import INPUT
+from pdfpage import outline
 from pypdf import PdfReader
 from system import require
 
@@ -47,9 +48,12 @@ def test_pages_outline_and_metadata(pdf: bytes) -> None:
     first = page_text(reader.pages[0])
     assert f"1 / {pages}" in first
     assert SESSION.title in first  # running header and title
-    titles = [item.title for item in reader.outline]
+    entries = outline(pdf)
+    titles = [title for level, title in entries if level == 1]
     assert len(titles) == len(SESSION.messages)
     assert titles[0].startswith("User (Ada)") and titles[1].startswith("Assistant")
+    # The headings of prose sit below their turn: "# Plan" of the second turn is its child.
+    assert entries[2] == (2, "Plan") and all(level <= 2 for level, _ in entries)
     meta = reader.metadata
     assert meta.title == SESSION.title
     assert "golden_session" in meta.subject and meta.get("/Keywords") == "gpt-5.6"
@@ -116,7 +120,7 @@ def test_rendered_in_parts_the_pdf_is_one_document(pdf: bytes) -> None:
     reader = PdfReader(io.BytesIO(joined))
     pages = len(reader.pages)
     assert pages >= len(PdfReader(io.BytesIO(pdf)).pages)
-    assert [item.title for item in reader.outline] == [item.title for item in PdfReader(io.BytesIO(pdf)).outline]
+    assert outline(joined) == outline(pdf)
     texts = [page_text(page) for page in reader.pages]
     assert all(f"{n} / {pages}" in text for n, text in enumerate(texts, 1))
     assert all(SESSION.title in text for text in texts)  # the running title in every part

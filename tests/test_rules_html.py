@@ -196,3 +196,44 @@ def test_r5_messages_and_blocks_keep_their_order_and_roles(document: dict[str, A
             for b in message.blocks
         ]
         assert kinds == expected
+
+
+FENCED_LANGUAGES = st.sampled_from(["python", "js", "rust", "c", "json", "html", "diff", "no-such-language", ""])
+# Code as it is fenced in prose: a CR ends a line in Markdown, so there is none; anything else may be there.
+fenced_code = st.text(st.characters(exclude_characters="\r", exclude_categories=("Cs",)), max_size=120).map(
+    lambda text: text if text.endswith("\n") or not text else text + "\n"
+)
+
+
+@given(fenced_code, FENCED_LANGUAGES, st.booleans(), st.booleans())
+def test_r1_code_fenced_in_prose_is_the_fenced_text_in_the_dom(
+    code: str, language: str, no_highlight: bool, pasted: bool
+) -> None:
+    """Highlighted or not, in a page or a pasted fragment, the DOM text of code
+    fenced in prose is the fenced text exactly, as a CommonMark parser reads it."""
+    from markdown_it import MarkdownIt
+
+    from vis_export.copying import clipboard
+    from vis_export.formats.markdown_syntax import fence_for
+
+    fence = fence_for(code)
+    markdown = f"Before:\n\n{fence}{language}\n{code}{fence}\n\nAfter.\n"
+    (fenced,) = [t.content for t in MarkdownIt("commonmark").parse(markdown) if t.type == "fence"]
+    document = {
+        "messages": [
+            {
+                "id": "m",
+                "role": "assistant",
+                "status": "completed",
+                "created_at": 0,
+                "content": [{"id": "p", "type": "prose", "markdown": markdown}],
+            }
+        ]
+    }
+    session = session_of(document)
+    if pasted:
+        dom = parse(clipboard(session.messages[0], no_highlight=no_highlight)["text/html"])
+    else:
+        dom = parse(to_html(session, no_highlight=no_highlight))
+    (pre,) = [pre for pre in elements(dom, "pre")]
+    assert text_content(pre) == in_dom(fenced)

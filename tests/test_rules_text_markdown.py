@@ -279,3 +279,119 @@ def test_tool_output_limit_marks_what_it_cut() -> None:
         assert "x" * 30 not in out and "more characters of tool output not shown" in out
         assert "x" * 400 in render(session)
         assert "cat" not in render(session, no_tools=True)
+
+
+# --- prose in Markdown: raw HTML shown as text, headings below the turn ---------------------
+
+PROSE_PIECES = [
+    "# Plan",
+    "## Sub *plan*",
+    "###### Six",
+    "####### seven is text",
+    "Setext\n======",
+    "Two line\nsetext \\\n---",
+    "Ends in hash #\n===",
+    "text <b>bold</b> and <img src=x onerror=alert(1)>",
+    "<script>alert('x')</script>",
+    "<script>\n\nalert(1)\n\n</script>",
+    "<div>\n*still html*\n</div>",
+    "<!-- comment -->",
+    "> <div>quoted</div>\n> more",
+    "> # quoted heading\n> text <i>x</i>",
+    "- item <i>x</i>\n- # heading in a list\n  <span>y</span>",
+    "1. <pre>\n   in a list\n   </pre>",
+    "`<code>` stays and <https://example.com/a> too",
+    '[link <b>](<u v> "<title>")',
+    "    indented <x>",
+    "```html\n<p>fenced</p>\n```",
+    "| a | <b> |\n|---|---:|\n| <i>x | `<c>` |",
+    "\\<not html> &lt;",
+    "line\\\nbreak <u>",
+    "text\n---",
+    "plain words",
+]
+prose_texts = st.one_of(
+    st.lists(st.sampled_from(PROSE_PIECES), min_size=1, max_size=6).flatmap(
+        lambda pieces: st.sampled_from(["\n", "\n\n"]).map(lambda sep: sep.join(pieces))
+    ),
+    st.text(st.sampled_from(list("<>#=-*`/ab \n\t[]()!|:\\&")), max_size=80),
+)
+
+
+def _prose_session(markdown: str):
+    return session_of(
+        {
+            "messages": [
+                {
+                    "id": "m",
+                    "role": "assistant",
+                    "status": "completed",
+                    "created_at": 0,
+                    "content": [{"id": "p", "type": "prose", "markdown": markdown}],
+                }
+            ]
+        }
+    )
+
+
+def _everything(tokens: list[Any]) -> list[Any]:
+    return [*tokens, *(c for t in tokens for c in (t.children or []))]
+
+
+@given(prose_texts)
+def test_r4_raw_html_in_prose_is_text_once_the_markdown_is_rendered(markdown: str) -> None:
+    """Rendered by a CommonMark renderer, the Markdown holds no raw HTML from prose:
+    no script, no element at all but the Markdown's own (and its <details>)."""
+    from htmldom import elements, fragment
+
+    output = to_markdown(_prose_session(markdown), reasoning="all")
+    assert not [t for t in _everything(PARSER.parse(output)) if t.type in ("html_inline", "html_block")]
+    rendered = fragment(PARSER.render(output))
+    assert not [e for e in elements(rendered) if e.tag.split("}")[-1] in ("script", "img", "div", "b", "i", "span")]
+    # What was written is still there to read: every '<' of the prose is shown.
+    assert PARSER.render(output).count("&lt;") >= markdown.count("<") - output.count("<")
+
+
+@given(prose_texts)
+def test_headings_in_prose_sit_below_the_turn_heading(markdown: str) -> None:
+    tokens = PARSER.parse(to_markdown(_prose_session(markdown)))
+    headings = [(t.tag, tokens[i + 1].content) for i, t in enumerate(tokens) if t.type == "heading_open"]
+    assert headings[0][0] == "h1" and headings[1] == ("h2", "Assistant")
+    prose_tokens = PARSER.parse(markdown)
+    expected = [
+        (f"h{min(6, int(t.tag[1]) + 2)}", " ".join(prose_tokens[i + 1].content.split()))
+        for i, t in enumerate(prose_tokens)
+        if t.type == "heading_open"
+    ]
+    shown = [(tag, " ".join(content.split())) for tag, content in headings[2:]]
+    assert [tag for tag, _ in shown] == [tag for tag, _ in expected]
+    assert [_unbroken(c) for _, c in shown] == [_unbroken(c) for _, c in expected]
+
+
+def _unbroken(content: str) -> str:
+    """A heading's text as read: a hard break (a setext heading's) as a space, a '<' as written."""
+    return content.replace("\\ ", " ").replace("&lt;", "<")
+
+
+@given(st.text(st.sampled_from(list("ab *_`[]()!\n-+1.>")), max_size=80))
+def test_prose_without_html_or_headings_is_written_as_it_was(markdown: str) -> None:
+    from vis_export.formats.prose_markdown import prose_in_markdown
+
+    tokens = _everything(PARSER.parse(markdown))
+    if not any(t.type in ("html_inline", "html_block", "heading_open") for t in tokens):
+        assert prose_in_markdown(markdown) == markdown
+
+
+@given(prose_texts)
+def test_r1_code_in_prose_is_untouched_by_what_markdown_output_changes(markdown: str) -> None:
+    """Escaping raw HTML and shifting headings never reach code: every fenced or
+    indented block and every code span of the prose reads back the same, in order."""
+    from vis_export.formats.prose_markdown import prose_in_markdown
+
+    def code(text: str) -> list[tuple[str, str]]:
+        tokens = _everything(PARSER.parse(text))
+        return [(t.type, t.content) for t in tokens if t.type in ("fence", "code_block", "code_inline")]
+
+    before = code(markdown)
+    after = iter(code(prose_in_markdown(markdown)))
+    assert all(any(piece == found for found in after) for piece in before)  # in order; HTML blocks add fences

@@ -111,6 +111,18 @@ def test_session_page_is_the_projector_document_with_an_anchor_on_every_message_
     assert golden.head("/s/golden_session").status_code == 200
 
 
+def test_served_code_fenced_in_prose_is_highlighted_as_a_code_block(golden: Any) -> None:
+    dom = parse(golden.get("/s/golden_session").text)
+    prose = [div for div in elements(dom, "div") if "prose" in (div.get("class") or "")]
+    prose_code = [code for div in prose for code in elements(div, "code")]
+    fenced = next(c for c in prose_code if "swallow everything" in text_content(c))
+    assert text_content(fenced) == "print('swallow everything after me')\n"
+    assert [(s.get("class"), s.text) for s in elements(fenced, "span")] == [
+        ("nb", "print"),
+        ("s", "'swallow everything after me'"),
+    ]
+
+
 def test_downloads_in_every_format_are_the_exports(golden: Any) -> None:
     session = next(s for s in load(GOLDEN / "session.json"))
     page = parse(golden.get("/s/golden_session").text)

@@ -201,6 +201,22 @@ def test_prose_is_rendered_and_stays_text() -> None:
     assert "**" not in drawn and not any(line.endswith(" ") for line in drawn.splitlines())
 
 
+def test_footnotes_are_numbered_and_columns_aligned_on_a_terminal() -> None:
+    markdown = (
+        "Fast[^speed], cheap[^cost].\n\n| Engine | Speed |\n|---|---:|\n| Typst | 3.2 |\n| WeasyPrint | 11.75 |\n\n"
+        "[^cost]: Free *software*.\n[^speed]: On two cores.\n"
+    )
+    block = {"id": "p", "type": "prose", "markdown": markdown}
+    message = {"id": "m", "role": "user", "status": "completed", "created_at": 1, "content": [block]}
+    drawn = to_terminal(_loaded({"id": "s", "messages": [message]}))
+    lines = [line.strip() for line in drawn.splitlines()]
+    assert "Fast[1], cheap[2]." in lines and "[^" not in drawn
+    notes = [line for line in lines if line.endswith(("cores.", "software."))]
+    assert notes == ["1 On two cores.", "2 Free software."]
+    speeds = [line for line in drawn.splitlines() if line.rstrip().endswith(("3.2", "11.75"))]
+    assert len({len(line.rstrip()) for line in speeds}) == 1  # right-aligned: both end in one column
+
+
 # --- the command -----------------------------------------------------------------------
 
 

@@ -760,6 +760,7 @@ def show(
     from vis_export.show import NotFound, pick, write
 
     require("rich", "vis-export show")
+    require("mdit_py_plugins", "vis-export show")
     level = check_reasoning(reasoning)
     reporter = Reporter()
     found = reporter.results(_read(sources, lenient))

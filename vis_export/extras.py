@@ -1,7 +1,7 @@
 """Optional capabilities and the extras that install them.
 
 PDF (WeasyPrint, pypdf), the search index (tantivy, Whoosh), its PostgreSQL
-engine (psycopg), the terminal view of ``show`` (rich), the reading room
+engine (psycopg), the terminal view of ``show`` (rich, mdit-py-plugins), the reading room
 of ``serve`` (Starlette, uvicorn), the Typst PDF engine (typst) and jobs on a
 Dask cluster (distributed) are extras: a user
 who copies and converts text needs none of them. When one is missing, the
@@ -23,6 +23,7 @@ EXTRAS = {
     "whoosh": "search",
     "psycopg": "postgresql",
     "rich": "show",
+    "mdit_py_plugins": "show",
     "starlette": "serve",
     "uvicorn": "serve",
     "typst": "typst",

@@ -107,7 +107,12 @@ class ProseBlock(Block):
 class CodeBlock(Block):
     __slots__ = ()
     text = _field("text")
-    language = _field("language", None)
+
+    @property
+    def language(self) -> str | None:
+        """The stored ``language``; ``None`` when absent, empty or blank, which name no language."""
+        value = self.fields.get("language")
+        return value if isinstance(value, str) and value.strip() else None
 
 
 class ToolBlock(Block):

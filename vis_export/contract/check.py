@@ -243,8 +243,8 @@ def _code(b: dict[str, Any], path: Path, out: Out) -> None:
     _require(out, path, b, ("text",))
     if "text" in b and not isinstance(b["text"], str):
         _problem(out, (*path, "text"), f"must be a string, not {_json_type(b['text'])}")
-    if "language" in b:
-        _non_blank(out, (*path, "language"), b["language"])
+    if "language" in b and not isinstance(b["language"], str):  # empty or blank: no language named
+        _problem(out, (*path, "language"), f"must be a string, not {_json_type(b['language'])}")
 
 
 def _tool(b: dict[str, Any], path: Path, out: Out) -> None:
@@ -511,7 +511,7 @@ def _values_ok(obj: dict[str, Any], depth: int, skip: str = "") -> bool:
 _FAST_BLOCK: dict[str, Callable[[dict[str, Any]], bool]] = for_each_type(
     {
         "prose": lambda b: type(b.get("markdown")) is str,
-        "code": lambda b: type(b.get("text")) is str and ("language" not in b or _text_ok(b["language"])),
+        "code": lambda b: type(b.get("text")) is str and type(b.get("language", "")) is str,
         "speech": lambda b: _text_ok(b.get("text")),
         "reasoning": lambda b: type(b.get("text")) is str and b.get("visibility", "private") in VISIBILITIES,
         "tool": lambda b: (

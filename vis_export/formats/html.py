@@ -13,7 +13,7 @@ import base64
 import hashlib
 import unicodedata
 from collections.abc import Iterable, Iterator
-from functools import lru_cache
+from functools import lru_cache, partial
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +24,7 @@ from vis_export.attachments import Attachments, human_size
 from vis_export.formats.anchors import Anchors
 from vis_export.formats.facts import SessionFacts
 from vis_export.formats.highlight import TOKEN_COLOURS, TOKEN_STYLES, highlight, inline_style, plain
+from vis_export.formats.html_prose import language_class
 from vis_export.formats.options import ExportOptions, Folder, Theme, attachments_folder, folder
 from vis_export.formats.projector import (
     TRUNCATED_NOTE,
@@ -149,12 +150,18 @@ def content_security_policy(style: str) -> str:
     )
 
 
-@lru_cache(maxsize=1)
-def _prose_without_attachments() -> Any:
+def code_markup(text: str, language: str | None, no_highlight: bool = False, inline: bool = False) -> Markup:
+    """The inside of ``<code>``: highlighted (styles in the spans when ``inline``), or plain."""
+    return plain(text) if no_highlight else highlight(text, language, inline=inline)
+
+
+@lru_cache(maxsize=4)
+def _prose_without_attachments(no_highlight: bool, inline: bool) -> Any:
     """Prose of a message or block copied on its own: no attachment to resolve."""
     from vis_export.formats.html_prose import ProseToHtml
 
-    return ProseToHtml(lambda reference: None)
+    code = partial(code_markup, no_highlight=no_highlight, inline=inline)
+    return ProseToHtml(lambda reference: None, code=code, pre=PASTED_STYLES["pre"] if inline else None)
 
 
 class HtmlProjector(Projector):
@@ -175,11 +182,13 @@ class HtmlProjector(Projector):
         self.attachments = Attachments.of(None, self.options.attachments)
         self._prose: Any = None  # built on first use: a copied code block needs no Markdown parser
         self.anchors = Anchors()
+        self.prose_count = 0  # prose rendered in this document: its footnote ids are unique, and the same each time
 
     def prose(self, markdown: str) -> Markup:
         if self._prose is None:
-            self._prose = _prose_without_attachments()
-        return self._prose(markdown)  # type: ignore[no-any-return]
+            self._prose = _prose_without_attachments(self.options.no_highlight, self.pasted)
+        self.prose_count += 1
+        return self._prose(markdown, str(self.prose_count))  # type: ignore[no-any-return]
 
     # --- frames ---------------------------------------------------------------------------
 
@@ -191,8 +200,10 @@ class HtmlProjector(Projector):
 
         self.attachments = Attachments.of(session, self.options.attachments)
         self.anchors = Anchors()
+        self.prose_count = 0
         attached = [b for _, b in session.blocks() if isinstance(b, AttachmentBlock)]
-        self._prose = ProseToHtml(self.attachments.lookup(attached), self.attachments.budget)
+        pre = PASTED_STYLES["pre"] if self.pasted else None
+        self._prose = ProseToHtml(self.attachments.lookup(attached), self.attachments.budget, self.code_html, pre)
         style = self.stylesheet()
         facts = SessionFacts.of(session)
         created = facts.created
@@ -229,6 +240,7 @@ class HtmlProjector(Projector):
 
     def messages(self, messages: list[Message]) -> Iterator[str]:
         self.anchors = Anchors()
+        self.prose_count = 0
         views = [self.message_view(m, i) for i, m in enumerate(messages, 1)]
         yield from self.env.get_template("fragment.html.j2").generate(messages=views, blocks=[], **self._fragment())
 
@@ -236,6 +248,7 @@ class HtmlProjector(Projector):
         yield from self.messages([message])
 
     def lone_block(self, block: Block) -> Iterator[str]:
+        self.prose_count = 0
         yield from self.env.get_template("fragment.html.j2").generate(
             messages=[], blocks=[self.block(block)], **self._fragment()
         )
@@ -275,18 +288,17 @@ class HtmlProjector(Projector):
     # --- one method per block type ----------------------------------------------------
 
     def code_html(self, text: str, language: str | None) -> Markup:
-        return plain(text) if self.options.no_highlight else highlight(text, language, inline=self.pasted)
+        return code_markup(text, language, self.options.no_highlight, self.pasted)
 
     def block_prose(self, block: ProseBlock) -> ProseView:
         return {"kind": "prose", "html": self.prose(block.markdown)}
 
     def block_code(self, block: CodeBlock) -> CodeView:
         language = block.language
-        css = "".join(ch for ch in language if ch.isalnum() or ch in "+-#_.") if language else ""
         return {
             "kind": "code",
             "language": language,
-            "language_class": css,
+            "language_class": language_class(language),
             "html": self.code_html(block.text, language),
         }
 

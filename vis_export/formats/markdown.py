@@ -1,6 +1,7 @@
 """Markdown (``--to markdown``/``md``, the clipboard's ``text/markdown``): GitHub Flavored.
 
-Prose is written as it was; everything else a message holds (tool names,
+Prose is written as it was, but for raw HTML, shown as text, and headings, set
+below the turn's (``prose_markdown``); everything else a message holds (tool names,
 error messages, titles, attachment names, model names, unknown fields) goes
 through ``markdown_syntax`` so it renders as the literal text it is (R4). Code
 is fenced with a fence longer than any backtick run inside it (R1).
@@ -19,6 +20,7 @@ from vis_export.formats.markdown_syntax import escape, escape_html, escape_one_l
 from vis_export.formats.options import ExportOptions, Folder, attachments_folder, folder
 from vis_export.formats.projector import Projector, json_text, tool_duration, with_marker
 from vis_export.formats.prose import attachment_links, contained
+from vis_export.formats.prose_markdown import prose_in_markdown
 from vis_export.lonis_view import view as lonis_view
 from vis_export.model import (
     AttachmentBlock,
@@ -85,7 +87,7 @@ class MarkdownProjector(Projector):
     # --- one method per block type ----------------------------------------------------
 
     def block_prose(self, block: ProseBlock) -> str:
-        return contained(attachment_links(block.markdown, self._attached))
+        return contained(attachment_links(prose_in_markdown(block.markdown), self._attached))
 
     def block_code(self, block: CodeBlock) -> str:
         return fenced(block.text, block.language)
@@ -105,7 +107,7 @@ class MarkdownProjector(Projector):
 
     def block_reasoning(self, block: ReasoningBlock) -> str:
         label = "Private reasoning" if block.is_private else "Reasoning"
-        return f"<details>\n<summary>{label}</summary>\n\n{contained(block.text)}\n</details>\n"
+        return f"<details>\n<summary>{label}</summary>\n\n{contained(prose_in_markdown(block.text))}\n</details>\n"
 
     def block_error(self, block: ErrorBlock) -> str:
         retry = " *(retryable)*" if block.retryable else ""

@@ -130,7 +130,12 @@ class TypstProjector(Projector):
         self.attachments = Attachments.of(session, self.options.attachments, pixels=MAX_DOCUMENT_PIXELS)
         attached = [b for _, b in session.blocks() if isinstance(b, AttachmentBlock)]
         self._prose = ProseTree(
-            self.attachments.lookup(attached), self.attachments.budget, self.images, self.columns, LAYOUT
+            self.attachments.lookup(attached),
+            self.attachments.budget,
+            self.images,
+            self.columns,
+            LAYOUT,
+            highlight=not self.options.no_highlight,
         )
         created = facts.created
         moment = datetime.fromtimestamp(created / 1000, tz=UTC) if created is not None else None

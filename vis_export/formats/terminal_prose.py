@@ -7,17 +7,19 @@ highlights fenced code with Pygments unbounded. Here the parser reads raw HTML
 as text (R4: shown as written), every string of every token is escaped by the
 terminal rule after parsing (a character reference such as ``&#27;`` is
 decoded by the parser, so escaping before it would not do), links are written
-as ``text (address)``, headings keep their ``#`` marks, and fenced code is lexed under the budget of ``lexing``.
+as ``text (address)``, headings keep their ``#`` marks, footnotes are numbered
+(``[1]``, and the notes a list after a rule), and fenced code is lexed under the budget of ``lexing``.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
+from mdit_py_plugins.footnote import footnote_plugin
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.markdown import CodeBlock, Heading, Markdown, MarkdownElement
 from rich.segment import Segment
@@ -27,8 +29,16 @@ from rich.text import Text
 from vis_export.formats.terminal_view import LiteralText, styled_lines
 from vis_export.terminal import escaped
 
-# CommonMark, raw HTML read as text, with the two GitHub extensions rich draws.
-_PARSER = MarkdownIt("commonmark", {"html": False}).enable(["strikethrough", "table"])
+# CommonMark, raw HTML read as text, with the two GitHub extensions rich draws, and footnotes.
+_PARSER = MarkdownIt("commonmark", {"html": False}).enable(["strikethrough", "table"]).use(footnote_plugin)
+# Footnotes as rich draws them: the notes a numbered list after a rule, a reference its number.
+_FOOTNOTE_TOKENS: dict[str, tuple[tuple[str, str, Literal[-1, 0, 1]], ...]] = {
+    "footnote_block_open": (("hr", "hr", 0), ("ordered_list_open", "ol", 1)),
+    "footnote_block_close": (("ordered_list_close", "ol", -1),),
+    "footnote_open": (("list_item_open", "li", 1),),
+    "footnote_close": (("list_item_close", "li", -1),),
+    "footnote_anchor": (),  # the way back to the reference: no place to go on a terminal
+}
 # The parser drops what lies deeper than this (markdown-it's ``maxNesting``).
 _DEEPEST = _PARSER.options["maxNesting"] - 1
 # The tokens whose text a reader must see: inline text and code, fenced and indented code.
@@ -91,8 +101,14 @@ class Prose(Markdown):
 
 def _made_safe(tokens: Iterable[Token]) -> Iterable[Token]:
     """The tokens with every string they carry escaped (tokens are fresh from the parser: ours to change),
-    and each image as text where it stands (rich draws an image ahead of the text around it)."""
+    each image as text where it stands (rich draws an image ahead of the text around it), and
+    footnotes as numbered references to a numbered list."""
     for token in tokens:
+        if token.type in _FOOTNOTE_TOKENS:
+            yield from (Token(kind, tag, nesting) for kind, tag, nesting in _FOOTNOTE_TOKENS[token.type])
+            continue
+        if token.type == "footnote_ref":
+            token = Token("text", "", 0, content=f"[{int(token.meta.get('id', 0)) + 1}]")
         if token.type == "image":
             token = Token("text", "", 0, content=f"[image: {token.content}]" if token.content else "[image]")
         token.content = escaped(token.content)

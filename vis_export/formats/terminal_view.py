@@ -113,6 +113,7 @@ class TerminalProjector(Projector):
     ):
         super().__init__(options)
         console = require("rich.console", "show")
+        require("mdit_py_plugins", "show")  # footnotes in prose
         self.console: Console = console.Console(
             file=io.StringIO(),
             width=max(width, 20),

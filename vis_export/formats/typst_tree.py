@@ -3,8 +3,9 @@
 Typst is a programming language: a string written into its markup runs
 (``#read("/etc/passwd")``). So nothing from a session ever becomes markup;
 prose becomes a tree of plain nodes from mistune's syntax tree (the parser the
-HTML path uses), code becomes runs of plain text with the project's token
-classes (``lexing``, under its CPU budget), and the template (``templates/typst``)
+HTML path uses), code (code blocks and code fenced in prose alike) becomes runs
+of plain text with the project's token classes (``lexing``, under its CPU
+budget), and the template (``templates/typst``)
 draws them with its own functions, reading strings only as text.
 
 Typst never breaks inside a word, so a long word would run off the page.
@@ -24,7 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from vis_export.formats import lexing
-from vis_export.formats.html_prose import EMBEDDABLE_IMAGES, URL_SCHEMES
+from vis_export.formats.html_prose import EMBEDDABLE_IMAGES, HEADING_OFFSET, URL_SCHEMES, fence_language
 from vis_export.images import Embedded, ImageBudget, embed_uri
 
 Node = dict[str, Any]
@@ -194,10 +195,15 @@ class ProseTree:
         images: Images,
         columns: Callable[[float], int],
         indents: Mapping[str, float],
+        highlight: bool = True,
     ):
+        """``highlight``: fenced code coloured as a code block of its language is."""
         import mistune
 
-        self._parse = mistune.create_markdown(renderer=None, plugins=["table", "strikethrough", "task_lists", "url"])
+        self._parse = mistune.create_markdown(
+            renderer=None, plugins=["table", "strikethrough", "task_lists", "url", "footnotes"]
+        )
+        self.highlight = highlight
         self.attachment = attachment
         self.budget = budget
         self.images = images
@@ -250,13 +256,19 @@ class ProseTree:
             return {"t": "br"}
         if kind == "thematic_break":
             return {"t": "hr"}
-        if kind == "heading":
-            return {"t": "h", "level": int(attrs.get("level", 1)), "c": kids()}
+        if kind == "heading":  # its level in the outline, where a turn's heading is 1: as HTML's, less one
+            return {"t": "h", "level": min(6, int(attrs.get("level", 1)) + HEADING_OFFSET) - 1, "c": kids()}
         if kind == "block_quote":
             return {"t": "quote", "c": kids(self.indents["quote"])}
         if kind == "block_code":
-            columns = self.columns(indent)
-            return code(token.get("raw", ""), None, columns, highlight=False)
+            language = fence_language(attrs.get("info"))
+            return code(token.get("raw", ""), language, self.columns(indent), highlight=self.highlight)
+        if kind == "footnote_ref":
+            return {"t": "fnref", "n": int(attrs.get("index", 0))}
+        if kind == "footnotes":
+            return {"t": "footnotes", "c": kids()}
+        if kind == "footnote_item":
+            return {"t": "fnitem", "n": int(attrs.get("index", 0)), "c": kids()}
         if kind == "list":
             start = attrs.get("start", 1)
             return {
