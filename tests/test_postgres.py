@@ -155,6 +155,18 @@ def _sources(folder: Path, names: range) -> Path:
     return folder
 
 
+def test_a_named_source_folder_that_is_gone_prunes_nothing(database: str, tmp_path: Path) -> None:
+    """An unmounted share: its sessions stay, and so do the other sources'."""
+    share, other = _sources(tmp_path / "share", range(3)), _sources(tmp_path / "other", range(3, 4))
+    command = ["index", str(share), str(other), "--index", database, "--prune"]
+    assert cli(*command).returncode == 0
+    share.rename(tmp_path / "unmounted")
+    result = cli(*command)
+    assert result.returncode == 1 and f"{share}: could not be read, so nothing is pruned" in result.stderr
+    assert result.stderr.splitlines()[-1] == "0 added, 0 updated, 1 unchanged"
+    assert sorted(_copies(database)) == ["s000", "s001", "s002", "s003"]
+
+
 def _copies(database: str) -> dict[str, int]:
     hits = search("", database, limit=100_000)
     counts: dict[str, int] = {}

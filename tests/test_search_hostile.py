@@ -474,6 +474,65 @@ def test_prune_keeps_the_sessions_of_a_source_that_failed_to_load(tmp_path: Path
     assert search("zebraa", directory) == [] and [h.session_id for h in search("zebrab", directory)] == ["b"]
 
 
+def _missing(source: Path) -> None:
+    source.rename(source.with_name("elsewhere"))
+
+
+def _emptied(source: Path) -> None:  # an unmounted share: its mount point stays
+    moved = source.with_name("elsewhere")
+    moved.mkdir()
+    for path in source.iterdir():
+        path.rename(moved / path.name)
+
+
+def _a_file_now(source: Path) -> None:
+    _missing(source)
+    source.write_text("{not a folder")
+
+
+UNREADABLE: dict[str, Callable[[Path], None]] = {"missing": _missing, "empty": _emptied, "a file": _a_file_now}
+
+
+@pytest.mark.parametrize("damage", list(UNREADABLE))
+def test_a_named_source_that_cannot_be_read_prunes_nothing(tmp_path: Path, engine: str, damage: str) -> None:
+    """A folder named as a source that is gone, empty or no folder now (an
+    unmounted share, a typo) says nothing of what it held: nothing is pruned,
+    from it or from the other sources, and the other sources are still indexed."""
+    from vis_export.jobs.conversion import Lines
+    from vis_export.searchindex.job import index_sources
+
+    share = _two_sources(tmp_path)
+    other = tmp_path / "other"
+    other.mkdir()
+    (share / "b.json").rename(other / "b.json")
+    directory = tmp_path / "index"
+    assert str(index_sources([share, other], directory, engine=engine, prune=True)) == "2 added, 0 updated, 0 unchanged"
+    UNREADABLE[damage](share)
+    lines = Lines()
+    counts = index_sources([share, other], directory, engine=engine, prune=True, report=lines)
+    assert (counts.removed, counts.unchanged) == (0, 1)
+    assert lines.problems and all(line.startswith(str(share)) for line in lines.problems)
+    assert f"{share}: could not be read, so nothing is pruned" in lines.warnings
+    assert [h.session_id for h in search("zebraa", directory)] == ["a"]
+    assert [h.session_id for h in search("zebrab", directory)] == ["b"]
+
+
+def test_a_named_file_that_cannot_be_read_prunes_nothing(tmp_path: Path, engine: str) -> None:
+    sources = _two_sources(tmp_path)
+    directory = tmp_path / "index"
+    named = [str(sources / "a.json"), str(sources / "b.json")]
+    command = ["index", *named, "--index", str(directory), "--engine", engine, "--prune"]
+    assert cli(*command).returncode == 0
+    (sources / "a.json").unlink()
+    result = cli(*command)
+    assert result.returncode == 1
+    assert f"{sources / 'a.json'}: could not be read, so nothing is pruned" in result.stderr
+    assert result.stderr.splitlines()[-1] == "0 added, 0 updated, 1 unchanged"
+    assert [h.session_id for h in search("zebraa", directory)] == ["a"]
+    # Named no more, its session goes.
+    assert cli(*command[:1], named[1], *command[3:]).stderr.strip() == "0 added, 0 updated, 1 unchanged, 1 removed"
+
+
 def test_prune_with_an_unreadable_standard_input_prunes_nothing(tmp_path: Path) -> None:
     sources = _two_sources(tmp_path)
     directory = tmp_path / "index"

@@ -148,6 +148,7 @@ class _Job:
         self.counts = IndexCounts()
         self.seen: set[str] = set()
         self.unread: dict[str | None, set[str]] = {}  # source (None: stdin) -> the sessions it held
+        self.unreadable: list[str] = []  # sources where no file could be read: what they hold is not known
         self.done: dict[str, str] = {}
         self.files_done: dict[str, Any] = {}
         self.files_gone: set[str] = set()
@@ -199,11 +200,16 @@ class _Job:
         if complete:
             if batch.key is not None and batch.stamp is not None:
                 self.files_done[batch.key] = {"stamp": batch.stamp, "sessions": hashes}
-        elif batch.key is None or batch.stamp is not None:  # not read, yet not gone
+            return
+        if batch.key is None or batch.stamp is not None:  # not read, yet not gone
             held = {i: h for i, h in (entry["sessions"] if entry else {}).items() if i not in hashes}
             self.unread[batch.key] = set(held)
             if batch.key is not None:  # no stamp: read again next time
                 self.files_done[batch.key] = {"stamp": None, "sessions": {**held, **hashes}}
+        if batch.key is not None and (batch.stamp is None or (batch.folder is None and not hashes)):
+            # No file there (a source missing, unlistable or empty: an unmounted
+            # share, a typo), or a file named as a source of which nothing was read.
+            self.unreadable.append(batch.name or batch.key)
 
     def session(self, session: Session, handed_over: bool) -> str | None:
         if self.progress is not None:
@@ -280,9 +286,15 @@ class _Job:
     def prune(self) -> None:
         """Removes the sessions no source holds any more. A source that failed
         to load says nothing about what it holds: its sessions stay, and a
-        failed standard input (whose sessions are not known) stops pruning."""
+        failed standard input or a source where no file could be read (whose
+        sessions are not known: the files of a folder that is not there now
+        are not even named) stops pruning."""
         if None in self.unread:
             self._warn("<stdin>: not read in full, so nothing is pruned")
+            return
+        if self.unreadable:
+            for name in self.unreadable:
+                self._warn(f"{name}: could not be read, so nothing is pruned")
             return
         for source, held in self.unread.items():
             if held:
