@@ -4,6 +4,7 @@ documents. Anything that could abort the interpreter runs in a subprocess."""
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
@@ -20,8 +21,10 @@ from hypothesis import given, strategies as st
 
 from vis_export import load
 from vis_export.searchindex import IndexFailure, index, search
-from vis_export.searchindex.directory import LOCK, MANIFEST
+from vis_export.searchindex.directory import LOCK, MANIFEST, open_index
 from vis_export.searchindex.documents import documents
+from vis_export.searchindex.engines import MAX_THREADS
+from vis_export.searchindex.guard import engine_call
 from vis_export.searchindex.query import MAX_TERMS
 from vis_export.sources.messages import session_document
 
@@ -178,6 +181,90 @@ def test_a_rust_panic_becomes_one_line_and_its_report_stays_off_stderr(tmp_path:
     )
     assert len(result.stdout.splitlines()) == 1
     assert result.stderr == "kept\nafter\n"
+
+
+# --- indexing threads, and errors that are not damage -------------------------
+
+
+@pytest.mark.parametrize("jobs", [9, 16, MAX_THREADS])
+def test_any_number_of_indexing_threads_up_to_the_cap_indexes(tmp_path: Path, jobs: int) -> None:
+    """tantivy refuses less than 15 MB of writer memory a thread: with a fixed
+    pool every --jobs of 9 or more failed, and called the index damaged."""
+    directory = tmp_path / "index"
+    for expected in ("4 added, 0 updated, 0 unchanged", "0 added, 0 updated, 4 unchanged"):  # after a commit too
+        result = cli("index", str(INPUT), "--index", str(directory), "--jobs", str(jobs))
+        assert (result.returncode, result.stderr.strip()) == (0, expected)
+    assert search("config", directory)
+
+
+def test_more_indexing_threads_than_the_cap_are_refused_in_one_line(tmp_path: Path) -> None:
+    result = cli("index", str(INPUT), "--index", str(tmp_path / "index"), "--jobs", str(MAX_THREADS + 1))
+    assert result.returncode == 2 and f"is not in the range 0<=x<={MAX_THREADS}" in result.stderr
+    assert not (tmp_path / "index").exists()
+    with pytest.raises(ValueError, match=f"threads must be 0 to {MAX_THREADS}"):
+        index(GOLDEN, tmp_path / "index", threads=MAX_THREADS + 1)
+
+
+def _never_damaged(failure: pytest.ExceptionInfo[IndexFailure]) -> str:
+    line = str(failure.value)
+    assert "damaged" not in line and "remove it" not in line and len(line.splitlines()) == 1
+    return line
+
+
+def test_an_argument_tantivy_refuses_never_says_the_index_is_damaged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A call of ours that the engine refuses (the writer's memory of the old
+    fixed pool, for 9 threads) is no damage: the index is left as it was."""
+    from vis_export.searchindex.engines import tantivy_engine
+
+    directory = tmp_path / "index"
+    index(GOLDEN, directory)
+    monkeypatch.setattr(tantivy_engine, "heap_for", lambda threads: tantivy_engine.HEAP)
+    with pytest.raises(IndexFailure) as failure:
+        open_index(directory, "tantivy", writable=True, threads=9)
+    assert "The memory arena in bytes per thread" in _never_damaged(failure)
+    assert search("config", directory)
+
+
+def test_a_bug_of_ours_never_says_the_index_is_damaged(golden_index: Path, engine: str) -> None:
+    opened = open_index(golden_index, engine, writable=True)
+    try:
+        with pytest.raises(IndexFailure) as failure:
+            opened.search([None], {}, None, None, 10, 0)  # type: ignore[list-item]
+        assert "the search engine failed, not the index" in _never_damaged(failure)
+        with pytest.raises(IndexFailure) as failure:
+            opened.add([{"unknown_field": "x"}])
+        _never_damaged(failure)
+    finally:
+        opened.close()
+    assert search("config", golden_index)
+
+
+def test_an_engine_that_fails_to_write_never_says_the_index_is_damaged(tmp_path: Path) -> None:
+    """Whoosh's own code refusing what it is asked to write (a field it does not know)."""
+    directory = tmp_path / "index"
+    index(GOLDEN, directory, engine="whoosh")
+    opened = open_index(directory, "whoosh", writable=True)
+    try:
+        with pytest.raises(IndexFailure) as failure:
+            opened.add([{"text": "x", "unknown_field": "x"}])
+        assert "unknown_field" in _never_damaged(failure)
+    finally:
+        opened.close()
+
+
+@pytest.mark.parametrize("reading", [True, False])
+def test_the_machine_failing_never_says_the_index_is_damaged(tmp_path: Path, reading: bool) -> None:
+    for error in (
+        OSError(errno.ENOSPC, "No space left on device"),
+        ValueError("An IO error occurred: 'Permission denied (os error 13)'"),
+        MemoryError(),
+    ):
+        with pytest.raises(IndexFailure) as failure:
+            with engine_call(tmp_path, reading):
+                raise error
+        assert f"cannot {'read' if reading else 'write to'} it" in _never_damaged(failure)
 
 
 @pytest.mark.parametrize(

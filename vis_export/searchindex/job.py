@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from vis_export.model import Session
 from vis_export.searchindex.documents import IndexReasoning, indexed_view, view_digest, view_documents
-from vis_export.searchindex.engines import Engine
+from vis_export.searchindex.engines import MAX_THREADS, Engine
 from vis_export.searchindex.target import DatabaseTarget, Target, target_for
 from vis_export.sources.stamp import file_stamp
 
@@ -111,6 +111,8 @@ def index_sessions(
     the one the index was built with, else tantivy. ``dask`` has the batches'
     files read, and their documents made, by the workers of a Dask cluster
     (``vis_export.distributed.indexing``)."""
+    if not 0 <= threads <= MAX_THREADS:
+        raise ValueError(f"threads must be 0 to {MAX_THREADS}, not {threads}")
     target = target_for(location, engine, origin)
     batches = list(batches)
     target.check([place for batch in batches for place in (batch.folder, batch.key) if place])
