@@ -267,6 +267,100 @@ def test_the_machine_failing_never_says_the_index_is_damaged(tmp_path: Path, rea
         assert f"cannot {'read' if reading else 'write to'} it" in _never_damaged(failure)
 
 
+# --- a Whoosh index's pickles never run code ------------------------------------
+
+
+class _Planted:
+    """What a pickle planted in an index runs when it is loaded: ``os.system``."""
+
+    def __init__(self, marker: Path):
+        self.marker = marker
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (os.system, (f"touch {self.marker}",))
+
+
+def _plant_toc(directory: Path, marker: Path, where: str) -> Path:
+    """A next generation's ``_MAIN_<n>.toc`` in a Whoosh index whose schema or
+    segment list, as Whoosh itself writes them, is a pickle that runs a command."""
+    from whoosh import index as whoosh_index
+    from whoosh.fields import Schema
+    from whoosh.filedb.filestore import FileStorage
+
+    class PlantedSchema(Schema):
+        def __reduce__(self) -> tuple[Any, ...]:
+            return _Planted(marker).__reduce__()
+
+    storage = FileStorage(str(directory / "engine"))
+    toc = whoosh_index.TOC.read(storage, "MAIN")
+    generation = toc.generation + 1
+    if where == "schema":
+        planted = whoosh_index.TOC(PlantedSchema(**dict(toc.schema.items())), toc.segments, generation)
+    else:
+        planted = whoosh_index.TOC(toc.schema, [_Planted(marker)], generation)
+    planted.write(storage, "MAIN")
+    return directory / "engine" / f"_MAIN_{generation}.toc"
+
+
+@pytest.mark.parametrize("where", ["schema", "segments"])
+def test_a_planted_whoosh_table_of_contents_runs_nothing(tmp_path: Path, where: str) -> None:
+    """A shared or unpacked index with a ``_MAIN_<n>.toc`` that unpickles into
+    ``os.system``: the command never runs (before, opening the index ran it).
+    The schema in it is never read (the engine has its own), so the index
+    still searches; a planted segment list makes ``search``, ``serve --index``
+    and ``index`` refuse the index in one line."""
+    directory, marker = tmp_path / "index", tmp_path / "ran"
+    index(GOLDEN, directory, engine="whoosh")
+    assert _plant_toc(directory, marker, where).is_file() and not marker.exists()
+    if where == "schema":
+        assert search("config", directory)
+        assert cli("search", "config", "--index", str(directory)).returncode == 0
+    else:
+        for args in (
+            ("search", "config", "--index", str(directory)),
+            ("index", str(INPUT / "session.json"), "--index", str(directory)),
+            ("serve", str(INPUT / "session.json"), "--index", str(directory), "--port", "0"),
+        ):
+            result = cli(*args)
+            assert one_line_failure(result), (args, result.stderr)
+            assert f"index {directory} cannot be opened: its files name posix.system" in result.stderr
+        with pytest.raises(IndexFailure, match="cannot be opened"):
+            search("config", directory)
+    assert not marker.exists()
+
+
+def test_whoosh_unpickles_only_through_the_restricted_loaders() -> None:
+    """Every Whoosh module, however it took ``pickle`` and whenever it is imported,
+    reads pickles through the loaders that the engine restricts."""
+    program = """
+import importlib, pkgutil, sys
+import whoosh
+from vis_export.searchindex.engines import whoosh_engine
+from vis_export.searchindex.engines.whoosh_pickle import unsafe_loaders
+for info in pkgutil.walk_packages(whoosh.__path__, "whoosh."):
+    try:
+        importlib.import_module(info.name)
+    except Exception:  # a module whoosh-reloaded cannot import cannot read an index either
+        pass
+print(unsafe_loaders())
+"""
+    result = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=TIMEOUT)
+    assert result.stdout.strip() == "[]", result.stdout + result.stderr
+
+
+def test_whoosh_outside_the_engine_unpickles_as_before(tmp_path: Path) -> None:
+    """The restriction holds only while the engine works: another user of Whoosh
+    in the process opens an index (its schema's analyzers and all) as always."""
+    from whoosh import index as whoosh_index
+
+    from vis_export.searchindex.engines import whoosh_engine  # noqa: F401 - installs the loaders
+
+    directory = tmp_path / "index"
+    index(GOLDEN, directory, engine="whoosh")
+    with whoosh_index.open_dir(str(directory / "engine")).searcher() as searcher:
+        assert searcher.doc_count() > 0
+
+
 @pytest.mark.parametrize(
     "manifest",
     [

@@ -119,13 +119,17 @@ def _machine(error: BaseException) -> bool:
 
 
 def _raised_by_us(error: BaseException) -> bool:
-    """Raised in vis-export's own code (a bug of ours), not in the engine's."""
+    """Raised in vis-export's own code (a bug of ours), not in the engine's; a
+    module of ours that stands in for the engine's code (``whoosh_pickle``, whose
+    loaders read the index's data for Whoosh) says ``ENGINE_CODE = True``."""
     trace = error.__traceback__
     if trace is None:
         return False
     while trace.tb_next is not None:
         trace = trace.tb_next
-    return str(Path(trace.tb_frame.f_code.co_filename).resolve()).startswith(_PACKAGE + os.sep)
+    frame = trace.tb_frame
+    ours = str(Path(frame.f_code.co_filename).resolve()).startswith(_PACKAGE + os.sep)
+    return ours and not frame.f_globals.get("ENGINE_CODE", False)
 
 
 def _panic(error: BaseException) -> bool:
