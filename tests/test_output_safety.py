@@ -318,3 +318,18 @@ def test_a_socket_is_refused_as_an_output(tmp_path: Path) -> None:
         server.close()
     assert code == 1 and "is a socket" in text and len(text.splitlines()) == 1
     assert stat.S_ISSOCK(os.lstat(tmp_path / "sock").st_mode)
+
+
+def test_an_index_named_as_a_device_or_a_fifo_is_refused_and_left(tmp_path: Path) -> None:
+    source = tmp_path / "chat.json"
+    source.write_text(json.dumps(_session("s")))
+    os.mkfifo(tmp_path / "fifo")
+    targets = [tmp_path / "fifo"]
+    if os.geteuid() == 0:
+        targets.append(_null_device(tmp_path / "null"))
+    for target in targets:
+        kind = stat.S_IFMT(os.lstat(target).st_mode)
+        code, text = _run("index", str(source), "--index", str(target))
+        assert code == 1
+        assert text.strip() == f"vis-export: {target}: not a directory; an index is a directory of its own"
+        assert stat.S_IFMT(os.lstat(target).st_mode) == kind
