@@ -56,6 +56,7 @@ class Batch:
     folder: str | None = None
     name: str | None = None  # the file as the sources name it
     path: Path | None = None
+    named: bool = False  # a source as given, not a file found in a folder given
 
 
 def source_batches(
@@ -68,7 +69,7 @@ def source_batches(
     each file's load results, says what is wrong, and returns the sessions."""
     from vis_export.sources import read, source_files
 
-    def batch(name: str, path: Path | None, walked: bool) -> Batch:
+    def batch(name: str, path: Path | None, source: str) -> Batch:
         problems: list[bool] = []
 
         def load() -> list[Session]:
@@ -82,13 +83,13 @@ def source_batches(
             stamp = file_stamp(path)
             wal = file_stamp(Path(f"{path}-wal"))  # a store's recent turns may live only there
             stamp = stamp + wal if stamp is not None and wal is not None else stamp
-            folder = str(path.parent) if walked else None
+            folder = str(path.parent) if Path(source).is_dir() else None
         # ``realpath``, not ``Path.resolve``: that raises on a loop of links
         # (Python 3.11), a source that is one line when read.
         key = os.path.realpath(path) if path is not None else None
-        return Batch(key, stamp, load, lambda: not any(problems), folder, name, path)
+        return Batch(key, stamp, load, lambda: not any(problems), folder, name, path, name == source)
 
-    return [batch(name, path, Path(source).is_dir()) for source in sources for name, path in source_files([source])]
+    return [batch(name, path, source) for source in sources for name, path in source_files([source])]
 
 
 def index_sessions(
@@ -208,9 +209,10 @@ class _Job:
             self.unread[batch.key] = set(held)
             if batch.key is not None:  # no stamp: read again next time
                 self.files_done[batch.key] = {"stamp": None, "sessions": {**held, **hashes}}
-        if batch.key is not None and (batch.stamp is None or (batch.folder is None and not hashes)):
-            # No file there (a source missing, unlistable or empty: an unmounted
-            # share, a typo), or a file named as a source of which nothing was read.
+        if batch.key is not None and ((batch.named and not hashes) or (batch.path is not None and batch.path.is_dir())):
+            # A source named of which nothing was read (a folder gone, empty or
+            # a file now: an unmounted share, a typo), or a folder that cannot
+            # be listed. (A file found in a folder and gone since is gone.)
             self.unreadable.append(batch.name or batch.key)
 
     def session(self, session: Session, handed_over: bool) -> str | None:
