@@ -348,6 +348,34 @@ print(unsafe_loaders())
     assert result.stdout.strip() == "[]", result.stdout + result.stderr
 
 
+def test_every_pickle_whoosh_reads_in_the_engine_is_restricted(tmp_path: Path) -> None:
+    """Not only the table of contents: stored fields, postings and column headers
+    are pickles too; each loader Whoosh reads them with refuses a callable."""
+    import io
+    import pickle
+
+    import whoosh.codec.whoosh3
+    import whoosh.columns
+    import whoosh.compat
+    import whoosh.filedb.structfile
+    import whoosh.formats
+
+    from vis_export.searchindex.engines import whoosh_engine  # noqa: F401 - installs the loaders
+    from vis_export.searchindex.engines.whoosh_pickle import restricted
+    from vis_export.searchindex.guard import ForeignIndex
+
+    marker = tmp_path / "ran"
+    planted = pickle.dumps(_Planted(marker))
+    loaders = [whoosh.compat.loads, whoosh.columns.loads, whoosh.formats.loads, whoosh.codec.whoosh3.loads]
+    with restricted():
+        for loads in loaders:
+            with pytest.raises(ForeignIndex, match="posix.system"):
+                loads(planted)
+        with pytest.raises(ForeignIndex):
+            whoosh.filedb.structfile.StructFile(io.BytesIO(planted)).read_pickle()
+    assert not marker.exists()
+
+
 def test_whoosh_outside_the_engine_unpickles_as_before(tmp_path: Path) -> None:
     """The restriction holds only while the engine works: another user of Whoosh
     in the process opens an index (its schema's analyzers and all) as always."""
