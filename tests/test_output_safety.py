@@ -6,8 +6,11 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
+import stat
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -205,3 +208,128 @@ def test_sigterm_at_any_step_of_an_atomic_write_leaves_no_temporary_file(tmp_pat
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert int(result.stdout) > 20  # the write had that many steps, each interrupted once
+
+
+# --- outputs that are streams (R3): written into, never renamed over ---------------
+
+
+def _null_device(path: Path) -> Path:
+    """A node of the machine's null device, made here: the real ``/dev/null`` is never at stake."""
+    os.mknod(path, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+    return path
+
+
+def _is_null_device(path: Path) -> bool:
+    info = os.lstat(path)
+    return stat.S_ISCHR(info.st_mode) and info.st_rdev == os.makedev(1, 3)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="making a device node takes root")
+@pytest.mark.parametrize("fmt", ["text", "json", "pdf"])
+def test_a_character_device_is_written_into_never_replaced(tmp_path: Path, fmt: str) -> None:
+    """``-o /dev/null`` as root: a rename over the node would turn it into a file
+    that every later program writing to it fills. Named as the file of one
+    session, or found in a folder under a session's name, the node stays."""
+    source = tmp_path / "chat.json"
+    source.write_text(json.dumps(_session("s")))
+    node = _null_device(tmp_path / "null")
+    (tmp_path / "out").mkdir()
+    inside = _null_device(tmp_path / "out" / f"s.{'txt' if fmt == 'text' else fmt}")
+    for output in (str(node), f"{tmp_path / 'out'}/"):
+        code, text = _run("convert", str(source), "--to", fmt, "-o", output)
+        assert code == 0, text
+    assert _is_null_device(node) and _is_null_device(inside)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["chat.json", "null", "out"]  # no temporary file left
+    assert [p.name for p in (tmp_path / "out").iterdir()] == [inside.name]
+
+
+def test_a_fifo_is_written_into_never_replaced(tmp_path: Path) -> None:
+    source = tmp_path / "chat.json"
+    source.write_text(json.dumps(_session("s", "through a pipe")))
+    code, _ = _run("convert", str(source), "--to", "markdown", "-o", str(tmp_path / "expected.md"))
+    assert code == 0
+    fifo = tmp_path / "pipe.md"
+    os.mkfifo(fifo)
+    received: list[bytes] = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_bytes()), daemon=True)
+    reader.start()
+    try:
+        code, text = _run("convert", str(source), "--to", "markdown", "-o", str(fifo))
+    finally:
+        if reader.is_alive() and not received:  # the export never opened it: let the reader go
+            with open(fifo, "wb"):
+                pass
+        reader.join(timeout=30)
+    assert code == 0, text
+    assert not reader.is_alive(), "the export replaced the FIFO: its reader still waits"
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    assert received == [(tmp_path / "expected.md").read_bytes()]
+
+
+def test_standard_output_under_another_name_is_written_into(tmp_path: Path) -> None:
+    """A link to ``/proc/self/fd/1`` (as ``/dev/stdout`` is) leads to this
+    process's standard output, here a file opened for appending by a shell: the
+    export is appended through the descriptor, and the link stays a link."""
+    source = tmp_path / "chat.json"
+    source.write_text(json.dumps(_session("s", "to standard output")))
+    link = tmp_path / "stdout.txt"
+    link.symlink_to("/proc/self/fd/1")
+    captured = tmp_path / "captured"
+    captured.write_text("before\n")
+    with open(captured, "a") as stdout:
+        result = subprocess.run(
+            [sys.executable, "-m", "vis_export", "convert", str(source), "--to", "text", "-o", str(link)],
+            stdout=stdout,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+        )
+    assert result.returncode == 0, result.stderr
+    assert link.is_symlink()
+    expected = subprocess.run(
+        [sys.executable, "-m", "vis_export", "convert", str(source), "--to", "text"], capture_output=True, timeout=120
+    ).stdout
+    assert captured.read_bytes() == b"before\n" + expected
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="making a device node takes root")
+def test_a_file_made_elsewhere_is_placed_into_a_stream(tmp_path: Path) -> None:
+    """How a Dask job puts a rendered file at its name: into a device, never over it."""
+    from vis_export.output import place
+
+    made = tmp_path / "made.txt"
+    made.write_text("rendered")
+    node = _null_device(tmp_path / "null")
+    place(made, node)
+    assert _is_null_device(node) and not made.exists()
+    made.write_text("rendered")
+    place(made, tmp_path / "new" / "file.txt")
+    assert (tmp_path / "new" / "file.txt").read_text() == "rendered" and not made.exists()
+
+
+def test_a_socket_is_refused_as_an_output(tmp_path: Path) -> None:
+    source = tmp_path / "chat.json"
+    source.write_text(json.dumps(_session("s")))
+    server = socket.socket(socket.AF_UNIX)
+    try:
+        server.bind(str(tmp_path / "sock"))
+        code, text = _run("convert", str(source), "--to", "text", "-o", str(tmp_path / "sock"))
+    finally:
+        server.close()
+    assert code == 1 and "is a socket" in text and len(text.splitlines()) == 1
+    assert stat.S_ISSOCK(os.lstat(tmp_path / "sock").st_mode)
+
+
+def test_an_index_named_as_a_device_or_a_fifo_is_refused_and_left(tmp_path: Path) -> None:
+    source = tmp_path / "chat.json"
+    source.write_text(json.dumps(_session("s")))
+    os.mkfifo(tmp_path / "fifo")
+    targets = [tmp_path / "fifo"]
+    if os.geteuid() == 0:
+        targets.append(_null_device(tmp_path / "null"))
+    for target in targets:
+        kind = stat.S_IFMT(os.lstat(target).st_mode)
+        code, text = _run("index", str(source), "--index", str(target))
+        assert code == 1
+        assert text.strip() == f"vis-export: {target}: not a directory; an index is a directory of its own"
+        assert stat.S_IFMT(os.lstat(target).st_mode) == kind

@@ -102,6 +102,49 @@ def test_connection_failures_are_one_line_without_the_password(postgres_server: 
         assert "Traceback" not in result.stderr and result.stdout == ""
 
 
+# A URI libpq cannot parse, or parses otherwise than meant: libpq's message
+# repeats the URI (or the piece it choked on, a password's bad escape), and a
+# "/" or "?" left in a password makes its first part a port.
+BROKEN_URIS = [
+    "postgresql://me:{pw}@[::1/db",  # "[::1" without its bracket
+    "postgresql://me:{pw}%zz@localhost/db",  # a bad escape in the password
+    "postgresql://me:{pw}@localhost/db?sslmode=%zz",  # a bad escape elsewhere
+    "postgresql://me@localhost:1/db?password={pw}%zz",
+    "postgresql://me:{pw}@[]/db",
+    "postgresql://me:{pw}@localhost/db?application_name",
+    "postgres://me:ab/{pw}@127.0.0.1:1/db",  # libpq: host "me", port "ab"
+    "postgresql://me:{pw}@127.0.0.1:1/db",  # parsed: the connection is refused
+]
+_PASSWORD_CHARACTERS = st.sampled_from("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789%/?#@:[]&=-._~!$")
+
+
+@given(password=st.text(_PASSWORD_CHARACTERS, min_size=6, max_size=24), shape=st.sampled_from(BROKEN_URIS))
+def test_a_uri_that_fails_never_shows_its_password(password: str, shape: str) -> None:
+    """Whatever the password holds and however the URI fails, the line holds no
+    spelling of it: as written, percent-decoded, or cut by libpq's reading."""
+    from urllib.parse import unquote
+
+    from vis_export.searchindex.engines.postgresql_schema import connect
+
+    uri = shape.format(pw=password)
+    with time_limit(30):
+        with pytest.raises(IndexFailure) as failure:
+            connect(uri, autocommit=True, command="search").close()
+    line = str(failure.value)
+    assert len(line.splitlines()) == 1
+    for spelling in {password, unquote(password), *password.split("/"), *password.split("?")}:
+        assert len(spelling) < 6 or spelling not in line, line
+
+
+@pytest.mark.parametrize("uri", ["postgresql://me:s3cr3t-pw@[::1/db", "postgresql://me:s3cr3t%zz-pw@localhost/db"])
+def test_the_uris_of_the_issue_fail_in_one_line_without_the_password(uri: str) -> None:
+    for args in (["index", str(INPUT / "session.json")], ["search", "config"]):
+        result = cli(*args, "--index", uri)
+        assert result.returncode == 1 and len(result.stderr.splitlines()) == 1, result.stderr
+        assert "not a PostgreSQL connection URI" in result.stderr and "s3cr3t" not in result.stderr
+        assert "Traceback" not in result.stderr and result.stdout == ""
+
+
 def test_an_index_of_a_newer_schema_is_refused(database: str, postgres_server: Server) -> None:
     index([], database)
     postgres_server.sql("UPDATE vis_meta SET value = '99' WHERE name = 'schema_version'", database.rsplit("/", 1)[1])
@@ -180,6 +223,18 @@ def _sources(folder: Path, names: range) -> Path:
     for n in names:
         (folder / f"s{n:03}.json").write_text(json.dumps({**base, "id": f"s{n:03}"}))
     return folder
+
+
+def test_a_named_source_folder_that_is_gone_prunes_nothing(database: str, tmp_path: Path) -> None:
+    """An unmounted share: its sessions stay, and so do the other sources'."""
+    share, other = _sources(tmp_path / "share", range(3)), _sources(tmp_path / "other", range(3, 4))
+    command = ["index", str(share), str(other), "--index", database, "--prune"]
+    assert cli(*command).returncode == 0
+    share.rename(tmp_path / "unmounted")
+    result = cli(*command)
+    assert result.returncode == 1 and f"{share}: could not be read, so nothing is pruned" in result.stderr
+    assert result.stderr.splitlines()[-1] == "0 added, 0 updated, 1 unchanged"
+    assert sorted(_copies(database)) == ["s000", "s001", "s002", "s003"]
 
 
 def _copies(database: str) -> dict[str, int]:

@@ -4,6 +4,7 @@ documents. Anything that could abort the interpreter runs in a subprocess."""
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
@@ -20,8 +21,10 @@ from hypothesis import given, strategies as st
 
 from vis_export import load
 from vis_export.searchindex import IndexFailure, index, search
-from vis_export.searchindex.directory import LOCK, MANIFEST
+from vis_export.searchindex.directory import LOCK, MANIFEST, open_index
 from vis_export.searchindex.documents import documents
+from vis_export.searchindex.engines import MAX_THREADS
+from vis_export.searchindex.guard import engine_call
 from vis_export.searchindex.query import MAX_TERMS
 from vis_export.sources.messages import session_document
 
@@ -178,6 +181,212 @@ def test_a_rust_panic_becomes_one_line_and_its_report_stays_off_stderr(tmp_path:
     )
     assert len(result.stdout.splitlines()) == 1
     assert result.stderr == "kept\nafter\n"
+
+
+# --- indexing threads, and errors that are not damage -------------------------
+
+
+@pytest.mark.parametrize("jobs", [9, 16, MAX_THREADS])
+def test_any_number_of_indexing_threads_up_to_the_cap_indexes(tmp_path: Path, jobs: int) -> None:
+    """tantivy refuses less than 15 MB of writer memory a thread: with a fixed
+    pool every --jobs of 9 or more failed, and called the index damaged."""
+    directory = tmp_path / "index"
+    for expected in ("4 added, 0 updated, 0 unchanged", "0 added, 0 updated, 4 unchanged"):  # after a commit too
+        result = cli("index", str(INPUT), "--index", str(directory), "--jobs", str(jobs))
+        assert (result.returncode, result.stderr.strip()) == (0, expected)
+    assert search("config", directory)
+
+
+def test_more_indexing_threads_than_the_cap_are_refused_in_one_line(tmp_path: Path) -> None:
+    result = cli("index", str(INPUT), "--index", str(tmp_path / "index"), "--jobs", str(MAX_THREADS + 1))
+    assert result.returncode == 2 and f"is not in the range 0<=x<={MAX_THREADS}" in result.stderr
+    assert not (tmp_path / "index").exists()
+    with pytest.raises(ValueError, match=f"threads must be 0 to {MAX_THREADS}"):
+        index(GOLDEN, tmp_path / "index", threads=MAX_THREADS + 1)
+
+
+def _never_damaged(failure: pytest.ExceptionInfo[IndexFailure]) -> str:
+    line = str(failure.value)
+    assert "damaged" not in line and "remove it" not in line and len(line.splitlines()) == 1
+    return line
+
+
+def test_an_argument_tantivy_refuses_never_says_the_index_is_damaged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A call of ours that the engine refuses (the writer's memory of the old
+    fixed pool, for 9 threads) is no damage: the index is left as it was."""
+    from vis_export.searchindex.engines import tantivy_engine
+
+    directory = tmp_path / "index"
+    index(GOLDEN, directory)
+    monkeypatch.setattr(tantivy_engine, "heap_for", lambda threads: tantivy_engine.HEAP)
+    with pytest.raises(IndexFailure) as failure:
+        open_index(directory, "tantivy", writable=True, threads=9)
+    assert "The memory arena in bytes per thread" in _never_damaged(failure)
+    assert search("config", directory)
+
+
+def test_a_bug_of_ours_never_says_the_index_is_damaged(golden_index: Path, engine: str) -> None:
+    opened = open_index(golden_index, engine, writable=True)
+    try:
+        with pytest.raises(IndexFailure) as failure:
+            opened.search([None], {}, None, None, 10, 0)  # type: ignore[list-item]
+        assert "the search engine failed, not the index" in _never_damaged(failure)
+        with pytest.raises(IndexFailure) as failure:
+            opened.add([{"unknown_field": "x"}])
+        _never_damaged(failure)
+    finally:
+        opened.close()
+    assert search("config", golden_index)
+
+
+def test_an_engine_that_fails_to_write_never_says_the_index_is_damaged(tmp_path: Path) -> None:
+    """Whoosh's own code refusing what it is asked to write (a field it does not know)."""
+    directory = tmp_path / "index"
+    index(GOLDEN, directory, engine="whoosh")
+    opened = open_index(directory, "whoosh", writable=True)
+    try:
+        with pytest.raises(IndexFailure) as failure:
+            opened.add([{"text": "x", "unknown_field": "x"}])
+        assert "unknown_field" in _never_damaged(failure)
+    finally:
+        opened.close()
+
+
+@pytest.mark.parametrize("reading", [True, False])
+def test_the_machine_failing_never_says_the_index_is_damaged(tmp_path: Path, reading: bool) -> None:
+    for error in (
+        OSError(errno.ENOSPC, "No space left on device"),
+        ValueError("An IO error occurred: 'Permission denied (os error 13)'"),
+        MemoryError(),
+    ):
+        with pytest.raises(IndexFailure) as failure:
+            with engine_call(tmp_path, reading):
+                raise error
+        assert f"cannot {'read' if reading else 'write to'} it" in _never_damaged(failure)
+
+
+# --- a Whoosh index's pickles never run code ------------------------------------
+
+
+class _Planted:
+    """What a pickle planted in an index runs when it is loaded: ``os.system``."""
+
+    def __init__(self, marker: Path):
+        self.marker = marker
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (os.system, (f"touch {self.marker}",))
+
+
+def _plant_toc(directory: Path, marker: Path, where: str) -> Path:
+    """A next generation's ``_MAIN_<n>.toc`` in a Whoosh index whose schema or
+    segment list, as Whoosh itself writes them, is a pickle that runs a command."""
+    from whoosh import index as whoosh_index
+    from whoosh.fields import Schema
+    from whoosh.filedb.filestore import FileStorage
+
+    class PlantedSchema(Schema):
+        def __reduce__(self) -> tuple[Any, ...]:
+            return _Planted(marker).__reduce__()
+
+    storage = FileStorage(str(directory / "engine"))
+    toc = whoosh_index.TOC.read(storage, "MAIN")
+    generation = toc.generation + 1
+    if where == "schema":
+        planted = whoosh_index.TOC(PlantedSchema(**dict(toc.schema.items())), toc.segments, generation)
+    else:
+        planted = whoosh_index.TOC(toc.schema, [_Planted(marker)], generation)
+    planted.write(storage, "MAIN")
+    return directory / "engine" / f"_MAIN_{generation}.toc"
+
+
+@pytest.mark.parametrize("where", ["schema", "segments"])
+def test_a_planted_whoosh_table_of_contents_runs_nothing(tmp_path: Path, where: str) -> None:
+    """A shared or unpacked index with a ``_MAIN_<n>.toc`` that unpickles into
+    ``os.system``: the command never runs (before, opening the index ran it).
+    The schema in it is never read (the engine has its own), so the index
+    still searches; a planted segment list makes ``search``, ``serve --index``
+    and ``index`` refuse the index in one line."""
+    directory, marker = tmp_path / "index", tmp_path / "ran"
+    index(GOLDEN, directory, engine="whoosh")
+    assert _plant_toc(directory, marker, where).is_file() and not marker.exists()
+    if where == "schema":
+        assert search("config", directory)
+        assert cli("search", "config", "--index", str(directory)).returncode == 0
+    else:
+        for args in (
+            ("search", "config", "--index", str(directory)),
+            ("index", str(INPUT / "session.json"), "--index", str(directory)),
+            ("serve", str(INPUT / "session.json"), "--index", str(directory), "--port", "0"),
+        ):
+            result = cli(*args)
+            assert one_line_failure(result), (args, result.stderr)
+            assert f"index {directory} cannot be opened: its files name posix.system" in result.stderr
+        with pytest.raises(IndexFailure, match="cannot be opened"):
+            search("config", directory)
+    assert not marker.exists()
+
+
+def test_whoosh_unpickles_only_through_the_restricted_loaders() -> None:
+    """Every Whoosh module, however it took ``pickle`` and whenever it is imported,
+    reads pickles through the loaders that the engine restricts."""
+    program = """
+import importlib, pkgutil, sys
+import whoosh
+from vis_export.searchindex.engines import whoosh_engine
+from vis_export.searchindex.engines.whoosh_pickle import unsafe_loaders
+for info in pkgutil.walk_packages(whoosh.__path__, "whoosh."):
+    try:
+        importlib.import_module(info.name)
+    except Exception:  # a module whoosh-reloaded cannot import cannot read an index either
+        pass
+print(unsafe_loaders())
+"""
+    result = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=TIMEOUT)
+    assert result.stdout.strip() == "[]", result.stdout + result.stderr
+
+
+def test_every_pickle_whoosh_reads_in_the_engine_is_restricted(tmp_path: Path) -> None:
+    """Not only the table of contents: stored fields, postings and column headers
+    are pickles too; each loader Whoosh reads them with refuses a callable."""
+    import io
+    import pickle
+
+    import whoosh.codec.whoosh3
+    import whoosh.columns
+    import whoosh.compat
+    import whoosh.filedb.structfile
+    import whoosh.formats
+
+    from vis_export.searchindex.engines import whoosh_engine  # noqa: F401 - installs the loaders
+    from vis_export.searchindex.engines.whoosh_pickle import restricted
+    from vis_export.searchindex.guard import ForeignIndex
+
+    marker = tmp_path / "ran"
+    planted = pickle.dumps(_Planted(marker))
+    loaders = [whoosh.compat.loads, whoosh.columns.loads, whoosh.formats.loads, whoosh.codec.whoosh3.loads]
+    with restricted():
+        for loads in loaders:
+            with pytest.raises(ForeignIndex, match="posix.system"):
+                loads(planted)
+        with pytest.raises(ForeignIndex):
+            whoosh.filedb.structfile.StructFile(io.BytesIO(planted)).read_pickle()
+    assert not marker.exists()
+
+
+def test_whoosh_outside_the_engine_unpickles_as_before(tmp_path: Path) -> None:
+    """The restriction holds only while the engine works: another user of Whoosh
+    in the process opens an index (its schema's analyzers and all) as always."""
+    from whoosh import index as whoosh_index
+
+    from vis_export.searchindex.engines import whoosh_engine  # noqa: F401 - installs the loaders
+
+    directory = tmp_path / "index"
+    index(GOLDEN, directory, engine="whoosh")
+    with whoosh_index.open_dir(str(directory / "engine")).searcher() as searcher:
+        assert searcher.doc_count() > 0
 
 
 @pytest.mark.parametrize(
@@ -472,6 +681,65 @@ def test_prune_keeps_the_sessions_of_a_source_that_failed_to_load(tmp_path: Path
     (sources / "a.json").unlink()
     assert cli(*command).stderr.strip() == "0 added, 0 updated, 1 unchanged, 1 removed"
     assert search("zebraa", directory) == [] and [h.session_id for h in search("zebrab", directory)] == ["b"]
+
+
+def _missing(source: Path) -> None:
+    source.rename(source.with_name("elsewhere"))
+
+
+def _emptied(source: Path) -> None:  # an unmounted share: its mount point stays
+    moved = source.with_name("elsewhere")
+    moved.mkdir()
+    for path in source.iterdir():
+        path.rename(moved / path.name)
+
+
+def _a_file_now(source: Path) -> None:
+    _missing(source)
+    source.write_text("{not a folder")
+
+
+UNREADABLE: dict[str, Callable[[Path], None]] = {"missing": _missing, "empty": _emptied, "a file": _a_file_now}
+
+
+@pytest.mark.parametrize("damage", list(UNREADABLE))
+def test_a_named_source_that_cannot_be_read_prunes_nothing(tmp_path: Path, engine: str, damage: str) -> None:
+    """A folder named as a source that is gone, empty or no folder now (an
+    unmounted share, a typo) says nothing of what it held: nothing is pruned,
+    from it or from the other sources, and the other sources are still indexed."""
+    from vis_export.jobs.conversion import Lines
+    from vis_export.searchindex.job import index_sources
+
+    share = _two_sources(tmp_path)
+    other = tmp_path / "other"
+    other.mkdir()
+    (share / "b.json").rename(other / "b.json")
+    directory = tmp_path / "index"
+    assert str(index_sources([share, other], directory, engine=engine, prune=True)) == "2 added, 0 updated, 0 unchanged"
+    UNREADABLE[damage](share)
+    lines = Lines()
+    counts = index_sources([share, other], directory, engine=engine, prune=True, report=lines)
+    assert (counts.removed, counts.unchanged) == (0, 1)
+    assert lines.problems and all(line.startswith(str(share)) for line in lines.problems)
+    assert f"{share}: could not be read, so nothing is pruned" in lines.warnings
+    assert [h.session_id for h in search("zebraa", directory)] == ["a"]
+    assert [h.session_id for h in search("zebrab", directory)] == ["b"]
+
+
+def test_a_named_file_that_cannot_be_read_prunes_nothing(tmp_path: Path, engine: str) -> None:
+    sources = _two_sources(tmp_path)
+    directory = tmp_path / "index"
+    named = [str(sources / "a.json"), str(sources / "b.json")]
+    command = ["index", *named, "--index", str(directory), "--engine", engine, "--prune"]
+    assert cli(*command).returncode == 0
+    (sources / "a.json").unlink()
+    result = cli(*command)
+    assert result.returncode == 1
+    assert f"{sources / 'a.json'}: could not be read, so nothing is pruned" in result.stderr
+    assert result.stderr.splitlines()[-1] == "0 added, 0 updated, 1 unchanged"
+    assert [h.session_id for h in search("zebraa", directory)] == ["a"]
+    # Named no more, its session goes.
+    assert cli(*command[:1], named[1], *command[3:]).stderr.strip() == "0 added, 0 updated, 1 unchanged, 1 removed"
 
 
 def test_prune_with_an_unreadable_standard_input_prunes_nothing(tmp_path: Path) -> None:

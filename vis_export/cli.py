@@ -25,7 +25,7 @@ from vis_export.formats.options import PAPERS, PDF_ENGINES, PROVIDER_FORMATS, TH
 from vis_export.output import STOPPING
 from vis_export.policy import DEFAULT_REASONING, REASONING_CHOICES, check_reasoning
 from vis_export.searchindex.documents import INDEX_REASONING, INDEXED_TYPES
-from vis_export.searchindex.engines import engine_names
+from vis_export.searchindex.engines import MAX_THREADS, engine_names
 from vis_export.timefmt import millis, utc
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -583,10 +583,11 @@ def index_option(help: str, required: bool = True) -> Callable[[Command], Comman
 )
 @click.option(
     "--jobs",
-    type=click.IntRange(min=0),
+    type=click.IntRange(min=0, max=MAX_THREADS),
     default=0,
     metavar="N",
-    help="Indexing threads (tantivy); 0 lets the engine choose (with --dask, one: the workers have the cores).",
+    help=f"Indexing threads (tantivy, at most {MAX_THREADS}, 16 MiB each); 0 lets the engine choose "
+    "(with --dask, one: the workers have the cores).",
 )
 @click.option("--lenient", is_flag=True, help="Index what can be read from invalid input, with warnings.")
 @click.option(

@@ -3,9 +3,12 @@ output must keep clear of (rule R6)."""
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import signal
+import stat
+import sys
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -59,7 +62,13 @@ def as_bytes(data: str | bytes | Iterable[str]) -> bytes:
 def write_atomic(path: Path, data: str | bytes | Iterable[str], make_folder: bool = True) -> None:
     """Write ``data`` (or its pieces, as they come) to ``path`` so that readers see
     the old file or the new one, never a part: a temporary file beside it, then a
-    rename. ``make_folder`` false: a folder that is not there is an error."""
+    rename. ``make_folder`` false: a folder that is not there is an error. An
+    output that is a stream (see ``stream_kind``) is written into, once the whole
+    of ``data`` is made, never replaced."""
+    kind = stream_kind(path)
+    if kind is not None:
+        _write_into(path, kind, [as_bytes(data)])
+        return
     pieces = _pieces(data)
     directory = path.parent
     if make_folder:
@@ -82,6 +91,74 @@ def write_atomic(path: Path, data: str | bytes | Iterable[str], make_folder: boo
             except FileNotFoundError:
                 pass
         raise
+
+
+def place(made: Path, path: Path) -> None:
+    """Puts a file made elsewhere (on the same file system) at ``path``: a rename,
+    or, when ``path`` is a stream, its bytes written into it and the file removed."""
+    kind = stream_kind(path)
+    if kind is None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(made, path)
+        return
+    with open(made, "rb") as source:
+        _write_into(path, kind, iter(lambda: source.read(1 << 20), b""))
+    made.unlink()
+
+
+# Whatever a path leads to (links followed), as ``stream_kind`` names it.
+_STREAMS = {stat.S_IFCHR: "a character device", stat.S_IFIFO: "a FIFO"}
+_STANDARD = {1: "standard output", 2: "standard error"}
+
+
+def stream_kind(path: Path) -> str | None:
+    """What ``path`` is when it is to be written into rather than replaced: a
+    character device (``/dev/null``, a terminal), a FIFO, or this process's
+    standard output or error under another name (``/dev/stdout``,
+    ``/proc/self/fd/1``, even when that is a regular file: the shell's ``>>``
+    keeps appending); ``None`` for a regular file or no file. Renaming over such
+    a path would replace the device node, the pipe or the link, for every
+    program after this one (``-o /dev/null`` run as root). Anything else that is
+    not a regular file (a block device, a socket) is refused."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    for descriptor, name in _STANDARD.items():
+        try:
+            standard = os.fstat(descriptor)
+        except OSError:
+            continue
+        if (standard.st_dev, standard.st_ino) == (info.st_dev, info.st_ino) and not stat.S_ISDIR(info.st_mode):
+            return name
+    kind = stat.S_IFMT(info.st_mode)
+    if kind in _STREAMS:
+        return _STREAMS[kind]
+    if kind in (stat.S_IFBLK, stat.S_IFSOCK):
+        what = "a block device" if kind == stat.S_IFBLK else "a socket"
+        raise OSError(errno.EPERM, f"{path} is {what}: an output is a file, a character device or a FIFO")
+    return None
+
+
+def _write_into(path: Path, kind: str, pieces: Iterable[bytes]) -> None:
+    """Writes into a stream (``kind``, from ``stream_kind``): standard output or
+    error through the process's own descriptor (its position and append mode
+    kept), anything else opened for writing, never created or truncated."""
+    descriptor = next((d for d, name in _STANDARD.items() if kind == name), None)
+    if descriptor is not None:
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:
+                stream.flush()
+        with open(descriptor, "wb", closefd=False) as standard:
+            for piece in pieces:
+                standard.write(piece)
+        return
+    handle = os.open(path, os.O_WRONLY | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0))
+    with open(handle, "wb") as stream:
+        if stat.S_ISREG(os.fstat(handle).st_mode):  # replaced by a file since it was looked at
+            raise OSError(errno.EAGAIN, f"{path} became a file as it was opened: nothing written into it")
+        for piece in pieces:
+            stream.write(piece)
 
 
 def file_names(session_ids: list[str], extension: str) -> list[str]:

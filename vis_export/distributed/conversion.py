@@ -33,7 +33,7 @@ from vis_export.formats.options import ExportOptions
 from vis_export.jobs.conversion import Reading, export, not_exported
 from vis_export.jobs.jobfolder import JobFolder
 from vis_export.model import Session
-from vis_export.output import write_atomic
+from vis_export.output import place, write_atomic
 from vis_export.sources import source_files
 from vis_export.sources.parts import Part, read_part, unit_size, units
 
@@ -180,7 +180,7 @@ class OnDask:
                 yield rendered[1]
             else:
                 assert self.folder is not None
-                yield self._placed(partial(_moved, self.folder / rendered[1], target), self.readings[i], to)
+                yield self._placed(partial(place, self.folder / rendered[1], target), self.readings[i], to)
 
     @staticmethod
     def _placed(place: Callable[[], None], reading: Reading, to: str) -> str | None:
@@ -193,11 +193,6 @@ class OnDask:
 
 KEPT_HERE = 64 << 20  # bytes of files rendered here that wait in memory for their names, not in the job's folder
 OUTPUT_PER_BYTE = 4  # a file's size per byte of its source, about, at most (HTML): a large session's file is streamed
-
-
-def _moved(rendered: Path, target: Path) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    os.replace(rendered, target)
 
 
 def _folders(output: str) -> tuple[Path, Path]:

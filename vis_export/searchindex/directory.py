@@ -59,7 +59,10 @@ def check_placement(directory: Path, sources: Iterable[str]) -> None:
 
 def check_ours(directory: Path) -> None:
     """An index directory holds an index, or nothing but what a job killed
-    before its first commit left: never someone else's files."""
+    before its first commit left: never someone else's files, nor a file, a
+    device or a FIFO in place of the directory (nothing is made over them)."""
+    if directory.exists() and not directory.is_dir():
+        raise IndexFailure(f"{directory}: not a directory; an index is a directory of its own")
     if not directory.is_dir() or (directory / MANIFEST).exists():
         return
     if any(p.name not in (LOCK, ENGINE_DATA) for p in directory.iterdir()):

@@ -15,7 +15,9 @@ each other.
 
 from __future__ import annotations
 
+import errno
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -35,19 +37,110 @@ class IndexFailure(Exception):
     """An index job or search that cannot start or go on: one line that says why."""
 
 
-def _damaged(directory: Path, error: BaseException) -> IndexFailure:
+class DamagedIndex(Exception):
+    """What vis-export itself finds wrong in an index's data (a stored document
+    that is not as written)."""
+
+
+class ForeignIndex(Exception):
+    """An index's files hold what no index that vis-export writes holds, and
+    reading it would run code (see ``whoosh_pickle``): it is not opened."""
+
+
+# "Is damaged; remove it and rebuild it" is said only of damage: following that
+# advice deletes the index, so an error of ours (an argument an engine refuses,
+# a bug) or of the machine (a full disk, a permission) never says it. Damage is
+# what tantivy calls corruption, what vis-export finds wrong in stored data, and
+# what fails in a Python engine's own code (Whoosh's unpickling) or in a Rust
+# panic while the index's files are read; an exception raised in vis-export's
+# code (tantivy's errors are too: Rust has no frames of its own) is ours, and a
+# call that writes fails on the engine or the machine.
+_DAMAGE = ("Data corrupted", "Failed to open file for read", "Failed to open the directory", "An IO error occurred")
+_MACHINE = frozenset(
+    {
+        errno.EACCES,
+        errno.EPERM,
+        errno.ENOSPC,
+        errno.EDQUOT,
+        errno.EROFS,
+        errno.EMFILE,
+        errno.ENFILE,
+        errno.ENOMEM,
+        errno.EBUSY,
+        errno.EAGAIN,
+        errno.EIO,
+    }
+)
+_OS_ERROR = re.compile(r"\(os error (\d+)\)")
+_PACKAGE = str(Path(__file__).resolve().parents[1])
+
+
+def _detail(error: BaseException) -> str:
     detail = "".join(c if c.isprintable() else "?" for c in " ".join(str(error).split())) or type(error).__name__
     if len(detail) > _DETAIL_WIDTH:
         detail = detail[: _DETAIL_WIDTH - 1] + "…"
-    return IndexFailure(f"index {directory} is damaged: {detail}; remove it and rebuild it with vis-export index")
+    return detail
+
+
+def _failure(directory: Path, error: BaseException, reading: bool) -> IndexFailure:
+    """The line for an engine call that failed; ``reading``: a call that reads
+    the index's files (opening it, counting, searching)."""
+    detail = _detail(error)
+    verdict = _verdict(error, reading)
+    if verdict == "foreign":
+        return IndexFailure(f"index {directory} cannot be opened: {detail}; it was not written by vis-export")
+    if verdict == "machine":
+        return IndexFailure(f"index {directory}: cannot {'read' if reading else 'write to'} it: {detail}")
+    if verdict == "damage":
+        return IndexFailure(f"index {directory} is damaged: {detail}; remove it and rebuild it with vis-export index")
+    return IndexFailure(f"index {directory}: the search engine failed, not the index (left as it was): {detail}")
+
+
+def _verdict(error: BaseException, reading: bool) -> str:
+    if isinstance(error, ForeignIndex):
+        return "foreign"
+    if _machine(error):  # first: tantivy's "An IO error occurred" is damage unless the machine's
+        return "machine"
+    if isinstance(error, DamagedIndex) or str(error).startswith(_DAMAGE):
+        return "damage"
+    if _raised_by_us(error) and not _panic(error):
+        return "ours"
+    return "damage" if reading else "engine"
+
+
+def _machine(error: BaseException) -> bool:
+    """A full disk, a permission, too many open files: the machine, not the index."""
+    if isinstance(error, MemoryError):
+        return True
+    if isinstance(error, OSError) and error.errno in _MACHINE:
+        return True
+    found = _OS_ERROR.search(str(error))  # Rust's io::Error, as tantivy reports it
+    return found is not None and int(found.group(1)) in _MACHINE
+
+
+def _raised_by_us(error: BaseException) -> bool:
+    """Raised in vis-export's own code (a bug of ours), not in the engine's; a
+    module of ours that stands in for the engine's code (``whoosh_pickle``, whose
+    loaders read the index's data for Whoosh) says ``ENGINE_CODE = True``."""
+    trace = error.__traceback__
+    if trace is None:
+        return False
+    while trace.tb_next is not None:
+        trace = trace.tb_next
+    frame = trace.tb_frame
+    ours = str(Path(frame.f_code.co_filename).resolve()).startswith(_PACKAGE + os.sep)
+    return ours and not frame.f_globals.get("ENGINE_CODE", False)
+
+
+def _panic(error: BaseException) -> bool:
+    return type(error).__name__ == "PanicException"  # pyo3's has no importable home
 
 
 def _engine_failure(error: BaseException) -> bool:
-    """Exceptions, and Rust panics (pyo3's ``PanicException`` has no importable
-    home); but a missing engine package is no damage to the index."""
+    """Exceptions, and Rust panics; but a missing engine package is no damage to the index."""
     if isinstance(error, ImportError):
         return False
-    return isinstance(error, Exception) or type(error).__name__ == "PanicException"
+    return isinstance(error, Exception) or _panic(error)
 
 
 def _flush_stderr() -> None:
@@ -82,8 +175,9 @@ def _stderr_held() -> Iterator[list[bool]]:
 
 
 @contextmanager
-def engine_call(directory: Path) -> Iterator[None]:
-    """Runs one call into an engine over the index at ``directory``."""
+def engine_call(directory: Path, reading: bool = True) -> Iterator[None]:
+    """Runs one call into an engine over the index at ``directory``; ``reading``:
+    one that reads the index's files rather than writes them."""
     with _stderr_held() as replay:
         try:
             yield
@@ -91,7 +185,7 @@ def engine_call(directory: Path) -> Iterator[None]:
             if not _engine_failure(error):
                 raise
             replay[0] = False
-            raise _damaged(directory, error) from None
+            raise _failure(directory, error, reading) from None
 
 
 def _check_stored(document: dict[str, Any]) -> None:
@@ -101,7 +195,7 @@ def _check_stored(document: dict[str, Any]) -> None:
         all(isinstance(document.get(name), str) for name in STORED if name != "created_at")
         and type(document.get("created_at")) is int
     ):
-        raise ValueError(f"stored document {document.get('key')!r} lacks fields or holds other values")
+        raise DamagedIndex(f"stored document {document.get('key')!r} lacks fields or holds other values")
 
 
 class GuardedEngine:
@@ -114,15 +208,15 @@ class GuardedEngine:
         self.name = self.engine.name
 
     def add(self, documents: list[dict[str, Any]]) -> None:
-        with engine_call(self.directory):
+        with engine_call(self.directory, reading=False):
             self.engine.add(documents)
 
     def delete_session(self, session_id: str) -> None:
-        with engine_call(self.directory):
+        with engine_call(self.directory, reading=False):
             self.engine.delete_session(session_id)
 
     def commit(self) -> None:
-        with engine_call(self.directory):
+        with engine_call(self.directory, reading=False):
             self.engine.commit()
 
     def count(self) -> int:
@@ -139,5 +233,5 @@ class GuardedEngine:
             return found
 
     def close(self) -> None:
-        with engine_call(self.directory):
+        with engine_call(self.directory, reading=False):
             self.engine.close()

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from vis_export.model import Session
 from vis_export.searchindex.documents import IndexReasoning, indexed_view, view_digest, view_documents
-from vis_export.searchindex.engines import Engine
+from vis_export.searchindex.engines import MAX_THREADS, Engine
 from vis_export.searchindex.target import DatabaseTarget, Target, target_for
 from vis_export.sources.stamp import file_stamp
 
@@ -56,6 +56,7 @@ class Batch:
     folder: str | None = None
     name: str | None = None  # the file as the sources name it
     path: Path | None = None
+    named: bool = False  # a source as given, not a file found in a folder given
 
 
 def source_batches(
@@ -68,7 +69,7 @@ def source_batches(
     each file's load results, says what is wrong, and returns the sessions."""
     from vis_export.sources import read, source_files
 
-    def batch(name: str, path: Path | None, walked: bool) -> Batch:
+    def batch(name: str, path: Path | None, source: str) -> Batch:
         problems: list[bool] = []
 
         def load() -> list[Session]:
@@ -82,13 +83,13 @@ def source_batches(
             stamp = file_stamp(path)
             wal = file_stamp(Path(f"{path}-wal"))  # a store's recent turns may live only there
             stamp = stamp + wal if stamp is not None and wal is not None else stamp
-            folder = str(path.parent) if walked else None
+            folder = str(path.parent) if Path(source).is_dir() else None
         # ``realpath``, not ``Path.resolve``: that raises on a loop of links
         # (Python 3.11), a source that is one line when read.
         key = os.path.realpath(path) if path is not None else None
-        return Batch(key, stamp, load, lambda: not any(problems), folder, name, path)
+        return Batch(key, stamp, load, lambda: not any(problems), folder, name, path, name == source)
 
-    return [batch(name, path, Path(source).is_dir()) for source in sources for name, path in source_files([source])]
+    return [batch(name, path, source) for source in sources for name, path in source_files([source])]
 
 
 def index_sessions(
@@ -111,6 +112,8 @@ def index_sessions(
     the one the index was built with, else tantivy. ``dask`` has the batches'
     files read, and their documents made, by the workers of a Dask cluster
     (``vis_export.distributed.indexing``)."""
+    if not 0 <= threads <= MAX_THREADS:
+        raise ValueError(f"threads must be 0 to {MAX_THREADS}, not {threads}")
     target = target_for(location, engine, origin)
     batches = list(batches)
     target.check([place for batch in batches for place in (batch.folder, batch.key) if place])
@@ -148,6 +151,7 @@ class _Job:
         self.counts = IndexCounts()
         self.seen: set[str] = set()
         self.unread: dict[str | None, set[str]] = {}  # source (None: stdin) -> the sessions it held
+        self.unreadable: list[str] = []  # sources where no file could be read: what they hold is not known
         self.done: dict[str, str] = {}
         self.files_done: dict[str, Any] = {}
         self.files_gone: set[str] = set()
@@ -199,11 +203,17 @@ class _Job:
         if complete:
             if batch.key is not None and batch.stamp is not None:
                 self.files_done[batch.key] = {"stamp": batch.stamp, "sessions": hashes}
-        elif batch.key is None or batch.stamp is not None:  # not read, yet not gone
+            return
+        if batch.key is None or batch.stamp is not None:  # not read, yet not gone
             held = {i: h for i, h in (entry["sessions"] if entry else {}).items() if i not in hashes}
             self.unread[batch.key] = set(held)
             if batch.key is not None:  # no stamp: read again next time
                 self.files_done[batch.key] = {"stamp": None, "sessions": {**held, **hashes}}
+        if batch.key is not None and ((batch.named and not hashes) or (batch.path is not None and batch.path.is_dir())):
+            # A source named of which nothing was read (a folder gone, empty or
+            # a file now: an unmounted share, a typo), or a folder that cannot
+            # be listed. (A file found in a folder and gone since is gone.)
+            self.unreadable.append(batch.name or batch.key)
 
     def session(self, session: Session, handed_over: bool) -> str | None:
         if self.progress is not None:
@@ -280,9 +290,15 @@ class _Job:
     def prune(self) -> None:
         """Removes the sessions no source holds any more. A source that failed
         to load says nothing about what it holds: its sessions stay, and a
-        failed standard input (whose sessions are not known) stops pruning."""
+        failed standard input or a source where no file could be read (whose
+        sessions are not known: the files of a folder that is not there now
+        are not even named) stops pruning."""
         if None in self.unread:
             self._warn("<stdin>: not read in full, so nothing is pruned")
+            return
+        if self.unreadable:
+            for name in self.unreadable:
+                self._warn(f"{name}: could not be read, so nothing is pruned")
             return
         for source, held in self.unread.items():
             if held:

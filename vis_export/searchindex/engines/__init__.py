@@ -33,6 +33,9 @@ STORED = (
     "text",
 )
 FILTERS = ("session_id", "role", "block_type", "language")
+# The most indexing threads (``--jobs``) a job asks of an engine: tantivy gives
+# each its own memory (16 MiB), and more threads than cores do not write faster.
+MAX_THREADS = 64
 
 
 class Engine(Protocol):

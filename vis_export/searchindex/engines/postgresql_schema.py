@@ -13,6 +13,8 @@ take turns on an advisory lock.
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -57,8 +59,6 @@ _MIGRATIONS = {1: "DROP INDEX IF EXISTS vis_blocks_trigrams", 2: "DELETE FROM vi
 
 def server(conninfo: dict[str, Any]) -> str:
     """``HOST:PORT`` as libpq would reach them (its defaults where not given)."""
-    import os
-
     host = conninfo.get("host") or conninfo.get("hostaddr") or os.environ.get("PGHOST") or "localhost"
     port = conninfo.get("port") or os.environ.get("PGPORT") or "5432"
     return f"{host}:{port}"
@@ -70,14 +70,68 @@ def display(uri: str) -> str:
 
     info = conninfo_to_dict(uri)
     user = f"{info['user']}@" if info.get("user") else ""
-    return f"postgresql://{user}{server(info)}/{info.get('dbname', '')}"
+    return hidden(f"postgresql://{user}{server(info)}/{info.get('dbname', '')}", uri)
 
 
-def _detail(error: BaseException, password: str | None) -> str:
+def hidden(line: str, uri: str) -> str:
+    """``line`` without any spelling of a password that ``uri`` (or ``PGPASSWORD``)
+    may hold, nor, when libpq reads the URI otherwise, any part it read out of
+    one (``me:pa/ss@host``: a ``/`` ends the authority, so libpq takes ``me`` for
+    the host and ``pa`` for the port)."""
+    from psycopg.conninfo import conninfo_to_dict
+
+    secrets = _secrets(uri)
+    try:
+        info = conninfo_to_dict(uri)
+    except Exception:  # noqa: BLE001 - a URI libpq cannot parse has no parts to hide
+        info = {}
+    pieces = secrets | {os.environ.get("PGPASSWORD", "")}
+    if secrets and info.get("password") not in secrets:
+        pieces |= {str(value) for value in info.values() if value and any(str(value) in s for s in secrets)}
+    for piece in sorted(filter(None, pieces), key=len, reverse=True):
+        line = line.replace(piece, "***")
+    return line
+
+
+def _secrets(uri: str) -> set[str]:
+    """Every spelling of a password that ``uri`` may hold, found without libpq
+    (which refuses some URIs outright): after the user and before an ``@``,
+    wherever the authority is taken to end (a ``/``, ``?`` or ``#`` left
+    unencoded in the password ends it for libpq), and in a ``password``
+    parameter; as written and percent-decoded."""
+    from urllib.parse import unquote
+
+    rest = uri.split("://", 1)[-1]
+    found = set(re.findall(r"[?&]password=([^&#]*)", rest))
+    for authority in (re.split(r"[/?#]", rest, maxsplit=1)[0], rest.split("?", 1)[0], rest):
+        userinfo, at, _ = authority.rpartition("@")
+        if at and ":" in userinfo:
+            found.add(userinfo.split(":", 1)[1])
+    found |= {unquote(secret) for secret in found}
+    return {secret for secret in found if secret}
+
+
+def _detail(error: BaseException) -> str:
     """libpq's reason, on one line, without the parts that repeat the server."""
     text = " ".join(str(error).split()) or type(error).__name__
-    text = text.rsplit(" failed: ", 1)[-1].removeprefix("FATAL: ").strip()
-    return text.replace(password, "***") if password else text
+    return text.rsplit(" failed: ", 1)[-1].removeprefix("FATAL: ").strip()
+
+
+_QUOTED = re.compile(r'"([^"]*)"')
+_PUNCTUATION = re.compile(r"[\[\]:/=@?&]*")
+
+
+def _parse_problem(error: BaseException) -> str:
+    """Why libpq cannot parse a URI, without what it quotes of it: the whole URI,
+    or a piece such as a bad ``%zz`` escape, may be or hold the password."""
+    text = _QUOTED.sub(
+        lambda quoted: quoted.group() if _PUNCTUATION.fullmatch(quoted.group(1)) else '"…"', _detail(error)
+    )
+    return text.removesuffix(': "…"')
+
+
+def _failure(line: str, uri: str) -> IndexFailure:
+    return IndexFailure(hidden(line, uri))
 
 
 def connect(uri: str, autocommit: bool, command: str) -> Any:
@@ -87,14 +141,12 @@ def connect(uri: str, autocommit: bool, command: str) -> Any:
     psycopg = require("psycopg", "the postgresql search engine")
     try:
         info = psycopg.conninfo.conninfo_to_dict(uri)
-    except psycopg.ProgrammingError as error:
-        raise IndexFailure(f"{command}: not a PostgreSQL connection URI ({_detail(error, None)})") from None
+    except (psycopg.ProgrammingError, UnicodeDecodeError) as error:  # an escape of bytes that are not UTF-8
+        raise _failure(f"{command}: not a PostgreSQL connection URI ({_parse_problem(error)})", uri) from None
     try:
         return psycopg.connect(uri, autocommit=autocommit, connect_timeout=10)
-    except psycopg.Error as error:
-        raise IndexFailure(
-            f"{command}: cannot connect to {server(info)}: {_detail(error, info.get('password'))}"
-        ) from None
+    except (psycopg.Error, ValueError) as error:  # ValueError: a host name IDNA cannot encode ("a..b")
+        raise _failure(f"{command}: cannot connect to {server(info)}: {_detail(error)}", uri) from None
 
 
 @contextmanager
@@ -106,19 +158,19 @@ def failures(uri: str, command: str) -> Iterator[None]:
         yield
     except psycopg.errors.InsufficientPrivilege as error:
         verb = "write to" if command == "index" else "read"
-        raise IndexFailure(
-            f"{command}: {display(uri)}: this role may not {verb} the index ({_detail(error, None)})"
+        raise _failure(
+            f"{command}: {display(uri)}: this role may not {verb} the index ({_detail(error)})", uri
         ) from None
     except psycopg.errors.LockNotAvailable:
-        raise IndexFailure(
-            f"{command}: {display(uri)}: another index job is writing the same session (see --wait)"
+        raise _failure(
+            f"{command}: {display(uri)}: another index job is writing the same session (see --wait)", uri
         ) from None
     except psycopg.OperationalError as error:
         if _lost(error):
-            raise IndexFailure(f"{command}: {display(uri)}: the connection failed: {_detail(error, None)}") from None
-        raise IndexFailure(f"{command}: {display(uri)}: {_detail(error, None)}") from None
+            raise _failure(f"{command}: {display(uri)}: the connection failed: {_detail(error)}", uri) from None
+        raise _failure(f"{command}: {display(uri)}: {_detail(error)}", uri) from None
     except psycopg.Error as error:
-        raise IndexFailure(f"{command}: {display(uri)}: {_detail(error, None)}") from None
+        raise _failure(f"{command}: {display(uri)}: {_detail(error)}", uri) from None
 
 
 def _lost(error: Any) -> bool:

@@ -12,6 +12,18 @@ from vis_export.searchindex.documents import identifier_key, identifier_words
 from vis_export.searchindex.engines import STORED
 
 HEAP = 128 * 1024 * 1024
+# tantivy splits the writer's memory between its threads and refuses less than
+# 15 MB each ("The memory arena in bytes per thread needs to be at least
+# 15000000"): the heap grows with the threads, 16 MiB each (what 8 threads get
+# of ``HEAP``), up to 1 GiB for ``engines.MAX_THREADS``.
+HEAP_PER_THREAD = HEAP // 8
+
+
+def heap_for(threads: int) -> int:
+    """The writer's memory for ``threads`` (0: tantivy chooses, at most 8)."""
+    return max(HEAP, threads * HEAP_PER_THREAD)
+
+
 _RAW = ("key", "session_id", "message_id", "block_id", "role", "block_type", "language")
 
 
@@ -53,7 +65,7 @@ class TantivyEngine:
             self.index.register_tokenizer(name, analyzer)
         self.schema = self.index.schema
         self.threads = threads
-        self.writer = self.index.writer(HEAP, threads) if writable else None
+        self.writer = self.index.writer(heap_for(threads), threads) if writable else None
 
     def add(self, documents: list[dict[str, Any]]) -> None:
         assert self.writer is not None
@@ -71,7 +83,7 @@ class TantivyEngine:
         assert self.writer is not None
         self.writer.commit()
         self.writer.wait_merging_threads()
-        self.writer = self.index.writer(HEAP, self.threads)  # --jobs holds after a commit too
+        self.writer = self.index.writer(heap_for(self.threads), self.threads)  # --jobs holds after a commit too
 
     def count(self) -> int:
         self.index.reload()

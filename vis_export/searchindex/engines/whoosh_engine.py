@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 from whoosh import index as whoosh_index, query as q
 from whoosh.analysis import LowercaseFilter, RegexTokenizer, SpaceSeparatedTokenizer, StemFilter, StopFilter
@@ -12,6 +14,11 @@ from whoosh.lang import stemmer_for_language
 
 from vis_export.searchindex.cjk import WORD_PATTERN
 from vis_export.searchindex.documents import identifier_key, identifier_words
+from vis_export.searchindex.engines.whoosh_pickle import install, restricted
+
+install()
+P = ParamSpec("P")
+R = TypeVar("R")
 
 # The same analysis as the tantivy engine: Unicode words (no underscore, no
 # ``cjk`` scripts), long tokens dropped, lowercase, Snowball English stems.
@@ -40,15 +47,29 @@ def _schema() -> Schema:
     )
 
 
+def _restricted(method: Callable[P, R]) -> Callable[P, R]:
+    """Runs ``method`` with Whoosh's unpickling restricted (``whoosh_pickle``):
+    opening or reading an index never runs code from its files."""
+
+    @functools.wraps(method)
+    def run(*args: P.args, **kwargs: P.kwargs) -> R:
+        with restricted():
+            return method(*args, **kwargs)
+
+    return run
+
+
 class WhooshEngine:
     name = "whoosh"
 
+    @_restricted
     def __init__(self, directory: Path, writable: bool):
         directory.mkdir(parents=True, exist_ok=True)
-        if whoosh_index.exists_in(str(directory)):
-            self.index = whoosh_index.open_dir(str(directory))
-        else:
-            self.index = whoosh_index.create_in(str(directory), _schema())
+        schema = _schema()  # the index's own is a pickle: never read (the manifest has its version)
+        try:
+            self.index = whoosh_index.open_dir(str(directory), schema=schema)
+        except whoosh_index.EmptyIndexError:
+            self.index = whoosh_index.create_in(str(directory), schema)
         self.writer: Any = None
         self.writable = writable
 
@@ -57,23 +78,28 @@ class WhooshEngine:
             self.writer = self.index.writer()
         return self.writer
 
+    @_restricted
     def add(self, documents: list[dict[str, Any]]) -> None:
         writer = self._writing()
         for document in documents:
             writer.add_document(**document, words=document["text"])
 
+    @_restricted
     def delete_session(self, session_id: str) -> None:
         self._writing().delete_by_term("session_id", session_id)
 
+    @_restricted
     def commit(self) -> None:
         if self.writer is not None:
             self.writer.commit()
             self.writer = None
 
+    @_restricted
     def count(self) -> int:
         with self.index.searcher() as searcher:
             return int(searcher.doc_count())
 
+    @_restricted
     def search(
         self, words: list[str], filters: dict[str, str], since: int | None, until: int | None, limit: int, offset: int
     ) -> list[tuple[float, dict[str, Any]]]:
@@ -92,6 +118,7 @@ class WhooshEngine:
             hits = searcher.search(query, limit=offset + limit)
             return [(float(hit.score or 0.0), dict(hit.fields())) for hit in hits[offset:]]
 
+    @_restricted
     def close(self) -> None:
         if self.writer is not None:
             self.writer.cancel()
