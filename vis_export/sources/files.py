@@ -22,6 +22,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from vis_export.contract.duplicates import recording
 from vis_export.problems import Problem
 from vis_export.sources.events import event_log, is_gateway_event
 from vis_export.sources.jsontext import TooManyContainers, parse
@@ -133,7 +134,7 @@ def _collector_paused() -> Iterator[None]:
 
 
 def read_bytes(data: bytes, source: str, default_id: str, lenient: bool = False) -> list[LoadResult]:
-    with _collector_paused():
+    with _collector_paused(), recording():
         return _read_text(data, source, default_id, lenient)
 
 

@@ -28,6 +28,7 @@ from urllib.parse import quote
 
 from vis_export.contract import check_message
 from vis_export.contract.check import MAX_TIME
+from vis_export.contract.duplicates import recording
 from vis_export.model import Message, Session, StoredAttachment, message_from_json
 from vis_export.problems import Problem
 from vis_export.sources.jsontext import parse
@@ -176,7 +177,7 @@ def read_store(path: Path, source: str, lenient: bool = False, only: slice | Non
     """Every session of the store, or those ``only`` picks of them (in the same
     order): a worker of a distributed job reads just its share."""
     try:
-        with _read_only(path.resolve()) as db:
+        with _read_only(path.resolve()) as db, recording():
             db.row_factory = sqlite3.Row
             db.text_factory = _decoded
             tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
