@@ -26,7 +26,8 @@ from timelimit import time_limit
 from vis_export import to_html, to_json, to_markdown, to_text
 from vis_export.contract import MAX_DEPTH, MAX_TIME
 from vis_export.sources import read
-from vis_export.sources.jsontext import MAX_CONTAINERS
+from vis_export.sources.files import read_bytes
+from vis_export.sources.jsontext import MAX_CONTAINERS, MAX_TEXT_BYTES
 
 MESSAGE = {
     "id": "m1",
@@ -94,7 +95,7 @@ def test_more_json_containers_than_the_limit_are_refused_before_parsing(tmp_path
     lines.write_text(whole := f"{line}\n" * 4)
     past_lines = [m.start() for m in re.finditer(r"[\[{]", whole)][MAX_CONTAINERS]
     huge = tmp_path / "huge.json"
-    huge.write_text(lists(20_000_000))  # the finding: 60 MB
+    huge.write_text(lists(13_000_000))  # the finding was 60 MB; 39 MB is within the size limit
     memory = 1536 << 20
     assert run_cli("validate", str(at_limit), memory=memory).returncode == 0
     limit = f"holds more than {MAX_CONTAINERS:,} JSON objects and arrays; the limit keeps memory bounded"
@@ -309,3 +310,53 @@ def _is_value_problem(message: str) -> bool:
 
 def _refuse(name: str) -> Any:
     raise AssertionError(f"{name} in JSON output")
+
+
+def _session_of(content: list[Any], messages: int) -> bytes:
+    found = [{**MESSAGE, "id": f"m{n}", "content": content} for n in range(messages)]
+    return json.dumps({"id": "s", "messages": found}, separators=(",", ":")).encode()
+
+
+def _traced_peak(data: bytes) -> int:
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        (result,) = read_bytes(data, "s.json", "s")
+        assert result.ok, result.problems
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_the_stated_memory_bound_holds() -> None:
+    """``jsontext`` states the bound: loading takes at most about 18 bytes per byte
+    of text, a container about 500: so ``MAX_TEXT_BYTES`` and ``MAX_CONTAINERS``
+    keep any input under about 1 GB. Measured (Python's own allocations, the
+    text included) on the costliest shapes known, at about 1 MB."""
+    two_letters = [a + b for a in "abcdefghijklmnopqrstuvwxyz" for b in "ABCDEFGHIJKLMNOPQRSTUVWXYZ"]
+    per_byte = {
+        "two-letter strings": _session_of(
+            [{"id": "t", "type": "tool", "tool": "t", "status": "completed", "output": two_letters}], 250
+        ),
+        "tiny prose blocks": _session_of([{"id": str(n), "type": "prose", "markdown": "ok"} for n in range(20)], 1200),
+        "numbers": _session_of(
+            [
+                {
+                    "id": "t",
+                    "type": "tool",
+                    "tool": "t",
+                    "status": "completed",
+                    "output": list(range(10**5, 10**5 + 1000)),
+                }
+            ],
+            150,
+        ),
+    }
+    for shape, data in per_byte.items():
+        assert _traced_peak(data) + len(data) <= 18 * len(data), shape
+    maps = _session_of(
+        [{"id": "t", "type": "tool", "tool": "t", "status": "completed", "output": [{"a": n} for n in range(1000)]}], 50
+    )
+    assert _traced_peak(maps) <= 500 * (maps.count(b"{") + maps.count(b"["))
+    assert 18 * MAX_TEXT_BYTES + 500 * MAX_CONTAINERS <= 1.01e9

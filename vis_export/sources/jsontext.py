@@ -8,16 +8,23 @@ Lines, event logs, Lonis, the store's ``content_json``) parses through
 ``parse`` here, so each of these is a ``json.JSONDecodeError`` at its line and
 column, reported like any other syntax error.
 
-Memory is bounded before parsing: Python holds about 95 bytes per JSON
-container, so 60 MB of empty lists (``[[],[],...]``, 20 million of them)
-took 1.9 GB to read. Text with more than ``MAX_CONTAINERS`` opening brackets
-is refused at the bracket past the limit, as ``TooManyContainers``. The count
-takes every ``{`` and ``[``, those inside strings too: an over-estimate, but
-one fast pass (about 1 ms per MB). The limit leaves room: the 16 MB benchmark
-session holds 84,602, so a session of that mix reaches it near 190 MB; and it
-bounds the worst case under it: a million empty objects take 0.23 GB to
-validate, half a million minimal messages (two containers each) about 1 GB to
-export as JSON (twice that took 1.9 GB).
+Memory is bounded before parsing, by two limits. Python holds a loaded
+session in several times its text's size: a scalar or a string costs 8 to 18
+bytes of memory per byte of JSON (loaded, checked and frozen into the model;
+measured: 17.5x for a list of two-letter strings, 16.8x for a session of tiny
+prose blocks, 8.5x for numbers, 4.4x for the benchmark's mix), a JSON
+container up to about 500 bytes (46x its text for ``[{"a":1},...]``). So:
+
+- ``MAX_TEXT_BYTES`` (40 MiB): the most JSON text read into memory at once
+  (a file, standard input, one store session's content): at 18x, 0.75 GB;
+- ``MAX_CONTAINERS`` (500,000 opening brackets): at 500 bytes, 0.25 GB.
+  Refused at the bracket past the limit, as ``TooManyContainers``. The count
+  takes every ``{`` and ``[``, those inside strings too: an over-estimate,
+  but one fast pass. The 16 MB benchmark session holds 84,602: a session of
+  that mix reaches it near 95 MB, past the size limit anyway.
+
+Together they keep loading any input under about 1 GB; a larger input is
+refused with one line naming it, never read in part.
 
 Valid input pays little: the hooks run only for floats and constants, one
 regular expression looks for a surrogate escape (about 0.3 ms per MB), and the
@@ -81,9 +88,16 @@ def _finite(text: str) -> float:
 
 
 _DECODER = json.JSONDecoder(parse_float=_finite, parse_constant=_constant, object_pairs_hook=merged)
-MAX_CONTAINERS = 1_000_000
+MAX_CONTAINERS = 500_000
+MAX_TEXT_BYTES = 40 << 20
 _OPENING = re.compile(r"[\[{]")
 _CHUNK = 1 << 20
+
+
+def too_large(limit: int, what: str) -> str:
+    """The problem of ``what`` (a file, a session) holding more than ``limit`` bytes of text."""
+    size = f"{limit // 2**20} MiB" if limit >= 2**20 and limit % 2**20 == 0 else f"{limit:,} byte"
+    return f"larger than the {size} limit of {what} read whole (it keeps memory under 1 GB)"
 
 
 class TooManyContainers(json.JSONDecodeError):

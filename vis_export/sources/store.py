@@ -31,12 +31,15 @@ from vis_export.contract.check import MAX_TIME
 from vis_export.contract.duplicates import recording
 from vis_export.model import Message, Session, StoredAttachment, message_from_json
 from vis_export.problems import Problem
-from vis_export.sources.jsontext import parse
+from vis_export.sources.jsontext import MAX_TEXT_BYTES, parse, too_large
 from vis_export.sources.result import LoadResult, failed
 from vis_export.sources.salvage import salvage_message
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 REQUIRED_TABLES = ("session_soul", "session_state", "session_turn_soul", "session_turn_state")
+# A session's content is read into memory whole, as a file is, and bounded alike
+# (``jsontext``): the store itself may be larger, since it is read a session at a time.
+MAX_SESSION_BYTES = MAX_TEXT_BYTES
 STATUS_OF_TURN = {"done": "completed", "error": "failed", "interrupted": "cancelled", "running": "streaming"}
 
 
@@ -208,9 +211,19 @@ def _souls(db: sqlite3.Connection) -> list[sqlite3.Row]:
     ).fetchall()
 
 
-def _newest(db: sqlite3.Connection, sql: str, key: str) -> sqlite3.Row | None:
-    row: sqlite3.Row | None = db.execute(sql + " ORDER BY version DESC, created_at DESC LIMIT 1", (key,)).fetchone()
+def _newest(db: sqlite3.Connection, sql: str, *parameters: Any) -> sqlite3.Row | None:
+    row: sqlite3.Row | None = db.execute(sql + " ORDER BY version DESC, created_at DESC LIMIT 1", parameters).fetchone()
     return row
+
+
+# A turn's content only if it fits in what is left of the session's budget: one
+# larger than that is never fetched into memory, only measured.
+_TURN_STATE = (
+    "SELECT id, status, llm_root_provider, llm_root_model, created_at,"
+    " length(CAST(content_json AS BLOB)) AS content_bytes,"
+    " CASE WHEN length(CAST(content_json AS BLOB)) <= ? THEN content_json END AS content_json"
+    " FROM session_turn_state WHERE session_turn_soul_id = ?"
+)
 
 
 def _session(
@@ -230,19 +243,20 @@ def _session(
         " WHERE session_state_id = ? ORDER BY position, created_at",
         (state["id"],),
     ).fetchall()
+    left = MAX_SESSION_BYTES
     for turn in turns:
         turn_where = f"{where}, turn {turn['position']}"
         bad_turn = _bad_columns(turn, turn_where, TURN_COLUMNS)
         problems += bad_turn
         if not bad_turn:
             messages.append(_user_message(turn, soul))
-        turn_state = _newest(
-            db,
-            "SELECT id, status, llm_root_provider, llm_root_model, content_json, created_at"
-            " FROM session_turn_state WHERE session_turn_soul_id = ?",
-            turn["id"],
-        )
+        turn_state = _newest(db, _TURN_STATE, left, turn["id"])
+        if turn_state is not None and (turn_state["content_bytes"] or 0) > left:
+            # Refused from here on, named: what is read before it is within the bound.
+            problems.append(Problem(f"{turn_where}, content_json", too_large(MAX_SESSION_BYTES, "a session")))
+            break
         if turn_state is not None:
+            left -= turn_state["content_bytes"] or 0
             message = _assistant_message(turn_state, turn, turn_where, problems, lenient)
             if message is not None:
                 messages.append(message)
