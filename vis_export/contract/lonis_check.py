@@ -59,7 +59,7 @@ def _validators() -> tuple[Any, dict[str, Any]]:
     return Draft202012Validator(envelope, registry=registry), payloads
 
 
-def _problems(validator: Any, block: dict[str, Any], prefix: tuple[str | int, ...]) -> list[Problem]:
+def _problems(validator: Any, block: dict[str, Any], prefix: tuple[str, ...]) -> list[Problem]:
     """The schema's problems of ``block`` (or of its part at ``prefix``), each withheld
     where it lies under private reasoning or its message could quote some: the
     schema library's messages quote the value (``{'thinking': ...} is not of type

@@ -74,7 +74,7 @@ def reasoning_point(value: Any, path: Path) -> int | None:
                 return depth
             if names_reasoning(part):
                 return depth + 1
-            value = value.get(part)  # type: ignore[call-overload]
+            value = value.get(part)
         elif isinstance(value, list) and isinstance(part, int) and 0 <= part < len(value):
             value = value[part]
         else:
