@@ -85,12 +85,30 @@ def _lines(data: bytes, lenient: bool) -> list[str]:
 @given(sessions_hiding_problems())
 def test_no_problem_line_quotes_private_reasoning(case: tuple[dict[str, Any], str]) -> None:
     document, location = case
-    data = json.dumps(document).encode()
     with time_limit(20):
-        for lenient in (False, True):
-            lines = _lines(data, lenient)
-            assert f"s.json: {location}: {WITHHELD}" in lines, lines
-            assert not [line for line in lines if MARK in line or MARK.lower() in line], lines
+        for data, expected in _encodings(document, location):
+            for lenient in (False, True):
+                lines = _lines(data, lenient)
+                assert f"s.json: {expected}: {WITHHELD}" in lines, lines
+                assert not [line for line in lines if MARK in line or MARK.lower() in line], lines
+
+
+def _encodings(document: dict[str, Any], location: str) -> list[tuple[bytes, str]]:
+    """The session as a JSON document, as JSON Lines of messages and, for what a
+    block holds, as an event log: each with where its problem line must point."""
+    found = [(json.dumps(document).encode(), location)]
+    m = int(location.split("]")[0].split("[")[1])
+    inside = location.split("]", 1)[1].lstrip(".")
+    lines = "\n".join(json.dumps(message) for message in document["messages"])
+    one = len(document["messages"]) == 1  # one line is a JSON document of one message
+    found.append((lines.encode(), inside if one else f"line {m + 1}, {inside}"))
+    if inside.startswith("content["):
+        b = int(inside.split("]")[0].split("[")[1])
+        block = document["messages"][m]["content"][b]
+        event = {"type": "content.block.started", "turn_id": "t", "block": block}
+        where = "block" + inside.split("]", 1)[1]
+        found.append((json.dumps(event).encode(), f"line 1, {where}"))
+    return found
 
 
 def test_every_command_withholds(tmp_path: Path) -> None:

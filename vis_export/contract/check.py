@@ -222,11 +222,21 @@ def withhold(found: Out, path: Path, out: Out) -> None:
     problem there that quotes nothing (R2); as grave as the gravest of them."""
     if not found:
         return
-    kinds = {problem.kind for problem in found}
-    kind = LIMIT if LIMIT in kinds else "schema" if "schema" in kinds else "rule"
-    problem = withheld_at(path, kind)
-    if problem not in out:
-        out.append(problem)
+    out.append(withheld_at(path, max((problem.kind for problem in found), key=_GRAVITY.__getitem__)))
+
+
+def _say_once(problem: Problem, out: Out) -> None:
+    """Append ``problem`` to the few said of one block unless the same line is
+    already there; a graver kind replaces a milder one."""
+    for index, said in enumerate(out):
+        if said.location == problem.location and said.message == problem.message:
+            if _GRAVITY[problem.kind] > _GRAVITY[said.kind]:
+                out[index] = problem
+            return
+    out.append(problem)
+
+
+_GRAVITY = {"rule": 0, "schema": 1, LIMIT: 2}
 
 
 def check_depth(value: Any, path: Path, out: Out) -> None:
@@ -388,14 +398,15 @@ def _check_block_in_detail(block: Any, path: Path, out: Out) -> None:
         found: Out = []
         _check_any_block(block, path, found)
         at = format_path(path)
+        said_of_block: Out = []  # a few lines at most: the block and its own fields
         for problem in found:
             if problem.location == at and problem.message in _SAID_OF_OWN_FIELDS:
                 said = problem
             else:
                 field = problem.location[len(at) :].lstrip(".").split("[")[0].split(".")[0]
                 said = withheld_at((*path, field) if field in REASONING_FIELDS else path, problem.kind)
-            if said not in out:
-                out.append(said)
+            _say_once(said, said_of_block)
+        out.extend(said_of_block)
         return
     _check_any_block(block, path, out)
 

@@ -65,7 +65,7 @@ def _problems(validator: Any, block: dict[str, Any], prefix: tuple[str, ...]) ->
     schema library's messages quote the value (``{'thinking': ...} is not of type
     'string'``) and its keys (``'thinking' was unexpected``)."""
     value = block.get(prefix[0]) if prefix else block
-    found: list[Problem] = []
+    found: dict[Problem, None] = {}  # in order, each line once
     for error in sorted(validator.iter_errors(value), key=lambda e: (list(map(str, e.absolute_path)), e.message)):
         path = (*prefix, *error.absolute_path)
         point = reasoning_point(block, path)
@@ -75,9 +75,8 @@ def _problems(validator: Any, block: dict[str, Any], prefix: tuple[str, ...]) ->
             problem = withheld_at(path)
         else:
             problem = Problem(format_path(path), _message(error))
-        if problem not in found:
-            found.append(problem)
-    return found
+        found[problem] = None
+    return list(found)
 
 
 def _message(error: Any) -> str:
