@@ -16,7 +16,7 @@ from importlib.resources import files
 from typing import Any
 
 from vis_export.contract.check import withheld_at
-from vis_export.contract.private import holds_reasoning, reasoning_point
+from vis_export.contract.private import holds_reasoning, reasoning_map, reasoning_point, remembered
 from vis_export.problems import Problem, format_path
 
 SCHEMA_VERSION = "lonis.block/v1"
@@ -66,12 +66,13 @@ def _problems(validator: Any, block: dict[str, Any], prefix: tuple[str, ...]) ->
     'string'``) and its keys (``'thinking' was unexpected``)."""
     value = block.get(prefix[0]) if prefix else block
     found: dict[Problem, None] = {}  # in order, each line once
+    judge, holds = remembered(reasoning_map), remembered(holds_reasoning)
     for error in sorted(validator.iter_errors(value), key=lambda e: (list(map(str, e.absolute_path)), e.message)):
         path = (*prefix, *error.absolute_path)
-        point = reasoning_point(block, path)
+        point = reasoning_point(block, path, judge)
         if point is not None:
             problem = withheld_at(path[:point])
-        elif holds_reasoning(error.instance):
+        elif holds(error.instance):
             problem = withheld_at(path)
         else:
             problem = Problem(format_path(path), _message(error))
@@ -80,9 +81,15 @@ def _problems(validator: Any, block: dict[str, Any], prefix: tuple[str, ...]) ->
 
 
 def _message(error: Any) -> str:
+    """The schema library's message, cut to a line a person reads: it quotes the
+    whole value (an array of 50,000 items made a line of 600 KB)."""
+    message = str(error.message)
     if error.validator == "additionalProperties":
-        return str(error.message).replace("Additional properties are not allowed", "unknown field(s) not allowed")
-    return str(error.message)
+        message = message.replace("Additional properties are not allowed", "unknown field(s) not allowed")
+    return message if len(message) <= _LONGEST else message[:_LONGEST] + "…"
+
+
+_LONGEST = 300
 
 
 def check_lonis_block(block: Any) -> list[Problem]:

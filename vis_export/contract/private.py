@@ -12,7 +12,7 @@ rule reaches problem lines as it reaches the policy.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import lru_cache
 from typing import Any
 
@@ -64,13 +64,14 @@ def holds_reasoning(value: Any, depth: int = 0) -> bool:
 _DEEPEST = 200
 
 
-def reasoning_point(value: Any, path: Path) -> int | None:
+def reasoning_point(value: Any, path: Path, judge: Callable[[dict[str, Any]], bool] = reasoning_map) -> int | None:
     """How many parts of ``path`` (into ``value``) lead to where private reasoning
-    starts along it, or ``None`` if it does not: a map that is reasoning ends
-    the place at that map, a key that names reasoning at that key."""
+    starts along it, or ``None`` if it does not: a map that is reasoning (as
+    ``judge`` says: ``reasoning_map``, or a memo of it for many paths through
+    the same maps) ends the place at that map, a key that names reasoning at that key."""
     for depth, part in enumerate(path):
         if isinstance(value, dict):
-            if reasoning_map(value):
+            if judge(value):
                 return depth
             if names_reasoning(part):
                 return depth + 1
@@ -79,6 +80,20 @@ def reasoning_point(value: Any, path: Path) -> int | None:
             value = value[part]
         else:
             return None
-    if isinstance(value, dict) and reasoning_map(value):
+    if isinstance(value, dict) and judge(value):
         return len(path)
     return None
+
+
+def remembered(judge: Callable[[Any], bool]) -> Callable[[Any], bool]:
+    """``judge`` asked once per object (while the objects live): many problems of
+    one document pass through the same wide maps."""
+    answers: dict[int, bool] = {}
+
+    def remembering(value: Any) -> bool:
+        key = id(value)
+        if key not in answers:
+            answers[key] = judge(value)
+        return answers[key]
+
+    return remembering
