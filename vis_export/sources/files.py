@@ -34,7 +34,7 @@ from vis_export.sources.store import is_store, read_store
 LONIS_PREFIX = "lonis."
 _LINE = re.compile(r"line (\d+)")
 # The most a file (or stdin) may hold: sessions are read into memory whole, at
-# up to about 18 bytes of memory per byte (see ``jsontext``).
+# up to about 18 bytes of memory per byte (``jsontext``): 0.94 GB.
 MAX_FILE_BYTES = MAX_TEXT_BYTES
 _KINDS = (
     (stat.S_ISDIR, "a directory"),

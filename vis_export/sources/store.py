@@ -31,15 +31,12 @@ from vis_export.contract.check import MAX_TIME
 from vis_export.contract.duplicates import recording
 from vis_export.model import Message, Session, StoredAttachment, message_from_json
 from vis_export.problems import Problem
-from vis_export.sources.jsontext import MAX_TEXT_BYTES, parse, too_large
+from vis_export.sources.jsontext import MEMORY_BUDGET, PER_CHARACTER, estimated_memory, parse
 from vis_export.sources.result import LoadResult, failed
 from vis_export.sources.salvage import salvage_message
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 REQUIRED_TABLES = ("session_soul", "session_state", "session_turn_soul", "session_turn_state")
-# A session's content is read into memory whole, as a file is, and bounded alike
-# (``jsontext``): the store itself may be larger, since it is read a session at a time.
-MAX_SESSION_BYTES = MAX_TEXT_BYTES
 STATUS_OF_TURN = {"done": "completed", "error": "failed", "interrupted": "cancelled", "running": "streaming"}
 
 
@@ -216,8 +213,8 @@ def _newest(db: sqlite3.Connection, sql: str, *parameters: Any) -> sqlite3.Row |
     return row
 
 
-# A turn's content only if it fits in what is left of the session's budget: one
-# larger than that is never fetched into memory, only measured.
+# A turn's content only if it may fit in what is left of the session's memory
+# budget (``jsontext``): one larger than that is never fetched, only measured.
 _TURN_STATE = (
     "SELECT id, status, llm_root_provider, llm_root_model, created_at,"
     " length(CAST(content_json AS BLOB)) AS content_bytes,"
@@ -243,20 +240,22 @@ def _session(
         " WHERE session_state_id = ? ORDER BY position, created_at",
         (state["id"],),
     ).fetchall()
-    left = MAX_SESSION_BYTES
+    left = MEMORY_BUDGET  # a session is read whole, as a file is; the store may be larger
     for turn in turns:
         turn_where = f"{where}, turn {turn['position']}"
         bad_turn = _bad_columns(turn, turn_where, TURN_COLUMNS)
         problems += bad_turn
         if not bad_turn:
             messages.append(_user_message(turn, soul))
-        turn_state = _newest(db, _TURN_STATE, left, turn["id"])
-        if turn_state is not None and (turn_state["content_bytes"] or 0) > left:
-            # Refused from here on, named: what is read before it is within the bound.
-            problems.append(Problem(f"{turn_where}, content_json", too_large(MAX_SESSION_BYTES, "a session")))
-            break
+        turn_state = _newest(db, _TURN_STATE, left // PER_CHARACTER, turn["id"])
         if turn_state is not None:
-            left -= turn_state["content_bytes"] or 0
+            cost = _cost(turn_state)
+            if cost > left:
+                # Refused from here on, named: what is read before it is within the budget.
+                refusal = f"the session's content up to here would take more than {MEMORY_BUDGET / 1e9:g} GB of memory"
+                problems.append(Problem(f"{turn_where}, content_json", refusal))
+                break
+            left -= cost
             message = _assistant_message(turn_state, turn, turn_where, problems, lenient)
             if message is not None:
                 messages.append(message)
@@ -278,6 +277,15 @@ def _session(
         attachments=MappingProxyType(attachments),
     )
     return LoadResult(source, session, tuple(problems))
+
+
+def _cost(turn_state: sqlite3.Row) -> int:
+    """The memory reading a turn's content may take (``jsontext.estimated_memory``);
+    for one too large to be fetched, what its size alone says."""
+    content = turn_state["content_json"]
+    if isinstance(content, str):
+        return estimated_memory(content)
+    return PER_CHARACTER * (turn_state["content_bytes"] or 0)
 
 
 def _time_of(*candidates: Any) -> int:
