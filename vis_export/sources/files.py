@@ -25,7 +25,7 @@ from typing import Any, BinaryIO
 from vis_export.contract.duplicates import recording
 from vis_export.problems import Problem
 from vis_export.sources.events import event_log, is_gateway_event
-from vis_export.sources.jsontext import MAX_TEXT_BYTES, TooManyContainers, parse, too_large
+from vis_export.sources.jsontext import MAX_TEXT_BYTES, TooManyContainers, parse
 from vis_export.sources.lonis_blocks import lonis_blocks
 from vis_export.sources.messages import message_array, message_lines, session_document, single_message
 from vis_export.sources.result import LoadResult, failed
@@ -117,7 +117,9 @@ def _bounded(data: bytes) -> bytes:
 
 
 def _too_large() -> str:
-    return too_large(MAX_FILE_BYTES, "a file")
+    exact = MAX_FILE_BYTES % 2**20 == 0
+    limit = f"{MAX_FILE_BYTES // 2**20} MiB" if exact else f"{MAX_FILE_BYTES} byte"
+    return f"larger than the {limit} limit of a file read whole (it keeps memory under 1 GB)"
 
 
 @contextmanager

@@ -36,12 +36,14 @@ the text) happens only once a problem is known.
 
 A duplicate key is a contract problem (R2), and ``json`` keeps the last value
 without a word, so every object's pairs go to ``contract.duplicates.merged``
-(``object_pairs_hook``). Measured against a parser that reports duplicates
-itself (jiter, ``catch_duplicate_keys``) on the benchmark sessions: the hook
-costs parse 0 to 12 % (1.38-1.67x ``json.loads`` with it, 1.38-1.48x without);
-jiter is faster on large blocks (0.8x) but slower on many small ones (1.75x on
-a session of small blocks), and reads ``1e400`` as infinity, which a scan of
-the text must then rule out (another 0.4x): 2.1-2.4x in all. So the hook.
+(``object_pairs_hook``). It costs load+validate about 10 % on large sessions
+(CPU time, best of 9: the 16 MB benchmark session 3.5x ``json.loads`` before,
+3.8-4.0x after; 37 MB of small blocks 2.7x, 3.1x; 1 MB unchanged, 3.7x).
+Measured against a parser that reports duplicates itself (jiter,
+``catch_duplicate_keys``): jiter is faster on large blocks (0.9x ``json.loads``)
+but slower on many small ones (1.3-1.5x), and reads ``1e400`` as infinity,
+which another scan of the text must rule out (0.4x): no faster in all, and
+another dependency. So the hook.
 """
 
 from __future__ import annotations
@@ -97,12 +99,6 @@ PER_CONTAINER = 300
 MAX_TEXT_BYTES = 50 << 20  # at 18 bytes a character, 0.94 GB
 _OPENING = re.compile(r"[\[{]")
 _CHUNK = 1 << 20
-
-
-def too_large(limit: int, what: str) -> str:
-    """The problem of ``what`` (a file, a session) holding more than ``limit`` bytes of text."""
-    size = f"{limit // 2**20} MiB" if limit >= 2**20 and limit % 2**20 == 0 else f"{limit:,} byte"
-    return f"larger than the {size} limit of {what} read whole (it keeps memory under 1 GB)"
 
 
 class TooManyContainers(json.JSONDecodeError):
