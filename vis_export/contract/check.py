@@ -256,7 +256,8 @@ def check_depth(value: Any, path: Path, out: Out) -> None:
         _check_map_depth(value, path, out)
     else:
         for index, item in enumerate(value):
-            check_depth(item, (*path, index), out)
+            if type(item) in _CONTAINERS:
+                check_depth(item, (*path, index), out)
 
 
 def _check_map_depth(obj: dict[str, Any], path: Path, out: Out) -> None:
