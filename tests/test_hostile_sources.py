@@ -19,14 +19,16 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import pytest
 from conftest import INPUT
 from hypothesis import example, given, strategies as st
 from timelimit import time_limit
 
 from vis_export import to_html, to_json, to_markdown, to_text
 from vis_export.contract import MAX_DEPTH, MAX_TIME
-from vis_export.sources import read
-from vis_export.sources.jsontext import MAX_CONTAINERS
+from vis_export.sources import jsontext, read
+from vis_export.sources.files import read_bytes
+from vis_export.sources.jsontext import MAX_TEXT_BYTES, PER_CHARACTER, PER_CONTAINER, containers_allowed
 
 MESSAGE = {
     "id": "m1",
@@ -78,34 +80,55 @@ def test_one_bad_file_never_stops_a_directory(tmp_path: Path) -> None:
     assert [report[name]["valid"] for name in sorted(report)] == [False, True, False, False, False]
 
 
-def test_more_json_containers_than_the_limit_are_refused_before_parsing(tmp_path: Path) -> None:
-    """60 MB of empty lists took 1.9 GB to validate: past ``MAX_CONTAINERS``
-    brackets the text is refused, at the first bracket past the limit, before
-    anything is built. JSON Lines count as a whole: no line need pass it alone."""
+def test_more_json_containers_than_memory_allows_are_refused_before_parsing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """60 MB of empty lists took 1.9 GB to validate: a text with more brackets than
+    its size leaves room for in the memory budget is refused at the first bracket
+    past that, before anything is built. JSON Lines count as a whole: no line need
+    pass it alone. Exactly at the limit with a small budget; the finding itself
+    in a process of its own, under a memory cap."""
+    prefix = '{"id":"s","messages":[],"x":['
 
     def lists(count: int) -> str:
-        return '{"id":"s","messages":[],"x":[' + ",".join(["[]"] * (count - 3)) + "]}"
+        return prefix + ",".join(["[]"] * (count - 3)) + "]}"
 
-    at_limit, past = tmp_path / "at_limit.json", tmp_path / "past.json"
-    at_limit.write_text(lists(MAX_CONTAINERS))
-    past.write_text(text := lists(MAX_CONTAINERS + 1))
-    lines = tmp_path / "lines.jsonl"
-    line = json.dumps({**MESSAGE, "x": [[]] * (MAX_CONTAINERS // 4)})
-    lines.write_text(whole := f"{line}\n" * 4)
-    past_lines = [m.start() for m in re.finditer(r"[\[{]", whole)][MAX_CONTAINERS]
+    def bracket(text: str, index: int) -> str:
+        position = [m.start() for m in re.finditer(r"[\[{]", text)][index]
+        line_start = text.rindex("\n", 0, position) + 1 if "\n" in text[:position] else 0
+        return f"line {text.count(chr(10), 0, position) + 1} column {position - line_start + 1}"
+
+    def refusal(length: int, budget: int) -> str:
+        return (
+            f"holds more than {containers_allowed(length, budget):,} JSON objects and arrays for its size:"
+            f" reading it would take more than {budget / 1e9:g} GB of memory"
+        )
+
+    budget = 3_000_000
+    monkeypatch.setattr(jsontext, "MEMORY_BUDGET", budget)
+    fits = max(c for c in range(3, 20_000) if c <= containers_allowed(len(lists(c)), budget))
+    assert [r.ok for r in read_bytes(lists(fits).encode(), "f", "f")] == [True]
+    past = lists(fits + 1)
+    allowed = containers_allowed(len(past), budget)
+    (refused,) = read_bytes(past.encode(), "f", "f")
+    assert [p.line("f") for p in refused.problems] == [f"f: {bracket(past, allowed)}: {refusal(len(past), budget)}"]
+    line = json.dumps({**MESSAGE, "x": [[]] * (fits // 4)})
+    whole = f"{line}\n" * 5
+    (refused,) = read_bytes(whole.encode(), "f", "f")
+    where = bracket(whole, containers_allowed(len(whole), budget))
+    assert [p.line("f") for p in refused.problems] == [f"f: {where}: {refusal(len(whole), budget)}"]
+
+    monkeypatch.undo()
     huge = tmp_path / "huge.json"
-    huge.write_text(lists(20_000_000))  # the finding: 60 MB
-    memory = 1536 << 20
-    assert run_cli("validate", str(at_limit), memory=memory).returncode == 0
-    limit = f"holds more than {MAX_CONTAINERS:,} JSON objects and arrays; the limit keeps memory bounded"
-    for path, where in (
-        (past, f"line 1 column {text.rindex('[') + 1}"),
-        (lines, f"line 4 column {past_lines - whole.rindex(chr(10), 0, past_lines)}"),
-        (huge, f"line 1 column {text.rindex('[') + 1}"),
-    ):
-        result = run_cli("validate", str(path), memory=memory)
-        assert result.returncode == 1, result.stderr
-        assert result.stderr.splitlines() == [f"{path}: {where}: {limit}", "1 of 1 file(s) invalid, 0 valid session(s)"]
+    huge.write_text(text := lists(13_000_000))  # the finding was 60 MB; 39 MB is within the size limit
+    allowed = containers_allowed(len(text), jsontext.MEMORY_BUDGET)
+    where = f"line 1 column {len(prefix) + (allowed - 3) * 3 + 1}"  # "[]," after the first three brackets
+    result = run_cli("validate", str(huge), memory=1536 << 20)
+    assert result.returncode == 1, result.stderr
+    assert result.stderr.splitlines() == [
+        f"{huge}: {where}: {refusal(len(text), jsontext.MEMORY_BUDGET)}",
+        "1 of 1 file(s) invalid, 0 valid session(s)",
+    ]
 
 
 def test_special_files_named_directly(tmp_path: Path) -> None:
@@ -309,3 +332,39 @@ def _is_value_problem(message: str) -> bool:
 
 def _refuse(name: str) -> Any:
     raise AssertionError(f"{name} in JSON output")
+
+
+def _session_of(content: list[Any], messages: int) -> bytes:
+    found = [{**MESSAGE, "id": f"m{n}", "content": content} for n in range(messages)]
+    return json.dumps({"id": "s", "messages": found}, separators=(",", ":")).encode()
+
+
+def _traced_peak(data: bytes) -> int:
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        (result,) = read_bytes(data, "s.json", "s")
+        assert result.ok, result.problems
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_the_stated_memory_bound_holds() -> None:
+    """``jsontext`` estimates what loading takes as ``PER_CHARACTER`` bytes a
+    character and ``PER_CONTAINER`` a container, and refuses past the budget:
+    the estimate must not be below what loading takes. Measured (Python's own
+    allocations, the text included) on the costliest shapes known, at about 1 MB."""
+    two_letters = [a + b for a in "abcdefghijklmnopqrstuvwxyz" for b in "ABCDEFGHIJKLMNOPQRSTUVWXYZ"]
+    tool = {"id": "t", "type": "tool", "tool": "t", "status": "completed"}
+    shapes = {
+        "two-letter strings": _session_of([{**tool, "output": two_letters}], 250),
+        "tiny prose blocks": _session_of([{"id": str(n), "type": "prose", "markdown": "ok"} for n in range(20)], 1200),
+        "numbers": _session_of([{**tool, "output": list(range(10**5, 10**5 + 1000))}], 150),
+        "small maps": _session_of([{**tool, "output": [{"a": n} for n in range(1000)]}], 50),
+    }
+    for shape, data in shapes.items():
+        estimate = PER_CHARACTER * len(data) + PER_CONTAINER * (data.count(b"{") + data.count(b"["))
+        assert _traced_peak(data) + len(data) <= estimate, shape
+    assert PER_CHARACTER * MAX_TEXT_BYTES <= jsontext.MEMORY_BUDGET

@@ -205,3 +205,10 @@ def test_a_broken_envelope_in_a_vis_session_is_inert_data() -> None:
     block = block_from_json({"id": "x", "type": "lonis", "envelope": plan})
     assert isinstance(block, UnknownBlock) and "unsupported block: lonis" in to_text(block)
     assert to_html(block) and to_markdown(block)
+
+
+def test_a_problem_quoting_a_huge_value_stays_a_short_line() -> None:
+    block = copy.deepcopy(BLOCKS[1])
+    block["payload"]["data"]["question"] = [1] * 50_000
+    (problem,) = check_lonis_block(block)
+    assert problem.location == "payload.data.question" and len(problem.message) <= 301

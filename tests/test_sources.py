@@ -269,9 +269,10 @@ def test_files_and_stdin_larger_than_the_limit(tmp_path: Path, monkeypatch: pyte
     monkeypatch.setattr(files, "MAX_FILE_BYTES", len(document))
     assert [s.id for s in load(write(tmp_path, "fits.json", document))] == ["fits"]
     big = write(tmp_path, "big.json", document + " ")
-    assert problems_of(big) == [f"{big}: larger than the {len(document)} byte limit"]
+    limit = f"larger than the {len(document)} byte limit of a file read whole (it keeps memory under 1 GB)"
+    assert problems_of(big) == [f"{big}: {limit}"]
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(document.encode() + b" ")))
-    assert problems_of("-") == [f"<stdin>: larger than the {len(document)} byte limit"]
+    assert problems_of("-") == [f"<stdin>: {limit}"]
 
 
 def test_a_store_may_be_larger_than_the_limit(golden_store: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -228,3 +228,25 @@ def test_a_session_whose_id_is_unusable_is_refused_even_leniently(tmp_path: Path
     main, bad = read(store, lenient=True)
     assert main.ok and bad.session is None
     assert bad.problems[0].line(bad.source) == f"{store}: session b'soul', id: must be text, not a BLOB"
+
+
+def test_a_session_larger_than_the_limit_is_refused_at_its_turn(
+    golden_store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A store is read a session at a time, so it may be larger than any file; each
+    session's content is bounded by the memory it may take, as a file is, and the
+    turn past the budget is named, never fetched (the other sessions still load)."""
+    from vis_export.sources import store
+    from vis_export.sources.jsontext import estimated_memory
+
+    first = estimated_memory(json.dumps(ROWS["session_turn_state"][1]["content_json"]))
+    monkeypatch.setattr(store, "MEMORY_BUDGET", first + 100)  # turn 1 of the main session fits, turn 2 does not
+    main, second = read(golden_store)
+    limit = f"the session's content up to here would take more than {(first + 100) / 1e9:g} GB of memory"
+    assert main.session is None
+    assert [p.line(main.source) for p in main.problems] == [
+        f"{golden_store}: session soul_main, turn 2, content_json: {limit}"
+    ]
+    assert second.ok
+    lenient, _ = read(golden_store, lenient=True)
+    assert lenient.session is not None and [m.id for m in lenient.session.messages] == ["turn_1", "ts_1_v2", "turn_2"]

@@ -20,7 +20,9 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from vis_export.contract.blocktypes import KNOWN_TYPES, for_each_type, looks_like_reasoning
+from vis_export.contract.blocktypes import KNOWN_TYPES, for_each_type
+from vis_export.contract.duplicates import any_recorded, duplicated
+from vis_export.contract.private import REASONING_FIELDS, WITHHELD, names_reasoning, reasoning_map
 from vis_export.problems import Path, Problem, format_path
 
 SNAKE_CASE = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)*$")
@@ -164,6 +166,8 @@ _GOOD_KEYS_LIMIT = 4096
 
 
 def _bad_keys(obj: dict[str, Any], path: Path, out: Out) -> None:
+    for key in duplicated(obj):
+        _problem(out, path, f"duplicate key {_quote(key)}", "rule")
     if _GOOD_KEYS.issuperset(obj):
         return
     for key in obj:
@@ -178,31 +182,95 @@ def _bad_keys(obj: dict[str, Any], path: Path, out: Out) -> None:
 
 def check_keys(value: Any, path: Path, out: Out) -> None:
     """Every map key is a snake_case string, at every depth (tool input/output too);
-    no container nests deeper than ``MAX_DEPTH``, so this recursion is bounded too."""
+    no container nests deeper than ``MAX_DEPTH``, so this recursion is bounded too.
+    What is wrong under private reasoning is said as one problem where it starts."""
     kind = type(value)
     if kind in _CONTAINERS and len(path) >= MAX_DEPTH:
         _too_deep(out, path)
     elif kind is dict:
-        _bad_keys(value, path, out)
-        for key, item in value.items():
-            if type(item) in _CONTAINERS:
-                check_keys(item, (*path, key), out)
+        if reasoning_map(value):
+            found: Out = []
+            _check_map_keys(value, path, found)
+            withhold(found, path, out)
+        else:
+            _check_map_keys(value, path, out)
     elif kind is list:
         for index, item in enumerate(value):
             if type(item) in _CONTAINERS:
                 check_keys(item, (*path, index), out)
 
 
+def _check_map_keys(obj: dict[str, Any], path: Path, out: Out) -> None:
+    _bad_keys(obj, path, out)
+    for key, item in obj.items():
+        if type(item) in _CONTAINERS:
+            _check_field_keys(key, item, (*path, key), out)
+
+
+def _check_field_keys(key: str, item: Any, path: Path, out: Out) -> None:
+    """``check_keys`` for a field's value; under a key that names reasoning, withheld."""
+    if names_reasoning(key):
+        found: Out = []
+        check_keys(item, path, found)
+        withhold(found, path, out)
+    else:
+        check_keys(item, path, out)
+
+
+def withhold(found: Out, path: Path, out: Out) -> None:
+    """The problems ``found`` under private reasoning that starts at ``path``, as one
+    problem there that quotes nothing (R2); as grave as the gravest of them."""
+    if not found:
+        return
+    out.append(withheld_at(path, max((problem.kind for problem in found), key=_GRAVITY.__getitem__)))
+
+
+def _say_once(problem: Problem, out: Out) -> None:
+    """Append ``problem`` to the few said of one block unless the same line is
+    already there; a graver kind replaces a milder one."""
+    for index, said in enumerate(out):
+        if said.location == problem.location and said.message == problem.message:
+            if _GRAVITY[problem.kind] > _GRAVITY[said.kind]:
+                out[index] = problem
+            return
+    out.append(problem)
+
+
+_GRAVITY = {"rule": 0, "schema": 1, LIMIT: 2}
+
+
 def check_depth(value: Any, path: Path, out: Out) -> None:
-    """Nesting deeper than ``MAX_DEPTH``, in documents whose keys are not the Vis
-    contract's to judge (Lonis envelopes); ``check_keys`` does this for Vis."""
+    """Nesting deeper than ``MAX_DEPTH``, and duplicate keys, in documents whose
+    keys are not the Vis contract's to judge (Lonis envelopes); ``check_keys``
+    does this for Vis. Under private reasoning, withheld as there."""
     if type(value) not in _CONTAINERS:
         return
     if len(path) >= MAX_DEPTH:
         _too_deep(out, path)
         return
-    for key, item in value.items() if type(value) is dict else enumerate(value):
-        if type(item) in _CONTAINERS:
+    if type(value) is dict and reasoning_map(value):
+        found: Out = []
+        _check_map_depth(value, path, found)
+        withhold(found, path, out)
+    elif type(value) is dict:
+        _check_map_depth(value, path, out)
+    else:
+        for index, item in enumerate(value):
+            if type(item) in _CONTAINERS:
+                check_depth(item, (*path, index), out)
+
+
+def _check_map_depth(obj: dict[str, Any], path: Path, out: Out) -> None:
+    for key in duplicated(obj):
+        _problem(out, path, f"duplicate key {_quote(key)}", "rule")
+    for key, item in obj.items():
+        if type(item) not in _CONTAINERS:
+            continue
+        if names_reasoning(key):
+            found: Out = []
+            check_depth(item, (*path, key), found)
+            withhold(found, (*path, key), out)
+        else:
             check_depth(item, (*path, key), out)
 
 
@@ -221,7 +289,7 @@ def _check_own_keys(obj: dict[str, Any], path: Path, out: Out, structured: froze
     _bad_keys(obj, path, out)
     for key, item in obj.items():
         if type(item) in _CONTAINERS and key not in structured:
-            check_keys(item, (*path, key), out)
+            _check_field_keys(key, item, (*path, key), out)
 
 
 # --- blocks --------------------------------------------------------------------------
@@ -311,28 +379,42 @@ _NO_STRUCTURE: frozenset[str] = frozenset()
 
 def check_block(block: Any, path: Path, out: Out) -> None:
     """Append every problem of one content block (known or unknown type) to ``out``."""
-    if not _block_ok(block, len(path)):
+    if any_recorded() or not _block_ok(block, len(path)):
         _check_block_in_detail(block, path, out)
 
 
-_WITHHELD = "breaks the reasoning block's contract (details withheld: they could quote private reasoning)"
-_REASONING_FIELDS = ("id", "type", "text", "visibility")
+# What may be said of a reasoning block's own fields: these messages quote nothing.
+_SAID_OF_OWN_FIELDS = frozenset(
+    message
+    for field in REASONING_FIELDS
+    for message in (f"missing required field {_quote(field)}", f"duplicate key {_quote(field)}")
+)
 
 
 def _check_block_in_detail(block: Any, path: Path, out: Out) -> None:
-    if isinstance(block, dict) and looks_like_reasoning(block.get("type")):
+    if isinstance(block, dict) and reasoning_map(block):
         # A problem's place or message can quote the data (a key, a value): for
-        # what may be private reasoning, say where it is, never what it says (R2).
+        # what may be private reasoning, say where it is, never what it says (R2);
+        # the block's own fields (``visibility``) are the contract's, not its data.
         found: Out = []
         _check_any_block(block, path, found)
+        at = format_path(path)
+        said_of_block: Out = []  # a few lines at most: the block and its own fields
         for problem in found:
-            field = problem.location[len(format_path(path)) :].lstrip(".").split("[")[0].split(".")[0]
-            where = format_path((*path, field)) if field in _REASONING_FIELDS else format_path(path)
-            withheld = Problem(where, _WITHHELD, problem.kind)
-            if withheld not in out:
-                out.append(withheld)
+            if problem.location == at and problem.message in _SAID_OF_OWN_FIELDS:
+                said = problem
+            else:
+                field = problem.location[len(at) :].lstrip(".").split("[")[0].split(".")[0]
+                said = withheld_at((*path, field) if field in REASONING_FIELDS else path, problem.kind)
+            _say_once(said, said_of_block)
+        out.extend(said_of_block)
         return
     _check_any_block(block, path, out)
+
+
+def withheld_at(path: Path, kind: str = "schema") -> Problem:
+    """The problem said for what is wrong under private reasoning at ``path``."""
+    return Problem(format_path(path), WITHHELD, kind)
 
 
 def _check_any_block(block: Any, path: Path, out: Out) -> None:
@@ -360,7 +442,7 @@ _MESSAGE_STRUCTURE = frozenset({"content"})
 def check_message(message: Any, path: Path, out: Out) -> None:
     """Append every problem of one message envelope and its blocks to ``out``."""
     depth = len(path)
-    if not _envelope_ok(message, depth):
+    if any_recorded() or not _envelope_ok(message, depth):
         _check_message_in_detail(message, path, out)
         return
     for index, block in enumerate(message["content"]):

@@ -15,6 +15,8 @@ from functools import lru_cache
 from importlib.resources import files
 from typing import Any
 
+from vis_export.contract.check import withheld_at
+from vis_export.contract.private import holds_reasoning, reasoning_map, reasoning_point, remembered
 from vis_export.problems import Problem, format_path
 
 SCHEMA_VERSION = "lonis.block/v1"
@@ -57,17 +59,37 @@ def _validators() -> tuple[Any, dict[str, Any]]:
     return Draft202012Validator(envelope, registry=registry), payloads
 
 
-def _problems(validator: Any, value: Any, prefix: tuple[str | int, ...]) -> list[Problem]:
-    found = []
+def _problems(validator: Any, block: dict[str, Any], prefix: tuple[str, ...]) -> list[Problem]:
+    """The schema's problems of ``block`` (or of its part at ``prefix``), each withheld
+    where it lies under private reasoning or its message could quote some: the
+    schema library's messages quote the value (``{'thinking': ...} is not of type
+    'string'``) and its keys (``'thinking' was unexpected``)."""
+    value = block.get(prefix[0]) if prefix else block
+    found: dict[Problem, None] = {}  # in order, each line once
+    judge, holds = remembered(reasoning_map), remembered(holds_reasoning)
     for error in sorted(validator.iter_errors(value), key=lambda e: (list(map(str, e.absolute_path)), e.message)):
-        found.append(Problem(format_path((*prefix, *error.absolute_path)), _message(error)))
-    return found
+        path = (*prefix, *error.absolute_path)
+        point = reasoning_point(block, path, judge)
+        if point is not None:
+            problem = withheld_at(path[:point])
+        elif holds(error.instance):
+            problem = withheld_at(path)
+        else:
+            problem = Problem(format_path(path), _message(error))
+        found[problem] = None
+    return list(found)
 
 
 def _message(error: Any) -> str:
+    """The schema library's message, cut to a line a person reads: it quotes the
+    whole value (an array of 50,000 items made a line of 600 KB)."""
+    message = str(error.message)
     if error.validator == "additionalProperties":
-        return str(error.message).replace("Additional properties are not allowed", "unknown field(s) not allowed")
-    return str(error.message)
+        message = message.replace("Additional properties are not allowed", "unknown field(s) not allowed")
+    return message if len(message) <= _LONGEST else message[:_LONGEST] + "…"
+
+
+_LONGEST = 300
 
 
 def check_lonis_block(block: Any) -> list[Problem]:
@@ -80,7 +102,7 @@ def check_lonis_block(block: Any) -> list[Problem]:
     if isinstance(payload, dict):
         kind = payload.get("kind")
         validator = payloads.get(kind if kind in SEED_KINDS else "extension")
-        problems += _problems(validator, payload, ("payload",))
+        problems += _problems(validator, block, ("payload",))
     return problems
 
 

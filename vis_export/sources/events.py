@@ -16,6 +16,7 @@ from typing import Any
 
 from vis_export.contract import check_event
 from vis_export.contract.check import EVENT_TYPES, TERMINAL_EVENTS
+from vis_export.contract.private import WITHHELD, reasoning_map
 from vis_export.model import Session, message_from_json
 from vis_export.problems import Problem
 from vis_export.sources.result import LoadResult
@@ -122,7 +123,7 @@ class _Folder:
         if kind == "content.block.started":
             block = event["block"]
             if block["id"] in turn.blocks:
-                self.fail(lineno, f"block {block['id']!r} started twice in turn {turn_id!r}")
+                self.fail(lineno, f"{_named(block)} started twice in turn {turn_id!r}")
             else:
                 turn.blocks[block["id"]] = _Block(dict(block))
         elif kind == "content.block.delta":
@@ -140,7 +141,7 @@ class _Folder:
         if block is None:
             self.fail(lineno, f"{what} for unknown block {block_id!r} in turn {turn.id!r}")
         elif block.completed:
-            self.fail(lineno, f"{what} for completed block {block_id!r}")
+            self.fail(lineno, f"{what} for completed {_named(block.data)}")
             return None
         return block
 
@@ -151,13 +152,19 @@ class _Folder:
         kind = block.data["type"]
         expected = STREAMING_FIELDS.get(kind)
         if expected is None:
-            self.fail(lineno, f"delta for a {kind} block, which does not stream")
+            what = f"a block ({WITHHELD})" if reasoning_map(block.data) else f"a {kind} block"
+            self.fail(lineno, f"delta for {what}, which does not stream")
         elif event["field"] != expected:
             self.fail(
                 lineno, f"delta field {event['field']!r} is not the streaming field of a {kind} block ({expected})"
             )
         else:
             block.chunks.append(event["text"])
+
+
+def _named(block: dict[str, Any]) -> str:
+    """A block as a problem line names it: by its id, unless it is private reasoning (R2)."""
+    return f"block ({WITHHELD})" if reasoning_map(block) else f"block {block['id']!r}"
 
 
 @dataclass

@@ -22,9 +22,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from vis_export.contract.duplicates import recording
 from vis_export.problems import Problem
 from vis_export.sources.events import event_log, is_gateway_event
-from vis_export.sources.jsontext import TooManyContainers, parse
+from vis_export.sources.jsontext import MAX_TEXT_BYTES, TooManyContainers, parse
 from vis_export.sources.lonis_blocks import lonis_blocks
 from vis_export.sources.messages import message_array, message_lines, session_document, single_message
 from vis_export.sources.result import LoadResult, failed
@@ -32,8 +33,9 @@ from vis_export.sources.store import is_store, read_store
 
 LONIS_PREFIX = "lonis."
 _LINE = re.compile(r"line (\d+)")
-# The most a file (or stdin) may hold: sessions are read into memory whole.
-MAX_FILE_BYTES = 1 << 30
+# The most a file (or stdin) may hold: sessions are read into memory whole, at
+# up to about 18 bytes of memory per byte (``jsontext``): 0.94 GB.
+MAX_FILE_BYTES = MAX_TEXT_BYTES
 _KINDS = (
     (stat.S_ISDIR, "a directory"),
     (stat.S_ISFIFO, "a FIFO"),
@@ -115,8 +117,9 @@ def _bounded(data: bytes) -> bytes:
 
 
 def _too_large() -> str:
-    limit = f"{MAX_FILE_BYTES // 2**20} MiB" if MAX_FILE_BYTES >= 2**20 else f"{MAX_FILE_BYTES} byte"
-    return f"larger than the {limit} limit"
+    exact = MAX_FILE_BYTES % 2**20 == 0
+    limit = f"{MAX_FILE_BYTES // 2**20} MiB" if exact else f"{MAX_FILE_BYTES} byte"
+    return f"larger than the {limit} limit of a file read whole (it keeps memory under 1 GB)"
 
 
 @contextmanager
@@ -133,8 +136,11 @@ def _collector_paused() -> Iterator[None]:
 
 
 def read_bytes(data: bytes, source: str, default_id: str, lenient: bool = False) -> list[LoadResult]:
-    with _collector_paused():
-        return _read_text(data, source, default_id, lenient)
+    try:
+        with _collector_paused(), recording():
+            return _read_text(data, source, default_id, lenient)
+    except MemoryError:  # within the limits this needs a machine short of 1 GB: still one line
+        return [failed(source, Problem("", "not enough memory to read it"))]
 
 
 def _read_text(data: bytes, source: str, default_id: str, lenient: bool) -> list[LoadResult]:

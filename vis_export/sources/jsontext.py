@@ -8,21 +8,42 @@ Lines, event logs, Lonis, the store's ``content_json``) parses through
 ``parse`` here, so each of these is a ``json.JSONDecodeError`` at its line and
 column, reported like any other syntax error.
 
-Memory is bounded before parsing: Python holds about 95 bytes per JSON
-container, so 60 MB of empty lists (``[[],[],...]``, 20 million of them)
-took 1.9 GB to read. Text with more than ``MAX_CONTAINERS`` opening brackets
-is refused at the bracket past the limit, as ``TooManyContainers``. The count
-takes every ``{`` and ``[``, those inside strings too: an over-estimate, but
-one fast pass (about 1 ms per MB). The limit leaves room: the 16 MB benchmark
-session holds 84,602, so a session of that mix reaches it near 190 MB; and it
-bounds the worst case under it: a million empty objects take 0.23 GB to
-validate, half a million minimal messages (two containers each) about 1 GB to
-export as JSON (twice that took 1.9 GB).
+Memory is bounded before parsing, by one budget, ``MEMORY_BUDGET`` (1 GB).
+Python holds a loaded session in several times its text's size (loaded,
+checked and frozen into the model; the text itself included): up to about
+18 bytes per character for scalars and strings (measured: 17.5x for a list of
+two-letter strings, 16.8x for a session of tiny prose blocks, 8.5x for
+numbers, 4.4x for the benchmark's mix), and a JSON container about 300 more
+(``[{"a":1},...]`` took 46x its text). So what text will take is estimated
+as ``PER_CHARACTER`` bytes per character and ``PER_CONTAINER`` per ``{`` or
+``[`` (inside strings too: an over-estimate), and refused past the budget:
+
+- a text of more than ``MAX_TEXT_BYTES`` (50 MiB) is refused unread (a file,
+  standard input; a store's session, read a turn at a time, keeps its own
+  account, ``estimated_memory``);
+- a text with more containers than its size leaves room for (a 16 MB text,
+  2.4 million; one of up to 5.9 MB cannot hold too many) is refused at the bracket
+  past that, as ``TooManyContainers``, before anything is built. The count is
+  one fast pass (``str.count`` a chunk at a time), made only for a text long
+  enough to hold too many. The estimate is generous: a 37 MB session of tiny
+  blocks, estimated at 0.89 GB, took 0.49 GB; 60 MB of empty lists, which took
+  1.9 GB before, are refused.
 
 Valid input pays little: the hooks run only for floats and constants, one
 regular expression looks for a surrogate escape (about 0.3 ms per MB), and the
 exact check runs only when it finds one. Finding where a problem is (a scan of
 the text) happens only once a problem is known.
+
+A duplicate key is a contract problem (R2), and ``json`` keeps the last value
+without a word, so every object's pairs go to ``contract.duplicates.merged``
+(``object_pairs_hook``). It costs load+validate about 10 % on large sessions
+(CPU time, best of 9: the 16 MB benchmark session 3.5x ``json.loads`` before,
+3.8-4.0x after; 37 MB of small blocks 2.7x, 3.1x; 1 MB unchanged, 3.7x).
+Measured against a parser that reports duplicates itself (jiter,
+``catch_duplicate_keys``): jiter is faster on large blocks (0.9x ``json.loads``)
+but slower on many small ones (1.3-1.5x), and reads ``1e400`` as infinity,
+which another scan of the text must rule out (0.4x): no faster in all, and
+another dependency. So the hook.
 """
 
 from __future__ import annotations
@@ -35,6 +56,7 @@ from collections.abc import Callable
 from typing import Any
 
 from vis_export.contract.check import MAX_DEPTH
+from vis_export.contract.duplicates import DuplicateKey, merged
 
 # Tokens that matter for locating a problem: a whole string (so brackets and
 # escapes inside it are skipped), a bracket, a constant, a number.
@@ -70,8 +92,11 @@ def _finite(text: str) -> float:
     return value
 
 
-_DECODER = json.JSONDecoder(parse_float=_finite, parse_constant=_constant)
-MAX_CONTAINERS = 1_000_000
+_DECODER = json.JSONDecoder(parse_float=_finite, parse_constant=_constant, object_pairs_hook=merged)
+MEMORY_BUDGET = 1_000_000_000
+PER_CHARACTER = 18
+PER_CONTAINER = 300
+MAX_TEXT_BYTES = 50 << 20  # at 18 bytes a character, 0.94 GB
 _OPENING = re.compile(r"[\[{]")
 _CHUNK = 1 << 20
 
@@ -80,29 +105,50 @@ class TooManyContainers(json.JSONDecodeError):
     """More JSON objects and arrays than memory allows; located at the first one past the limit."""
 
 
-def _crowded(text: str) -> TooManyContainers | None:
-    """The problem if ``text`` has more than ``MAX_CONTAINERS`` opening brackets:
-    counted a chunk at a time with ``str.count``; only the chunk that passes the
-    limit is searched bracket by bracket, for where."""
-    if len(text) <= MAX_CONTAINERS:  # too short to hold that many: nothing to count
+def containers_allowed(length: int, budget: int) -> int:
+    """How many JSON objects and arrays a text of ``length`` characters may hold
+    within ``budget`` bytes of memory."""
+    return max(0, (budget - PER_CHARACTER * length) // PER_CONTAINER)
+
+
+def estimated_memory(text: str) -> int:
+    """The bytes of memory loading ``text`` may take, as ``parse`` estimates it."""
+    return PER_CHARACTER * len(text) + PER_CONTAINER * (text.count("{") + text.count("["))
+
+
+def _crowded(text: str, budget: int) -> TooManyContainers | None:
+    """The problem if ``text`` has more opening brackets than ``budget`` leaves room
+    for: counted a chunk at a time with ``str.count``; only the chunk that passes
+    the limit is searched bracket by bracket, for where."""
+    allowed = containers_allowed(len(text), budget)
+    if len(text) <= 2 * allowed:  # a container takes two characters at least: nothing to count
         return None
-    left = MAX_CONTAINERS
+    left = allowed
     for start in range(0, len(text), _CHUNK):
         chunk = text[start : start + _CHUNK]
         found = chunk.count("{") + chunk.count("[")
         if found > left:
             past = next(m.start() for n, m in enumerate(_OPENING.finditer(chunk)) if n == left)
-            message = f"holds more than {MAX_CONTAINERS:,} JSON objects and arrays; the limit keeps memory bounded"
+            message = (
+                f"holds more than {allowed:,} JSON objects and arrays for its size:"
+                f" reading it would take more than {budget / 1e9:g} GB of memory"
+            )
             return TooManyContainers(message, text, start + past)
         left -= found
     return None
 
 
-def parse(text: str) -> Any:
+def parse(text: str, budget: int | None = None) -> Any:
     """The JSON value of ``text``; anything not JSON or not representable raises
     ``json.JSONDecodeError`` with its position (``lineno``, ``colno``, ``msg``);
-    ``TooManyContainers`` (one) before parsing, if it holds too many containers."""
-    crowded = _crowded(text)
+    ``TooManyContainers`` (one) before parsing, if it holds more containers than
+    ``budget`` bytes of memory leave room for.
+
+    Each object's keys go through ``merged``: a map with a duplicate key keeps
+    the value that hides more and is recorded for the checks to report
+    (``contract.duplicates``); with nothing recording, it is refused here.
+    """
+    crowded = _crowded(text, MEMORY_BUDGET if budget is None else budget)
     if crowded is not None:
         raise crowded
     try:
@@ -111,6 +157,8 @@ def parse(text: str) -> Any:
         raise
     except _Refused as refused:
         raise _located(text, refused.token.__eq__, refused.message) from None
+    except DuplicateKey:
+        raise json.JSONDecodeError("an object has a duplicate key", text, 0) from None
     except ValueError:  # int(): more digits than Python converts
         limit = sys.get_int_max_str_digits()
         raise _located(

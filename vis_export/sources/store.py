@@ -28,9 +28,10 @@ from urllib.parse import quote
 
 from vis_export.contract import check_message
 from vis_export.contract.check import MAX_TIME
+from vis_export.contract.duplicates import recording
 from vis_export.model import Message, Session, StoredAttachment, message_from_json
 from vis_export.problems import Problem
-from vis_export.sources.jsontext import parse
+from vis_export.sources.jsontext import MEMORY_BUDGET, PER_CHARACTER, estimated_memory, parse
 from vis_export.sources.result import LoadResult, failed
 from vis_export.sources.salvage import salvage_message
 
@@ -176,7 +177,7 @@ def read_store(path: Path, source: str, lenient: bool = False, only: slice | Non
     """Every session of the store, or those ``only`` picks of them (in the same
     order): a worker of a distributed job reads just its share."""
     try:
-        with _read_only(path.resolve()) as db:
+        with _read_only(path.resolve()) as db, recording():
             db.row_factory = sqlite3.Row
             db.text_factory = _decoded
             tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
@@ -207,9 +208,19 @@ def _souls(db: sqlite3.Connection) -> list[sqlite3.Row]:
     ).fetchall()
 
 
-def _newest(db: sqlite3.Connection, sql: str, key: str) -> sqlite3.Row | None:
-    row: sqlite3.Row | None = db.execute(sql + " ORDER BY version DESC, created_at DESC LIMIT 1", (key,)).fetchone()
+def _newest(db: sqlite3.Connection, sql: str, *parameters: Any) -> sqlite3.Row | None:
+    row: sqlite3.Row | None = db.execute(sql + " ORDER BY version DESC, created_at DESC LIMIT 1", parameters).fetchone()
     return row
+
+
+# A turn's content only if it may fit in what is left of the session's memory
+# budget (``jsontext``): one larger than that is never fetched, only measured.
+_TURN_STATE = (
+    "SELECT id, status, llm_root_provider, llm_root_model, created_at,"
+    " length(CAST(content_json AS BLOB)) AS content_bytes,"
+    " CASE WHEN length(CAST(content_json AS BLOB)) <= ? THEN content_json END AS content_json"
+    " FROM session_turn_state WHERE session_turn_soul_id = ?"
+)
 
 
 def _session(
@@ -229,19 +240,22 @@ def _session(
         " WHERE session_state_id = ? ORDER BY position, created_at",
         (state["id"],),
     ).fetchall()
+    left = MEMORY_BUDGET  # a session is read whole, as a file is; the store may be larger
     for turn in turns:
         turn_where = f"{where}, turn {turn['position']}"
         bad_turn = _bad_columns(turn, turn_where, TURN_COLUMNS)
         problems += bad_turn
         if not bad_turn:
             messages.append(_user_message(turn, soul))
-        turn_state = _newest(
-            db,
-            "SELECT id, status, llm_root_provider, llm_root_model, content_json, created_at"
-            " FROM session_turn_state WHERE session_turn_soul_id = ?",
-            turn["id"],
-        )
+        turn_state = _newest(db, _TURN_STATE, left // PER_CHARACTER, turn["id"])
         if turn_state is not None:
+            cost = _cost(turn_state)
+            if cost > left:
+                # Refused from here on, named: what is read before it is within the budget.
+                refusal = f"the session's content up to here would take more than {MEMORY_BUDGET / 1e9:g} GB of memory"
+                problems.append(Problem(f"{turn_where}, content_json", refusal))
+                break
+            left -= cost
             message = _assistant_message(turn_state, turn, turn_where, problems, lenient)
             if message is not None:
                 messages.append(message)
@@ -263,6 +277,15 @@ def _session(
         attachments=MappingProxyType(attachments),
     )
     return LoadResult(source, session, tuple(problems))
+
+
+def _cost(turn_state: sqlite3.Row) -> int:
+    """The memory reading a turn's content may take (``jsontext.estimated_memory``);
+    for one too large to be fetched, what its size alone says."""
+    content = turn_state["content_json"]
+    if isinstance(content, str):
+        return estimated_memory(content)
+    return PER_CHARACTER * (turn_state["content_bytes"] or 0)
 
 
 def _time_of(*candidates: Any) -> int:
