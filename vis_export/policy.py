@@ -17,11 +17,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
-from functools import lru_cache
 from types import MappingProxyType
 from typing import Any, Literal
 
-from vis_export.contract.blocktypes import letters_of, looks_like_reasoning
+from vis_export.contract.reasoning_words import names_reasoning
 from vis_export.model import Block, LonisBlock, Message, ReasoningBlock, Session, UnknownBlock
 
 Exportable = Session | Message | Block | list[Message] | tuple[Message, ...]
@@ -37,47 +36,31 @@ def check_reasoning(reasoning: str) -> Reasoning:
     return reasoning
 
 
-# Keys that hold reasoning wherever they stand (a provider's ``reasoning_content``,
-# a sub-agent's ``thinking``), once case and punctuation are stripped.
-_REASONING_KEYS = frozenset(
-    {
-        "reasoning",
-        "reasoningcontent",
-        "reasoningtext",
-        "reasoningsummary",
-        "thinking",
-        "thought",
-        "thoughts",
-        "chainofthought",
-        "scratchpad",
-    }
-)
 HIDDEN = "[private reasoning not shown]"
 
 
-def _reasoning_key(key: object) -> bool:
-    return isinstance(key, str) and _names_reasoning(key)
+def _names(key: object) -> bool:
+    return isinstance(key, str) and names_reasoning(key)
 
 
-# Every export asks these of every key and type in the session: the same few
-# strings, so each is worked out once.
-@lru_cache(maxsize=4096)
-def _names_reasoning(key: str) -> bool:
-    return letters_of(key) in _REASONING_KEYS
+def _flag_set(value: object) -> bool:
+    """Whether a flag's value says yes: ``true``, ``1`` or the word ``"true"``."""
+    kind = type(value)
+    if kind is bool or kind is int or kind is float:
+        return value == 1
+    return kind is str and value.strip().casefold() == "true"  # type: ignore[attr-defined]
 
 
-_looks_like_reasoning = lru_cache(maxsize=4096)(looks_like_reasoning)
+def _says_reasoning(value: Mapping[str, Any]) -> bool:
+    """A map whose type (or a Lonis payload's kind) names reasoning, or whose
+    visibility is anything but exactly ``visible``."""
+    return _names(value.get("type")) or _names(value.get("kind")) or value.get("visibility", "visible") != "visible"
 
 
 def _reasoning_map(value: Mapping[str, Any]) -> bool:
-    """A map that is, or looks like, reasoning: by its type (or a Lonis payload's
-    kind), or by a visibility other than exactly ``visible``."""
-    kind, payload_kind = value.get("type"), value.get("kind")
-    return (
-        (isinstance(kind, str) and _looks_like_reasoning(kind))
-        or (isinstance(payload_kind, str) and _looks_like_reasoning(payload_kind))
-        or value.get("visibility", "visible") != "visible"
-    )
+    """A map that is reasoning: it says so, or carries a true flag that names
+    reasoning (Gemini's ``{"text": ..., "thought": true}``)."""
+    return _says_reasoning(value) or any(_names(key) and _flag_set(item) for key, item in value.items())
 
 
 def is_reasoning(block: Block) -> bool:
@@ -86,13 +69,14 @@ def is_reasoning(block: Block) -> bool:
     A block shown as data (unknown types, Lonis envelopes) is searched through:
     one that holds reasoning anywhere is hidden whole. A known block that holds
     it inside (a tool's output with a sub-agent's thinking) is shown with that
-    part taken out (``redacted``).
+    part taken out (``redacted``); one that says it is reasoning (a visibility,
+    a true reasoning flag) is reasoning.
     """
     if isinstance(block, ReasoningBlock):
         return True
     if isinstance(block, (UnknownBlock, LonisBlock)):
         return _holds_reasoning(block.fields)
-    return bool(block.fields.get("visibility", "visible") != "visible")
+    return _reasoning_map(block.fields)
 
 
 _FROZEN = frozenset({MappingProxyType, dict, tuple, list})
@@ -104,7 +88,7 @@ def _holds_reasoning(value: object) -> bool:
     kind = type(value)  # exact types, not ABCs: this walks every stored container of every export
     if kind is MappingProxyType or kind is dict:
         mapping: Mapping[str, Any] = value  # type: ignore[assignment]
-        if _reasoning_map(mapping) or any(_reasoning_key(key) for key in mapping):
+        if _says_reasoning(mapping) or any(_names(key) for key in mapping):  # a flag's key names reasoning too
             return True
         return any(_holds_reasoning(item) for item in mapping.values() if type(item) in _FROZEN)
     if kind is tuple or kind is list:
@@ -117,27 +101,26 @@ def _redacted(value: Any) -> Any:
     if isinstance(value, Mapping):
         if _reasoning_map(value):
             return HIDDEN
-        return MappingProxyType(
-            {key: HIDDEN if _reasoning_key(key) else _redacted(item) for key, item in value.items()}
-        )
+        return MappingProxyType({key: HIDDEN if _names(key) else _redacted(item) for key, item in value.items()})
     if isinstance(value, (tuple, list)):
         return tuple(_redacted(item) for item in value)
     return value
 
 
+# A block's own fields, which say what it is: never taken for reasoning held inside it.
 _OWN_FIELDS = frozenset({"id", "type", "content"})
 
 
 def _fields_shown(fields: Mapping[str, Any]) -> Mapping[str, Any]:
     """Stored fields with reasoning inside them taken out; the same map when there is none."""
     for key, item in fields.items():  # a plain loop: this runs for every block of every export
-        if key not in _OWN_FIELDS and (_names_reasoning(key) or (type(item) in _FROZEN and _holds_reasoning(item))):
+        if key not in _OWN_FIELDS and (_names(key) or (type(item) in _FROZEN and _holds_reasoning(item))):
             break
     else:
         return fields
     return MappingProxyType(
         {
-            key: item if key in ("id", "type", "content") else HIDDEN if _reasoning_key(key) else _redacted(item)
+            key: item if key in _OWN_FIELDS else HIDDEN if _names(key) else _redacted(item)
             for key, item in fields.items()
         }
     )
@@ -163,8 +146,9 @@ def shows(block: Block, reasoning: Reasoning = DEFAULT_REASONING) -> bool:
 
 
 def _shown_block(block: Block, reasoning: Reasoning) -> Block:
-    """A block the policy shows, with reasoning held inside it taken out unless all is authorised."""
-    if reasoning == "all" or isinstance(block, ReasoningBlock):
+    """A block the policy shows, with reasoning held inside it taken out unless all
+    is authorised: visible reasoning shows its own text, never private reasoning it carries."""
+    if reasoning == "all":
         return block
     fields = _fields_shown(block.fields)
     return block if fields is block.fields else type(block)(fields)
