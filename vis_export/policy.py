@@ -3,7 +3,8 @@
 Private reasoning (``visibility`` private, or none given) reaches an output only
 when the caller passes ``reasoning="all"``. Visible reasoning is shown by
 default and dropped with ``reasoning="none"``. No format filters reasoning on
-its own; each calls ``visible_session``, ``visible_message`` or ``visible_blocks``.
+its own: ``visible_session`` makes the one view of a session (``SessionView``)
+that every projection receives, and ``visible`` the same of a message or block.
 
 Disguises count (hostile or careless input must not leak): a block whose type
 only *looks* like reasoning (``"Reasoning"``, ``"thinking"``, ``" reasoning_v2"``),
@@ -16,7 +17,7 @@ block that says exactly ``visible`` is visible reasoning.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import replace
+from dataclasses import dataclass, fields, replace
 from types import MappingProxyType
 from typing import Any, Literal
 
@@ -171,13 +172,36 @@ def visible_message(message: Message, reasoning: Reasoning = DEFAULT_REASONING) 
     return replace(message, blocks=blocks, fields=fields, author=fields.get("author"))
 
 
-def visible_session(session: Session, reasoning: Reasoning = DEFAULT_REASONING) -> Session:
+@dataclass(frozen=True, slots=True)
+class SessionView(Session):
+    """A session as the policy shows it under ``reasoning``: the one thing every
+    projection receives (R2).
+
+    Made once, by ``visible_session``, before anything is projected: formats (a
+    plugin's too), the index's documents, ``serve``, the clipboard, provider
+    messages and Dask tasks take this type, never the loaded ``Session``, so what
+    a projection is handed cannot hold what the policy hides.
+    """
+
+    reasoning: Reasoning = DEFAULT_REASONING
+
+
+_SESSION_FIELDS = tuple(field.name for field in fields(Session))
+# From the policy that hides most to the one that hides least.
+_STRICTNESS: dict[Reasoning, int] = {"none": 0, "visible": 1, "all": 2}
+
+
+def visible_session(session: Session, reasoning: Reasoning = DEFAULT_REASONING) -> SessionView:
+    """The view of ``session`` under ``reasoning``; a view already made under a
+    policy that hides as much or more is returned as it is (a view never shows
+    more than it holds)."""
     check_reasoning(reasoning)
+    if isinstance(session, SessionView) and _STRICTNESS[session.reasoning] <= _STRICTNESS[reasoning]:
+        return session
     messages = tuple(visible_message(m, reasoning) for m in session.messages)
     metadata = session.metadata if reasoning == "all" else _fields_shown(session.metadata)
-    if metadata is session.metadata and all(a is b for a, b in zip(messages, session.messages, strict=True)):
-        return session
-    return replace(session, messages=messages, metadata=metadata)
+    kept = {name: getattr(session, name) for name in _SESSION_FIELDS}
+    return SessionView(**{**kept, "messages": messages, "metadata": metadata}, reasoning=reasoning)
 
 
 def visible(obj: Exportable, reasoning: Reasoning = DEFAULT_REASONING) -> Exportable | None:

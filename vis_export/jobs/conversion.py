@@ -19,6 +19,7 @@ from typing import Protocol
 
 from vis_export.formats.options import ExportOptions
 from vis_export.model import Session
+from vis_export.policy import visible_session
 from vis_export.problems import Problem
 from vis_export.sources.result import LoadResult, report_lines
 
@@ -220,7 +221,8 @@ def _output(session: Session, to: str, options: ExportOptions) -> str | bytes | 
     from vis_export.formats import get_format
 
     fmt = get_format(to)
-    return fmt.pieces(session, options) if fmt.pieces else fmt.render(session, options)
+    view = visible_session(session, options.reasoning)  # R2: all the format receives
+    return fmt.pieces(view, options) if fmt.pieces else fmt.render(view, options)
 
 
 def not_exported(source: str, session_id: str, to: str, error: Exception) -> str:

@@ -30,9 +30,8 @@ from vis_export.copying import clipboard
 from vis_export.extras import MissingExtra
 from vis_export.formats import FORMATS, Format, get_format
 from vis_export.formats.html import HtmlProjector
-from vis_export.model import Session
 from vis_export.output import encode
-from vis_export.policy import Reasoning
+from vis_export.policy import Reasoning, SessionView, visible_session
 from vis_export.searchindex import Hit, IndexFailure, search
 from vis_export.searchindex.documents import INDEXED_TYPES
 from vis_export.serve import pages
@@ -202,8 +201,10 @@ def create_app(
         rows = listed(request)[0]
         return as_json([row.row() for row in rows])
 
-    def found(session_id: str) -> tuple[Session, Any] | None:
-        return catalogue.session(session_id)
+    def found(session_id: str) -> tuple[SessionView, Any] | None:
+        """The policy's view of a session (R2), all a page, download or copy of it receives."""
+        hit = catalogue.session(session_id)
+        return None if hit is None else (visible_session(hit[0], room.reasoning), hit[1])
 
     def session_page(session_id: str) -> Response | None:
         hit = found(session_id)
