@@ -40,10 +40,6 @@ def check_reasoning(reasoning: str) -> Reasoning:
 HIDDEN = "[private reasoning not shown]"
 
 
-def _names(key: object) -> bool:
-    return isinstance(key, str) and names_reasoning(key)
-
-
 def _flag_set(value: object) -> bool:
     """Whether a flag's value says yes: ``true``, ``1`` or the word ``"true"``."""
     kind = type(value)
@@ -55,13 +51,24 @@ def _flag_set(value: object) -> bool:
 def _says_reasoning(value: Mapping[str, Any]) -> bool:
     """A map whose type (or a Lonis payload's kind) names reasoning, or whose
     visibility is anything but exactly ``visible``."""
-    return _names(value.get("type")) or _names(value.get("kind")) or value.get("visibility", "visible") != "visible"
+    return (
+        names_reasoning(value.get("type"))
+        or names_reasoning(value.get("kind"))
+        or value.get("visibility", "visible") != "visible"
+    )
 
 
 def _reasoning_map(value: Mapping[str, Any]) -> bool:
     """A map that is reasoning: it says so, or carries a true flag that names
     reasoning (Gemini's ``{"text": ..., "thought": true}``)."""
-    return _says_reasoning(value) or any(_names(key) and _flag_set(item) for key, item in value.items())
+    return _says_reasoning(value) or _flagged(value)
+
+
+def _flagged(value: Mapping[str, Any]) -> bool:
+    """Whether a map carries a true flag that names reasoning."""
+    return any(map(names_reasoning, value)) and any(  # rare: the flags are looked at only then
+        names_reasoning(key) and _flag_set(item) for key, item in value.items()
+    )
 
 
 def is_reasoning(block: Block) -> bool:
@@ -77,7 +84,8 @@ def is_reasoning(block: Block) -> bool:
         return True
     if isinstance(block, (UnknownBlock, LonisBlock)):
         return _holds_reasoning(block.fields)
-    return _reasoning_map(block.fields)
+    # A known block's type is its own: what makes it reasoning is a visibility or a flag.
+    return block.fields.get("visibility", "visible") != "visible" or _flagged(block.fields)
 
 
 _FROZEN = frozenset({MappingProxyType, dict, tuple, list})
@@ -89,7 +97,7 @@ def _holds_reasoning(value: object) -> bool:
     kind = type(value)  # exact types, not ABCs: this walks every stored container of every export
     if kind is MappingProxyType or kind is dict:
         mapping: Mapping[str, Any] = value  # type: ignore[assignment]
-        if _says_reasoning(mapping) or any(_names(key) for key in mapping):  # a flag's key names reasoning too
+        if _says_reasoning(mapping) or any(map(names_reasoning, mapping)):  # a flag's key names reasoning too
             return True
         return any(_holds_reasoning(item) for item in mapping.values() if type(item) in _FROZEN)
     if kind is tuple or kind is list:
@@ -102,7 +110,9 @@ def _redacted(value: Any) -> Any:
     if isinstance(value, Mapping):
         if _reasoning_map(value):
             return HIDDEN
-        return MappingProxyType({key: HIDDEN if _names(key) else _redacted(item) for key, item in value.items()})
+        return MappingProxyType(
+            {key: HIDDEN if names_reasoning(key) else _redacted(item) for key, item in value.items()}
+        )
     if isinstance(value, (tuple, list)):
         return tuple(_redacted(item) for item in value)
     return value
@@ -112,16 +122,22 @@ def _redacted(value: Any) -> Any:
 _OWN_FIELDS = frozenset({"id", "type", "content"})
 
 
-def _fields_shown(fields: Mapping[str, Any]) -> Mapping[str, Any]:
-    """Stored fields with reasoning inside them taken out; the same map when there is none."""
-    for key, item in fields.items():  # a plain loop: this runs for every block of every export
-        if key not in _OWN_FIELDS and (_names(key) or (type(item) in _FROZEN and _holds_reasoning(item))):
-            break
-    else:
-        return fields
+def _fields_shown(fields: Mapping[str, Any], named: bool | None = None) -> Mapping[str, Any]:
+    """Stored fields with reasoning inside them taken out; the same map when there
+    is none. ``named``: whether a key names reasoning, when the caller knows."""
+    # This runs for every block and message of every export: keys are judged at C
+    # speed, and only stored containers are searched (text and numbers hold no key).
+    if named is None:
+        named = any(map(names_reasoning, fields))
+    if not named:
+        for item in fields.values():  # a plain loop: cheaper than a generator, for a few items
+            if type(item) in _FROZEN and _holds_reasoning(item):
+                break
+        else:
+            return fields
     return MappingProxyType(
         {
-            key: item if key in _OWN_FIELDS else HIDDEN if _names(key) else _redacted(item)
+            key: item if key in _OWN_FIELDS else HIDDEN if names_reasoning(key) else _redacted(item)
             for key, item in fields.items()
         }
     )
@@ -146,18 +162,31 @@ def shows(block: Block, reasoning: Reasoning = DEFAULT_REASONING) -> bool:
     return reasoning == "visible" and not is_private(block)
 
 
-def _shown_block(block: Block, reasoning: Reasoning) -> Block:
-    """A block the policy shows, with reasoning held inside it taken out unless all
-    is authorised: visible reasoning shows its own text, never private reasoning it carries."""
+def _shown_block(block: Block, reasoning: Reasoning) -> Block | None:
+    """The block as the policy shows it (``None``: hidden), with reasoning held
+    inside it taken out unless all is authorised: visible reasoning shows its own
+    text, never private reasoning it carries. The same judgement as ``shows``,
+    with one look at a known block's keys (this runs for every block of every export)."""
     if reasoning == "all":
         return block
-    fields = _fields_shown(block.fields)
-    return block if fields is block.fields else type(block)(fields)
+    fields = block.fields
+    if isinstance(block, ReasoningBlock):
+        if reasoning == "none" or block.is_private:
+            return None
+        named = None
+    elif isinstance(block, (UnknownBlock, LonisBlock)):
+        return None if _holds_reasoning(fields) else block  # holds none: nothing to take out
+    else:
+        named = any(map(names_reasoning, fields))
+        if fields.get("visibility", "visible") != "visible" or (named and _flagged(fields)):
+            return None  # a known block that says it is reasoning is private
+    shown = _fields_shown(fields, named)
+    return block if shown is fields else type(block)(shown)
 
 
 def visible_blocks(blocks: Iterable[Block], reasoning: Reasoning = DEFAULT_REASONING) -> tuple[Block, ...]:
     check_reasoning(reasoning)
-    return tuple(_shown_block(block, reasoning) for block in blocks if shows(block, reasoning))
+    return tuple(shown for shown in (_shown_block(block, reasoning) for block in blocks) if shown is not None)
 
 
 def visible_message(message: Message, reasoning: Reasoning = DEFAULT_REASONING) -> Message:
@@ -216,7 +245,7 @@ def visible(obj: Exportable, reasoning: Reasoning = DEFAULT_REASONING) -> Export
     if isinstance(obj, Message):
         return visible_message(obj, reasoning)
     if isinstance(obj, Block):
-        return _shown_block(obj, reasoning) if shows(obj, reasoning) else None
+        return _shown_block(obj, reasoning)
     if isinstance(obj, (list, tuple)):
         return [visible_message(m, reasoning) for m in obj]
     raise TypeError(f"cannot export a {type(obj).__name__}; expected a Session, Message, Block or list of messages")

@@ -89,9 +89,12 @@ def letters_of(text: str) -> str:
 
 
 @lru_cache(maxsize=8192)
-def names_reasoning(name: str) -> bool:
-    """Whether a type, key or flag called ``name`` names reasoning (see the module's rule).
+def names_reasoning(name: object) -> bool:
+    """Whether a type, key or flag called ``name`` names reasoning (see the module's
+    rule); a name that is not a string (a type of ``7``) names nothing.
 
     Cached: every key and type of every export is asked, and sessions repeat a few."""
+    if not isinstance(name, str):
+        return False
     letters = letters_of(name)
     return any(word in letters for word in REASONING_WORDS)
