@@ -11,7 +11,15 @@ only *looks* like reasoning (``"Reasoning"``, ``"thinking"``, ``" reasoning_v2"`
 a reasoning block salvaged by ``--lenient`` because its ``visibility`` was
 mis-cased, unknown or ``null``, and any block that carries a ``visibility`` other
 than exactly ``"visible"`` are all private. Only a well-formed ``reasoning``
-block that says exactly ``visible`` is visible reasoning.
+block that says exactly ``visible`` is visible reasoning, and it shows its own
+text only: private reasoning it carries in other fields is taken out.
+
+Reasoning held inside data (a tool's input or output, an unknown block, Lonis
+data, a message's or the session's fields) is found by one rule
+(``reasoning_words.names_reasoning``) that judges a map's type, its keys and
+its flags alike: a map whose type names reasoning, a key that names it, and a
+map with a true flag that names it (Gemini's ``{"text": ..., "thought": true}``)
+are private reasoning wherever they sit.
 """
 
 from __future__ import annotations
