@@ -29,7 +29,7 @@ from dataclasses import dataclass, fields, replace
 from types import MappingProxyType
 from typing import Any, Literal
 
-from vis_export.contract.reasoning_words import names_reasoning
+from vis_export.contract.reasoning_words import flagged, is_reasoning_map, names_reasoning, says_reasoning
 from vis_export.model import Block, LonisBlock, Message, ReasoningBlock, Session, UnknownBlock
 
 Exportable = Session | Message | Block | list[Message] | tuple[Message, ...]
@@ -48,37 +48,6 @@ def check_reasoning(reasoning: str) -> Reasoning:
 HIDDEN = "[private reasoning not shown]"
 
 
-def _flag_set(value: object) -> bool:
-    """Whether a flag's value says yes: ``true``, ``1`` or the word ``"true"``."""
-    kind = type(value)
-    if kind is bool or kind is int or kind is float:
-        return value == 1
-    return kind is str and value.strip().casefold() == "true"  # type: ignore[attr-defined]
-
-
-def _says_reasoning(value: Mapping[str, Any]) -> bool:
-    """A map whose type (or a Lonis payload's kind) names reasoning, or whose
-    visibility is anything but exactly ``visible``."""
-    return (
-        names_reasoning(value.get("type"))
-        or names_reasoning(value.get("kind"))
-        or value.get("visibility", "visible") != "visible"
-    )
-
-
-def _reasoning_map(value: Mapping[str, Any]) -> bool:
-    """A map that is reasoning: it says so, or carries a true flag that names
-    reasoning (Gemini's ``{"text": ..., "thought": true}``)."""
-    return _says_reasoning(value) or _flagged(value)
-
-
-def _flagged(value: Mapping[str, Any]) -> bool:
-    """Whether a map carries a true flag that names reasoning."""
-    return any(map(names_reasoning, value)) and any(  # rare: the flags are looked at only then
-        names_reasoning(key) and _flag_set(item) for key, item in value.items()
-    )
-
-
 def is_reasoning(block: Block) -> bool:
     """Whether the policy treats ``block`` as reasoning: ``reasoning="none"`` drops it.
 
@@ -93,7 +62,7 @@ def is_reasoning(block: Block) -> bool:
     if isinstance(block, (UnknownBlock, LonisBlock)):
         return _holds_reasoning(block.fields)
     # A known block's type is its own: what makes it reasoning is a visibility or a flag.
-    return block.fields.get("visibility", "visible") != "visible" or _flagged(block.fields)
+    return block.fields.get("visibility", "visible") != "visible" or flagged(block.fields)
 
 
 _FROZEN = frozenset({MappingProxyType, dict, tuple, list})
@@ -105,7 +74,7 @@ def _holds_reasoning(value: object) -> bool:
     kind = type(value)  # exact types, not ABCs: this walks every stored container of every export
     if kind is MappingProxyType or kind is dict:
         mapping: Mapping[str, Any] = value  # type: ignore[assignment]
-        if _says_reasoning(mapping) or any(map(names_reasoning, mapping)):  # a flag's key names reasoning too
+        if says_reasoning(mapping) or any(map(names_reasoning, mapping)):  # a flag's key names reasoning too
             return True
         return any(_holds_reasoning(item) for item in mapping.values() if type(item) in _FROZEN)
     if kind is tuple or kind is list:
@@ -116,7 +85,7 @@ def _holds_reasoning(value: object) -> bool:
 def _redacted(value: Any) -> Any:
     """``value`` with every part that is or holds reasoning replaced by ``HIDDEN``."""
     if isinstance(value, Mapping):
-        if _reasoning_map(value):
+        if is_reasoning_map(value):
             return HIDDEN
         return MappingProxyType(
             {key: HIDDEN if names_reasoning(key) else _redacted(item) for key, item in value.items()}
@@ -186,7 +155,7 @@ def _shown_block(block: Block, reasoning: Reasoning) -> Block | None:
         return None if _holds_reasoning(fields) else block  # holds none: nothing to take out
     else:
         named = any(map(names_reasoning, fields))
-        if fields.get("visibility", "visible") != "visible" or (named and _flagged(fields)):
+        if fields.get("visibility", "visible") != "visible" or (named and flagged(fields)):
             return None  # a known block that says it is reasoning is private
     shown = _fields_shown(fields, named)
     return block if shown is fields else type(block)(shown)

@@ -16,6 +16,11 @@ too: a field hidden by mistake costs a line of output, a disguise let through
 leaks. ``reason`` alone is not a word here (``finish_reason``, an error's
 ``reason`` say why, not how a model thought): ``reasoning`` is. No word has an
 ``l``, so the glyphs that pass for ``i`` (``1 l | !``) all fold to ``i``.
+
+A map is reasoning when its type (or a Lonis payload's kind) names reasoning,
+its visibility is anything but exactly ``visible``, or it carries a flag so
+named that says yes (``"thought": true``, ``1`` or ``"true"``): the policy
+hides such a map whole, wherever it sits, and a key so named hides its value.
 """
 
 from __future__ import annotations
@@ -24,8 +29,10 @@ import json
 import re
 import string
 import unicodedata
+from collections.abc import Mapping
 from functools import cache, lru_cache
 from importlib.resources import files
+from typing import Any
 
 # What is searched for in the folded letters.
 REASONING_WORDS = ("reasoning", "think", "thought", "scratchpad")
@@ -98,3 +105,37 @@ def names_reasoning(name: object) -> bool:
         return False
     letters = letters_of(name)
     return any(word in letters for word in REASONING_WORDS)
+
+
+# --- maps: the same rule for a map's type, its keys and its flags ----------------------------
+
+
+def _flag_set(value: object) -> bool:
+    """Whether a flag's value says yes: ``true``, ``1`` or the word ``"true"``."""
+    kind = type(value)
+    if kind is bool or kind is int or kind is float:
+        return value == 1
+    return kind is str and value.strip().casefold() == "true"  # type: ignore[attr-defined]
+
+
+def says_reasoning(value: Mapping[str, Any]) -> bool:
+    """A map whose type (or a Lonis payload's kind) names reasoning, or whose
+    visibility is anything but exactly ``visible``."""
+    return (
+        names_reasoning(value.get("type"))
+        or names_reasoning(value.get("kind"))
+        or value.get("visibility", "visible") != "visible"
+    )
+
+
+def is_reasoning_map(value: Mapping[str, Any]) -> bool:
+    """A map that is reasoning: it says so, or carries a true flag that names
+    reasoning (Gemini's ``{"text": ..., "thought": true}``)."""
+    return says_reasoning(value) or flagged(value)
+
+
+def flagged(value: Mapping[str, Any]) -> bool:
+    """Whether a map carries a true flag that names reasoning."""
+    return any(map(names_reasoning, value)) and any(  # rare: the flags are looked at only then
+        names_reasoning(key) and _flag_set(item) for key, item in value.items()
+    )
