@@ -37,3 +37,14 @@ def test_the_examples_of_the_issue() -> None:
 
 def test_keys_that_say_why_are_not_reasoning() -> None:
     assert not any(names_reasoning(name) for name in ORDINARY)
+
+
+def test_a_map_whose_type_is_not_a_string_is_judged_by_its_keys_and_flags() -> None:
+    from types import MappingProxyType
+
+    from vis_export.contract.reasoning_words import is_reasoning_map
+
+    frozen_kind = MappingProxyType({"k": (MappingProxyType({"k": "note"}),)})
+    assert not is_reasoning_map(MappingProxyType({"type": ("thinking",), "kind": frozen_kind, "text": "x"}))
+    assert is_reasoning_map({"type": ["x"], "text": "x", "th0ught": True})
+    assert not is_reasoning_map({"text": "x", "thought": False})

@@ -98,7 +98,8 @@ def letters_of(text: str) -> str:
 @lru_cache(maxsize=8192)
 def names_reasoning(name: object) -> bool:
     """Whether a type, key or flag called ``name`` names reasoning (see the module's
-    rule); a name that is not a string (a type of ``7``) names nothing.
+    rule); a name that is not a string (a map's key ``7``) names nothing. ``name``
+    must be hashable: a map's key, or a value checked to be a string.
 
     Cached: every key and type of every export is asked, and sessions repeat a few."""
     if not isinstance(name, str):
@@ -121,9 +122,10 @@ def _flag_set(value: object) -> bool:
 def says_reasoning(value: Mapping[str, Any]) -> bool:
     """A map whose type (or a Lonis payload's kind) names reasoning, or whose
     visibility is anything but exactly ``visible``."""
+    kind, payload_kind = value.get("type"), value.get("kind")
     return (
-        names_reasoning(value.get("type"))
-        or names_reasoning(value.get("kind"))
+        (type(kind) is str and names_reasoning(kind))
+        or (type(payload_kind) is str and names_reasoning(payload_kind))
         or value.get("visibility", "visible") != "visible"
     )
 
