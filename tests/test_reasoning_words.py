@@ -39,12 +39,13 @@ def test_keys_that_say_why_are_not_reasoning() -> None:
     assert not any(names_reasoning(name) for name in ORDINARY)
 
 
-def test_a_map_whose_type_is_not_a_string_is_judged_by_its_keys_and_flags() -> None:
+def test_a_type_that_is_not_a_string_names_reasoning_only_by_the_strings_it_lists() -> None:
     from types import MappingProxyType
 
     from vis_export.contract.reasoning_words import is_reasoning_map
 
-    frozen_kind = MappingProxyType({"k": (MappingProxyType({"k": "note"}),)})
-    assert not is_reasoning_map(MappingProxyType({"type": ("thinking",), "kind": frozen_kind, "text": "x"}))
+    frozen_kind = MappingProxyType({"k": (MappingProxyType({"k": "thinking"}),)})
+    assert not is_reasoning_map(MappingProxyType({"type": ("note",), "kind": frozen_kind, "text": "x"}))
+    assert is_reasoning_map(MappingProxyType({"type": ("note", ["Thinking"]), "text": "x"}))
     assert is_reasoning_map({"type": ["x"], "text": "x", "th0ught": True})
     assert not is_reasoning_map({"text": "x", "thought": False})

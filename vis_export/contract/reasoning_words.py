@@ -122,12 +122,14 @@ def _flag_set(value: object) -> bool:
 def says_reasoning(value: Mapping[str, Any]) -> bool:
     """A map whose type (or a Lonis payload's kind) names reasoning, or whose
     visibility is anything but exactly ``visible``."""
-    kind, payload_kind = value.get("type"), value.get("kind")
-    return (
-        (type(kind) is str and names_reasoning(kind))
-        or (type(payload_kind) is str and names_reasoning(payload_kind))
-        or value.get("visibility", "visible") != "visible"
-    )
+    return _named(value.get("type")) or _named(value.get("kind")) or value.get("visibility", "visible") != "visible"
+
+
+def _named(value: object) -> bool:
+    """Whether a type or kind names reasoning: a string, or a list holding one."""
+    if type(value) is str:
+        return names_reasoning(value)
+    return type(value) in (list, tuple) and any(_named(item) for item in value)  # type: ignore[attr-defined]
 
 
 def is_reasoning_map(value: Mapping[str, Any]) -> bool:
