@@ -111,6 +111,9 @@ DISGUISES: list[tuple[dict[str, Any], bool]] = [
         },
         True,
     ),
+    # a field named content is a block's own data: searched like any other
+    ({"type": "tool", "tool": "x", "status": "completed", "content": [{"type": "thinking", "thinking": SECRET}]}, True),
+    ({"type": "reasoning", "visibility": "visible", "text": "shown", "content": {"thinking": SECRET}}, True),
     # keys providers and agents use, wherever they stand
     *(
         ({"type": "tool", "tool": "agent", "status": "completed", "output": {key: SECRET, "answer": "42"}}, True)

@@ -95,10 +95,6 @@ def _redacted(value: Any) -> Any:
     return value
 
 
-# A block's own fields, which say what it is: never taken for reasoning held inside it.
-_OWN_FIELDS = frozenset({"id", "type", "content"})
-
-
 def _fields_shown(fields: Mapping[str, Any], named: bool | None = None) -> Mapping[str, Any]:
     """Stored fields with reasoning inside them taken out; the same map when there
     is none. ``named``: whether a key names reasoning, when the caller knows."""
@@ -112,12 +108,7 @@ def _fields_shown(fields: Mapping[str, Any], named: bool | None = None) -> Mappi
                 break
         else:
             return fields
-    return MappingProxyType(
-        {
-            key: item if key in _OWN_FIELDS else HIDDEN if names_reasoning(key) else _redacted(item)
-            for key, item in fields.items()
-        }
-    )
+    return MappingProxyType({key: HIDDEN if names_reasoning(key) else _redacted(item) for key, item in fields.items()})
 
 
 def is_private(block: Block) -> bool:
