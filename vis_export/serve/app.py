@@ -30,6 +30,7 @@ from vis_export.copying import clipboard
 from vis_export.extras import MissingExtra
 from vis_export.formats import FORMATS, Format, get_format
 from vis_export.formats.html import HtmlProjector
+from vis_export.model import Session
 from vis_export.output import encode
 from vis_export.policy import Reasoning, SessionView, visible_session
 from vis_export.searchindex import Hit, IndexFailure, search
@@ -201,10 +202,13 @@ def create_app(
         rows = listed(request)[0]
         return as_json([row.row() for row in rows])
 
-    def found(session_id: str) -> tuple[SessionView, Any] | None:
-        """The policy's view of a session (R2), all a page, download or copy of it receives."""
-        hit = catalogue.session(session_id)
-        return None if hit is None else (visible_session(hit[0], room.reasoning), hit[1])
+    def found(session_id: str) -> tuple[Session, Any] | None:
+        return catalogue.session(session_id)
+
+    def shown(session: Session) -> SessionView:
+        """The policy's view of a session (R2): all a page, download or copy of it
+        receives. Made when one is made, not for a page already rendered."""
+        return visible_session(session, room.reasoning)
 
     def session_page(session_id: str) -> Response | None:
         hit = found(session_id)
@@ -215,7 +219,7 @@ def create_app(
         with kept:
             page = rendered.get(key)
         if page is None:
-            page = encode(pages.session_page(room, session))
+            page = encode(pages.session_page(room, shown(session)))
         with kept:  # requests run in a thread pool
             rendered[key] = page
             rendered.move_to_end(key)
@@ -228,7 +232,7 @@ def create_app(
         made = formats.get(extension)
         if hit is None or made is None:
             return None
-        body = made.render(hit[0], room.options)
+        body = made.render(shown(hit[0]), room.options)
         headers = {"content-disposition": f'attachment; filename="{_download_name(session_id, extension)}"'}
         return Response(body if made.binary else encode(body), media_type=MEDIA_TYPES.get(extension), headers=headers)
 
@@ -246,7 +250,7 @@ def create_app(
 
     def copy(request: Request) -> Response:
         hit = found(request.query_params.get("session", ""))
-        part = pages.anchored_part(room, hit[0], request.query_params.get("anchor", "")) if hit else None
+        part = pages.anchored_part(room, shown(hit[0]), request.query_params.get("anchor", "")) if hit else None
         if part is None:
             return problem(request, 404, "No message or block with this anchor.")
         return as_json(clipboard(part, reasoning=room.reasoning))
