@@ -21,7 +21,10 @@ STATUSES = ("cancelled", "completed", "failed", "streaming", "suspended")
 TOOL_STATUSES = ("cancelled", "completed", "failed", "pending", "running")
 PRIVATE_CANARY = "PRIVATE-CANARY"
 
-snake_keys = st.from_regex(r"[a-z][a-z0-9]{0,7}(_[a-z0-9]{1,5}){0,2}", fullmatch=True)
+# Keys that name reasoning come only from the strategies made for them (below).
+snake_keys = st.from_regex(r"[a-z][a-z0-9]{0,7}(_[a-z0-9]{1,5}){0,2}", fullmatch=True).filter(
+    lambda key: not looks_like_reasoning(key)
+)
 ids = st.text(min_size=1, max_size=24).filter(lambda s: not s.isspace())
 times = st.integers(min_value=0, max_value=4_102_444_800_000)
 
@@ -223,6 +226,107 @@ def session_documents(draw: st.DrawFn, content: st.SearchStrategy[dict[str, Any]
         document["created_at"] = draw(times)
     document["messages"] = draw(st.lists(messages(content), min_size=1, max_size=5))
     return document
+
+
+# --- private reasoning in every shape R2 names ------------------------------------------
+
+# The names R2 gives (and more agents and providers use) for private thought.
+REASONING_NAMES = (
+    "reasoning",
+    "thinking",
+    "thought",
+    "thoughts",
+    "redacted_thinking",
+    "reasoning_content",
+    "reasoning_details",
+    "thinking_content",
+    "private_reasoning",
+    "hidden_reasoning",
+    "chain_of_thought",
+    "scratchpad",
+)
+_DIGITS_FOR = {"o": "0", "i": "1", "e": "3", "a": "4", "s": "5", "t": "7", "g": "9"}
+
+
+def _look_alikes() -> dict[str, list[str]]:
+    """Each basic letter and what passes for it: Unicode's confusables (the data
+    ``confusable-homoglyphs`` ships), its small capital, its fullwidth form, a digit."""
+    import json
+    import unicodedata
+    from importlib.resources import files
+
+    data = json.loads(files("confusable_homoglyphs").joinpath("confusables.json").read_text(encoding="utf-8"))
+    found: dict[str, list[str]] = {}
+    for letter in "abcdefghijklmnopqrstuvwxyz":
+        glyphs = [g["c"] for g in data.get(letter, []) if len(g["c"]) == 1 and not g["c"].isascii()]
+        try:
+            glyphs.append(unicodedata.lookup(f"LATIN LETTER SMALL CAPITAL {letter.upper()}"))
+        except KeyError:
+            pass
+        glyphs.append(chr(ord(letter) - ord("a") + 0xFF41))  # fullwidth
+        found[letter] = [letter, letter.upper(), *glyphs, *_DIGITS_FOR.get(letter, "")]
+    return found
+
+
+LOOK_ALIKES = _look_alikes()
+_between_letters = st.sampled_from(["", "", "", "_", "-", " ", ".", "\u200b", "\u00ad", "\u0301"])
+
+
+@st.composite
+def disguised(draw: st.DrawFn, word: str) -> str:
+    """``word`` as hostile input writes it: each letter any of its look-alikes,
+    with signs, invisible characters or accents between, and words around."""
+    letters = [draw(st.sampled_from(LOOK_ALIKES.get(c, [c]))) + draw(_between_letters) for c in word]
+    return draw(st.sampled_from(["", "x_", "my ", "2"])) + "".join(letters) + draw(st.sampled_from(["", "_v2", "s"]))
+
+
+reasoning_names = st.one_of(st.sampled_from(REASONING_NAMES), st.sampled_from(REASONING_NAMES).flatmap(disguised))
+secrets = text.map(f"{PRIVATE_CANARY} {{}}".format)
+
+
+@st.composite
+def held_reasoning(draw: st.DrawFn) -> Any:
+    """A stored value that is private reasoning by one of R2's marks (a type, a
+    key, a true flag, a visibility), under a few layers of ordinary data."""
+    secret = draw(secrets)
+    mark = draw(st.sampled_from(["type", "key", "flag", "visibility"]))
+    value: Any
+    if mark == "type":
+        value = {"type": draw(reasoning_names), draw(st.sampled_from(["text", "thinking", "content"])): secret}
+    elif mark == "key":
+        value = {draw(reasoning_names): secret, "signature": "sig"}
+    elif mark == "flag":
+        value = {"text": secret, draw(reasoning_names): draw(st.sampled_from([True, 1, "true"]))}
+    else:
+        value = {"visibility": draw(st.sampled_from(["private", "Private", None, "hidden"])), "text": secret}
+    for wrap in draw(st.lists(st.sampled_from(["list", "map"]), max_size=3)):
+        value = [draw(json_scalars), value] if wrap == "list" else {draw(snake_keys): value}
+    return value
+
+
+@st.composite
+def blocks_holding_reasoning(draw: st.DrawFn) -> dict[str, Any]:
+    """A block that is private reasoning, or holds it where R2 says it may sit:
+    a tool's input or output, an unknown block, Lonis data, or a reasoning block
+    marked visible (which shows its own text, never that)."""
+    block_id = draw(ids)
+    place = draw(st.sampled_from(["tool", "unknown", "lonis", "visible reasoning", "typed", "flagged"]))
+    held = draw(held_reasoning())
+    if place == "tool":
+        key = draw(st.sampled_from(["input", "output", "error"]))
+        return {"id": block_id, "type": "tool", "tool": "agent", "status": "completed", key: held}
+    if place == "unknown":
+        return {"id": block_id, "type": draw(st.sampled_from(["note", "x_block", "gemini_part"])), "data": held}
+    if place == "lonis":
+        payload = {"kind": "note", "data": {"text": "fine", "parts": held}}
+        return {"id": block_id, "type": "lonis", "envelope": {"schema_version": "lonis.block/v1", "payload": payload}}
+    if place == "visible reasoning":
+        extra = draw(st.sampled_from(["details", "summary", "signature", "parts"]))
+        return {"id": block_id, "type": "reasoning", "visibility": "visible", "text": draw(text), extra: held}
+    if place == "typed":
+        return {"id": block_id, "type": draw(reasoning_names), "text": draw(secrets)}
+    flag = draw(reasoning_names)
+    return {"id": block_id, "type": "prose", "markdown": draw(secrets), flag: draw(st.sampled_from([True, 1]))}
 
 
 # --- invalid input: one thing broken in a valid session -----------------------------

@@ -19,6 +19,17 @@ from vis_export.cli import main
 from vis_export.formats import FORMATS
 
 SECRET = f"{PRIVATE_CANARY} the plan nobody may read"
+# Keys real providers and agents keep reasoning under (R2 names these).
+REASONING_KEYS = (
+    "thinking",
+    "redacted_thinking",
+    "reasoning_details",
+    "reasoning_content",
+    "thinking_content",
+    "private_reasoning",
+    "hidden_reasoning",
+    "thoughts",
+)
 
 # (block, valid to the strict contract?)
 DISGUISES: list[tuple[dict[str, Any], bool]] = [
@@ -70,6 +81,57 @@ DISGUISES: list[tuple[dict[str, Any], bool]] = [
         },
         True,
     ),
+    (
+        {
+            "type": "lonis",
+            "envelope": {
+                "schema_version": "lonis.block/v1",
+                "payload": {"kind": "note", "data": {"text": "fine", "hidden_reasoning": SECRET}},
+            },
+        },
+        True,
+    ),
+    # reasoning a block marked visible carries: it shows its own text, never that
+    ({"type": "reasoning", "visibility": "visible", "text": "shown", "thinking": SECRET}, True),
+    (
+        {
+            "type": "reasoning",
+            "visibility": "visible",
+            "text": "shown",
+            "details": [{"type": "thinking", "thinking": SECRET, "signature": "x"}],
+        },
+        True,
+    ),
+    (
+        {
+            "type": "reasoning",
+            "visibility": "visible",
+            "text": "shown",
+            "nested": {"type": "reasoning", "visibility": "private", "text": SECRET},
+        },
+        True,
+    ),
+    # a field named content is a block's own data: searched like any other
+    ({"type": "tool", "tool": "x", "status": "completed", "content": [{"type": "thinking", "thinking": SECRET}]}, True),
+    ({"type": "reasoning", "visibility": "visible", "text": "shown", "content": {"thinking": SECRET}}, True),
+    # keys providers and agents use, wherever they stand
+    *(
+        ({"type": "tool", "tool": "agent", "status": "completed", "output": {key: SECRET, "answer": "42"}}, True)
+        for key in REASONING_KEYS
+    ),
+    *(({"type": "note_v2", "body": {"deep": [{key: SECRET}]}}, True) for key in REASONING_KEYS),
+    # a true reasoning flag makes a map reasoning, text and all
+    (
+        {"type": "tool", "tool": "x", "status": "completed", "output": {"parts": [{"text": SECRET, "thought": True}]}},
+        True,
+    ),
+    ({"type": "prose", "markdown": SECRET, "thought": True}, True),
+    ({"type": "gemini_part", "text": SECRET, "thought": True}, True),
+    # look-alike types: Armenian o, small capitals, digits for letters
+    ({"type": "reas\u0585ning", "text": SECRET}, True),
+    ({"type": "\u0280\u1d07\u1d00\ua731\u1d0f\u0274\u026a\u0274\u0262", "text": SECRET}, True),
+    ({"type": "reas0ning", "text": SECRET}, True),
+    ({"type": "th1nking", "text": SECRET}, True),
 ]
 
 
@@ -196,4 +258,18 @@ def test_reasoning_held_anywhere_in_a_tool_never_shows(block: dict[str, Any], re
     for render in (to_text, to_markdown, to_json):
         assert PRIVATE_CANARY not in render(session, reasoning=reasoning)
     assert PRIVATE_CANARY not in json.dumps(to_provider(session, reasoning=reasoning))
+    assert PRIVATE_CANARY in to_json(session, reasoning="all")  # authorised: kept as stored
+
+
+def test_visible_reasoning_shows_its_own_text_and_nothing_private_it_carries() -> None:
+    from vis_export.formats.json import to_json
+    from vis_export.sources.messages import session_document
+
+    carried = [{"type": "thinking", "thinking": SECRET}, {"text": SECRET, "thought": True}, {"note": "kept"}]
+    block = {"type": "reasoning", "visibility": "visible", "text": "shown", "thinking": SECRET, "details": carried}
+    session = session_document(_session(block), "s.json", "s").session
+    assert session is not None
+    shown = json.loads(to_json(session, reasoning="visible"))["messages"][1]["content"][0]
+    assert shown["text"] == "shown" and shown["details"][2] == {"note": "kept"}
+    assert PRIVATE_CANARY not in json.dumps(shown)
     assert PRIVATE_CANARY in to_json(session, reasoning="all")  # authorised: kept as stored

@@ -17,7 +17,7 @@ import pytest
 from conftest import INPUT
 from hypothesis import HealthCheck, given, settings, strategies as st
 from postgres import PASSWORD, Server, database_fixture, postgres_server_fixture  # noqa: F401 - fixtures
-from strategies import PRIVATE_CANARY, session_documents
+from strategies import PRIVATE_CANARY, blocks, blocks_holding_reasoning, session_documents
 from timelimit import time_limit
 
 from vis_export import load
@@ -568,13 +568,18 @@ def test_a_phrase_is_found_by_the_server_exactly_where_it_occurs(database: str, 
     assert found == {f"b{n}" for n, text in enumerate(texts) if phrase in text}
 
 
-@given(st.lists(session_documents(), min_size=1, max_size=3), st.sampled_from(["none", "visible"]))
+@given(
+    st.lists(session_documents(st.one_of(blocks, blocks_holding_reasoning())), min_size=1, max_size=3),
+    st.sampled_from(["none", "visible"]),
+)
 @settings(deadline=None, max_examples=10, suppress_health_check=[HealthCheck.function_scoped_fixture])
 def test_no_private_reasoning_of_generated_sessions_is_anywhere_in_the_database(
     database: str, postgres_server: Server, documents: list[dict[str, Any]], reasoning: str
 ) -> None:
-    """R2 over generated sessions, disguised reasoning included: ``pg_dump`` of the
+    """R2 over generated sessions, disguised reasoning and reasoning held in data
+    (keys, flags, look-alike names, inside visible reasoning) included: ``pg_dump`` of the
     whole database after indexing them holds no byte of the private canary."""
-    sessions = {s.id: s for s in map(session_of, documents)}  # one copy of a repeated id, as a job keeps
+    loaded = [session_document(document, "", "s", lenient=True).session for document in documents]
+    sessions = {s.id: s for s in loaded if s is not None}  # one copy of a repeated id, as a job keeps
     index(list(sessions.values()), database, reasoning=reasoning)
     assert PRIVATE_CANARY.encode() not in postgres_server.dump(database.rsplit("/", 1)[1])

@@ -20,10 +20,11 @@ import click
 
 from vis_export import __version__
 from vis_export.contract import MESSAGE_ROLES
-from vis_export.formats import FORMAT_NAMES
-from vis_export.formats.options import PAPERS, PDF_ENGINES, PROVIDER_FORMATS, THEMES
+from vis_export.formats import FORMAT_NAMES, Format
+from vis_export.formats.options import PAPERS, PDF_ENGINES, PROVIDER_FORMATS, THEMES, ExportOptions
+from vis_export.model import Session
 from vis_export.output import STOPPING
-from vis_export.policy import DEFAULT_REASONING, REASONING_CHOICES, check_reasoning
+from vis_export.policy import DEFAULT_REASONING, REASONING_CHOICES, check_reasoning, visible_session
 from vis_export.searchindex.documents import INDEX_REASONING, INDEXED_TYPES
 from vis_export.searchindex.engines import MAX_THREADS, engine_names
 from vis_export.timefmt import millis, utc
@@ -462,10 +463,11 @@ def _warn_unused_options(reporter: Reporter, format_name: str) -> None:
             )
 
 
-def _to_stdout(fmt: Any, found: list[Any], options: Any) -> None:
+def _to_stdout(fmt: Format, sessions: list[Session], options: ExportOptions) -> None:
     from vis_export.output import encode
     from vis_export.terminal import for_stream
 
+    found = [visible_session(session, options.reasoning) for session in sessions]  # R2: all the format receives
     if fmt.binary and sys.stdout.isatty():
         raise click.UsageError(f"{fmt.name} is binary: name an output file with -o, or pipe it")
     if len(found) > 1:
@@ -473,7 +475,7 @@ def _to_stdout(fmt: Any, found: list[Any], options: Any) -> None:
             raise click.UsageError(
                 f"{len(found)} sessions cannot share one {fmt.name} document: name an output directory with -o"
             )
-        pieces = [fmt.render_many(found, options)]
+        pieces: Iterable[Any] = [fmt.render_many(found, options)]
     elif fmt.binary:
         sys.stdout.buffer.write(fmt.render(found[0], options))
         sys.stdout.flush()

@@ -13,8 +13,9 @@ from collections.abc import Sequence
 
 from vis_export.formats.markdown import MarkdownProjector
 from vis_export.formats.options import ExportOptions, Folder, Theme, attachments_folder, folder
+from vis_export.formats.projector import Projector
 from vis_export.formats.text import TextProjector
-from vis_export.policy import DEFAULT_REASONING, Exportable, Reasoning
+from vis_export.policy import DEFAULT_REASONING, Exportable, Reasoning, visible
 
 MEDIA_TYPES = ("text/plain", "text/markdown", "text/html")
 
@@ -50,13 +51,19 @@ def clipboard(
         theme=theme,
         no_highlight=no_highlight,
     )
+    shown = visible(obj, settings.reasoning)  # R2: the one view every flavour is made of
     out = {}
     if "text/plain" in flavours:
-        out["text/plain"] = TextProjector(settings).render(obj)
+        out["text/plain"] = _made(TextProjector(settings), shown)
     if "text/markdown" in flavours:
-        out["text/markdown"] = MarkdownProjector(settings).render(obj)
+        out["text/markdown"] = _made(MarkdownProjector(settings), shown)
     if "text/html" in flavours:
         from vis_export.formats.html import HtmlProjector
 
-        out["text/html"] = HtmlProjector(settings, pasted=True).render(obj)
+        out["text/html"] = _made(HtmlProjector(settings, pasted=True), shown)
     return out
+
+
+def _made(projector: Projector, shown: Exportable | None) -> str:
+    """A flavour of the view: nothing of what the policy hides whole (a private reasoning block)."""
+    return "" if shown is None else projector.render(shown)

@@ -3,25 +3,33 @@
 Private reasoning (``visibility`` private, or none given) reaches an output only
 when the caller passes ``reasoning="all"``. Visible reasoning is shown by
 default and dropped with ``reasoning="none"``. No format filters reasoning on
-its own; each calls ``visible_session``, ``visible_message`` or ``visible_blocks``.
+its own: ``visible_session`` makes the one view of a session (``SessionView``)
+that every projection receives, and ``visible`` the same of a message or block.
 
 Disguises count (hostile or careless input must not leak): a block whose type
 only *looks* like reasoning (``"Reasoning"``, ``"thinking"``, ``" reasoning_v2"``),
 a reasoning block salvaged by ``--lenient`` because its ``visibility`` was
 mis-cased, unknown or ``null``, and any block that carries a ``visibility`` other
 than exactly ``"visible"`` are all private. Only a well-formed ``reasoning``
-block that says exactly ``visible`` is visible reasoning.
+block that says exactly ``visible`` is visible reasoning, and it shows its own
+text only: private reasoning it carries in other fields is taken out.
+
+Reasoning held inside data (a tool's input or output, an unknown block, Lonis
+data, a message's or the session's fields) is found by one rule
+(``reasoning_words.names_reasoning``) that judges a map's type, its keys and
+its flags alike: a map whose type names reasoning, a key that names it, and a
+map with a true flag that names it (Gemini's ``{"text": ..., "thought": true}``)
+are private reasoning wherever they sit.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import replace
-from functools import lru_cache
+from dataclasses import dataclass, fields, replace
 from types import MappingProxyType
 from typing import Any, Literal
 
-from vis_export.contract.blocktypes import letters_of, looks_like_reasoning
+from vis_export.contract.reasoning_words import flagged, is_reasoning_map, names_reasoning, says_reasoning
 from vis_export.model import Block, LonisBlock, Message, ReasoningBlock, Session, UnknownBlock
 
 Exportable = Session | Message | Block | list[Message] | tuple[Message, ...]
@@ -37,47 +45,7 @@ def check_reasoning(reasoning: str) -> Reasoning:
     return reasoning
 
 
-# Keys that hold reasoning wherever they stand (a provider's ``reasoning_content``,
-# a sub-agent's ``thinking``), once case and punctuation are stripped.
-_REASONING_KEYS = frozenset(
-    {
-        "reasoning",
-        "reasoningcontent",
-        "reasoningtext",
-        "reasoningsummary",
-        "thinking",
-        "thought",
-        "thoughts",
-        "chainofthought",
-        "scratchpad",
-    }
-)
 HIDDEN = "[private reasoning not shown]"
-
-
-def _reasoning_key(key: object) -> bool:
-    return isinstance(key, str) and _names_reasoning(key)
-
-
-# Every export asks these of every key and type in the session: the same few
-# strings, so each is worked out once.
-@lru_cache(maxsize=4096)
-def _names_reasoning(key: str) -> bool:
-    return letters_of(key) in _REASONING_KEYS
-
-
-_looks_like_reasoning = lru_cache(maxsize=4096)(looks_like_reasoning)
-
-
-def _reasoning_map(value: Mapping[str, Any]) -> bool:
-    """A map that is, or looks like, reasoning: by its type (or a Lonis payload's
-    kind), or by a visibility other than exactly ``visible``."""
-    kind, payload_kind = value.get("type"), value.get("kind")
-    return (
-        (isinstance(kind, str) and _looks_like_reasoning(kind))
-        or (isinstance(payload_kind, str) and _looks_like_reasoning(payload_kind))
-        or value.get("visibility", "visible") != "visible"
-    )
 
 
 def is_reasoning(block: Block) -> bool:
@@ -86,13 +54,15 @@ def is_reasoning(block: Block) -> bool:
     A block shown as data (unknown types, Lonis envelopes) is searched through:
     one that holds reasoning anywhere is hidden whole. A known block that holds
     it inside (a tool's output with a sub-agent's thinking) is shown with that
-    part taken out (``redacted``).
+    part taken out (``redacted``); one that says it is reasoning (a visibility,
+    a true reasoning flag) is reasoning.
     """
     if isinstance(block, ReasoningBlock):
         return True
     if isinstance(block, (UnknownBlock, LonisBlock)):
         return _holds_reasoning(block.fields)
-    return bool(block.fields.get("visibility", "visible") != "visible")
+    # A known block's type is its own: what makes it reasoning is a visibility or a flag.
+    return block.fields.get("visibility", "visible") != "visible" or flagged(block.fields)
 
 
 _FROZEN = frozenset({MappingProxyType, dict, tuple, list})
@@ -104,7 +74,7 @@ def _holds_reasoning(value: object) -> bool:
     kind = type(value)  # exact types, not ABCs: this walks every stored container of every export
     if kind is MappingProxyType or kind is dict:
         mapping: Mapping[str, Any] = value  # type: ignore[assignment]
-        if _reasoning_map(mapping) or any(_reasoning_key(key) for key in mapping):
+        if says_reasoning(mapping) or any(map(names_reasoning, mapping)):  # a flag's key names reasoning too
             return True
         return any(_holds_reasoning(item) for item in mapping.values() if type(item) in _FROZEN)
     if kind is tuple or kind is list:
@@ -115,32 +85,30 @@ def _holds_reasoning(value: object) -> bool:
 def _redacted(value: Any) -> Any:
     """``value`` with every part that is or holds reasoning replaced by ``HIDDEN``."""
     if isinstance(value, Mapping):
-        if _reasoning_map(value):
+        if is_reasoning_map(value):
             return HIDDEN
         return MappingProxyType(
-            {key: HIDDEN if _reasoning_key(key) else _redacted(item) for key, item in value.items()}
+            {key: HIDDEN if names_reasoning(key) else _redacted(item) for key, item in value.items()}
         )
     if isinstance(value, (tuple, list)):
         return tuple(_redacted(item) for item in value)
     return value
 
 
-_OWN_FIELDS = frozenset({"id", "type", "content"})
-
-
-def _fields_shown(fields: Mapping[str, Any]) -> Mapping[str, Any]:
-    """Stored fields with reasoning inside them taken out; the same map when there is none."""
-    for key, item in fields.items():  # a plain loop: this runs for every block of every export
-        if key not in _OWN_FIELDS and (_names_reasoning(key) or (type(item) in _FROZEN and _holds_reasoning(item))):
-            break
-    else:
-        return fields
-    return MappingProxyType(
-        {
-            key: item if key in ("id", "type", "content") else HIDDEN if _reasoning_key(key) else _redacted(item)
-            for key, item in fields.items()
-        }
-    )
+def _fields_shown(fields: Mapping[str, Any], named: bool | None = None) -> Mapping[str, Any]:
+    """Stored fields with reasoning inside them taken out; the same map when there
+    is none. ``named``: whether a key names reasoning, when the caller knows."""
+    # This runs for every block and message of every export: keys are judged at C
+    # speed, and only stored containers are searched (text and numbers hold no key).
+    if named is None:
+        named = any(map(names_reasoning, fields))
+    if not named:
+        for item in fields.values():  # a plain loop: cheaper than a generator, for a few items
+            if type(item) in _FROZEN and _holds_reasoning(item):
+                break
+        else:
+            return fields
+    return MappingProxyType({key: HIDDEN if names_reasoning(key) else _redacted(item) for key, item in fields.items()})
 
 
 def is_private(block: Block) -> bool:
@@ -162,17 +130,31 @@ def shows(block: Block, reasoning: Reasoning = DEFAULT_REASONING) -> bool:
     return reasoning == "visible" and not is_private(block)
 
 
-def _shown_block(block: Block, reasoning: Reasoning) -> Block:
-    """A block the policy shows, with reasoning held inside it taken out unless all is authorised."""
-    if reasoning == "all" or isinstance(block, ReasoningBlock):
+def _shown_block(block: Block, reasoning: Reasoning) -> Block | None:
+    """The block as the policy shows it (``None``: hidden), with reasoning held
+    inside it taken out unless all is authorised: visible reasoning shows its own
+    text, never private reasoning it carries. The same judgement as ``shows``,
+    with one look at a known block's keys (this runs for every block of every export)."""
+    if reasoning == "all":
         return block
-    fields = _fields_shown(block.fields)
-    return block if fields is block.fields else type(block)(fields)
+    fields = block.fields
+    if isinstance(block, ReasoningBlock):
+        if reasoning == "none" or block.is_private:
+            return None
+        named = None
+    elif isinstance(block, (UnknownBlock, LonisBlock)):
+        return None if _holds_reasoning(fields) else block  # holds none: nothing to take out
+    else:
+        named = any(map(names_reasoning, fields))
+        if fields.get("visibility", "visible") != "visible" or (named and flagged(fields)):
+            return None  # a known block that says it is reasoning is private
+    shown = _fields_shown(fields, named)
+    return block if shown is fields else type(block)(shown)
 
 
 def visible_blocks(blocks: Iterable[Block], reasoning: Reasoning = DEFAULT_REASONING) -> tuple[Block, ...]:
     check_reasoning(reasoning)
-    return tuple(_shown_block(block, reasoning) for block in blocks if shows(block, reasoning))
+    return tuple(shown for shown in (_shown_block(block, reasoning) for block in blocks) if shown is not None)
 
 
 def visible_message(message: Message, reasoning: Reasoning = DEFAULT_REASONING) -> Message:
@@ -187,13 +169,36 @@ def visible_message(message: Message, reasoning: Reasoning = DEFAULT_REASONING) 
     return replace(message, blocks=blocks, fields=fields, author=fields.get("author"))
 
 
-def visible_session(session: Session, reasoning: Reasoning = DEFAULT_REASONING) -> Session:
+@dataclass(frozen=True, slots=True)
+class SessionView(Session):
+    """A session as the policy shows it under ``reasoning``: the one thing every
+    projection receives (R2).
+
+    Made once, by ``visible_session``, before anything is projected: formats (a
+    plugin's too), the index's documents, ``serve``, the clipboard, provider
+    messages and Dask tasks take this type, never the loaded ``Session``, so what
+    a projection is handed cannot hold what the policy hides.
+    """
+
+    reasoning: Reasoning = DEFAULT_REASONING
+
+
+_SESSION_FIELDS = tuple(field.name for field in fields(Session))
+# From the policy that hides most to the one that hides least.
+_STRICTNESS: dict[Reasoning, int] = {"none": 0, "visible": 1, "all": 2}
+
+
+def visible_session(session: Session, reasoning: Reasoning = DEFAULT_REASONING) -> SessionView:
+    """The view of ``session`` under ``reasoning``; a view already made under a
+    policy that hides as much or more is returned as it is (a view never shows
+    more than it holds)."""
     check_reasoning(reasoning)
+    if isinstance(session, SessionView) and _STRICTNESS[session.reasoning] <= _STRICTNESS[reasoning]:
+        return session
     messages = tuple(visible_message(m, reasoning) for m in session.messages)
     metadata = session.metadata if reasoning == "all" else _fields_shown(session.metadata)
-    if metadata is session.metadata and all(a is b for a, b in zip(messages, session.messages, strict=True)):
-        return session
-    return replace(session, messages=messages, metadata=metadata)
+    kept = {name: getattr(session, name) for name in _SESSION_FIELDS}
+    return SessionView(**{**kept, "messages": messages, "metadata": metadata}, reasoning=reasoning)
 
 
 def visible(obj: Exportable, reasoning: Reasoning = DEFAULT_REASONING) -> Exportable | None:
@@ -208,7 +213,7 @@ def visible(obj: Exportable, reasoning: Reasoning = DEFAULT_REASONING) -> Export
     if isinstance(obj, Message):
         return visible_message(obj, reasoning)
     if isinstance(obj, Block):
-        return _shown_block(obj, reasoning) if shows(obj, reasoning) else None
+        return _shown_block(obj, reasoning)
     if isinstance(obj, (list, tuple)):
         return [visible_message(m, reasoning) for m in obj]
     raise TypeError(f"cannot export a {type(obj).__name__}; expected a Session, Message, Block or list of messages")

@@ -12,10 +12,10 @@ renderers and its template.
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from collections.abc import Mapping
 from typing import TypeVar
+
+from vis_export.contract.reasoning_words import names_reasoning
 
 KNOWN_TYPES: tuple[str, ...] = ("prose", "code", "tool", "reasoning", "error", "attachment", "notice", "speech")
 CARRIED_TYPES: tuple[str, ...] = ("lonis",)  # not a Vis type: a Lonis envelope carried whole
@@ -34,24 +34,7 @@ def for_each_type(table: Mapping[str, T], types: tuple[str, ...], what: str) -> 
     return {name: table[name] for name in types}
 
 
-# Words that make a block type look like reasoning once case, digits and
-# punctuation are stripped: what agents and providers call private thought.
-_REASONING_WORDS = ("reason", "think", "thought")
-_NOT_LETTERS = re.compile(r"[^a-z]+")
-# Letters of other scripts that pass for Latin ones ("rеasoning" with a Cyrillic е).
-_LOOKALIKES = str.maketrans("асеорхуіјѕһкгтпԁոɡαεικνοτυηρ", "aceopxyijshkrtndngaeikvotunp")
-
-
-def letters_of(text: str) -> str:
-    """The Latin letters a reader sees in ``text``: width, case and look-alikes
-    folded, everything else dropped."""
-    return _NOT_LETTERS.sub("", unicodedata.normalize("NFKC", text).casefold().translate(_LOOKALIKES))
-
-
 def looks_like_reasoning(block_type: object) -> bool:
-    """Whether a block type is reasoning or a disguise of it (any case, width,
-    look-alike letters, spacing or suffix)."""
-    if not isinstance(block_type, str):
-        return False
-    letters = letters_of(block_type)
-    return any(word in letters for word in _REASONING_WORDS)
+    """Whether a block type is reasoning or a disguise of it: the one rule that
+    judges types, keys and flags (``reasoning_words``)."""
+    return isinstance(block_type, str) and names_reasoning(block_type)

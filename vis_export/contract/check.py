@@ -22,7 +22,8 @@ from typing import Any
 
 from vis_export.contract.blocktypes import KNOWN_TYPES, for_each_type
 from vis_export.contract.duplicates import any_recorded, duplicated
-from vis_export.contract.private import REASONING_FIELDS, WITHHELD, names_reasoning, reasoning_map
+from vis_export.contract.private import REASONING_FIELDS, WITHHELD, reasoning_map
+from vis_export.contract.reasoning_words import names_reasoning
 from vis_export.problems import Path, Problem, format_path
 
 SNAKE_CASE = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)*$")

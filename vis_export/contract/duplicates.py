@@ -21,7 +21,8 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
-from vis_export.contract.private import holds_reasoning, names_reasoning
+from vis_export.contract.private import holds_reasoning
+from vis_export.contract.reasoning_words import names_reasoning
 
 _Found = dict[int, tuple[dict[str, Any], tuple[str, ...]]]
 _FOUND: ContextVar[_Found | None] = ContextVar("duplicate_keys", default=None)

@@ -5,18 +5,17 @@ keys. Under private reasoning neither may reach the line: it names the place up
 to the reasoning and says ``WITHHELD``. The same predicates pick, when a JSON
 key is duplicated and the input is read leniently, the reading that hides more.
 
-What counts as reasoning is judged by ``looks_like_reasoning``, the one rule
-for block types, and here for map keys and flags too, so that a change of the
-rule reaches problem lines as it reaches the policy.
+What counts as reasoning is judged by ``reasoning_words``, the one rule for
+block types, map keys and flags, so that a change of the rule reaches problem
+lines as it reaches the policy.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from functools import lru_cache
 from typing import Any
 
-from vis_export.contract.blocktypes import looks_like_reasoning
+from vis_export.contract.reasoning_words import is_reasoning_map, names_reasoning
 from vis_export.problems import Path
 
 WITHHELD = "details withheld (private reasoning)"
@@ -25,25 +24,10 @@ WITHHELD = "details withheld (private reasoning)"
 REASONING_FIELDS = frozenset({"id", "type", "text", "visibility"})
 
 
-@lru_cache(maxsize=4096)
-def _names(text: str) -> bool:
-    return looks_like_reasoning(text)
-
-
-def names_reasoning(key: object) -> bool:
-    """Whether a map key or a type names reasoning (``thinking``, ``reasoning_content``, ...)."""
-    return isinstance(key, str) and _names(key)
-
-
 def reasoning_map(value: Mapping[str, Any]) -> bool:
-    """Whether a map is private reasoning, or may be: a type or Lonis kind that
-    names reasoning, a ``visibility`` other than exactly ``visible``, or a true
-    reasoning flag (``"thought": true``)."""
-    if names_reasoning(value.get("type")) or names_reasoning(value.get("kind")):
-        return True
-    if value.get("visibility", "visible") != "visible":
-        return True
-    return any(item is True and names_reasoning(key) for key, item in value.items())
+    """Whether a map is private reasoning, or may be: the policy's own map rule (a type or Lonis kind
+    that names reasoning, a ``visibility`` other than exactly ``visible``, a true reasoning flag)."""
+    return is_reasoning_map(value)
 
 
 def holds_reasoning(value: Any, depth: int = 0) -> bool:

@@ -13,20 +13,28 @@ from typing import Any
 
 from vis_export.formats.options import ExportOptions
 from vis_export.formats.projector import Projector
-from vis_export.model import Session
 from vis_export.plugins import FORMATS_GROUP, plugins
+from vis_export.policy import SessionView, visible_session
 
 
 @dataclass(frozen=True, slots=True)
 class Format:
+    """A format: its functions take the policy's view of a session (``SessionView``,
+    R2), never the loaded session.
+
+    Whatever a caller hands them, they receive that view: a function given a
+    loaded session (a plugin's, or one called from outside) is handed the view
+    made of it under ``options.reasoning``, and a view is passed on as it is.
+    """
+
     name: str
     extension: str
-    render: Callable[[Session, ExportOptions], Any]
+    render: Callable[[SessionView, ExportOptions], Any]
     # Several sessions written to one stream (standard output); None for a format
     # whose output is one document (HTML, PDF): several need a directory.
-    render_many: Callable[[Sequence[Session], ExportOptions], Any] | None
+    render_many: Callable[[Sequence[SessionView], ExportOptions], Any] | None
     # The output in pieces, so a large session is written without one big string.
-    pieces: Callable[[Session, ExportOptions], Iterator[str]] | None = None
+    pieces: Callable[[SessionView, ExportOptions], Iterator[str]] | None = None
     binary: bool = False
     # The modules its rendering imports on first use: the workers of a local
     # Dask cluster are forked from a process that imported them once (those
@@ -36,6 +44,27 @@ class Format:
     # options is not installed: a job checks once, before reading anything,
     # rather than failing each session with the same line.
     needs: Callable[[ExportOptions], None] | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("render", "render_many", "pieces"):
+            function = getattr(self, name)
+            if function is not None and not isinstance(function, _GivenTheView):
+                object.__setattr__(self, name, _GivenTheView(function, many=name == "render_many"))
+
+
+class _GivenTheView:
+    """A format's function, called with the policy's view of what it is given."""
+
+    __slots__ = ("function", "many")
+
+    def __init__(self, function: Callable[[Any, ExportOptions], Any], many: bool):
+        self.function = function
+        self.many = many
+
+    def __call__(self, given: Any, options: ExportOptions) -> Any:
+        if self.many:
+            return self.function([visible_session(session, options.reasoning) for session in given], options)
+        return self.function(visible_session(given, options.reasoning), options)
 
 
 def _json() -> Format:
@@ -57,13 +86,13 @@ def _markdown() -> Format:
 
 
 def _projected(name: str, extension: str, projector: type[Projector], one_document: bool = False) -> Format:
-    def render(session: Session, options: ExportOptions) -> str:
+    def render(session: SessionView, options: ExportOptions) -> str:
         return projector(options).render(session)
 
-    def render_many(sessions: Sequence[Session], options: ExportOptions) -> str:
+    def render_many(sessions: Sequence[SessionView], options: ExportOptions) -> str:
         return "\n".join(render(session, options) for session in sessions)
 
-    def pieces(session: Session, options: ExportOptions) -> Iterator[str]:
+    def pieces(session: SessionView, options: ExportOptions) -> Iterator[str]:
         return projector(options).pieces(session)
 
     many = None if one_document else render_many

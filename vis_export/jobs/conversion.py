@@ -28,7 +28,7 @@ from vis_export.formats.options import (
     folder,
 )
 from vis_export.model import Session
-from vis_export.policy import DEFAULT_REASONING, Reasoning
+from vis_export.policy import DEFAULT_REASONING, Reasoning, visible_session
 from vis_export.problems import Problem
 from vis_export.sources.result import LoadResult, report_lines
 
@@ -301,7 +301,8 @@ def _output(session: Session, to: str, options: ExportOptions) -> str | bytes | 
     from vis_export.formats import get_format
 
     fmt = get_format(to)
-    return fmt.pieces(session, options) if fmt.pieces else fmt.render(session, options)
+    view = visible_session(session, options.reasoning)  # R2: all the format receives
+    return fmt.pieces(view, options) if fmt.pieces else fmt.render(view, options)
 
 
 def not_exported(source: str, session_id: str, to: str, error: Exception) -> str:

@@ -27,7 +27,7 @@ from typing import Any, Literal
 
 from vis_export.contract.blocktypes import KNOWN_TYPES, RENDERED_TYPES, UNKNOWN, for_each_type
 from vis_export.model import Block, CodeBlock, Message, Session, ToolBlock, UnknownBlock
-from vis_export.policy import visible_session
+from vis_export.policy import SessionView, visible_session
 from vis_export.searchindex.cjk import WORD_PATTERN, index_grams
 
 # 2: tool input, output and error, and attachments, are indexed.
@@ -112,12 +112,12 @@ def check_index_reasoning(reasoning: str) -> IndexReasoning:
     return reasoning
 
 
-def indexed_view(session: Session, reasoning: IndexReasoning) -> Session:
+def indexed_view(session: Session, reasoning: IndexReasoning) -> SessionView:
     """The session as the index sees it: private reasoning gone in every case."""
     return visible_session(session, check_index_reasoning(reasoning))
 
 
-def view_digest(view: Session, reasoning: IndexReasoning) -> str:
+def view_digest(view: SessionView, reasoning: IndexReasoning) -> str:
     """Changes exactly when what the index would hold of the session changes.
     Made of the view (``indexed_view``), which a job makes once for this and
     for the documents: making it is a fair part of a session's indexing."""
@@ -196,7 +196,7 @@ def documents(session: Session, reasoning: IndexReasoning) -> Iterator[dict[str,
     return view_documents(indexed_view(session, reasoning))
 
 
-def view_documents(view: Session) -> Iterator[dict[str, Any]]:
+def view_documents(view: SessionView) -> Iterator[dict[str, Any]]:
     """A document per block of the view (``indexed_view``) that has text. Ids
     may repeat (the contract allows it), keys may not: a repeated key gets a
     count (a database's primary key refused the session, and a hit was lost)."""

@@ -32,7 +32,7 @@ from vis_export.formats import FORMATS, Format, get_format
 from vis_export.formats.html import HtmlProjector
 from vis_export.model import Session
 from vis_export.output import encode
-from vis_export.policy import Reasoning
+from vis_export.policy import Reasoning, SessionView, visible_session
 from vis_export.searchindex import Hit, IndexFailure, search
 from vis_export.searchindex.documents import INDEXED_TYPES
 from vis_export.serve import pages
@@ -227,6 +227,11 @@ def create_app(
     def found(session_id: str) -> tuple[Session, Any] | None:
         return catalogue.session(session_id)
 
+    def shown(session: Session) -> SessionView:
+        """The policy's view of a session (R2): all a page, download or copy of it
+        receives. Made when one is made, not for a page already rendered."""
+        return visible_session(session, room.reasoning)
+
     def session_page(session_id: str) -> Response | None:
         hit = found(session_id)
         if hit is None:
@@ -236,7 +241,7 @@ def create_app(
         with kept:
             page = rendered.get(key)
         if page is None:
-            page = encode(pages.session_page(room, session))
+            page = encode(pages.session_page(room, shown(session)))
         with kept:  # requests run in a thread pool
             rendered[key] = page
             rendered.move_to_end(key)
@@ -257,7 +262,7 @@ def create_app(
         session, stamp = hit
 
         def render() -> bytes:
-            body = made.render(session, room.options)
+            body = made.render(shown(session), room.options)
             return body if isinstance(body, bytes) else encode(body)
 
         try:
@@ -284,7 +289,7 @@ def create_app(
 
     def copy(request: Request) -> Response:
         hit = found(request.query_params.get("session", ""))
-        part = pages.anchored_part(room, hit[0], request.query_params.get("anchor", "")) if hit else None
+        part = pages.anchored_part(room, shown(hit[0]), request.query_params.get("anchor", "")) if hit else None
         if part is None:
             return problem(request, 404, "No message or block with this anchor.")
         return as_json(clipboard(part, reasoning=room.reasoning))

@@ -18,7 +18,7 @@ from vis_export.formats.html import HtmlProjector, environment, pasted_styles, s
 from vis_export.formats.options import ExportOptions
 from vis_export.listing import SessionSummary
 from vis_export.model import Block, Message, Session
-from vis_export.policy import Reasoning, visible_session
+from vis_export.policy import Reasoning, SessionView, visible_session
 from vis_export.searchindex import Hit
 from vis_export.strings import single_line, surrogates_replaced
 from vis_export.timefmt import utc
@@ -99,7 +99,7 @@ class ServedProjector(HtmlProjector):
         return {**self.room.context(), "csp": policy(self.stylesheet()), "downloads": downloads}
 
 
-def session_page(room: Room, session: Session) -> str:
+def session_page(room: Room, session: SessionView) -> str:
     return ServedProjector(room).render(session)
 
 
@@ -166,7 +166,7 @@ def _render(name: str, room: Room, values: dict[str, Any]) -> str:
     return str(environment(None).get_template(name).render(**room.context(), **values))
 
 
-def anchored_part(room: Room, session: Session, wanted: str) -> Message | Block | None:
+def anchored_part(room: Room, session: SessionView, wanted: str) -> Message | Block | None:
     """The message or block a page's anchor names, anchors handed out as the
     page hands them out (``HtmlProjector.anchored``): only what the policy shows."""
     projector = HtmlProjector(room.options)
