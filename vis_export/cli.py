@@ -461,7 +461,7 @@ def _to_stdout(fmt: Format, sessions: list[Session], options: ExportOptions) -> 
     from vis_export.output import encode
     from vis_export.terminal import for_stream
 
-    found = [visible_session(session, options.reasoning) for session in sessions]  # R2: all the format receives
+    found = [visible_session(session, options.reasoning, options.redaction) for session in sessions]  # R2: all the format receives
     if fmt.binary and sys.stdout.isatty():
         raise click.UsageError(f"{fmt.name} is binary: name an output file with -o, or pipe it")
     if len(found) > 1:

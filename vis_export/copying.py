@@ -27,7 +27,7 @@ def clipboard(obj: Exportable, flavours: Sequence[str] = MEDIA_TYPES, **options:
     private reasoning block copies as empty strings unless ``reasoning="all"``).
     """
     settings = ExportOptions(**options)  # type: ignore[arg-type]
-    shown = visible(obj, settings.reasoning)  # R2: the one view every flavour is made of
+    shown = visible(obj, settings.reasoning, settings.redaction)  # R2: the one view every flavour is made of
     out = {}
     if "text/plain" in flavours:
         out["text/plain"] = _made(TextProjector(settings), shown)

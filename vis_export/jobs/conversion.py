@@ -221,7 +221,7 @@ def _output(session: Session, to: str, options: ExportOptions) -> str | bytes | 
     from vis_export.formats import get_format
 
     fmt = get_format(to)
-    view = visible_session(session, options.reasoning)  # R2: all the format receives
+    view = visible_session(session, options.reasoning, options.redaction)  # R2: all the format receives
     return fmt.pieces(view, options) if fmt.pieces else fmt.render(view, options)
 
 
