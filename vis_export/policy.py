@@ -280,8 +280,6 @@ def visible(
     elif isinstance(obj, (list, tuple)):
         messages = tuple(obj)
     else:
-        raise TypeError(
-            f"cannot export a {type(obj).__name__}; expected a Session, Message, Block or list of messages"
-        )
+        raise TypeError(f"cannot export a {type(obj).__name__}; expected a Session, Message, Block or list of messages")
     shown_messages = visible_session(Session("", messages), reasoning, redaction).messages
     return shown_messages[0] if isinstance(obj, Message) else list(shown_messages)

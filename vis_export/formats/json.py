@@ -19,7 +19,9 @@ if TYPE_CHECKING:
     from vis_export.redaction import Redaction
 
 
-def json_value(obj: Exportable, reasoning: Reasoning = DEFAULT_REASONING, redact: Redaction | bool | None = None) -> Any:
+def json_value(
+    obj: Exportable, reasoning: Reasoning = DEFAULT_REASONING, redact: Redaction | bool | None = None
+) -> Any:
     shown = visible(obj, reasoning, ExportOptions(reasoning=reasoning, redact=redact).redaction)
     if shown is None:
         return None

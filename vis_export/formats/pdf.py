@@ -100,7 +100,9 @@ def render_pdf(session: Session, options: ExportOptions, parts: int | None = Non
         return render_typst(session, options)
     require("weasyprint", "PDF")
     require("pypdf", "PDF")
-    session = visible_session(session, options.reasoning, options.redaction)  # R2: the parts are rendered from this view
+    session = visible_session(
+        session, options.reasoning, options.redaction
+    )  # R2: the parts are rendered from this view
     chunks = split(session, parts)
     if len(chunks) == 1:
         pdfs = [_render_part(session, options, 0, chunks)]

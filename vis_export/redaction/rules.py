@@ -152,7 +152,11 @@ BUILT_IN: tuple[Rule, ...] = (
     Rule("stripe-key", _R(r"\b[rsp]k_(?:live|test)_[0-9A-Za-z]{16,}"), ("k_live_", "k_test_")),
     Rule("npm-token", _R(r"\bnpm_[A-Za-z0-9]{36}\b"), ("npm_",)),
     Rule("pypi-token", _R(r"\bpypi-AgE[A-Za-z0-9_-]{50,}"), ("pypi-",)),
-    Rule("aws-access-key", _R(r"\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b"), ("A3T", "AKIA", "ASIA", "ABIA", "ACCA")),
+    Rule(
+        "aws-access-key",
+        _R(r"\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b"),
+        ("A3T", "AKIA", "ASIA", "ABIA", "ACCA"),
+    ),
     Rule(
         "aws-secret-key",
         _R(r"(?i:aws).{0,20}?(?i:secret|key).{0,20}?['\"\s:=]+([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])"),

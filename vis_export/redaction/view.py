@@ -84,7 +84,11 @@ class Redactor:
         if kind is str:
             return self.text(value, where)
         if kind is MappingProxyType or kind is dict:
-            items = [(self.text(key, where), self._keyed(key, item, (*where, key))) for key, item in value.items()]
+            items = [
+                (shown, self._keyed(key, item, (*where, shown)))
+                for key, item in value.items()
+                for shown in (self.text(key, where),)  # the location names a key as shown, never a secret in it
+            ]
             if all(new is old for (new, _), old in zip(items, value, strict=True)) and all(
                 new is old for (_, new), old in zip(items, value.values(), strict=True)
             ):

@@ -16,7 +16,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from importlib.resources import files
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
@@ -37,6 +37,9 @@ from vis_export.searchindex.documents import INDEXED_TYPES
 from vis_export.serve import pages
 from vis_export.serve.catalogue import SORTS, Catalogue
 from vis_export.timefmt import millis
+
+if TYPE_CHECKING:
+    from vis_export.redaction import Redaction
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -125,13 +128,17 @@ def _download_name(session_id: str, extension: str) -> str:
 
 
 def create_app(
-    catalogue: Catalogue, index: str | os.PathLike[str] | None, reasoning: Reasoning, hosts: Sequence[str]
+    catalogue: Catalogue,
+    index: str | os.PathLike[str] | None,
+    reasoning: Reasoning,
+    hosts: Sequence[str],
+    redaction: Redaction | None = None,
 ) -> Starlette:
     """The application over ``catalogue``, searching the index at ``index``
-    (none: no search); ``reasoning`` is the policy of every page, fixed here;
-    ``hosts``: the names a request's ``Host`` may give."""
+    (none: no search); ``reasoning`` and ``redaction`` are the policy of every
+    page, fixed here; ``hosts``: the names a request's ``Host`` may give."""
     formats = _offered()
-    room = pages.Room(reasoning, [(f.name, ext) for ext, f in formats.items()])
+    room = pages.Room(reasoning, [(f.name, ext) for ext, f in formats.items()], redaction)
     csp = pages.policy(HtmlProjector(room.options).stylesheet())
     rendered: OrderedDict[tuple[str, str], bytes] = OrderedDict()
     kept = threading.Lock()
@@ -204,7 +211,7 @@ def create_app(
     def found(session_id: str) -> tuple[SessionView, Any] | None:
         """The policy's view of a session (R2), all a page, download or copy of it receives."""
         hit = catalogue.session(session_id)
-        return None if hit is None else (visible_session(hit[0], room.reasoning), hit[1])
+        return None if hit is None else (visible_session(hit[0], room.reasoning, room.redaction), hit[1])
 
     def session_page(session_id: str) -> Response | None:
         hit = found(session_id)
