@@ -14,7 +14,18 @@ from collections.abc import Iterator
 
 import re2
 from detect_secrets.plugins.base import BasePlugin
-from detect_secrets.plugins.high_entropy_strings import Base64HighEntropyString, HexHighEntropyString
+from detect_secrets.filters.heuristic import (
+    is_indirect_reference,
+    is_likely_id_string,
+    is_prefixed_with_dollar_sign,
+    is_sequential_string,
+    is_templated_secret,
+)
+from detect_secrets.plugins.high_entropy_strings import (
+    Base64HighEntropyString,
+    HexHighEntropyString,
+    HighEntropyStringsPlugin,
+)
 from detect_secrets.plugins.keyword import KeywordDetector
 
 from vis_export.redaction.rules import (
@@ -130,16 +141,27 @@ class Detector:
 
 
 def _line_plugin_spans(text: str) -> Iterator[Span]:
-    """detect-secrets' keyword and entropy plugins on each line that holds a secret-like word."""
+    """detect-secrets' keyword and entropy plugins on each line with a secret-like assignment,
+    their finds passed through its own false-positive filters (as its scanner does)."""
     offset = 0
     for line in text.splitlines(keepends=True):
-        if KEYWORDS.search(line):
+        if KEYWORDS.search(line) and not is_indirect_reference(line):
             for plugin, kind in _LINE_PLUGINS:
                 for secret in set(plugin.analyze_string(line)):
-                    if len(secret) >= 4:
+                    if _plausible(secret, line, plugin):
                         for match in re.finditer(re.escape(secret), line):
                             yield offset + match.start(), offset + match.end(), kind
         offset += len(line)
+
+
+def _plausible(secret: str, line: str, plugin: BasePlugin) -> bool:
+    if len(secret) < 4 or is_sequential_string(secret) or is_templated_secret(secret):
+        return False
+    if is_prefixed_with_dollar_sign(secret) or is_likely_id_string(secret, line, plugin):
+        return False
+    if isinstance(plugin, HighEntropyStringsPlugin):
+        return plugin.calculate_shannon_entropy(secret) > plugin.entropy_limit
+    return True
 
 
 def _merged(found: list[Span]) -> list[Span]:
