@@ -408,7 +408,9 @@ NOT_SECRETS = [
     "version 1.5.0-rc.2+build.20250101 and python3.11",
     "self.assertEqual(result, expected_value_for_this_particular_test_case)",
     'password = "<your password>"  # or ${DB_PASSWORD}',
-    "/home/user/project and /Users/Shared/x",
+    "/home/user/project and /Users/Shared/x and /home/default/x",
+    "see https://sites.example.com/site/someone/home/benchmark",
+    "pwd = (self.password.encode('utf-8') if isinstance(self.password, str) else self.password)",
 ]
 
 

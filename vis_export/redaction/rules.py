@@ -121,8 +121,8 @@ def _assigned(secret: str) -> bool:
     """An assigned value that reads as a secret: not a placeholder, not a bare name
     in code (``password: str``, ``token = get_token()``) unless it mixes letters
     and digits, as generated secrets do."""
-    if len(secret) < 6 or (not any(c.isdigit() for c in secret) and _PLACEHOLDER.match(secret)):
-        return False
+    if len(secret) < 6 or "(" in secret or (not any(c.isdigit() for c in secret) and _PLACEHOLDER.match(secret)):
+        return False  # "(": an expression in code (``pwd = (self.password.encode(...``), not a value
     return not (secret.isdigit() or _PLACEHOLDER.match(secret) and not re.search(r"[A-Za-z]\d|\d[A-Za-z]", secret))
 
 
@@ -194,7 +194,8 @@ BUILT_IN: tuple[Rule, ...] = (
     Rule(
         "home-user",
         _R(
-            r"(?:/home/|/Users/|[A-Za-z]:\\+Users\\+)(?!(?:Shared|Public|Default|All Users|user|username)\b)"
+            r"(?:(?<![\w.-])/home/|(?<![\w.-])/Users/|\b[A-Za-z]:\\+Users\\+)"
+            r"(?!(?i:shared|public|default|all users|user|username|runner|guest)\b)"
             r"([^/\\\s\"'<>:*?|$%{}]+)"
         ),
         ("/home/", "/Users/", "Users\\"),
