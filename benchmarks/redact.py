@@ -54,9 +54,7 @@ def speed(size: int) -> list[Result]:
         view = visible_session(loaded.session)
         load = best_time(lambda data=data: read_bytes(data, "bench", "bench"), 3)
         ours = best_time(lambda view=view: visible_session(view, "visible", Redaction()), 3)
-        results.append(
-            Result(f"--redact {len(data) / 1e6:.0f} MB ({label})", ours, "load+validate", load, "<= 0.5x")
-        )
+        results.append(Result(f"--redact {len(data) / 1e6:.0f} MB ({label})", ours, "load+validate", load, "<= 0.5x"))
     return results
 
 
@@ -85,7 +83,11 @@ def corpus(limit: int) -> list[tuple[str, str, str]]:
 def _session(name: str, kind: str, text: str) -> Any:
     from vis_export.model import session_from_json
 
-    block = {"id": "b", "type": kind, **({"language": "python", "text": text} if kind == "code" else {"markdown": text})}
+    block = {
+        "id": "b",
+        "type": kind,
+        **({"language": "python", "text": text} if kind == "code" else {"markdown": text}),
+    }
     message = {"id": "m", "role": "assistant", "status": "completed", "created_at": 1, "content": [block]}
     return session_from_json({"id": name, "messages": [message]}, name)
 

@@ -24,8 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 from timelimit import time_limit
 
 from vis_export.copying import clipboard
@@ -104,6 +103,7 @@ LONIS = {
     "attribution": {"identity": "lonis:test:golden", "provenance": {"when": "2026-08-10T00:00:00Z", "producer": "p"}},
     "payload": {"kind": "answer", "data": {"question": "proceed?", "text": "SECRET", "confidence": 0.9}},
 }
+
 
 # Every field a session has; a planter puts the text where it says.
 def _append(holder: dict[str, Any], key: str, text: str) -> None:
@@ -275,7 +275,9 @@ def test_both_pdf_engines_hold_no_planted_secret(case: tuple[dict[str, Any], lis
 
 @settings(max_examples=4, deadline=None)
 @given(everywhere())
-def test_a_redacted_value_is_not_found_in_the_index(tmp_path_factory: Any, case: tuple[dict[str, Any], list[str]]) -> None:
+def test_a_redacted_value_is_not_found_in_the_index(
+    tmp_path_factory: Any, case: tuple[dict[str, Any], list[str]]
+) -> None:
     pytest.importorskip("tantivy")
     from vis_export.searchindex import index, search
 
@@ -331,7 +333,9 @@ def _served_app(folder: Path, redaction: Redaction) -> Any:
 
 @settings(max_examples=3, deadline=None)
 @given(everywhere())
-def test_serve_pages_downloads_copies_search_and_list(tmp_path_factory: Any, case: tuple[dict[str, Any], list[str]]) -> None:
+def test_serve_pages_downloads_copies_search_and_list(
+    tmp_path_factory: Any, case: tuple[dict[str, Any], list[str]]
+) -> None:
     pytest.importorskip("starlette")
     from htmldom import parse
 

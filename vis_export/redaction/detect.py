@@ -13,7 +13,6 @@ import re
 from collections.abc import Iterator
 
 import re2
-from detect_secrets.plugins.base import BasePlugin
 from detect_secrets.filters.heuristic import (
     is_indirect_reference,
     is_likely_id_string,
@@ -21,6 +20,7 @@ from detect_secrets.filters.heuristic import (
     is_sequential_string,
     is_templated_secret,
 )
+from detect_secrets.plugins.base import BasePlugin
 from detect_secrets.plugins.high_entropy_strings import (
     Base64HighEntropyString,
     HexHighEntropyString,
@@ -67,6 +67,11 @@ _RULES = BUILT_IN + plugin_rules()
 def triggered(text: str) -> bool:
     """Whether ``text`` may hold a built-in find (none is missed when it says no)."""
     return _TRIGGER.search(text) is not None
+
+
+def trigger_starts(text: str) -> Iterator[int]:
+    """Where in ``text`` something that may be a find starts."""
+    return (match.start() for match in _TRIGGER.finditer(text))
 
 
 def _group_span(match: re.Match[str], group: int | str | None) -> tuple[int, int]:

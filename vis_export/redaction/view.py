@@ -16,15 +16,18 @@ session and reasoning level.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from functools import cache
+from itertools import accumulate
 from types import MappingProxyType
 from typing import Any, TypeVar
 
 from vis_export.model import Block, Message, Session, StoredAttachment
-from vis_export.redaction.detect import Detector, triggered
+from vis_export.redaction.detect import Detector, trigger_starts, triggered
 from vis_export.redaction.rules import SECRET_KEY, Redaction, literal_secret
+from vis_export.sources.files import _collector_paused
 
 S = TypeVar("S", bound=Session)
 
@@ -108,29 +111,40 @@ class Redactor:
         }
         return MappingProxyType({**fields, **changed}) if changed else fields
 
-    def _may_hold(self, *values: Any) -> bool:
-        """Whether anything in ``values`` may be redacted: one RE2 search over all their
-        strings joined, and a look at their keys (custom rules: always)."""
+    def _held(self, parts: list[Mapping[str, Any]]) -> set[int] | None:
+        """Which of ``parts`` (a message's fields, then its blocks' fields) may hold a
+        find (``None``: all may, under custom rules): one RE2 search over all their
+        strings joined, each hit placed in its part, and a look at their keys."""
         if self.detector.custom:
-            return True
-        strings: list[str] = []
-        keyed = [False]
-        for value in values:
-            _collect(value, strings, keyed)
-        return keyed[0] or triggered("\n".join(strings))
+            return None
+        texts, held = [], set()
+        for number, part in enumerate(parts):
+            strings: list[str] = []
+            keyed = [False]
+            _collect(part, strings, keyed)
+            texts.append("\n".join(strings))
+            if keyed[0]:
+                held.add(number)
+        joined = "\n".join(texts)
+        if triggered(joined):
+            ends = list(accumulate(len(text) + 1 for text in texts))
+            held.update(bisect_right(ends, start) for start in trigger_starts(joined))
+        return held
 
     def block(self, block: Block, where: tuple[str | int, ...]) -> Block:
-        if not self._may_hold(block.fields):
-            return block
         fields = self.fields(block.fields, where)
         return block if fields is block.fields else type(block)(fields)
 
     def message(self, message: Message, index: int) -> Message:
-        if not self._may_hold(message.fields, *(block.fields for block in message.blocks)):
+        held = self._held([message.fields, *(block.fields for block in message.blocks)])
+        if held is not None and not held:
             return message
         where = ("messages", index)
-        fields = self.fields(message.fields, where)
-        blocks = tuple(self.block(block, (*where, "content", n)) for n, block in enumerate(message.blocks))
+        fields = self.fields(message.fields, where) if held is None or 0 in held else message.fields
+        blocks = tuple(
+            self.block(block, (*where, "content", n)) if held is None or n + 1 in held else block
+            for n, block in enumerate(message.blocks)
+        )
         if fields is message.fields and all(new is old for new, old in zip(blocks, message.blocks, strict=True)):
             return message
         return replace(
@@ -162,6 +176,10 @@ class Redactor:
         )
 
     def session(self, session: S) -> S:
+        with _collector_paused():  # as loading: many acyclic objects, a collector walking them for nothing
+            return self._session(session)
+
+    def _session(self, session: S) -> S:
         title = self.value(session.title, ("title",))
         metadata = self.value(session.metadata, ())
         messages = tuple(self.message(message, index) for index, message in enumerate(session.messages))
