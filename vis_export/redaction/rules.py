@@ -223,8 +223,13 @@ _PLUGINS: tuple[tuple[type[RegexBasedDetector], tuple[str, ...]], ...] = (
 )
 
 
+# A plugin's kind where the spec's rules name the same thing: one secret, one kind, one marker.
+_SAME_KIND = {"npm-tokens": "npm-token", "openai-token": "openai-key", "stripe-access-key": "stripe-key"}
+
+
 def _kind(secret_type: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", secret_type.lower()).strip("-")
+    kind = re.sub(r"[^a-z0-9]+", "-", secret_type.lower()).strip("-")
+    return _SAME_KIND.get(kind, kind)
 
 
 def plugin_rules() -> tuple[Rule, ...]:
