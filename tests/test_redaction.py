@@ -475,3 +475,59 @@ def test_private_reasoning_is_hidden_before_numbering() -> None:
     PLACES["prose"](document, "mail x2@example.org")
     shown = get_format("markdown").render(_load(document), REDACT)  # type: ignore[arg-type]
     assert "[redacted: email 1]" in shown and "email 2" not in shown
+
+
+def test_dask_workers_write_and_index_only_the_redacted_view(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every unit goes to a local cluster's workers (the job waits for them, ``all_on_workers``):
+    the options they are handed carry the rules, and what they write and index is the same redacted view."""
+    pytest.importorskip("distributed")
+    from all_on_workers import waiting
+
+    from vis_export.distributed.local import LocalCluster
+    from vis_export.jobs.conversion import convert
+    from vis_export.searchindex import search
+    from vis_export.searchindex.job import index_sources
+
+    folder = tmp_path / "in"
+    folder.mkdir()
+    cores = []
+    for n in range(3):
+        document = _base()
+        document["id"] = f"s{n}"
+        for place, kind in zip(PLACES, [*KINDS] * 2, strict=False):
+            text, core = _FIXED[kind](f"{n}Qz8Xw3Lk9Mv2Np7Rt5Bd")
+            PLACES[place](document, text)
+            cores.append(core)
+        (folder / f"s{n}.json").write_text(json.dumps(document))
+    monkeypatch.setattr(LocalCluster, "answered", waiting)
+    options = ExportOptions(redact=True)
+    here = convert([str(folder)], "markdown", tmp_path / "here", options)
+    dask = convert([str(folder)], "markdown", tmp_path / "dask", options, dask="local:1")
+    assert not dask.failed
+    written = {path.name: path.read_bytes() for path in (tmp_path / "dask").iterdir()}
+    assert written == {path.name: path.read_bytes() for path in (tmp_path / "here").iterdir()} and len(written) == 3
+    _absent(cores, b"".join(written.values()), "dask markdown")
+    index_sources([str(folder)], tmp_path / "idx", reasoning="visible", dask="local:1", redaction=Redaction())
+    for core in cores:
+        assert not search(f'"{core}"', tmp_path / "idx")
+    assert search("redacted", tmp_path / "idx")
+    assert not here.failed
+
+
+_FIXED: dict[str, Callable[[str], Secret]] = {
+    "openai-key": lambda c: (f"sk-proj-{c}{c}", f"{c}{c}"),
+    "anthropic-key": lambda c: (f"sk-ant-api03-{c}{c}", f"{c}{c}"),
+    "aws-access-key": lambda c: (f"AKIA{c.upper()[:16]}", c.upper()[:16]),
+    "github-token": lambda c: (f"ghp_{c}{c[:15]}", f"{c}{c[:15]}"),
+    "gitlab-token": lambda c: (f"glpat-{c}", c),
+    "slack-token": lambda c: (f"xoxb-1234567890-{c}", c),
+    "google-api-key": lambda c: (f"AIza{c}{c[:14]}", f"{c}{c[:14]}"),
+    "stripe-key": lambda c: (f"sk_live_{c}", c),
+    "private-key": lambda c: (f"-----BEGIN PRIVATE KEY-----\nMIIE{c}{c}\n-----END PRIVATE KEY-----", f"{c}{c}"),
+    "jwt": lambda c: (f"{_b64url({'alg': 'HS256'})}.{_b64url({'sub': 'x'})}.{c}", c),
+    "uri-credentials": lambda c: (f"mysql://root:{c}@db/app", c),
+    "secret": lambda c: (f"API_TOKEN={c}", c),
+    "authorization": lambda c: (f"Authorization: Bearer {c}{c}", f"{c}{c}"),
+    "email": lambda c: (f"{c.lower()}@example.net", c.lower()),
+    "home-user": lambda c: (f"/Users/{c.lower()[:8]}/x", c.lower()[:8]),
+}
