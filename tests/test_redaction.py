@@ -531,3 +531,12 @@ _FIXED: dict[str, Callable[[str], Secret]] = {
     "email": lambda c: (f"{c.lower()}@example.net", c.lower()),
     "home-user": lambda c: (f"/Users/{c.lower()[:8]}/x", c.lower()[:8]),
 }
+
+
+def test_serves_list_names_no_home_folder_of_a_source() -> None:
+    from vis_export.serve.catalogue import _entry
+
+    session = Session("s", (), title="for bob@example.org", source="/home/alice7q/chats/s.json")
+    row = _entry(session, "key", 0, Redaction()).summary.row()
+    assert "alice7q" not in json.dumps(row) and "bob@" not in json.dumps(row)
+    assert row["source"] == "/home/[redacted: home-user 1]/chats/s.json"

@@ -43,11 +43,13 @@ class Entry:
 
 
 def _entry(session: Session, key: str, position: int, redaction: Redaction | None = None) -> Entry:
-    """With ``redaction``, the summary (title, models) is of the redacted session, and so is the filter's text."""
+    """With ``redaction``, the summary (title, models, path) is of the redacted session, and so is the filter's text."""
     if redaction is not None:
-        from vis_export.redaction import redacted
+        from vis_export.redaction.view import Redactor
 
-        session = redacted(session, redaction)
+        redactor = Redactor(redaction)  # one numbering: the session's, then its file's path (a home folder)
+        session = redactor.session(session)
+        session = replace(session, source=redactor.text(session.source, ("source",)))
     summary = SessionSummary.of(session)
     return Entry(summary, key, position, f"{summary.shown}\n{summary.id}".casefold())
 
