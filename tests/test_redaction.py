@@ -540,3 +540,45 @@ def test_serves_list_names_no_home_folder_of_a_source() -> None:
     row = _entry(session, "key", 0, Redaction()).summary.row()
     assert "alice7q" not in json.dumps(row) and "bob@" not in json.dumps(row)
     assert row["source"] == "/home/[redacted: home-user 1]/chats/s.json"
+
+
+@settings(max_examples=15, deadline=None)
+@given(everywhere())
+def test_markers_are_styled_in_html_text_and_nowhere_else(case: tuple[dict[str, Any], list[str]]) -> None:
+    """Each marker in text is a ``span.redacted``; styling changes no text a browser reads
+    (code's included, R1), no attribute, and nothing in the title."""
+    from htmldom import NS, parse, text_content
+
+    import vis_export.formats.marked as marked
+
+    session = _load(_document_with_links(case[0]))
+    with time_limit(60):
+        html = get_format("html").render(session, REDACT)  # type: ignore[arg-type]
+        real = marked.styled
+        marked.styled = lambda html: html  # type: ignore[assignment]
+        try:
+            plain = get_format("html").render(session, REDACT)  # type: ignore[arg-type]
+        finally:
+            marked.styled = real  # type: ignore[assignment]
+    styled, unstyled = parse(html), parse(plain)
+    spans = [e for e in styled.iter() if e.tag == NS + "span" and e.get("class") == "redacted"]
+    assert spans and all(MARKER.fullmatch(text_content(span)) for span in spans)
+    assert text_content(styled) == text_content(unstyled)
+
+    def attributes(root: Any) -> list[dict[str, str]]:
+        return [dict(e.attrib) for e in root.iter() if isinstance(e.tag, str) and e not in spans]
+
+    assert attributes(styled) == attributes(unstyled)
+    assert not any(e.tag == NS + "span" for title in styled.iter(NS + "title") for e in title)
+
+
+def _document_with_links(document: dict[str, Any]) -> dict[str, Any]:
+    """Markers inside link targets and image sources too (attributes a marker must not break)."""
+    _blocks(document).append(
+        {
+            "id": "links",
+            "type": "prose",
+            "markdown": "[db](postgres://me:Zq7Lp2Xw9Rt4@db/x) ![i](https://me:Zq7Lp2Xw9Rt4@h/i.png) <b>a@b.co</b>",
+        }
+    )
+    return document

@@ -205,15 +205,30 @@ class HtmlProjector(Projector):
             "theme": self.options.theme,
             "version": __version__,
         }
-        yield from self.env.get_template(self.document_template).generate({**page, **self.page_context(session)})
+        yield from self._marked(
+            self.env.get_template(self.document_template).generate({**page, **self.page_context(session)})
+        )
+
+    def _marked(self, pieces: Iterator[str]) -> Iterator[str]:
+        """The pieces as they are; from a redacted view, one piece with its markers styled."""
+        if self.options.redaction is None:
+            return pieces
+        from vis_export.formats.marked import styled
+
+        return iter([styled("".join(pieces))])
 
     def stylesheet(self) -> str:
         """The document's one inline stylesheet (its CSP allows it by hash)."""
-        return str(
+        style = str(
             self.env.get_template("style.css.j2").render(
                 paper=self.page_size(), token_colours=TOKEN_COLOURS, token_styles=TOKEN_STYLES
             )
         )
+        if self.options.redaction is None:
+            return style
+        from vis_export.formats.marked import STYLE
+
+        return style + STYLE
 
     def page_context(self, session: Session) -> dict[str, Any]:
         """What a subclass adds to (or changes in) the values a document template receives."""
@@ -222,14 +237,18 @@ class HtmlProjector(Projector):
     def messages(self, messages: list[Message]) -> Iterator[str]:
         self.anchors = Anchors()
         views = [self.message_view(m, i) for i, m in enumerate(messages, 1)]
-        yield from self.env.get_template("fragment.html.j2").generate(messages=views, blocks=[], **self._fragment())
+        yield from self._marked(
+            self.env.get_template("fragment.html.j2").generate(messages=views, blocks=[], **self._fragment())
+        )
 
     def message(self, message: Message) -> Iterator[str]:
         yield from self.messages([message])
 
     def lone_block(self, block: Block) -> Iterator[str]:
-        yield from self.env.get_template("fragment.html.j2").generate(
-            messages=[], blocks=[self.block(block)], **self._fragment()
+        yield from self._marked(
+            self.env.get_template("fragment.html.j2").generate(
+                messages=[], blocks=[self.block(block)], **self._fragment()
+            )
         )
 
     def _fragment(self) -> dict[str, Any]:
