@@ -255,6 +255,10 @@ def test_no_text_output_clipboard_provider_or_index_document_holds_a_planted_sec
         for flavour in ("openai", "anthropic"):
             provided = to_provider(session, provider_format=flavour, redact=True)
             _absent(cores, json.dumps(provided).encode(), f"provider {flavour}")
+        view = visible_session(session, "visible", Redaction())
+        assert (
+            list(findings(view, Redaction())) == []
+        )  # markers hold nothing to redact: a view redacted twice is the same
         docs = list(documents(session, "visible", Redaction()))
         _absent(cores, json.dumps(docs, ensure_ascii=False).encode(), "index documents")
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import re
 
+from vis_export.redaction.rules import MARKERS
+
 STYLE = (
     "\n.redacted{font-style:italic;background:rgba(127,127,127,.18);border-radius:3px;padding:0 .2em;"
     "white-space:nowrap}\n"
@@ -19,7 +21,6 @@ STYLE = (
 # A tag (quoted attribute values may hold '>'), or a run of text.
 _PARTS = re.compile(r"""(<[A-Za-z/!?](?:[^>"']|"[^"]*"|'[^']*')*>)""")
 _RAW = re.compile(r"<(title|style|script|textarea)\b", re.IGNORECASE)
-_MARKER = re.compile(r"\[redacted: [a-z0-9-]+ \d+\]")
 
 
 def styled(html: str) -> str:
@@ -36,5 +37,5 @@ def styled(html: str) -> str:
             elif part.lower().startswith(f"</{raw}"):
                 raw = None
         elif raw is None and "[redacted: " in part:
-            parts[index] = _MARKER.sub(r'<span class="redacted">\g<0></span>', part)
+            parts[index] = MARKERS.sub(r'<span class="redacted">\g<0></span>', part)
     return "".join(parts)

@@ -31,6 +31,7 @@ from detect_secrets.plugins.keyword import KeywordDetector
 from vis_export.redaction.rules import (
     BUILT_IN,
     KEYWORDS,
+    MARKERS,
     TRIGGER,
     Redaction,
     Rule,
@@ -113,6 +114,9 @@ class Detector:
                 found = self._not_excluded(text, found)
         for rule in self.custom:
             found.extend(self._rule_spans(text, rule))
+        if found and "[redacted: " in text:  # a marker is never taken for a secret: redacting twice changes nothing
+            markers = [match.span() for match in MARKERS.finditer(text)]
+            found = [span for span in found if not any(a < span[1] and span[0] < b for a, b in markers)]
         if found and self.allow:
             found = [span for span in found if not self.allowed(text[span[0] : span[1]])]
         return _merged(found)

@@ -35,6 +35,10 @@ from detect_secrets.plugins.stripe import StripeDetector
 from detect_secrets.plugins.telegram_token import TelegramBotTokenDetector
 from detect_secrets.plugins.twilio import TwilioKeyDetector
 
+# What replaces a secret, and how any marker reads (never taken for a secret; styled in HTML).
+MARKER = "[redacted: {kind} {number}]"
+MARKERS = re.compile(r"\[redacted: [a-z0-9-]+ \d+\]")
+
 
 @dataclass(frozen=True)
 class Rule:
@@ -258,6 +262,10 @@ class Redaction:
     allow: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
+        # Lists from a caller become tuples (hashable, cached); a bare expression is of kind "custom".
+        given: Any = self.patterns
+        object.__setattr__(self, "patterns", tuple(("custom", p) if isinstance(p, str) else tuple(p) for p in given))
+        object.__setattr__(self, "allow", tuple(self.allow))
         for _, pattern in self.patterns:
             _compile(pattern, "--redact-pattern")
         for pattern in self.allow:

@@ -26,12 +26,11 @@ from typing import Any, TypeVar
 
 from vis_export.model import Block, Message, Session, StoredAttachment
 from vis_export.redaction.detect import Detector, trigger_starts, triggered
-from vis_export.redaction.rules import SECRET_KEY, Redaction, literal_secret
+from vis_export.redaction.rules import MARKER, SECRET_KEY, Redaction, literal_secret
 from vis_export.sources.files import _collector_paused
 
 S = TypeVar("S", bound=Session)
 
-MARKER = "[redacted: {kind} {number}]"
 # Values that say what a thing is, not what it holds: never rewritten, so a block stays the block it was.
 _STRUCTURE = frozenset({"id", "type", "role", "status", "visibility", "content", "created_at", "completed_at"})
 _TEXT_TYPES = ("text/", "application/json", "application/xml", "application/x-ndjson", "application/yaml")

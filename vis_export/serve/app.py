@@ -256,7 +256,7 @@ def create_app(
         part = pages.anchored_part(room, hit[0], request.query_params.get("anchor", "")) if hit else None
         if part is None:
             return problem(request, 404, "No message or block with this anchor.")
-        return as_json(clipboard(part, reasoning=room.reasoning))
+        return as_json(clipboard(part, reasoning=room.reasoning, redact=room.redaction))  # markers styled in HTML
 
     # --- search --------------------------------------------------------------------------
 
