@@ -84,14 +84,7 @@ def _on_workers(
         redaction=job.redaction,
         pure=False,
     )
-    here = (
-        dask.lenient,
-        job.reasoning,
-        dict(job.known),
-        database,
-        True,
-        job.redaction,
-    )  # a task run here (see ``task_result``)
+    here = (dask.lenient, job.reasoning, dict(job.known), database, job.redaction)  # a task run here (``task_result``)
     task = {future.key: (index_unit, unit, *here) for future, unit in zip(futures, plan, strict=True)}
     parts = [(future, j, part) for future, unit in zip(futures, plan, strict=True) for j, part in enumerate(unit)]
     of_batch: dict[int, list[tuple[Any, int, Part]]] = {}

@@ -171,8 +171,8 @@ def index_unit(
     reasoning: IndexReasoning,
     known: dict[str, str],
     database: Database | None,
-    checked: bool = True,
     redaction: Redaction | None = None,
+    checked: bool = True,
 ) -> list[list[tuple[Reading, Made | None]]]:
     """Each session of each part with what indexing it takes (``Made``), its
     documents made only when ``known`` lacks its hash. With ``database`` the
