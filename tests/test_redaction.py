@@ -586,3 +586,26 @@ def _document_with_links(document: dict[str, Any]) -> dict[str, Any]:
         }
     )
     return document
+
+
+def test_show_index_and_serve_take_redact_on_the_command_line(tmp_path: Path) -> None:
+    pytest.importorskip("rich")
+    document = _base()
+    PLACES["tool output"](document, "token at glpat-Zq7Lp2Xw9Rt4Vb6Nm3Kj")
+    source = tmp_path / "chat.json"
+    source.write_text(json.dumps(document))
+    cli = [sys.executable, "-m", "vis_export"]
+    shown = subprocess.run([*cli, "show", str(source), "--session", document["id"], "--redact"], capture_output=True)
+    assert shown.returncode == 0 and b"[redacted: gitlab-token 1]" in shown.stdout and b"Zq7Lp2" not in shown.stdout
+    block = [*cli, "show", str(source), "--session", document["id"], "--block", "planted1", "--redact"]
+    assert b"[redacted: gitlab-token 1]" in subprocess.run(block, capture_output=True).stdout
+    indexed = subprocess.run([*cli, "index", str(source), "--index", str(tmp_path / "idx"), "--redact"])
+    assert indexed.returncode == 0
+    found = subprocess.run(
+        [*cli, "search", "Zq7Lp2Xw9Rt4Vb6Nm3Kj", "--index", str(tmp_path / "idx"), "--json"], capture_output=True
+    )
+    assert json.loads(found.stdout) == []
+    refused = subprocess.run(
+        [*cli, "serve", str(source), "--redact", "--index", str(tmp_path / "idx"), "--port", "0"], capture_output=True
+    )
+    assert refused.returncode == 2 and b"leave out --index" in refused.stderr
