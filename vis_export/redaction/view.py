@@ -116,18 +116,19 @@ class Redactor:
         strings joined, each hit placed in its part, and a look at their keys."""
         if self.detector.custom:
             return None
-        texts, held = [], set()
+        strings: list[str] = []
+        firsts, held = [], set()  # where each part's strings start in ``strings``
         for number, part in enumerate(parts):
-            strings: list[str] = []
+            firsts.append(len(strings))
             keyed = [False]
             _collect(part, strings, keyed)
-            texts.append("\n".join(strings))
             if keyed[0]:
                 held.add(number)
-        joined = "\n".join(texts)
-        if triggered(joined):
-            ends = list(accumulate(len(text) + 1 for text in texts))
-            held.update(bisect_right(ends, start) for start in trigger_starts(joined))
+        joined = "\n".join(strings)
+        if triggered(joined):  # rare: only then is each hit placed in its part
+            ends = list(accumulate(len(string) + 1 for string in strings))
+            for start in trigger_starts(joined):
+                held.add(bisect_right(firsts, bisect_right(ends, start)) - 1)
         return held
 
     def block(self, block: Block, where: tuple[str | int, ...]) -> Block:
