@@ -1,12 +1,12 @@
 """What redaction looks for: the built-in kinds (``redact.md``) and custom rules.
 
 A rule is a regular expression compiled once, with the kind its marker names and
-the literal hints that must appear in a string before the expression is run at
-all: most strings of a session hold none, so scanning one costs one search of
-a combined hint expression. Provider tokens come from detect-secrets' plugins
-(their ``denylist`` expressions, maintained upstream) beside the spec's own
-rules; its keyword and entropy plugins are run only on lines that hold a
-secret-like word (``KEYWORDS``).
+the literal hints one of which a string must hold before the expression is run.
+``TRIGGER`` holds every rule's hint in one RE2 expression: text it finds
+nothing in is not looked at further (``detect``). Provider tokens come from
+detect-secrets' plugins (their ``denylist`` expressions, maintained upstream)
+beside the spec's own rules; its keyword and entropy plugins are run only on
+lines with a secret-like assignment (``KEYWORDS``).
 """
 
 from __future__ import annotations
@@ -211,7 +211,7 @@ BUILT_IN: tuple[Rule, ...] = (
 _PLUGINS: tuple[tuple[type[RegexBasedDetector], tuple[str, ...]], ...] = (
     (AWSKeyDetector, ("A3T", "AKIA", "ASIA", "ABIA", "ACCA")),
     (AzureStorageKeyDetector, ("AccountKey=",)),
-    (DiscordBotTokenDetector, (".",)),  # weak hints: the prefilter's long-token branch lets these through
+    (DiscordBotTokenDetector, (".",)),  # weak hints: TRIGGER holds these plugins' own shapes
     (GitHubTokenDetector, ("gh",)),
     (GitLabTokenDetector, ("gl", "GR1348941")),
     (MailchimpDetector, ("-us",)),
