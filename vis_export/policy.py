@@ -268,18 +268,14 @@ def visible(
     check_reasoning(reasoning)
     if isinstance(obj, Session):
         return visible_session(obj, reasoning, redaction)
-    if isinstance(obj, Message):
-        messages: tuple[Message, ...] = (obj,)
-    elif isinstance(obj, Block):
-        shown = _shown_block(obj, reasoning)
-        if shown is None or redaction is None:
-            return shown
-        from vis_export.redaction.view import Redactor
+    if redaction is not None:
+        from vis_export.redaction.view import redacted_part  # only a redacting caller needs its dependencies
 
-        return Redactor(redaction).block(shown, ())
-    elif isinstance(obj, (list, tuple)):
-        messages = tuple(obj)
-    else:
-        raise TypeError(f"cannot export a {type(obj).__name__}; expected a Session, Message, Block or list of messages")
-    shown_messages = visible_session(Session("", messages), reasoning, redaction).messages
-    return shown_messages[0] if isinstance(obj, Message) else list(shown_messages)
+        return redacted_part(visible(obj, reasoning), redaction)
+    if isinstance(obj, Message):
+        return visible_message(obj, reasoning)
+    if isinstance(obj, Block):
+        return _shown_block(obj, reasoning)
+    if isinstance(obj, (list, tuple)):
+        return [visible_message(m, reasoning) for m in obj]
+    raise TypeError(f"cannot export a {type(obj).__name__}; expected a Session, Message, Block or list of messages")

@@ -224,6 +224,20 @@ def _where(path: tuple[str | int, ...]) -> str:
     return out or "session"
 
 
+def redacted_part(shown: object, redaction: Redaction) -> Message | Block | list[Message] | None:
+    """A message, a block or a list of messages the policy shows (``None``: nothing),
+    redacted on its own: markers are numbered within it, messages in order."""
+    redactor = Redactor(redaction)
+    if shown is None:
+        return None
+    if isinstance(shown, Block):
+        return redactor.block(shown, ())
+    if isinstance(shown, Message):
+        return redactor.message(shown, 0)
+    assert isinstance(shown, (list, tuple)), shown  # the policy shows a session only as a view, made apart
+    return [redactor.message(message, index) for index, message in enumerate(shown)]
+
+
 def redacted(session: S, redaction: Redaction) -> S:
     """``session`` with its secrets replaced by markers."""
     return Redactor(redaction).session(session)
