@@ -133,16 +133,10 @@ def reasoning_option(help: str) -> Callable[[Command], Command]:
     )
 
 
-def redact_options(command: Command) -> Command:
-    """``--redact`` and its rules (R8), as ``convert``, ``index``, ``serve``, ``show`` and ``scan`` take them."""
+def redact_rule_options(command: Command) -> Command:
+    """The rules of redaction (R8): custom patterns, an allowlist, a rules file."""
     for option in reversed(
         [
-            click.option(
-                "--redact",
-                is_flag=True,
-                help="Replace secrets and personal data (keys, tokens, passwords, e-mail addresses, home folder "
-                "user names ...) with numbered markers in every output.",
-            ),
             click.option(
                 "--redact-pattern",
                 "redact_patterns",
@@ -171,11 +165,19 @@ def redact_options(command: Command) -> Command:
     return command
 
 
-def _redaction(
-    redact: bool, patterns: Sequence[str], allow: Sequence[str], rules: Path | None, always: bool = False
-) -> Redaction | None:
+def redact_options(command: Command) -> Command:
+    """``--redact`` and its rules, as ``convert``, ``index``, ``serve`` and ``show`` take them."""
+    return click.option(
+        "--redact",
+        is_flag=True,
+        help="Replace secrets and personal data (keys, tokens, passwords, e-mail addresses, home folder user "
+        "names ...) with numbered markers in every output.",
+    )(redact_rule_options(command))
+
+
+def _redaction(redact: bool, patterns: Sequence[str], allow: Sequence[str], rules: Path | None) -> Redaction | None:
     """The rules the redaction options ask for (``None``: no redaction); a bad rule is a usage error."""
-    if not (redact or patterns or allow or rules or always):
+    if not (redact or patterns or allow or rules):
         return None
     from vis_export.extras import MissingExtra, require
 
@@ -448,7 +450,7 @@ def convert(
         paper=paper,
         pdf_engine=pdf_engine,
         provider_format=provider_format,
-        redact=_redaction(redact, redact_patterns, redact_allow, redact_rules, redact_report is not None),
+        redact=_redaction(redact or redact_report is not None, redact_patterns, redact_allow, redact_rules),
     )
     reporter = Reporter()
     fmt = get_format(to)
@@ -960,13 +962,12 @@ def serve(
 @reasoning_option("The reasoning the export would keep: what it hides is not scanned.")
 @click.option("--json", "as_json", is_flag=True, help="The findings and the count per kind as JSON on standard output.")
 @click.option("--lenient", is_flag=True, help="Scan what can be read from invalid input, with warnings.")
-@redact_options
+@redact_rule_options
 def scan(
     sources: Sequence[str],
     reasoning: str,
     as_json: bool,
     lenient: bool,
-    redact: bool,
     redact_patterns: Sequence[str],
     redact_allow: Sequence[str],
     redact_rules: Path | None,
@@ -986,7 +987,7 @@ def scan(
     """
     from vis_export.redaction.report import scan as scan_sessions
 
-    redaction = _redaction(redact, redact_patterns, redact_allow, redact_rules, always=True)
+    redaction = _redaction(True, redact_patterns, redact_allow, redact_rules)
     assert redaction is not None
     reporter = Reporter()
     found = reporter.results(_read(sources, lenient))
