@@ -609,3 +609,23 @@ def test_show_index_and_serve_take_redact_on_the_command_line(tmp_path: Path) ->
         [*cli, "serve", str(source), "--redact", "--index", str(tmp_path / "idx"), "--port", "0"], capture_output=True
     )
     assert refused.returncode == 2 and b"leave out --index" in refused.stderr
+
+
+def test_stored_attachments_of_text_types_are_redacted_and_images_left_alone() -> None:
+    from types import MappingProxyType
+
+    from vis_export.model import StoredAttachment
+
+    def stored(name: str, media_type: str, data: bytes) -> StoredAttachment:
+        return StoredAttachment(name, "m2", media_type, f"{name} for a.b@example.org", len(data), data, None, None)
+
+    text = b"DB_PASSWORD=Zq7Lp2Xw9Rt4 and c.d@example.org\n"
+    image = b"\x89PNG\r\n\x1a\nsk-proj-Zq7Lp2Xw9Rt4Vb6Nm3KjAbCdEf"
+    attachments = {"t": stored("t", "text/plain; charset=utf-8", text), "i": stored("i", "image/png", image)}
+    session = Session("s", (), attachments=MappingProxyType(attachments))
+    view = visible_session(session, "visible", Redaction())
+    shown = view.attachments
+    assert shown["t"].data == b"DB_PASSWORD=[redacted: secret 1] and [redacted: email 2]\n"
+    assert shown["t"].size_bytes == len(shown["t"].data or b"")
+    assert shown["t"].filename == "t for [redacted: email 1]"
+    assert shown["i"].data == image and shown["i"].filename == "i for [redacted: email 1]"

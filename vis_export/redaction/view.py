@@ -157,7 +157,11 @@ class Redactor:
         )
 
     def attachment(self, attachment: StoredAttachment) -> StoredAttachment:
+        """Its name, place and transcription, then its bytes when they are text (in that order)."""
         where = ("attachments", attachment.id)
+        filename = self.value(attachment.filename, (*where, "filename"))
+        storage_uri = self.value(attachment.storage_uri, (*where, "storage_uri"))
+        transcription = self.value(attachment.transcription, (*where, "transcription"))
         data = attachment.data
         if data is not None and (attachment.media_type or "").startswith(_TEXT_TYPES):
             try:
@@ -168,9 +172,9 @@ class Redactor:
                 data = self.text(text, (*where, "data")).encode("utf-8")
         return replace(
             attachment,
-            filename=self.value(attachment.filename, (*where, "filename")),
-            storage_uri=self.value(attachment.storage_uri, (*where, "storage_uri")),
-            transcription=self.value(attachment.transcription, (*where, "transcription")),
+            filename=filename,
+            storage_uri=storage_uri,
+            transcription=transcription,
             data=data,
             size_bytes=attachment.size_bytes if data is attachment.data or data is None else len(data),
         )
