@@ -629,3 +629,11 @@ def test_stored_attachments_of_text_types_are_redacted_and_images_left_alone() -
     assert shown["t"].size_bytes == len(shown["t"].data or b"")
     assert shown["t"].filename == "t for [redacted: email 1]"
     assert shown["i"].data == image and shown["i"].filename == "i for [redacted: email 1]"
+
+
+def test_a_hex_value_assigned_to_a_secrets_name_is_a_secret_though_a_bare_one_is_an_id() -> None:
+    token = "3f2a9c0d1e4b5a6978c0d1e2f3a4b5c6d7e8f901"
+    document = _base()
+    PLACES["code"](document, f"export GITHUB_TOKEN={token}  # and commit {token[::-1]}")
+    shown = get_format("json").render(_load(document), REDACT)  # type: ignore[arg-type]
+    assert token not in shown and "[redacted: secret 1]" in shown and token[::-1] in shown

@@ -52,7 +52,8 @@ _NOT_SECRET = re.compile(
     r"|\b[0-9a-f]{7,128}\b"
 )
 
-_CREDENTIAL_PLACES = frozenset({"authorization", "uri-credentials", "private-key"})
+# Kinds found by where a value stands (assigned to a secret's name, after a scheme's user): a hex token there is one.
+_CREDENTIAL_PLACES = frozenset({"authorization", "uri-credentials", "private-key", "secret"})
 
 _LINE_PLUGINS: tuple[tuple[BasePlugin, str], ...] = (
     (KeywordDetector(), "secret"),
