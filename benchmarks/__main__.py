@@ -163,6 +163,10 @@ def main() -> None:
     from benchmarks import serve as serve_bench
 
     serve_results, serve_lines = serve_bench.run(args.quick)
+    from benchmarks import redact as redact_bench
+
+    redact_results = redact_bench.speed(sizes[biggest])
+    redact_lines = redact_bench.false_positives(100 if args.quick else 600, show=False)
     results = (
         load_validate(sizes)
         + exports(sizes[biggest], biggest)
@@ -172,10 +176,11 @@ def main() -> None:
         + search_results
         + clipboard_block()
         + serve_results
+        + redact_results
         + import_time(5 if args.quick else 21)
     )
     print(table(results))
-    print("\n".join(pdf_lines + typst_lines + search_lines + serve_lines))
+    print("\n".join(pdf_lines + typst_lines + search_lines + serve_lines + redact_lines))
 
 
 if __name__ == "__main__":

@@ -53,7 +53,7 @@ def room(
     catalogue.check_every = 0  # every request looks for changed sources
     catalogue.refresh()
     location = keeper.directory if keeper is not None else index
-    app = create_app(catalogue, location, reasoning, LOCAL_NAMES, renders)  # type: ignore[arg-type]
+    app = create_app(catalogue, location, reasoning, LOCAL_NAMES, renders=renders)  # type: ignore[arg-type]
     try:
         with TestClient(_decoded_once(app), base_url=BASE) as client:
             client.problems = problems

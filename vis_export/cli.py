@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -28,6 +28,9 @@ from vis_export.policy import DEFAULT_REASONING, REASONING_CHOICES, check_reason
 from vis_export.searchindex.documents import INDEX_REASONING, INDEXED_TYPES
 from vis_export.searchindex.engines import MAX_THREADS, engine_names
 from vis_export.timefmt import millis, utc
+
+if TYPE_CHECKING:
+    from vis_export.redaction import Redaction
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -128,6 +131,67 @@ def reasoning_option(help: str) -> Callable[[Command], Command]:
     return click.option(
         "--reasoning", type=click.Choice(REASONING_CHOICES), default=DEFAULT_REASONING, show_default=True, help=help
     )
+
+
+def redact_rule_options(command: Command) -> Command:
+    """The rules of redaction (R8): custom patterns, an allowlist, a rules file."""
+    for option in reversed(
+        [
+            click.option(
+                "--redact-pattern",
+                "redact_patterns",
+                multiple=True,
+                metavar="REGEX",
+                help="Redact what this expression finds too (its group 'secret', else its first group, else all "
+                "it matches); repeatable; implies --redact.",
+            ),
+            click.option(
+                "--redact-allow",
+                "redact_allow",
+                multiple=True,
+                metavar="REGEX",
+                help="Keep a find this expression matches in (repeatable); implies --redact.",
+            ),
+            click.option(
+                "--redact-rules",
+                type=click.Path(exists=True, dir_okay=False, path_type=Path),
+                default=None,
+                metavar="FILE",
+                help="A TOML file of [[pattern]] rules (regex, kind) and an allow list; implies --redact.",
+            ),
+        ]
+    ):
+        command = option(command)
+    return command
+
+
+def redact_options(command: Command) -> Command:
+    """``--redact`` and its rules, as ``convert``, ``index``, ``serve`` and ``show`` take them."""
+    return click.option(
+        "--redact",
+        is_flag=True,
+        help="Replace secrets and personal data (keys, tokens, passwords, e-mail addresses, home folder user "
+        "names ...) with numbered markers in every output.",
+    )(redact_rule_options(command))
+
+
+def _redaction(redact: bool, patterns: Sequence[str], allow: Sequence[str], rules: Path | None) -> Redaction | None:
+    """The rules the redaction options ask for (``None``: no redaction); a bad rule is a usage error."""
+    if not (redact or patterns or allow or rules):
+        return None
+    from vis_export.extras import MissingExtra, require
+
+    try:
+        require("detect_secrets", "--redact")
+        require("re2", "--redact")
+        from vis_export.redaction import Redaction, RulesError, read_rules
+
+        given = read_rules(rules) if rules is not None else Redaction()
+        return Redaction(
+            given.patterns + tuple(("custom", pattern) for pattern in patterns), given.allow + tuple(allow)
+        )
+    except (MissingExtra, RulesError) as error:
+        raise click.UsageError(str(error)) from None
 
 
 sources_argument = click.argument("sources", nargs=-1, required=True, metavar="SOURCE...")
@@ -312,6 +376,14 @@ def sessions(sources: Sequence[str], as_json: bool) -> None:
     show_default=True,
     help="Chat message format (provider).",
 )
+@redact_options
+@click.option(
+    "--redact-report",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    metavar="FILE",
+    help="Write what redaction took out (places and kinds, never values) as JSON; implies --redact.",
+)
 @dask_option
 def convert(
     sources: Sequence[str],
@@ -331,6 +403,11 @@ def convert(
     paper: str,
     pdf_engine: str,
     provider_format: str,
+    redact: bool,
+    redact_patterns: Sequence[str],
+    redact_allow: Sequence[str],
+    redact_rules: Path | None,
+    redact_report: Path | None,
     dask: str | None,
 ) -> None:
     """Convert sessions to another format.
@@ -351,6 +428,7 @@ def convert(
       vis-export convert vis.db --to markdown --reasoning none --no-tools -o exports/
       vis-export convert archive/ --to pdf -o /shared/pdf/ --dask tcp://scheduler:8786
       vis-export convert archive/ --to pdf -o pdf/ --dask local:4
+      vis-export convert vis.db --to html -o shared/ --redact --redact-report shared/redacted.json
     """
     from vis_export.distributed.cluster import DaskFailure
     from vis_export.formats import get_format
@@ -373,11 +451,14 @@ def convert(
         paper=paper,
         pdf_engine=pdf_engine,
         provider_format=provider_format,
+        redact=_redaction(redact or redact_report is not None, redact_patterns, redact_allow, redact_rules),
     )
     reporter = Reporter()
     fmt = get_format(to)
     if fmt.needs is not None:
         fmt.needs(options)  # a missing extra: one line, before anything is read
+    if redact_report is not None:
+        _write_redact_report(redact_report, sources, options, session_ids, lenient)
     _warn_unused_options(reporter, fmt.name)
     if template_dir is not None and fmt.name in ("html", "pdf"):  # before any reading: hours, on an archive
         from vis_export.formats.html import template_problems
@@ -414,6 +495,20 @@ def convert(
     if outcome.refused and not lenient:
         _hint_lenient(outcome.refused)
     sys.exit(1 if outcome.failed else 0)
+
+
+def _write_redact_report(
+    path: Path, sources: Sequence[str], options: ExportOptions, session_ids: Sequence[str], lenient: bool
+) -> None:
+    """``--redact-report``: what redaction takes out of the sessions converted (read once more, on their own)."""
+    from vis_export.output import write_atomic
+    from vis_export.redaction.report import scan
+
+    assert options.redaction is not None
+    sessions = [r.session for r in _read(sources, lenient) if r.session is not None]
+    chosen = [s for s in sessions if not session_ids or s.id in session_ids]
+    report = scan(chosen, options.reasoning, options.redaction)
+    write_atomic(path, json.dumps(report.to_json(), ensure_ascii=False, indent=2) + "\n")
 
 
 def _picked(reporter: Reporter, found: list[Any], session_ids: Sequence[str]) -> list[Any]:
@@ -467,7 +562,9 @@ def _to_stdout(fmt: Format, sessions: list[Session], options: ExportOptions) -> 
     from vis_export.output import encode
     from vis_export.terminal import for_stream
 
-    found = [visible_session(session, options.reasoning) for session in sessions]  # R2: all the format receives
+    found = [
+        visible_session(session, options.reasoning, options.redaction) for session in sessions
+    ]  # R2: all the format receives
     if fmt.binary and sys.stdout.isatty():
         raise click.UsageError(f"{fmt.name} is binary: name an output file with -o, or pipe it")
     if len(found) > 1:
@@ -598,6 +695,7 @@ def index_option(help: str, required: bool = True) -> Callable[[Command], Comman
     metavar="NAME",
     help="PostgreSQL: where the sessions come from (default: this host's name); --prune removes only its own.",
 )
+@redact_options
 @dask_option
 def index(
     sources: Sequence[str],
@@ -609,6 +707,10 @@ def index(
     jobs: int,
     lenient: bool,
     origin: str | None,
+    redact: bool,
+    redact_patterns: Sequence[str],
+    redact_allow: Sequence[str],
+    redact_rules: Path | None,
     dask: str | None,
 ) -> None:
     """Add or update the sessions of SOURCE... in a search index.
@@ -632,6 +734,7 @@ def index(
     from vis_export.searchindex import IndexFailure, check_placement
     from vis_export.searchindex.job import index_sources
 
+    redaction = _redaction(redact, redact_patterns, redact_allow, redact_rules)
     reporter = Reporter()
     try:
         if isinstance(directory, Path):
@@ -650,6 +753,7 @@ def index(
                 dask=dask,
                 report=reporter,
                 progress=progress,
+                redact=redaction,
             )
     except (IndexFailure, DaskFailure) as failure:
         reporter.problem(f"vis-export: {failure}")
@@ -734,6 +838,7 @@ def search(
 @reasoning_option("Which reasoning to show; 'all' authorises private reasoning.")
 @click.option("--lenient", is_flag=True, help="Show what can be shown safely from invalid input, with warnings.")
 @click.option("--no-pager", is_flag=True, help="Never page, even when the text is taller than the terminal.")
+@redact_options
 def show(
     sources: Sequence[str],
     session_id: str,
@@ -742,6 +847,10 @@ def show(
     reasoning: str,
     lenient: bool,
     no_pager: bool,
+    redact: bool,
+    redact_patterns: Sequence[str],
+    redact_allow: Sequence[str],
+    redact_rules: Path | None,
 ) -> None:
     """Print a session, one of its messages or one block in the terminal:
     Markdown rendered, code highlighted, paged when taller than the screen.
@@ -765,8 +874,11 @@ def show(
     require("rich", "vis-export show")
     require("mdit_py_plugins", "vis-export show")
     level = check_reasoning(reasoning)
+    redaction = _redaction(redact, redact_patterns, redact_allow, redact_rules)
     reporter = Reporter()
     found = reporter.results(_read(sources, lenient))
+    if redaction is not None:  # the whole session's view, so a message or block shows the session's markers
+        found = [visible_session(session, level, redaction) for session in found]
     if reporter.refused and not lenient:
         _hint_lenient(reporter.refused)
     try:
@@ -788,8 +900,18 @@ def show(
 @click.option("--port", type=click.IntRange(0, 65535), default=8765, show_default=True, help="0: any free port.")
 @reasoning_option("Reasoning on every page, fixed for the server's life; all shows private reasoning (with a banner).")
 @click.option("--open", "open_browser", is_flag=True, help="Open the sessions page in a browser.")
+@redact_options
 def serve(
-    sources: Sequence[str], directory: Path | str | None, host: str, port: int, reasoning: str, open_browser: bool
+    sources: Sequence[str],
+    directory: Path | str | None,
+    host: str,
+    port: int,
+    reasoning: str,
+    open_browser: bool,
+    redact: bool,
+    redact_patterns: Sequence[str],
+    redact_allow: Sequence[str],
+    redact_rules: Path | None,
 ) -> None:
     """Serve SOURCE... to a browser on this machine: the sessions (filter, sort),
     each session with a copy button on every message and block, search, and
@@ -817,6 +939,12 @@ def serve(
         )
     from vis_export.serve.server import bind, prepare, run, url_of
 
+    redaction = _redaction(redact, redact_patterns, redact_allow, redact_rules)
+    if redaction is not None and directory is not None:
+        raise click.UsageError(
+            "--redact builds its own redacted index: leave out --index "
+            "(an index made elsewhere may hold what is redacted)"
+        )
     reporter, policy = Reporter(), check_reasoning(reasoning)
     try:
         sock = bind(host, port)
@@ -825,7 +953,7 @@ def serve(
         sys.exit(1)
     catalogue = None
     try:
-        catalogue, keeper = prepare(sources, directory, policy, reporter.results, reporter.warning)
+        catalogue, keeper = prepare(sources, directory, policy, reporter.results, reporter.warning, redaction)
         with _progress(catalogue.file_count(), "Reading" if keeper is None else "Indexing") as advance:
             catalogue.refresh(advance)
         if not len(catalogue) and set(sources) <= set(reporter.refused):
@@ -834,10 +962,53 @@ def serve(
         echo(f"Serving {len(catalogue)} session(s) at {url_of(sock)} (Ctrl-C stops)", err=True)
         if policy == "all":
             echo("Private reasoning is shown on every page (--reasoning all).", err=True)
-        run(catalogue, directory if keeper is None else keeper.directory, policy, sock, open_browser)
+        run(catalogue, directory if keeper is None else keeper.directory, policy, sock, open_browser, redaction)
     except IndexFailure as failure:
         echo(f"vis-export: {failure}", err=True)
         sys.exit(1)
     finally:
         if catalogue is not None:
             catalogue.close()
+
+
+@main.command(context_settings=CONTEXT, short_help="Say what --redact would take out: places and kinds, never values.")
+@sources_argument
+@reasoning_option("The reasoning the export would keep: what it hides is not scanned.")
+@click.option("--json", "as_json", is_flag=True, help="The findings and the count per kind as JSON on standard output.")
+@click.option("--lenient", is_flag=True, help="Scan what can be read from invalid input, with warnings.")
+@redact_rule_options
+def scan(
+    sources: Sequence[str],
+    reasoning: str,
+    as_json: bool,
+    lenient: bool,
+    redact_patterns: Sequence[str],
+    redact_allow: Sequence[str],
+    redact_rules: Path | None,
+) -> None:
+    """Say what --redact would take out of SOURCE...: one line per find,
+    FILE: session ID: LOCATION: kind, then a count per kind. Never the value,
+    nor its length or a hash of it.
+
+    Exits with 1 when anything was found (for a hook that refuses to publish),
+    0 when nothing was, 2 on bad input or options.
+
+    \b
+    Examples:
+      vis-export scan ~/.vis/vis.db
+      vis-export scan exports/ --json | jq .counts
+      vis-export scan chat.json --redact-allow '@example\\.com$' --redact-pattern 'EMP-[0-9]{6}'
+    """
+    from vis_export.redaction.report import scan as scan_sessions
+
+    redaction = _redaction(True, redact_patterns, redact_allow, redact_rules)
+    assert redaction is not None
+    reporter = Reporter()
+    found = reporter.results(_read(sources, lenient))
+    report = scan_sessions(found, check_reasoning(reasoning), redaction)
+    if as_json:
+        echo(json.dumps(report.to_json(), ensure_ascii=False, indent=2))
+    else:
+        for line in report.lines():
+            echo(line)
+    sys.exit(2 if reporter.failed else 1 if report.findings else 0)

@@ -10,12 +10,16 @@ Markdown cost microseconds for one block; ``flavours=("text/plain",
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from vis_export.formats.markdown import MarkdownProjector
 from vis_export.formats.options import ExportOptions, Folder, Theme, attachments_folder, folder
 from vis_export.formats.projector import Projector
 from vis_export.formats.text import TextProjector
 from vis_export.policy import DEFAULT_REASONING, Exportable, Reasoning, visible
+
+if TYPE_CHECKING:
+    from vis_export.redaction import Redaction
 
 MEDIA_TYPES = ("text/plain", "text/markdown", "text/html")
 
@@ -33,6 +37,7 @@ def clipboard(
     template_dir: Folder = None,
     theme: Theme | None = None,
     no_highlight: bool = False,
+    redact: Redaction | bool | None = None,
 ) -> dict[str, str]:
     """The clipboard flavours of a block, a message, a list of messages or a session.
 
@@ -50,8 +55,9 @@ def clipboard(
         template_dir=folder(template_dir),
         theme=theme,
         no_highlight=no_highlight,
+        redact=redact,
     )
-    shown = visible(obj, settings.reasoning)  # R2: the one view every flavour is made of
+    shown = visible(obj, settings.reasoning, settings.redaction)  # R2: the one view every flavour is made of
     out = {}
     if "text/plain" in flavours:
         out["text/plain"] = _made(TextProjector(settings), shown)

@@ -3,7 +3,7 @@
 PDF (WeasyPrint, pypdf), the search index (tantivy, Whoosh), its PostgreSQL
 engine (psycopg), the terminal view of ``show`` (rich, mdit-py-plugins), the reading room
 of ``serve`` (Starlette, uvicorn), the Typst PDF engine (typst) and jobs on a
-Dask cluster (distributed) are extras: a user
+Dask cluster (distributed) and redaction (detect-secrets, RE2) are extras: a user
 who copies and converts text needs none of them. When one is missing, the
 feature that needs it says which extra to install, in one line, instead of
 failing with an ImportError deep inside.
@@ -28,6 +28,8 @@ EXTRAS = {
     "uvicorn": "serve",
     "typst": "typst",
     "distributed": "dask",
+    "detect_secrets": "redact",
+    "re2": "redact",
 }
 
 

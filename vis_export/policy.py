@@ -27,10 +27,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields, replace
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from vis_export.contract.reasoning_words import flagged, is_reasoning_map, names_reasoning, says_reasoning
 from vis_export.model import Block, LonisBlock, Message, ReasoningBlock, Session, UnknownBlock
+
+if TYPE_CHECKING:
+    from vis_export.redaction import Redaction
 
 Exportable = Session | Message | Block | list[Message] | tuple[Message, ...]
 
@@ -178,9 +181,13 @@ class SessionView(Session):
     plugin's too), the index's documents, ``serve``, the clipboard, provider
     messages and Dask tasks take this type, never the loaded ``Session``, so what
     a projection is handed cannot hold what the policy hides.
+
+    ``redaction``: the rules whose finds were replaced by markers (R8), applied
+    after reasoning is hidden (``vis_export.redaction.view`` says why).
     """
 
     reasoning: Reasoning = DEFAULT_REASONING
+    redaction: Redaction | None = None
 
 
 _SESSION_FIELDS = tuple(field.name for field in fields(Session))
@@ -188,28 +195,43 @@ _SESSION_FIELDS = tuple(field.name for field in fields(Session))
 _STRICTNESS: dict[Reasoning, int] = {"none": 0, "visible": 1, "all": 2}
 
 
-def visible_session(session: Session, reasoning: Reasoning = DEFAULT_REASONING) -> SessionView:
-    """The view of ``session`` under ``reasoning``; a view already made under a
-    policy that hides as much or more is returned as it is (a view never shows
-    more than it holds)."""
+def visible_session(
+    session: Session, reasoning: Reasoning = DEFAULT_REASONING, redaction: Redaction | None = None
+) -> SessionView:
+    """The view of ``session`` under ``reasoning`` (and ``redaction``, when given); a
+    view already made under a policy that hides as much or more is returned as it
+    is (a view never shows more than it holds)."""
     check_reasoning(reasoning)
     if isinstance(session, SessionView) and _STRICTNESS[session.reasoning] <= _STRICTNESS[reasoning]:
-        return session
-    messages = tuple(visible_message(m, reasoning) for m in session.messages)
-    metadata = session.metadata if reasoning == "all" else _fields_shown(session.metadata)
-    kept = {name: getattr(session, name) for name in _SESSION_FIELDS}
-    return SessionView(**{**kept, "messages": messages, "metadata": metadata}, reasoning=reasoning)
+        view = session
+    else:
+        messages = tuple(visible_message(m, reasoning) for m in session.messages)
+        metadata = session.metadata if reasoning == "all" else _fields_shown(session.metadata)
+        kept = {name: getattr(session, name) for name in _SESSION_FIELDS}
+        view = SessionView(**{**kept, "messages": messages, "metadata": metadata}, reasoning=reasoning)
+    if redaction is None or view.redaction == redaction:
+        return view
+    from vis_export.redaction import redacted  # only a redacting caller needs its dependencies
+
+    return replace(redacted(view, redaction), redaction=redaction)
 
 
-def visible(obj: Exportable, reasoning: Reasoning = DEFAULT_REASONING) -> Exportable | None:
-    """The same kind of object with what the policy hides taken out.
+def visible(
+    obj: Exportable, reasoning: Reasoning = DEFAULT_REASONING, redaction: Redaction | None = None
+) -> Exportable | None:
+    """The same kind of object with what the policy hides taken out (and, with
+    ``redaction``, its secrets replaced by markers numbered within ``obj``).
 
     A single block the policy hides gives ``None``: a copy button on a private
     reasoning block copies nothing.
     """
     check_reasoning(reasoning)
     if isinstance(obj, Session):
-        return visible_session(obj, reasoning)
+        return visible_session(obj, reasoning, redaction)
+    if redaction is not None:
+        from vis_export.redaction.view import redacted_part  # only a redacting caller needs its dependencies
+
+        return redacted_part(visible(obj, reasoning), redaction)
     if isinstance(obj, Message):
         return visible_message(obj, reasoning)
     if isinstance(obj, Block):

@@ -75,9 +75,16 @@ def _on_workers(
     advance.start()
     (known,) = client.scatter([dict(job.known)], broadcast=True)  # once to each worker, not once a task
     futures = client.map(
-        index_unit, plan, lenient=dask.lenient, reasoning=job.reasoning, known=known, database=database, pure=False
+        index_unit,
+        plan,
+        lenient=dask.lenient,
+        reasoning=job.reasoning,
+        known=known,
+        database=database,
+        redaction=job.redaction,
+        pure=False,
     )
-    here = (dask.lenient, job.reasoning, dict(job.known), database)  # a task run here (see ``task_result``)
+    here = (dask.lenient, job.reasoning, dict(job.known), database, job.redaction)  # a task run here (``task_result``)
     task = {future.key: (index_unit, unit, *here) for future, unit in zip(futures, plan, strict=True)}
     parts = [(future, j, part) for future, unit in zip(futures, plan, strict=True) for j, part in enumerate(unit)]
     of_batch: dict[int, list[tuple[Any, int, Part]]] = {}

@@ -15,7 +15,7 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vis_export.distributed.cluster import DaskFailure, result
 from vis_export.formats.options import ExportOptions
@@ -26,6 +26,9 @@ from vis_export.searchindex.target import Database
 from vis_export.sources.parts import Part, read_part
 from vis_export.sources.result import LoadResult
 from vis_export.sources.stamp import file_stamp
+
+if TYPE_CHECKING:
+    from vis_export.redaction import Redaction
 
 SHARED = "sources and the output must be at the same path on every worker"
 _KEPT = 4  # files whose sessions a worker keeps for its next task (the same file's next sessions)
@@ -168,6 +171,7 @@ def index_unit(
     reasoning: IndexReasoning,
     known: dict[str, str],
     database: Database | None,
+    redaction: Redaction | None = None,
     checked: bool = True,
 ) -> list[list[tuple[Reading, Made | None]]]:
     """Each session of each part with what indexing it takes (``Made``), its
@@ -185,7 +189,7 @@ def index_unit(
             for loaded in read_part(part, lenient):
                 session, made = loaded.session, None
                 if session is not None:
-                    view = indexed_view(session, reasoning)
+                    view = indexed_view(session, reasoning, redaction)
                     digest = view_digest(view, reasoning)
                     docs = list(view_documents(view)) if known.get(session.id) != digest else None
                     if docs is not None and database is not None:

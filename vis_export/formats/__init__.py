@@ -63,8 +63,10 @@ class _GivenTheView:
 
     def __call__(self, given: Any, options: ExportOptions) -> Any:
         if self.many:
-            return self.function([visible_session(session, options.reasoning) for session in given], options)
-        return self.function(visible_session(given, options.reasoning), options)
+            return self.function(
+                [visible_session(session, options.reasoning, options.redaction) for session in given], options
+            )
+        return self.function(visible_session(given, options.reasoning, options.redaction), options)
 
 
 def _json() -> Format:

@@ -15,7 +15,7 @@ import unicodedata
 from collections.abc import Iterable, Iterator
 from functools import lru_cache, partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from markupsafe import Markup
 
@@ -71,6 +71,9 @@ from vis_export.policy import DEFAULT_REASONING, Exportable, Reasoning
 from vis_export.resources import builtin_templates
 from vis_export.strings import single_line
 from vis_export.timefmt import iso, utc
+
+if TYPE_CHECKING:
+    from vis_export.redaction import Redaction
 
 SUMMARY_LENGTH = 60
 ROW_LENGTH = 100  # characters of code on a line of a printed page, about
@@ -224,15 +227,30 @@ class HtmlProjector(Projector):
             "theme": self.options.theme,
             "version": __version__,
         }
-        yield from self.env.get_template(self.document_template).generate({**page, **self.page_context(session)})
+        yield from self._marked(
+            self.env.get_template(self.document_template).generate({**page, **self.page_context(session)})
+        )
+
+    def _marked(self, pieces: Iterator[str]) -> Iterator[str]:
+        """The pieces as they are; from a redacted view, one piece with its markers styled."""
+        if self.options.redaction is None:
+            return pieces
+        from vis_export.formats.marked import styled
+
+        return iter([styled("".join(pieces))])
 
     def stylesheet(self) -> str:
         """The document's one inline stylesheet (its CSP allows it by hash)."""
-        return str(
+        style = str(
             self.env.get_template("style.css.j2").render(
                 paper=self.page_size(), token_colours=TOKEN_COLOURS, token_styles=TOKEN_STYLES
             )
         )
+        if self.options.redaction is None:
+            return style
+        from vis_export.formats.marked import STYLE
+
+        return style + STYLE
 
     def page_context(self, session: Session) -> dict[str, Any]:
         """What a subclass adds to (or changes in) the values a document template receives."""
@@ -242,15 +260,19 @@ class HtmlProjector(Projector):
         self.anchors = Anchors()
         self.prose_count = 0
         views = [self.message_view(m, i) for i, m in enumerate(messages, 1)]
-        yield from self.env.get_template("fragment.html.j2").generate(messages=views, blocks=[], **self._fragment())
+        yield from self._marked(
+            self.env.get_template("fragment.html.j2").generate(messages=views, blocks=[], **self._fragment())
+        )
 
     def message(self, message: Message) -> Iterator[str]:
         yield from self.messages([message])
 
     def lone_block(self, block: Block) -> Iterator[str]:
         self.prose_count = 0
-        yield from self.env.get_template("fragment.html.j2").generate(
-            messages=[], blocks=[self.block(block)], **self._fragment()
+        yield from self._marked(
+            self.env.get_template("fragment.html.j2").generate(
+                messages=[], blocks=[self.block(block)], **self._fragment()
+            )
         )
 
     def _fragment(self) -> dict[str, Any]:
@@ -401,6 +423,7 @@ def to_html(
     template_dir: Folder = None,
     theme: Theme | None = None,
     no_highlight: bool = False,
+    redact: Redaction | bool | None = None,
 ) -> str:
     """A self-contained HTML document of a session; an HTML fragment of a message,
     a block or a list of messages (what ``clipboard`` puts under ``text/html``).
@@ -414,5 +437,6 @@ def to_html(
         template_dir=folder(template_dir),
         theme=theme,
         no_highlight=no_highlight,
+        redact=redact,
     )
     return HtmlProjector(options).render(obj)

@@ -8,16 +8,21 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vis_export.formats.options import ExportOptions
 from vis_export.model import Block, Message, Session
 from vis_export.policy import DEFAULT_REASONING, Exportable, Reasoning, visible
 from vis_export.strings import surrogates_escaped
 
+if TYPE_CHECKING:
+    from vis_export.redaction import Redaction
 
-def json_value(obj: Exportable, reasoning: Reasoning = DEFAULT_REASONING) -> Any:
-    shown = visible(obj, reasoning)
+
+def json_value(
+    obj: Exportable, reasoning: Reasoning = DEFAULT_REASONING, redact: Redaction | bool | None = None
+) -> Any:
+    shown = visible(obj, reasoning, ExportOptions(reasoning=reasoning, redact=redact).redaction)
     if shown is None:
         return None
     if isinstance(shown, (Session, Message, Block)):
@@ -32,15 +37,17 @@ def _dump(value: Any) -> str:
     return surrogates_escaped(text)
 
 
-def to_json(obj: Exportable, *, reasoning: Reasoning = DEFAULT_REASONING) -> str:
+def to_json(
+    obj: Exportable, *, reasoning: Reasoning = DEFAULT_REASONING, redact: Redaction | bool | None = None
+) -> str:
     """JSON text of a session, message, block or list of messages."""
-    return _dump(json_value(obj, reasoning))
+    return _dump(json_value(obj, reasoning, redact))
 
 
 def session_json(session: Session, options: ExportOptions) -> str:
-    return to_json(session, reasoning=options.reasoning)
+    return to_json(session, reasoning=options.reasoning, redact=options.redaction)
 
 
 def sessions_json(sessions: Sequence[Session], options: ExportOptions) -> str:
     """Several sessions on one stream: one JSON array, still valid input."""
-    return _dump([json_value(session, options.reasoning) for session in sessions])
+    return _dump([json_value(session, options.reasoning, options.redaction) for session in sessions])

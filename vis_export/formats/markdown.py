@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from vis_export.attachments import Attachments
@@ -38,6 +39,9 @@ from vis_export.model import (
 )
 from vis_export.policy import DEFAULT_REASONING, Exportable, Reasoning
 from vis_export.timefmt import iso
+
+if TYPE_CHECKING:
+    from vis_export.redaction import Redaction
 
 
 class MarkdownProjector(Projector):
@@ -172,6 +176,7 @@ def to_markdown(
     attachments: Folder = None,
     front_matter: bool = False,
     links_from: Folder = None,
+    redact: Redaction | bool | None = None,
 ) -> str:
     """GitHub Flavored Markdown of a session, message, block or list of messages;
     the options are those of ``vis-export convert --to markdown`` (see
@@ -186,5 +191,6 @@ def to_markdown(
         attachments=attachments_folder(attachments),
         front_matter=front_matter,
         links_from=folder(links_from),
+        redact=redact,
     )
     return MarkdownProjector(options).render(obj)

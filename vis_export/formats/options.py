@@ -5,9 +5,12 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from vis_export.policy import DEFAULT_REASONING, Reasoning, check_reasoning
+
+if TYPE_CHECKING:
+    from vis_export.redaction import Redaction
 
 # The choices of the options that have them: the command line offers exactly
 # these, and the API's keyword parameters are typed with them.
@@ -36,7 +39,9 @@ class ExportOptions:
     template; ``template_dir`` does not apply) (PDF); ``provider_format``:
     ``openai`` or ``anthropic`` (provider messages); ``links_from``: the folder the
     output is written to, which links to attachment files are relative to
-    (Markdown; the working directory when ``None``)."""
+    (Markdown; the working directory when ``None``); ``redact``: replace secrets and
+    personal data with markers (R8): ``True`` for the built-in rules, or a
+    ``Redaction`` with custom patterns and an allowlist."""
 
     reasoning: Reasoning = DEFAULT_REASONING
     timestamps: bool = False
@@ -51,9 +56,16 @@ class ExportOptions:
     pdf_engine: str = "weasyprint"
     provider_format: str = "openai"
     links_from: Path | None = None
+    redact: Redaction | bool | None = None
 
     def __post_init__(self) -> None:
         check_reasoning(self.reasoning)
+        if self.redact is True:
+            from vis_export.redaction import Redaction
+
+            object.__setattr__(self, "redact", Redaction())
+        elif self.redact is False:
+            object.__setattr__(self, "redact", None)
         for name in ("attachments", "template_dir", "links_from"):
             value = getattr(self, name)
             if value is not None and not isinstance(value, Path):
@@ -68,6 +80,11 @@ class ExportOptions:
             raise ValueError(f"pdf_engine must be one of {', '.join(PDF_ENGINES)}")
         if self.tool_output_limit is not None and self.tool_output_limit < 0:
             raise ValueError("tool_output_limit must not be negative")
+
+    @property
+    def redaction(self) -> Redaction | None:
+        """The redaction rules, or ``None`` when nothing is redacted."""
+        return None if isinstance(self.redact, bool) else self.redact
 
 
 def folder(value: Folder) -> Path | None:

@@ -29,7 +29,7 @@ from contextlib import contextmanager
 from dataclasses import replace
 from datetime import UTC, datetime
 from multiprocessing import get_context
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vis_export import __version__
 from vis_export.formats.facts import SessionFacts
@@ -37,6 +37,9 @@ from vis_export.formats.html import HtmlProjector
 from vis_export.formats.options import ExportOptions, Folder, Paper, PdfEngine, attachments_folder, folder
 from vis_export.model import Message, Session
 from vis_export.policy import DEFAULT_REASONING, Reasoning, visible_session
+
+if TYPE_CHECKING:
+    from vis_export.redaction import Redaction
 
 PART_SIZE = 150_000  # below this much message text a second process costs more than it saves
 MAX_WORKERS = 4
@@ -82,6 +85,7 @@ def to_pdf(
     no_highlight: bool = False,
     paper: Paper = "A4",
     pdf_engine: PdfEngine = "weasyprint",
+    redact: Redaction | bool | None = None,
 ) -> bytes:
     """A session, a message or a list of messages as PDF bytes; messages are
     laid out as a session of their own. The options are those of ``vis-export
@@ -96,6 +100,7 @@ def to_pdf(
         no_highlight=no_highlight,
         paper=paper,
         pdf_engine=engine or pdf_engine,
+        redact=redact,
     )
     if isinstance(obj, Message):
         obj = [obj]
@@ -127,7 +132,7 @@ def render_pdf(session: Session, options: ExportOptions, parts: int | None = Non
         from vis_export.formats.pdf_typst import render_typst
 
         return render_typst(session, options)
-    session = visible_session(session, options.reasoning)  # R2: the parts are rendered from this view
+    session = visible_session(session, options.reasoning, options.redaction)  # R2: the parts are made of this view
     chunks = split(session, parts)
     if len(chunks) == 1:
         pdfs = [_render_part(session, options, 0, chunks)]

@@ -125,7 +125,7 @@ class TypstProjector(Projector):
         """The template's whole input, of the session as the reasoning policy shows
         it (R2), or of one ``part`` of it. Each call has its own image budget, as an
         HTML document."""
-        session = visible_session(session, self.options.reasoning)
+        session = visible_session(session, self.options.reasoning, self.options.redaction)
         facts = part.facts if part is not None else SessionFacts.of(session)
         self.attachments = Attachments.of(session, self.options.attachments, pixels=MAX_DOCUMENT_PIXELS)
         attached = [b for _, b in session.blocks() if isinstance(b, AttachmentBlock)]
@@ -278,7 +278,7 @@ def render_typst(session: Session, options: ExportOptions) -> bytes:
     """One Typst document; a long session (over ``PART_SIZE`` of text) in parts,
     each compiled by a process of its own (Typst keeps what it compiled for the
     life of a process), and joined as the WeasyPrint engine joins its parts."""
-    session = visible_session(session, options.reasoning)
+    session = visible_session(session, options.reasoning, options.redaction)
     chunks = split(session, size=PART_SIZE)
     facts = SessionFacts.of(session)
     with tempfile.TemporaryDirectory(prefix="vis-export-typst-") as folder:

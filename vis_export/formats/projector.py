@@ -33,7 +33,7 @@ class Projector:
         return "".join(self.pieces(obj))
 
     def pieces(self, obj: Exportable) -> Iterator[str]:
-        shown = visible(obj, self.options.reasoning)
+        shown = visible(obj, self.options.reasoning, self.options.redaction)
         if shown is None:
             return
         if isinstance(shown, Session):

@@ -17,7 +17,7 @@ import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vis_export.attachments import Attachments
 from vis_export.contract.blocktypes import RENDERED_TYPES, UNKNOWN, for_each_type
@@ -25,6 +25,9 @@ from vis_export.formats.markdown_syntax import fenced
 from vis_export.formats.options import PROVIDER_FORMATS, ExportOptions, Folder, ProviderFormat, attachments_folder
 from vis_export.model import AttachmentBlock, Block, ErrorBlock, LonisBlock, Message, Session, ToolBlock, UnknownBlock
 from vis_export.policy import DEFAULT_REASONING, Reasoning, visible_session
+
+if TYPE_CHECKING:
+    from vis_export.redaction import Redaction
 
 _NAME_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 CANCELLED = "[Notice: the previous turn was cancelled before it finished.{partial}]"
@@ -247,7 +250,7 @@ def conversation(session: Session, options: ExportOptions, flavour: str = "opena
     if flavour not in PROVIDER_FORMATS:
         raise ValueError(f"provider format must be one of {', '.join(PROVIDER_FORMATS)}")
     # Reasoning never goes to a provider, not even visible reasoning, unless all is authorised.
-    shown = visible_session(session, "all" if options.reasoning == "all" else "none")
+    shown = visible_session(session, "all" if options.reasoning == "all" else "none", options.redaction)
     attachments = Attachments.of(session, options.attachments)
     return (_openai if flavour == "openai" else _anthropic)(shown, attachments)
 
@@ -258,12 +261,13 @@ def to_provider(
     reasoning: Reasoning = DEFAULT_REASONING,
     attachments: Folder = None,
     provider_format: ProviderFormat = "openai",
+    redact: Redaction | bool | None = None,
 ) -> dict[str, Any]:
     """The session as the chat messages a provider takes (``provider_format``
     ``"openai"`` or ``"anthropic"``); the options are those of ``vis-export
     convert --to provider`` (see ``ExportOptions``)."""
     settings = ExportOptions(
-        reasoning=reasoning, attachments=attachments_folder(attachments), provider_format=provider_format
+        reasoning=reasoning, attachments=attachments_folder(attachments), provider_format=provider_format, redact=redact
     )
     return conversation(session, settings, settings.provider_format)
 

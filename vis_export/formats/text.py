@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from vis_export.formats.facts import SessionFacts
 from vis_export.formats.markdown_syntax import fenced
@@ -38,6 +39,9 @@ from vis_export.model import (
 )
 from vis_export.policy import DEFAULT_REASONING, Exportable, Reasoning
 from vis_export.strings import clean, ended, single_line
+
+if TYPE_CHECKING:
+    from vis_export.redaction import Redaction
 
 REASONING_BEGIN = "--- reasoning ---"
 PRIVATE_REASONING_BEGIN = "--- private reasoning ---"
@@ -148,10 +152,15 @@ def to_text(
     timestamps: bool = False,
     no_tools: bool = False,
     tool_output_limit: int | None = None,
+    redact: Redaction | bool | None = None,
 ) -> str:
     """Plain text of a session, message, block or list of messages; the options
     are those of ``vis-export convert --to text`` (see ``ExportOptions``)."""
     options = ExportOptions(
-        reasoning=reasoning, timestamps=timestamps, no_tools=no_tools, tool_output_limit=tool_output_limit
+        reasoning=reasoning,
+        timestamps=timestamps,
+        no_tools=no_tools,
+        tool_output_limit=tool_output_limit,
+        redact=redact,
     )
     return TextProjector(options).render(obj)

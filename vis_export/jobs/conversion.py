@@ -15,7 +15,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from vis_export.formats.options import (
     ExportOptions,
@@ -31,6 +31,9 @@ from vis_export.model import Session
 from vis_export.policy import DEFAULT_REASONING, Reasoning, visible_session
 from vis_export.problems import Problem
 from vis_export.sources.result import LoadResult, report_lines
+
+if TYPE_CHECKING:
+    from vis_export.redaction import Redaction
 
 
 class Report(Protocol):
@@ -129,6 +132,7 @@ def convert(
     paper: Paper = "A4",
     pdf_engine: PdfEngine = "weasyprint",
     provider_format: ProviderFormat = "openai",
+    redact: Redaction | bool | None = None,
     session_ids: Iterable[str] = (),
     lenient: bool = False,
     dask: str | None = None,
@@ -162,6 +166,7 @@ def convert(
         paper=paper,
         pdf_engine=pdf_engine,
         provider_format=provider_format,
+        redact=redact,
     )
     if options is not None and given != ExportOptions():
         raise TypeError("convert() takes its options as keywords or as options=ExportOptions(...), not both")
@@ -301,7 +306,7 @@ def _output(session: Session, to: str, options: ExportOptions) -> str | bytes | 
     from vis_export.formats import get_format
 
     fmt = get_format(to)
-    view = visible_session(session, options.reasoning)  # R2: all the format receives
+    view = visible_session(session, options.reasoning, options.redaction)  # R2: all the format receives
     return fmt.pieces(view, options) if fmt.pieces else fmt.render(view, options)
 
 

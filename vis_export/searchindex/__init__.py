@@ -25,6 +25,7 @@ from vis_export.timefmt import Moment
 
 if TYPE_CHECKING:
     from vis_export.model import Session
+    from vis_export.redaction import Redaction
     from vis_export.searchindex.directory import check_placement
     from vis_export.searchindex.engines import Engine
     from vis_export.searchindex.engines.postgresql_engine import PostgresEngine
@@ -78,19 +79,27 @@ def index(
     progress: Callable[[Session], None] | None = None,
     warn: Callable[[str], None] | None = None,
     origin: str | None = None,
+    redact: Redaction | bool | None = None,
 ) -> IndexCounts:
     """Index ``sessions`` into ``directory`` (a folder, or a ``postgresql://``
     URI) with ``engine`` (by default the one the index there was built with,
     else tantivy); returns how many were added, updated, unchanged and (with
     ``prune``) removed. In a database, ``origin`` (by default the host name)
-    records where sessions come from: ``prune`` removes only its own."""
+    records where sessions come from: ``prune`` removes only its own. ``redact``
+    (``True`` or a ``Redaction``): secrets are replaced by markers before
+    anything is indexed (R8)."""
     from vis_export.searchindex.job import Batch, index_sessions
     from vis_export.searchindex.target import is_database
 
     check_index_reasoning(reasoning)
     batches = [Batch(None, None, lambda: sessions)]
     location = directory if is_database(directory) else Path(directory)
-    return index_sessions(batches, location, engine, reasoning, prune, wait, threads, progress, warn, origin)
+    from vis_export.formats.options import ExportOptions
+
+    redaction = ExportOptions(redact=redact).redaction
+    return index_sessions(
+        batches, location, engine, reasoning, prune, wait, threads, progress, warn, origin, None, redaction
+    )
 
 
 def search(

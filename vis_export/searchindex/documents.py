@@ -23,12 +23,15 @@ import json
 import re
 from collections.abc import Callable, Iterator, Mapping
 from functools import lru_cache
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from vis_export.contract.blocktypes import KNOWN_TYPES, RENDERED_TYPES, UNKNOWN, for_each_type
 from vis_export.model import Block, CodeBlock, Message, Session, ToolBlock, UnknownBlock
 from vis_export.policy import SessionView, visible_session
 from vis_export.searchindex.cjk import WORD_PATTERN, index_grams
+
+if TYPE_CHECKING:
+    from vis_export.redaction import Redaction
 
 # 2: tool input, output and error, and attachments, are indexed.
 # 3: Chinese, Japanese and Korean are indexed as bigrams among the terms, not as words.
@@ -112,16 +115,18 @@ def check_index_reasoning(reasoning: str) -> IndexReasoning:
     return reasoning
 
 
-def indexed_view(session: Session, reasoning: IndexReasoning) -> SessionView:
-    """The session as the index sees it: private reasoning gone in every case."""
-    return visible_session(session, check_index_reasoning(reasoning))
+def indexed_view(session: Session, reasoning: IndexReasoning, redaction: Redaction | None = None) -> SessionView:
+    """The session as the index sees it: private reasoning gone in every case,
+    and with ``redaction`` its secrets too (a redacted value is not findable)."""
+    return visible_session(session, check_index_reasoning(reasoning), redaction)
 
 
 def view_digest(view: SessionView, reasoning: IndexReasoning) -> str:
     """Changes exactly when what the index would hold of the session changes.
     Made of the view (``indexed_view``), which a job makes once for this and
     for the documents: making it is a fair part of a session's indexing."""
-    payload = json.dumps([SCHEMA_VERSION, reasoning, view.to_json()], ensure_ascii=True, sort_keys=False)
+    policy: list[Any] = [reasoning] if view.redaction is None else [reasoning, view.redaction.describe()]
+    payload = json.dumps([SCHEMA_VERSION, *policy, view.to_json()], ensure_ascii=True, sort_keys=False)
     return hashlib.sha256(payload.encode("ascii")).hexdigest()
 
 
@@ -191,9 +196,11 @@ def text_of(block: Block) -> str | None:
     return _TEXT[UNKNOWN if isinstance(block, UnknownBlock) else block.type](block)
 
 
-def documents(session: Session, reasoning: IndexReasoning) -> Iterator[dict[str, Any]]:
+def documents(
+    session: Session, reasoning: IndexReasoning, redaction: Redaction | None = None
+) -> Iterator[dict[str, Any]]:
     """A document per block of the session the index holds (``indexed_view``)."""
-    return view_documents(indexed_view(session, reasoning))
+    return view_documents(indexed_view(session, reasoning, redaction))
 
 
 def view_documents(view: SessionView) -> Iterator[dict[str, Any]]:

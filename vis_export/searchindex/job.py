@@ -27,6 +27,7 @@ from vis_export.sources.stamp import file_stamp
 if TYPE_CHECKING:
     from vis_export.distributed.indexing import Dask
     from vis_export.jobs.conversion import Report
+    from vis_export.redaction import Redaction
 
 
 @dataclass
@@ -104,6 +105,7 @@ def index_sessions(
     warn: Callable[[str], None] | None = None,
     origin: str | None = None,
     dask: Dask | None = None,
+    redaction: Redaction | None = None,
 ) -> IndexCounts:
     """Add or update every session's documents in the index at ``location`` (a
     folder, or a PostgreSQL URI: see ``target``); with ``prune``, remove sessions
@@ -120,7 +122,7 @@ def index_sessions(
     if dask is not None and not threads:
         threads = 1  # the workers have the cores: one thread writes as fast here, with less merging
     with target.writing(engine, wait, threads) as (store, manifest):
-        job = _Job(store, target, manifest, reasoning, progress, warn)
+        job = _Job(store, target, manifest, reasoning, progress, warn, redaction)
         if dask is None:
             for batch in batches:
                 job.run(batch)
@@ -144,8 +146,10 @@ class _Job:
         reasoning: IndexReasoning,
         progress: Callable[[Session], None] | None,
         warn: Callable[[str], None] | None,
+        redaction: Redaction | None = None,
     ):
         self.store, self.target, self.manifest, self.reasoning = store, target, manifest, reasoning
+        self.redaction = redaction
         self.progress, self.warn = progress, warn
         self.known: dict[str, str] = manifest["sessions"]
         self.counts = IndexCounts()
@@ -167,10 +171,17 @@ class _Job:
         return (
             entry is not None
             and batch.stamp is not None
-            and entry["stamp"] == batch.stamp
+            and entry["stamp"] == self.stamp(batch)
             and all(self.known.get(i) == h for i, h in entry["sessions"].items())
             and not self.seen.intersection(entry["sessions"])
         )
+
+    def stamp(self, batch: Batch) -> Any:
+        """The file's stamp as the manifest keeps it: with redaction, beside its
+        rules, so a file indexed under other rules (or none) is read again."""
+        if self.redaction is None or batch.stamp is None:
+            return batch.stamp
+        return [batch.stamp, self.redaction.describe()]
 
     def entry(self, batch: Batch) -> dict[str, Any] | None:
         entry: dict[str, Any] | None = self.manifest["files"].get(batch.key) if batch.key else None
@@ -202,7 +213,7 @@ class _Job:
         entry = self.entry(batch)
         if complete:
             if batch.key is not None and batch.stamp is not None:
-                self.files_done[batch.key] = {"stamp": batch.stamp, "sessions": hashes}
+                self.files_done[batch.key] = {"stamp": self.stamp(batch), "sessions": hashes}
             return
         if batch.key is None or batch.stamp is not None:  # not read, yet not gone
             held = {i: h for i, h in (entry["sessions"] if entry else {}).items() if i not in hashes}
@@ -224,7 +235,7 @@ class _Job:
             self.target.check([str(Path(session.source).absolute().parent), session.source])
         if self.repeated(session.id, session.source, session):
             return None
-        view = indexed_view(session, self.reasoning)
+        view = indexed_view(session, self.reasoning, self.redaction)
         return self.made(session.id, view_digest(view, self.reasoning), lambda: list(view_documents(view)))
 
     def repeated(self, session_id: str, source: str, session: Session | None = None) -> bool:
@@ -259,7 +270,7 @@ class _Job:
                 return
         else:
             first = where
-        view = indexed_view(first, self.reasoning)
+        view = indexed_view(first, self.reasoning, self.redaction)
         self._write(session_id, view_digest(view, self.reasoning), list(view_documents(view)))
 
     def made(self, session_id: str, digest: str, docs: Callable[[], list[dict[str, Any]]] | None) -> str:
@@ -337,6 +348,7 @@ def index_sources(
     dask: str | None = None,
     report: Report | None = None,
     progress: Callable[[int], Callable[[], None]] | None = None,
+    redact: Redaction | bool | None = None,
 ) -> IndexCounts:
     """``vis-export index``: the sessions of ``sources`` (files, folders) into the
     index at ``location``, each source file skipped when the index has it as it
@@ -344,8 +356,12 @@ def index_sources(
     ``dask`` (a scheduler's address or ``local[:N]``) has the workers of a Dask
     cluster read the sources and make the documents, with the same outcome.
     ``progress(total)`` returns what is called as each file (or, with ``dask``,
-    each task) is done."""
+    each task) is done. ``redact``: index only the redacted view (``True`` for the
+    built-in rules, or a ``Redaction``; R8), as ``--redact`` does."""
+    from vis_export.formats.options import ExportOptions
     from vis_export.jobs.conversion import Lines
+
+    redaction = ExportOptions(redact=redact).redaction
     from vis_export.sources.result import report_lines
 
     report = report if report is not None else Lines()
@@ -368,5 +384,5 @@ def index_sources(
 
         on_dask = Dask(dask, lenient, report, start)
     return index_sessions(
-        batches, location, engine, reasoning, prune, wait, threads, None, report.warning, origin, on_dask
+        batches, location, engine, reasoning, prune, wait, threads, None, report.warning, origin, on_dask, redaction
     )

@@ -16,7 +16,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from importlib.resources import files
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
@@ -39,6 +39,9 @@ from vis_export.serve import pages
 from vis_export.serve.catalogue import SORTS, Catalogue
 from vis_export.serve.renders import Busy, Renders
 from vis_export.timefmt import millis
+
+if TYPE_CHECKING:
+    from vis_export.redaction import Redaction
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -146,15 +149,18 @@ def create_app(
     index: str | os.PathLike[str] | None,
     reasoning: Reasoning,
     hosts: Sequence[str],
+    *,
     renders: Renders | None = None,
+    redaction: Redaction | None = None,
 ) -> Starlette:
     """The application over ``catalogue``, searching the index at ``index``
-    (none: no search); ``reasoning`` is the policy of every page, fixed here;
-    ``hosts``: the names a request's ``Host`` may give; ``renders``: how many
-    downloads render at once and what is kept of them (see ``Renders``)."""
+    (none: no search); ``reasoning`` and ``redaction`` are the policy of every
+    page, fixed here; ``hosts``: the names a request's ``Host`` may give;
+    ``renders``: how many downloads render at once and what is kept of them (see
+    ``Renders``)."""
     renders = renders if renders is not None else Renders()
     formats = _offered()
-    room = pages.Room(reasoning, [(f.name, ext) for ext, f in formats.items()])
+    room = pages.Room(reasoning, [(f.name, ext) for ext, f in formats.items()], redaction)
     csp = pages.header_policy(HtmlProjector(room.options).stylesheet())
     rendered: OrderedDict[tuple[str, str], bytes] = OrderedDict()
     kept = threading.Lock()
@@ -230,7 +236,7 @@ def create_app(
     def shown(session: Session) -> SessionView:
         """The policy's view of a session (R2): all a page, download or copy of it
         receives. Made when one is made, not for a page already rendered."""
-        return visible_session(session, room.reasoning)
+        return visible_session(session, room.reasoning, room.redaction)
 
     def session_page(session_id: str) -> Response | None:
         hit = found(session_id)
@@ -292,7 +298,7 @@ def create_app(
         part = pages.anchored_part(room, shown(hit[0]), request.query_params.get("anchor", "")) if hit else None
         if part is None:
             return problem(request, 404, "No message or block with this anchor.")
-        return as_json(clipboard(part, reasoning=room.reasoning))
+        return as_json(clipboard(part, reasoning=room.reasoning, redact=room.redaction))  # markers styled in HTML
 
     # --- search --------------------------------------------------------------------------
 

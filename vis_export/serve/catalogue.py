@@ -15,12 +15,15 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vis_export.listing import SessionSummary
 from vis_export.model import Session
 from vis_export.searchindex.job import Batch, source_batches
 from vis_export.serve.keeper import IndexKeeper
+
+if TYPE_CHECKING:
+    from vis_export.redaction import Redaction
 
 Report = Callable[[list[Any]], list[Session]]  # load results in, sessions out (problems told on the way)
 SORTS = ("newest", "oldest", "title", "messages")
@@ -39,7 +42,14 @@ class Entry:
     words: str  # title and id in one case, for the filter
 
 
-def _entry(session: Session, key: str, position: int) -> Entry:
+def _entry(session: Session, key: str, position: int, redaction: Redaction | None = None) -> Entry:
+    """With ``redaction``, the summary (title, models, path) is of the redacted session, and so is the filter's text."""
+    if redaction is not None:
+        from vis_export.redaction.view import Redactor
+
+        redactor = Redactor(redaction)  # one numbering: the session's, then its file's path (a home folder)
+        session = redactor.session(session)
+        session = replace(session, source=redactor.text(session.source, ("source",)))
     summary = SessionSummary.of(session)
     return Entry(summary, key, position, f"{summary.shown}\n{summary.id}".casefold())
 
@@ -85,12 +95,18 @@ _SORT_KEYS: dict[str, Callable[[Entry], Any]] = {
 
 class Catalogue:
     def __init__(
-        self, sources: Sequence[str], report: Report, keeper: IndexKeeper | None = None, check_every: float = 1.0
+        self,
+        sources: Sequence[str],
+        report: Report,
+        keeper: IndexKeeper | None = None,
+        check_every: float = 1.0,
+        redaction: Redaction | None = None,
     ):
         """``check_every``: at most how often (seconds) a list or a search looks
         for changed sources (0: at every one); a session's own page always
         checks its file."""
         self.sources, self.report, self.keeper, self.check_every = list(sources), report, keeper, check_every
+        self.redaction = redaction
         self.listing = Listing()
         self.lock = threading.Lock()
         self.checked = 0.0
@@ -162,7 +178,7 @@ class Catalogue:
         for key in keys:
             if key in read:
                 stamp, sessions = read[key]
-                entries = [_entry(s, key, i) for i, s in enumerate(sessions)]
+                entries = [_entry(s, key, i, self.redaction) for i, s in enumerate(sessions)]
             else:
                 stamp, entries = self.listing.files[key]
             files[key] = (stamp, entries)

@@ -12,19 +12,26 @@ from __future__ import annotations
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from vis_export.policy import Reasoning
 from vis_export.searchindex.documents import IndexReasoning
 from vis_export.searchindex.guard import IndexFailure
 from vis_export.searchindex.job import Batch, IndexCounts, index_sessions
 
+if TYPE_CHECKING:
+    from vis_export.redaction import Redaction
+
 
 class IndexKeeper:
-    def __init__(self, reasoning: Reasoning, warn: Callable[[str], None] | None = None):
+    def __init__(
+        self, reasoning: Reasoning, warn: Callable[[str], None] | None = None, redaction: Redaction | None = None
+    ):
         self.folder = tempfile.TemporaryDirectory(prefix="vis-export-serve-")
         self.directory = Path(self.folder.name) / "index"
         self.reasoning: IndexReasoning = "none" if reasoning == "none" else "visible"
         self.warn = warn
+        self.redaction = redaction
         self.built = False
 
     def update(self, batches: Sequence[Batch], prune: bool = True) -> IndexCounts | None:
@@ -33,7 +40,9 @@ class IndexKeeper:
         a later one that fails is told and leaves the index as it was, so the
         pages stay current even when their search falls behind."""
         try:
-            counts = index_sessions(batches, self.directory, reasoning=self.reasoning, prune=prune, warn=self.warn)
+            counts = index_sessions(
+                batches, self.directory, reasoning=self.reasoning, prune=prune, warn=self.warn, redaction=self.redaction
+            )
         except IndexFailure as failure:
             if not self.built:
                 raise

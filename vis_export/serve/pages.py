@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlencode
 
 from vis_export.formats.anchors import anchor
@@ -22,6 +22,9 @@ from vis_export.policy import Reasoning, SessionView, visible_session
 from vis_export.searchindex import Hit
 from vis_export.strings import single_line, surrogates_replaced
 from vis_export.timefmt import utc
+
+if TYPE_CHECKING:
+    from vis_export.redaction import Redaction
 
 # The room's own files, served from the package: a stylesheet and the copy script.
 STYLESHEET = "/static/serve.css"
@@ -71,10 +74,11 @@ class Room:
 
     reasoning: Reasoning
     downloads: Sequence[tuple[str, str]]  # (label, extension) of every format on offer
+    redaction: Redaction | None = None
 
     @property
     def options(self) -> ExportOptions:
-        return ExportOptions(reasoning=self.reasoning)
+        return ExportOptions(reasoning=self.reasoning, redact=self.redaction)
 
     def url(self, session_id: str, extension: str = "") -> str:
         """A session's page, or its download as ``extension``."""
@@ -170,7 +174,7 @@ def anchored_part(room: Room, session: SessionView, wanted: str) -> Message | Bl
     """The message or block a page's anchor names, anchors handed out as the
     page hands them out (``HtmlProjector.anchored``): only what the policy shows."""
     projector = HtmlProjector(room.options)
-    for message in visible_session(session, room.reasoning).messages:
+    for message in visible_session(session, room.reasoning, room.redaction).messages:
         anchor_of_message, blocks = projector.anchored(message)
         if anchor_of_message == wanted:
             return message

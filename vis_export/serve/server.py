@@ -8,10 +8,14 @@ import socket
 import threading
 import webbrowser
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from vis_export.policy import Reasoning
 from vis_export.serve.catalogue import Catalogue, Report
 from vis_export.serve.keeper import IndexKeeper
+
+if TYPE_CHECKING:
+    from vis_export.redaction import Redaction
 
 LOCAL_NAMES = ("localhost", "127.0.0.1", "[::1]")  # as a Host header writes them
 
@@ -22,6 +26,7 @@ def prepare(
     reasoning: Reasoning,
     report: Report,
     warn: Callable[[str], None],
+    redaction: Redaction | None = None,
 ) -> tuple[Catalogue, IndexKeeper | None]:
     """The catalogue of ``sources``, and the keeper of their index when no
     ``index`` is given; a given one is opened now, so that a missing or
@@ -30,8 +35,8 @@ def prepare(
         from vis_export.searchindex import search
 
         search("", index, limit=1)
-    keeper = IndexKeeper(reasoning, warn) if index is None else None
-    return Catalogue(sources, report, keeper), keeper
+    keeper = IndexKeeper(reasoning, warn, redaction) if index is None else None
+    return Catalogue(sources, report, keeper, redaction=redaction), keeper
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -55,6 +60,7 @@ def run(
     reasoning: Reasoning,
     sock: socket.socket,
     open_browser: bool = False,
+    redaction: Redaction | None = None,
 ) -> None:
     """Serve until interrupted. Only the bound address and the loopback names
     are accepted in ``Host``."""
@@ -64,7 +70,7 @@ def run(
 
     bound = sock.getsockname()[0]
     hosts = sorted({bound, *LOCAL_NAMES} | ({f"[{bound}]"} if ":" in bound else set()))
-    app = create_app(catalogue, index, reasoning, hosts)
+    app = create_app(catalogue, index, reasoning, hosts, redaction=redaction)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, server_header=False))
     if open_browser:
         threading.Timer(0.5, webbrowser.open, [url_of(sock)]).start()

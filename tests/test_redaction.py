@@ -1,0 +1,639 @@
+"""R8: with ``--redact`` secrets and personal data reach no output byte, index term or served page.
+
+Generated secrets of every kind ``redact.md`` names are planted in every field a
+session has (prose, code, tool input and output at any depth, errors, notices,
+attachment names, titles, model and provider names, unknown blocks, Lonis data,
+session and message fields) and looked for in every registered format (both
+PDF engines), the clipboard, provider messages, the index (its documents and a
+search for the value) and ``serve`` (pages, downloads, copies, search, the
+list). Each secret carries a random core of letters and digits that no
+escaping changes, and it is that core that must be gone.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import re
+import string
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+from timelimit import time_limit
+
+from vis_export.copying import clipboard
+from vis_export.formats import FORMAT_NAMES, get_format
+from vis_export.formats.options import ExportOptions
+from vis_export.formats.provider import to_provider
+from vis_export.model import LonisBlock, Session, session_from_json
+from vis_export.policy import visible_session
+from vis_export.redaction import Redaction, findings
+from vis_export.searchindex.documents import documents
+
+ALNUM = string.ascii_letters + string.digits
+MARKER = re.compile(r"\[redacted: [a-z0-9-]+ \d+\]")
+
+
+def _core(size: int, alphabet: str = ALNUM, tail: str = "q7Z") -> st.SearchStrategy[str]:
+    """Random characters ending in a digit, a capital and a small letter (a generated secret's look)."""
+    return st.text(alphabet, min_size=size - len(tail), max_size=size - len(tail)).map(lambda s: s + tail)
+
+
+def _b64url(value: dict[str, Any]) -> str:
+    return base64.urlsafe_b64encode(json.dumps(value).encode()).decode().rstrip("=")
+
+
+# kind -> (the text holding the secret, the core that must not survive)
+Secret = tuple[str, str]
+_lower = string.ascii_lowercase + string.digits
+KINDS: dict[str, st.SearchStrategy[Secret]] = {
+    "openai-key": _core(40).map(lambda c: (f"sk-proj-{c}", c)),
+    "anthropic-key": _core(40).map(lambda c: (f"sk-ant-api03-{c}", c)),
+    "aws-access-key": _core(16, string.ascii_uppercase + string.digits, "7Q").map(lambda c: (f"AKIA{c}", c)),
+    "github-token": _core(36).map(lambda c: (f"ghp_{c}", c)),
+    "gitlab-token": _core(20).map(lambda c: (f"glpat-{c}", c)),
+    "slack-token": _core(24).map(lambda c: (f"xoxb-1234567890-{c}", c)),
+    "google-api-key": _core(35).map(lambda c: (f"AIza{c}", c)),
+    "stripe-key": _core(24).map(lambda c: (f"sk_live_{c}", c)),
+    "private-key": _core(48, ALNUM + "+/").map(
+        lambda c: (f"-----BEGIN RSA PRIVATE KEY-----\nMIIE{c}\n{c[::-1]}==\n-----END RSA PRIVATE KEY-----", c)
+    ),
+    "jwt": _core(24).map(lambda c: (f"{_b64url({'alg': 'HS256', 'typ': 'JWT'})}.{_b64url({'sub': c})}.{c}", c)),
+    "uri-credentials": _core(14).map(lambda c: (f"postgres://admin:{c}@db.internal:5432/app", c)),
+    "secret": _core(14).map(lambda c: (f"DB_PASSWORD={c}", c)),
+    "authorization": _core(32).map(lambda c: (f"Authorization: Bearer {c}", c)),
+    "email": _core(10, _lower, "q7z").map(lambda c: (f"{c}.person@example.org", c)),
+    "home-user": st.text(string.ascii_lowercase, min_size=6, max_size=6).map(
+        lambda c: (f"/home/{c}7q/project/main.py", f"{c}7q")
+    ),
+}
+
+Planter = Callable[[dict[str, Any], str], None]
+
+
+def _message(document: dict[str, Any], role: str = "assistant") -> dict[str, Any]:
+    return next(m for m in document["messages"] if m["role"] == role)
+
+
+def _blocks(document: dict[str, Any]) -> list[dict[str, Any]]:
+    content: list[dict[str, Any]] = _message(document)["content"]
+    return content
+
+
+def _add(block: dict[str, Any]) -> Callable[[dict[str, Any], str], None]:
+    def plant(document: dict[str, Any], text: str) -> None:
+        blocks = _blocks(document)
+        blocks.append({"id": f"planted{len(blocks)}", **json.loads(json.dumps(block).replace("SECRET", _json(text)))})
+
+    return plant
+
+
+def _json(text: str) -> str:
+    return json.dumps(text)[1:-1]
+
+
+LONIS = {
+    "schema_version": "lonis.block/v1",
+    "attribution": {"identity": "lonis:test:golden", "provenance": {"when": "2026-08-10T00:00:00Z", "producer": "p"}},
+    "payload": {"kind": "answer", "data": {"question": "proceed?", "text": "SECRET", "confidence": 0.9}},
+}
+
+
+# Every field a session has; a planter puts the text where it says.
+def _append(holder: dict[str, Any], key: str, text: str) -> None:
+    """Add ``text`` to a string field, keeping what earlier plants put there."""
+    holder[key] = f"{holder.get(key, '')} {text}".strip()
+
+
+PLACES: dict[str, Planter] = {
+    "title": lambda d, t: _append(d, "title", t),
+    "session field": lambda d, t: d.setdefault("summary", {"notes": []})["notes"].append(f"see {t}"),
+    "model": lambda d, t: _append(_message(d), "model", t),
+    "provider": lambda d, t: _append(_message(d), "provider", t),
+    "message field": lambda d, t: _append(_message(d).setdefault("author", {}), "name", t),
+    "prose": _add({"type": "prose", "markdown": "Here: SECRET, and *more* text."}),
+    "code": _add({"type": "code", "language": "bash", "text": "line one\n  x = 1; SECRET # end\nlast\n"}),
+    "tool input": _add(
+        {"type": "tool", "tool": "shell", "status": "completed", "input": {"steps": [{"cmd": {"arg": "SECRET"}}]}}
+    ),
+    "tool output": _add(
+        {"type": "tool", "tool": "shell", "status": "completed", "input": {}, "output": "out: SECRET\n"}
+    ),
+    "tool error": _add({"type": "tool", "tool": "shell", "status": "failed", "input": {}, "error": {"m": "SECRET"}}),
+    "error": _add({"type": "error", "code": "failed", "message": "it said SECRET"}),
+    "notice": _add({"type": "notice", "code": "note", "message": "SECRET"}),
+    "attachment name": _add(
+        {"type": "attachment", "attachment_id": "a1", "name": "SECRET.txt", "media_type": "text/plain"}
+    ),
+    "unknown block": _add({"type": "future_thing", "payload": {"deep": ["SECRET"]}}),
+    "lonis data": _add({"type": "lonis", "envelope": LONIS}),
+    "speech": _add({"type": "speech", "text": "I heard SECRET"}),
+}
+
+
+def _base() -> dict[str, Any]:
+    return {
+        "id": "redaction_session",
+        "title": "a session",
+        "created_at": 1,
+        "messages": [
+            {
+                "id": "m1",
+                "role": "user",
+                "status": "completed",
+                "created_at": 1,
+                "content": [{"id": "u1", "type": "prose", "markdown": "help"}],
+            },
+            {
+                "id": "m2",
+                "role": "assistant",
+                "status": "completed",
+                "created_at": 2,
+                "model": "gpt-5",
+                "content": [{"id": "a1", "type": "prose", "markdown": "sure"}],
+            },
+        ],
+    }
+
+
+@st.composite
+def planted(draw: st.DrawFn, kinds: list[str] | None = None) -> tuple[dict[str, Any], list[str]]:
+    """A session document with a secret of each kind (or of ``kinds``) in a drawn place; the cores."""
+    document = _base()
+    cores = []
+    for kind in kinds or list(KINDS):
+        text, core = draw(KINDS[kind])
+        place = draw(st.sampled_from(list(PLACES)))
+        PLACES[place](document, text)
+        cores.append(core)
+    return document, cores
+
+
+@st.composite
+def everywhere(draw: st.DrawFn) -> tuple[dict[str, Any], list[str]]:
+    """A session document with a secret (of a drawn kind) in every place."""
+    document = _base()
+    cores = []
+    for place in PLACES:
+        text, core = draw(st.sampled_from(list(KINDS)).flatmap(KINDS.__getitem__))
+        PLACES[place](document, text)
+        cores.append(core)
+    return document, cores
+
+
+def _load(document: dict[str, Any]) -> Session:
+    session = session_from_json(json.loads(json.dumps(document)), "x")
+    assert any(isinstance(b, LonisBlock) for m in session.messages for b in m.blocks) == (
+        '"lonis"' in json.dumps(document)
+    )
+    return session
+
+
+def _bytes(output: Any) -> bytes:
+    if isinstance(output, bytes):
+        return output
+    if isinstance(output, str):
+        return output.encode("utf-8", "surrogatepass")
+    return "".join(output).encode("utf-8", "surrogatepass")
+
+
+def _pdf_text(data: bytes) -> str:
+    from io import BytesIO
+
+    from pypdf import PdfReader
+
+    return "".join(page.extract_text() or "" for page in PdfReader(BytesIO(data)).pages)
+
+
+def _absent(cores: list[str], data: bytes, where: str) -> None:
+    for core in cores:
+        at = data.find(core.encode())
+        assert at < 0, f"{where}: a planted secret survived: {data[max(0, at - 80) : at + 80]!r}"
+
+
+def _text_outputs(session: Session, options: ExportOptions) -> dict[str, bytes]:
+    out = {}
+    for name in FORMAT_NAMES:
+        fmt = get_format(name)
+        if fmt.binary:
+            continue
+        out[name] = _bytes(fmt.render(session, options))  # type: ignore[arg-type]  # a loaded session, on purpose
+        if fmt.pieces is not None:
+            out[f"{name} pieces"] = _bytes(fmt.pieces(session, options))  # type: ignore[arg-type]
+        if fmt.render_many is not None:
+            out[f"{name} many"] = _bytes(fmt.render_many([session, session], options))  # type: ignore[list-item]
+    return out
+
+
+REDACT = ExportOptions(redact=True)
+
+
+@settings(max_examples=25, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large], deadline=None)
+@given(st.one_of(planted(), everywhere()))
+def test_no_text_output_clipboard_provider_or_index_document_holds_a_planted_secret(
+    case: tuple[dict[str, Any], list[str]],
+) -> None:
+    document, cores = case
+    session = _load(document)
+    with time_limit(60):
+        plain = _bytes(get_format("json").render(session, ExportOptions()))  # type: ignore[arg-type]
+        for core in cores:
+            assert core.encode() in plain  # planted where an output shows it
+        for where, data in _text_outputs(session, REDACT).items():
+            _absent(cores, data, where)
+        _absent(cores, json.dumps(clipboard(session, redact=True)).encode(), "clipboard")
+        for message in session.messages:
+            _absent(cores, json.dumps(clipboard(message, redact=True)).encode(), "clipboard of a message")
+            for block in message.blocks:
+                _absent(cores, json.dumps(clipboard(block, redact=True)).encode(), "clipboard of a block")
+        for flavour in ("openai", "anthropic"):
+            provided = to_provider(session, provider_format=flavour, redact=True)
+            _absent(cores, json.dumps(provided).encode(), f"provider {flavour}")
+        view = visible_session(session, "visible", Redaction())
+        assert (
+            list(findings(view, Redaction())) == []
+        )  # markers hold nothing to redact: a view redacted twice is the same
+        docs = list(documents(session, "visible", Redaction()))
+        _absent(cores, json.dumps(docs, ensure_ascii=False).encode(), "index documents")
+
+
+@settings(max_examples=3, deadline=None)
+@given(everywhere())
+def test_both_pdf_engines_hold_no_planted_secret(case: tuple[dict[str, Any], list[str]]) -> None:
+    document, cores = case
+    session = _load(document)
+    fmt = get_format("pdf")
+    with time_limit(120):
+        for engine in ("weasyprint", "typst"):
+            data = fmt.render(session, ExportOptions(redact=True, pdf_engine=engine))  # type: ignore[arg-type]
+            _absent(cores, _pdf_text(data).encode(), f"pdf {engine} text")
+            _absent(cores, data, f"pdf {engine} bytes")
+            assert "redacted:" in _pdf_text(data)
+
+
+@settings(max_examples=4, deadline=None)
+@given(everywhere())
+def test_a_redacted_value_is_not_found_in_the_index(
+    tmp_path_factory: Any, case: tuple[dict[str, Any], list[str]]
+) -> None:
+    pytest.importorskip("tantivy")
+    from vis_export.searchindex import index, search
+
+    document, cores = case
+    session = _load(document)
+    folder = tmp_path_factory.mktemp("index")
+    with time_limit(60):
+        index([session], folder / "redacted", reasoning="visible", redact=True)
+        index([session], folder / "plain", reasoning="visible")
+        for core in cores:
+            assert not search(f'"{core}"', folder / "redacted"), "a redacted value was found"
+        assert any(search(f'"{core}"', folder / "plain") for core in cores)  # the search would find it otherwise
+        for path in (folder / "redacted").rglob("*"):
+            if path.is_file():
+                _absent(cores, path.read_bytes(), f"index file {path.name}")
+
+
+def test_a_changed_redaction_indexes_an_unchanged_file_again(tmp_path: Path) -> None:
+    """A file indexed without --redact is read again with it: its stamp alone says nothing of the rules."""
+    pytest.importorskip("tantivy")
+    from vis_export.searchindex import search
+    from vis_export.searchindex.job import index_sources
+
+    document = _base()
+    PLACES["prose"](document, "mail jane.q.public@example.org")
+    source = tmp_path / "chat.json"
+    source.write_text(json.dumps(document))
+    os.utime(source, (1_700_000_000, 1_700_000_000))  # not racy: its stamp alone would let the job skip it
+    where = tmp_path / "idx"
+    index_sources([source], where, reasoning="visible")
+    assert search("jane", where)
+    index_sources([source], where, reasoning="visible", redact=Redaction())
+    assert not search("jane", where)
+
+
+def _served_app(folder: Path, redaction: Redaction) -> Any:
+    from servedroom import _decoded_once
+    from starlette.testclient import TestClient
+
+    from vis_export.serve.app import create_app
+    from vis_export.serve.server import LOCAL_NAMES, prepare
+
+    def report(results: list[Any]) -> list[Any]:
+        return [r.session for r in results if r.session is not None]
+
+    catalogue, keeper = prepare([str(folder)], None, "visible", report, lambda line: None, redaction)
+    catalogue.check_every = 0
+    catalogue.refresh()
+    assert keeper is not None
+    app = create_app(catalogue, keeper.directory, "visible", LOCAL_NAMES, redaction=redaction)
+    return catalogue, TestClient(_decoded_once(app), base_url="http://127.0.0.1:8765")
+
+
+@settings(max_examples=3, deadline=None)
+@given(everywhere())
+def test_serve_pages_downloads_copies_search_and_list(
+    tmp_path_factory: Any, case: tuple[dict[str, Any], list[str]]
+) -> None:
+    pytest.importorskip("starlette")
+    from htmldom import parse
+
+    document, cores = case
+    folder = tmp_path_factory.mktemp("served")
+    (folder / "chat.json").write_text(json.dumps(document), encoding="utf-8")
+    catalogue, client = _served_app(folder, Redaction())
+    try:
+        with time_limit(120), client:
+            listed = client.get("/api/sessions")
+            _absent(cores, listed.content, "session list")
+            _absent(cores, client.get("/").content, "sessions page")
+            path = f"/s/{document['id']}"
+            page = client.get(path)
+            assert page.status_code == 200
+            _absent(cores, page.content, "session page")
+            for extension in ("json", "md", "txt", "html", "jsonl", "pdf"):
+                answer = client.get(f"{path}.{extension}")
+                assert answer.status_code == 200, extension
+                _absent(cores, answer.content, f"download {extension}")
+            anchors = [element.get("id") for element in parse(page.text).iter() if element.get("id")]
+            for anchor in anchors:
+                _absent(cores, client.get(f"/api/copy?session={document['id']}&anchor={anchor}").content, "copy")
+            for core in cores:
+                found = client.get("/api/search", params={"q": f'"{core}"'})
+                assert found.status_code == 200 and found.json() == [], "a redacted value was found"
+            _absent(cores, client.get("/api/search", params={"q": "redacted"}).content, "search hits")
+    finally:
+        catalogue.close()
+
+
+@settings(max_examples=25, deadline=None)
+@given(planted(), st.sampled_from(list(KINDS)))
+def test_what_the_allowlist_matches_stays(case: tuple[dict[str, Any], list[str]], allowed_kind: str) -> None:
+    document, cores = case
+    allowed = cores[list(KINDS).index(allowed_kind)]
+    session = _load(document)
+    options = ExportOptions(redact=Redaction(allow=(re.escape(allowed),)))
+    data = _bytes(get_format("json").render(session, options))  # type: ignore[arg-type]
+    assert allowed.encode() in data
+    _absent([core for core in cores if core not in allowed and allowed not in core], data, "json")
+
+
+def test_markers_are_numbered_per_kind_the_same_value_the_same_marker_and_the_output_deterministic() -> None:
+    document = _base()
+    for text in ("a@example.org", "b@example.org", "a@example.org", "AKIAABCDEFGH12345678"):
+        PLACES["prose"](document, text)
+    PLACES["title"](document, "b@example.org")
+    session = _load(document)
+    once = get_format("json").render(session, REDACT)  # type: ignore[arg-type]
+    assert once == get_format("json").render(_load(document), REDACT)  # type: ignore[arg-type]
+    # The title comes first: its address is number 1 everywhere.
+    assert once.count("[redacted: email 1]") == 2 and once.count("[redacted: email 2]") == 2
+    assert "[redacted: aws-access-key 1]" in once and "example.org" not in once
+
+
+def test_code_stays_literal_but_for_the_secret_span() -> None:
+    text = "\tkey = 'x'\r\n  url = \"postgres://me:Pa55w0rdXyZ@db/app\"  \n\n   tail\t\n"
+    document = _base()
+    _blocks(document).append({"id": "c", "type": "code", "language": "python", "text": text})
+    view = visible_session(_load(document), "visible", Redaction())
+    (code,) = [b for b in view.messages[1].blocks if b.id == "c"]
+    assert code.fields["text"] == text.replace("Pa55w0rdXyZ", "[redacted: uri-credentials 1]")
+
+
+NOT_SECRETS = [
+    "commit 3f2a9c0d1e4b5a6978c0d1e2f3a4b5c6d7e8f901 fixed it (3f2a9c0)",
+    "id 123e4567-e89b-12d3-a456-426614174000",
+    "image sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+    "integrity sha512-z4PhNX7vuL3xVChQ1m2AB9Yg5AULVxXcg/SpIdNs6c5H0NE8XYXysP+DGNKHfuwvY7kxvUdBeoGlODJ6+SfaPg==",
+    "![plot](data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==)",
+    "def get_password(self, password: str) -> str:\n    token = self.tokenizer.next_token()\n    return password",
+    "max_tokens=4096, api_key=os.environ['OPENAI_API_KEY'], secret_key=settings.SECRET_KEY",
+    "version 1.5.0-rc.2+build.20250101 and python3.11",
+    "self.assertEqual(result, expected_value_for_this_particular_test_case)",
+    'password = "<your password>"  # or ${DB_PASSWORD}',
+    "/home/user/project and /Users/Shared/x and /home/default/x",
+    "see https://sites.example.com/site/someone/home/benchmark",
+    "pwd = (self.password.encode('utf-8') if isinstance(self.password, str) else self.password)",
+]
+
+
+@pytest.mark.parametrize("text", NOT_SECRETS)
+def test_what_is_not_a_secret_gets_no_marker(text: str) -> None:
+    document = _base()
+    PLACES["prose"](document, text)
+    assert list(findings(_load(document), Redaction())) == []
+
+
+def test_custom_patterns_and_a_rules_file(tmp_path: Path) -> None:
+    rules = tmp_path / "rules.toml"
+    rules.write_text('allow = ["@example\\\\.org$"]\n[[pattern]]\nkind = "employee-id"\nregex = "EMP-[0-9]{6}"\n')
+    document = _base()
+    PLACES["prose"](document, "EMP-123456 and jo@example.org and jo@corp.test and REF-42 ok")
+    source = tmp_path / "chat.json"
+    source.write_text(json.dumps(document))
+    command = [sys.executable, "-m", "vis_export", "convert", str(source), "--to", "json", "--redact-rules", str(rules)]
+    done = subprocess.run([*command, "--redact-pattern", r"REF-(?P<secret>\d+)"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "[redacted: employee-id 1]" in done.stdout and "jo@example.org" in done.stdout
+    assert "jo@corp.test" not in done.stdout and "REF-[redacted: custom 1]" in done.stdout
+    bad = subprocess.run([*command, "--redact-pattern", "("], capture_output=True, text=True)
+    assert bad.returncode == 2 and "not a regular expression" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_scan_says_where_and_what_never_the_value(tmp_path: Path) -> None:
+    document = _base()
+    PLACES["tool input"](document, "ghp_Abcdefghijklmnopqrstuvwxyz0123456789")
+    source = tmp_path / "chat.json"
+    source.write_text(json.dumps(document))
+    clean = tmp_path / "clean.json"
+    clean.write_text(json.dumps(_base()))
+    run = [sys.executable, "-m", "vis_export", "scan"]
+    found = subprocess.run([*run, str(source)], capture_output=True, text=True)
+    assert found.returncode == 1
+    assert f"{source}: session redaction_session: messages[1].content[1].input.steps[0].cmd.arg: github-token" in (
+        found.stdout
+    )
+    assert "github-token: 1" in found.stdout and "Abcdefghijklmnop" not in found.stdout
+    as_json = json.loads(subprocess.run([*run, str(source), "--json"], capture_output=True, text=True).stdout)
+    assert as_json["counts"] == {"github-token": 1} and "Abcdefghij" not in json.dumps(as_json)
+    nothing = subprocess.run([*run, str(clean)], capture_output=True, text=True)
+    assert nothing.returncode == 0 and nothing.stdout == ""
+    report = tmp_path / "report.json"
+    out = tmp_path / "out.md"
+    convert = [sys.executable, "-m", "vis_export", "convert", str(source), "--to", "md", "-o", str(out)]
+    done = subprocess.run([*convert, "--redact-report", str(report)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(report.read_text())["counts"] == {"github-token": 1}
+    assert "Abcdefghij" not in out.read_text() and "[redacted: github-token 1]" in out.read_text()
+
+
+def test_private_reasoning_is_hidden_before_numbering() -> None:
+    """Numbers count only what is shown: a gap would tell that hidden reasoning held a secret."""
+    document = _base()
+    _blocks(document).append({"id": "r", "type": "reasoning", "text": "mail x1@example.org"})
+    PLACES["prose"](document, "mail x2@example.org")
+    shown = get_format("markdown").render(_load(document), REDACT)  # type: ignore[arg-type]
+    assert "[redacted: email 1]" in shown and "email 2" not in shown
+
+
+def test_dask_workers_write_and_index_only_the_redacted_view(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every unit goes to a local cluster's workers (the job waits for them, ``all_on_workers``):
+    the options they are handed carry the rules, and what they write and index is the same redacted view."""
+    pytest.importorskip("distributed")
+    from all_on_workers import waiting
+
+    from vis_export.distributed.local import LocalCluster
+    from vis_export.jobs.conversion import convert
+    from vis_export.searchindex import search
+    from vis_export.searchindex.job import index_sources
+
+    folder = tmp_path / "in"
+    folder.mkdir()
+    cores = []
+    for n in range(3):
+        document = _base()
+        document["id"] = f"s{n}"
+        for place, kind in zip(PLACES, [*KINDS] * 2, strict=False):
+            text, core = _FIXED[kind](f"{n}Qz8Xw3Lk9Mv2Np7Rt5Bd")
+            PLACES[place](document, text)
+            cores.append(core)
+        (folder / f"s{n}.json").write_text(json.dumps(document))
+    monkeypatch.setattr(LocalCluster, "answered", waiting)
+    options = ExportOptions(redact=True)
+    here = convert([str(folder)], "markdown", tmp_path / "here", options)
+    dask = convert([str(folder)], "markdown", tmp_path / "dask", options, dask="local:1")
+    assert not dask.failed
+    written = {path.name: path.read_bytes() for path in (tmp_path / "dask").iterdir()}
+    assert written == {path.name: path.read_bytes() for path in (tmp_path / "here").iterdir()} and len(written) == 3
+    _absent(cores, b"".join(written.values()), "dask markdown")
+    index_sources([str(folder)], tmp_path / "idx", reasoning="visible", dask="local:1", redact=Redaction())
+    for core in cores:
+        assert not search(f'"{core}"', tmp_path / "idx")
+    assert search("redacted", tmp_path / "idx")
+    assert not here.failed
+
+
+_FIXED: dict[str, Callable[[str], Secret]] = {
+    "openai-key": lambda c: (f"sk-proj-{c}{c}", f"{c}{c}"),
+    "anthropic-key": lambda c: (f"sk-ant-api03-{c}{c}", f"{c}{c}"),
+    "aws-access-key": lambda c: (f"AKIA{c.upper()[:16]}", c.upper()[:16]),
+    "github-token": lambda c: (f"ghp_{c}{c[:15]}", f"{c}{c[:15]}"),
+    "gitlab-token": lambda c: (f"glpat-{c}", c),
+    "slack-token": lambda c: (f"xoxb-1234567890-{c}", c),
+    "google-api-key": lambda c: (f"AIza{c}{c[:14]}", f"{c}{c[:14]}"),
+    "stripe-key": lambda c: (f"sk_live_{c}", c),
+    "private-key": lambda c: (f"-----BEGIN PRIVATE KEY-----\nMIIE{c}{c}\n-----END PRIVATE KEY-----", f"{c}{c}"),
+    "jwt": lambda c: (f"{_b64url({'alg': 'HS256'})}.{_b64url({'sub': 'x'})}.{c}", c),
+    "uri-credentials": lambda c: (f"mysql://root:{c}@db/app", c),
+    "secret": lambda c: (f"API_TOKEN={c}", c),
+    "authorization": lambda c: (f"Authorization: Bearer {c}{c}", f"{c}{c}"),
+    "email": lambda c: (f"{c.lower()}@example.net", c.lower()),
+    "home-user": lambda c: (f"/Users/{c.lower()[:8]}/x", c.lower()[:8]),
+}
+
+
+def test_serves_list_names_no_home_folder_of_a_source() -> None:
+    from vis_export.serve.catalogue import _entry
+
+    session = Session("s", (), title="for bob@example.org", source="/home/alice7q/chats/s.json")
+    row = _entry(session, "key", 0, Redaction()).summary.row()
+    assert "alice7q" not in json.dumps(row) and "bob@" not in json.dumps(row)
+    assert row["source"] == "/home/[redacted: home-user 1]/chats/s.json"
+
+
+@settings(max_examples=15, deadline=None)
+@given(everywhere())
+def test_markers_are_styled_in_html_text_and_nowhere_else(case: tuple[dict[str, Any], list[str]]) -> None:
+    """Each marker in text is a ``span.redacted``; styling changes no text a browser reads
+    (code's included, R1), no attribute, and nothing in the title."""
+    from htmldom import NS, parse, text_content
+
+    import vis_export.formats.marked as marked
+
+    session = _load(_document_with_links(case[0]))
+    with time_limit(60):
+        html = get_format("html").render(session, REDACT)  # type: ignore[arg-type]
+        real = marked.styled
+        marked.styled = lambda html: html  # type: ignore[assignment]
+        try:
+            plain = get_format("html").render(session, REDACT)  # type: ignore[arg-type]
+        finally:
+            marked.styled = real  # type: ignore[assignment]
+    styled, unstyled = parse(html), parse(plain)
+    spans = [e for e in styled.iter() if e.tag == NS + "span" and e.get("class") == "redacted"]
+    assert spans and all(MARKER.fullmatch(text_content(span)) for span in spans)
+    assert text_content(styled) == text_content(unstyled)
+
+    def attributes(root: Any) -> list[dict[str, str]]:
+        return [dict(e.attrib) for e in root.iter() if isinstance(e.tag, str) and e not in spans]
+
+    assert attributes(styled) == attributes(unstyled)
+    assert not any(e.tag == NS + "span" for title in styled.iter(NS + "title") for e in title)
+
+
+def _document_with_links(document: dict[str, Any]) -> dict[str, Any]:
+    """Markers inside link targets and image sources too (attributes a marker must not break)."""
+    _blocks(document).append(
+        {
+            "id": "links",
+            "type": "prose",
+            "markdown": "[db](postgres://me:Zq7Lp2Xw9Rt4@db/x) ![i](https://me:Zq7Lp2Xw9Rt4@h/i.png) <b>a@b.co</b>",
+        }
+    )
+    return document
+
+
+def test_show_index_and_serve_take_redact_on_the_command_line(tmp_path: Path) -> None:
+    pytest.importorskip("rich")
+    document = _base()
+    PLACES["tool output"](document, "token at glpat-Zq7Lp2Xw9Rt4Vb6Nm3Kj")
+    source = tmp_path / "chat.json"
+    source.write_text(json.dumps(document))
+    cli = [sys.executable, "-m", "vis_export"]
+    shown = subprocess.run([*cli, "show", str(source), "--session", document["id"], "--redact"], capture_output=True)
+    assert shown.returncode == 0 and b"[redacted: gitlab-token 1]" in shown.stdout and b"Zq7Lp2" not in shown.stdout
+    block = [*cli, "show", str(source), "--session", document["id"], "--block", "planted1", "--redact"]
+    assert b"[redacted: gitlab-token 1]" in subprocess.run(block, capture_output=True).stdout
+    indexed = subprocess.run([*cli, "index", str(source), "--index", str(tmp_path / "idx"), "--redact"])
+    assert indexed.returncode == 0
+    found = subprocess.run(
+        [*cli, "search", "Zq7Lp2Xw9Rt4Vb6Nm3Kj", "--index", str(tmp_path / "idx"), "--json"], capture_output=True
+    )
+    assert json.loads(found.stdout) == []
+    refused = subprocess.run(
+        [*cli, "serve", str(source), "--redact", "--index", str(tmp_path / "idx"), "--port", "0"], capture_output=True
+    )
+    assert refused.returncode == 2 and b"leave out --index" in refused.stderr
+
+
+def test_stored_attachments_of_text_types_are_redacted_and_images_left_alone() -> None:
+    from types import MappingProxyType
+
+    from vis_export.model import StoredAttachment
+
+    def stored(name: str, media_type: str, data: bytes) -> StoredAttachment:
+        return StoredAttachment(name, "m2", media_type, f"{name} for a.b@example.org", len(data), data, None, None)
+
+    text = b"DB_PASSWORD=Zq7Lp2Xw9Rt4 and c.d@example.org\n"
+    image = b"\x89PNG\r\n\x1a\nsk-proj-Zq7Lp2Xw9Rt4Vb6Nm3KjAbCdEf"
+    attachments = {"t": stored("t", "text/plain; charset=utf-8", text), "i": stored("i", "image/png", image)}
+    session = Session("s", (), attachments=MappingProxyType(attachments))
+    view = visible_session(session, "visible", Redaction())
+    shown = view.attachments
+    assert shown["t"].data == b"DB_PASSWORD=[redacted: secret 1] and [redacted: email 2]\n"
+    assert shown["t"].size_bytes == len(shown["t"].data or b"")
+    assert shown["t"].filename == "t for [redacted: email 1]"
+    assert shown["i"].data == image and shown["i"].filename == "i for [redacted: email 1]"
+
+
+def test_a_hex_value_assigned_to_a_secrets_name_is_a_secret_though_a_bare_one_is_an_id() -> None:
+    token = "3f2a9c0d1e4b5a6978c0d1e2f3a4b5c6d7e8f901"
+    document = _base()
+    PLACES["code"](document, f"export GITHUB_TOKEN={token}  # and commit {token[::-1]}")
+    shown = get_format("json").render(_load(document), REDACT)  # type: ignore[arg-type]
+    assert token not in shown and "[redacted: secret 1]" in shown and token[::-1] in shown

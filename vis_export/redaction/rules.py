@@ -1,0 +1,327 @@
+"""What redaction looks for: the built-in kinds (``redact.md``) and custom rules.
+
+A rule is a regular expression compiled once, with the kind its marker names and
+the literal hints one of which a string must hold before the expression is run.
+``TRIGGER`` holds every rule's hint in one RE2 expression: text it finds
+nothing in is not looked at further (``detect``). Provider tokens come from
+detect-secrets' plugins (their ``denylist`` expressions, maintained upstream)
+beside the spec's own rules; its keyword and entropy plugins are run only on
+lines with a secret-like assignment (``KEYWORDS``).
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from detect_secrets.plugins.aws import AWSKeyDetector
+from detect_secrets.plugins.azure_storage_key import AzureStorageKeyDetector
+from detect_secrets.plugins.base import RegexBasedDetector
+from detect_secrets.plugins.discord import DiscordBotTokenDetector
+from detect_secrets.plugins.github_token import GitHubTokenDetector
+from detect_secrets.plugins.gitlab_token import GitLabTokenDetector
+from detect_secrets.plugins.mailchimp import MailchimpDetector
+from detect_secrets.plugins.npm import NpmDetector
+from detect_secrets.plugins.openai import OpenAIDetector
+from detect_secrets.plugins.pypi_token import PypiTokenDetector
+from detect_secrets.plugins.sendgrid import SendGridDetector
+from detect_secrets.plugins.slack import SlackDetector
+from detect_secrets.plugins.square_oauth import SquareOAuthDetector
+from detect_secrets.plugins.stripe import StripeDetector
+from detect_secrets.plugins.telegram_token import TelegramBotTokenDetector
+from detect_secrets.plugins.twilio import TwilioKeyDetector
+
+# What replaces a secret, and how any marker reads (never taken for a secret; styled in HTML).
+MARKER = "[redacted: {kind} {number}]"
+MARKERS = re.compile(r"\[redacted: [a-z0-9-]+ \d+\]")
+
+
+@dataclass(frozen=True)
+class Rule:
+    """``group``: the part of a match that is the secret (0: all of it; a name or
+    number: that group; ``None``: the last group that matched, as detect-secrets
+    plugins put it). ``hints``: literals one of which a string must hold (none:
+    always run). ``check``: a test the secret must pass (a JWT's header)."""
+
+    kind: str
+    regex: re.Pattern[str]
+    hints: tuple[str, ...] = ()
+    group: int | str | None = 0
+    check: Any = None
+    keyworded: bool = False
+
+
+# A secret-like word followed by an assignment (``password=``, ``"api_key": "``,
+# ``secret.assign("``): the lines detect-secrets' keyword and entropy plugins and the
+# ``secret`` rule look at. The same text compiles in Python's ``re`` and in RE2.
+_KEYWORD = r"(?i:pass|pwd|secret|token|key|auth|credential|contrase)"
+KEYWORD_LINE = _KEYWORD + r"[A-Za-z0-9_.\-]*[\\\"'\]]*[ \t]*(?:[=:!]|\.assign\(|\(\")"
+KEYWORDS = re.compile(KEYWORD_LINE)
+
+# Every built-in find holds one of these (RE2 syntax, searched once per message or
+# block in linear time): text that holds none is not looked at further.
+TRIGGER = "|".join(
+    [
+        KEYWORD_LINE,
+        r"@[A-Za-z0-9-]+\.",
+        r"://[^\s/?#@]*:[^\s/?#@]+@",
+        r"/home/|/Users/|Users\\",
+        r"PRIVATE KEY",
+        r"sk-|gh[pousr]_|github_pat_|gl[a-z]+-|GR1348941|(?i:xox[a-z]-|hooks\.slack)|AIza|[rsp]k_(?:live|test)_",
+        r"npm_|_authToken|pypi-|A3T|AKIA|ASIA|ABIA|ACCA|(?i:aws)|eyJ|(?i:authorization)|Bearer\s",
+        r"AccountKey=|SG\.|sq0csp-|T3BlbkFJ|[0-9a-z]{32}-us[0-9]|\d{8,10}:[0-9A-Za-z_-]{35}|(?:AC|SK)[a-z0-9]{32}",
+        r"[MNO][a-zA-Z0-9_-]{23,25}\.[a-zA-Z0-9_-]{6}\.",
+    ]
+)
+
+_KEY_NAME = (
+    r"(?:password|passwd|passphrase|pwd|secret|api[_-]?key|apikey|access[_-]?key|secret[_-]?key|private[_-]?key"
+    r"|auth[_-]?token|access[_-]?token|refresh[_-]?token|client[_-]?secret|token|credentials?)"
+)
+# A value that is no secret: a placeholder, a template, a type or a name in code.
+_PLACEHOLDER = re.compile(
+    r"^(?:<.*>|\$\{?.*|\{.*\}|%.*|\*+|x{3,}|\.{3,}|none|null|nil|true|false|undefined|changeme|password|secret"
+    r"|str|string|int|bytes|optional\[.*|[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*(?:\(.*|\[.*)?)$",
+    re.IGNORECASE,
+)
+
+
+# A map key whose string value is a secret as a whole (``{"db_password": "..."}``).
+SECRET_KEY = re.compile(
+    r"(?i)(?:[a-z0-9]+[_-])*(?:password|passwd|passphrase|secret|api[_-]?key|apikey|access[_-]?key|secret[_-]?key"
+    r"|private[_-]?key|client[_-]?secret|auth[_-]?token|access[_-]?token|refresh[_-]?token|credentials?)"
+)
+
+
+def literal_secret(value: str) -> bool:
+    """A string held under a secret's key that reads as one: not a placeholder."""
+    return 4 <= len(value) and not _PLACEHOLDER_VALUE.match(value)
+
+
+_PLACEHOLDER_VALUE = re.compile(
+    r"^(?:<.*>|\$\{?.*|\{.*\}|\*+|x{3,}|\.{3,}|none|null|nil|true|false|undefined|changeme|redacted)$|^\[redacted: ",
+    re.IGNORECASE,
+)
+
+
+def _jwt_header(secret: str) -> bool:
+    """Whether the first part of a JWT decodes to a JSON object (a JWT's header)."""
+    import base64
+    import json
+
+    head = secret.split(".", 1)[0]
+    try:
+        value = json.loads(base64.urlsafe_b64decode(head + "=" * (-len(head) % 4)))
+    except (ValueError, UnicodeDecodeError):
+        return False
+    return isinstance(value, dict)
+
+
+def _assigned(secret: str) -> bool:
+    """An assigned value that reads as a secret: not a placeholder, not a bare name
+    in code (``password: str``, ``token = get_token()``) unless it mixes letters
+    and digits, as generated secrets do."""
+    if len(secret) < 6 or "(" in secret or (not any(c.isdigit() for c in secret) and _PLACEHOLDER.match(secret)):
+        return False  # "(": an expression in code (``pwd = (self.password.encode(...``), not a value
+    return not (secret.isdigit() or _PLACEHOLDER.match(secret) and not re.search(r"[A-Za-z]\d|\d[A-Za-z]", secret))
+
+
+_R = re.compile
+
+BUILT_IN: tuple[Rule, ...] = (
+    Rule(
+        "private-key",
+        _R(
+            r"-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----"
+            r"(?:.*?-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----|[A-Za-z0-9+/=\s:,-]*)",
+            re.DOTALL,
+        ),
+        ("PRIVATE KEY",),
+    ),
+    Rule("anthropic-key", _R(r"(?<![A-Za-z0-9_-])sk-ant-[A-Za-z0-9_-]{20,}"), ("sk-ant-",)),
+    Rule(
+        "openai-key",
+        _R(r"(?<![A-Za-z0-9_-])sk-(?!ant-)(?=[A-Za-z0-9_-]*\d)(?=[A-Za-z0-9_-]*[A-Z])[A-Za-z0-9_-]{20,}"),
+        ("sk-",),
+    ),
+    Rule("github-token", _R(r"\bgithub_pat_[A-Za-z0-9_]{22,}|\bgh[pousr]_[A-Za-z0-9]{30,}"), ("gh", "github_pat_")),
+    Rule("gitlab-token", _R(r"\bglpat-[A-Za-z0-9_-]{20,}"), ("glpat-",)),
+    Rule("slack-token", _R(r"\bxox[abposr]-[A-Za-z0-9-]{10,}"), ("xox",)),
+    Rule("slack-webhook", _R(r"https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9_/+-]{20,}"), ("hooks.",)),
+    Rule("google-api-key", _R(r"\bAIza[0-9A-Za-z_-]{35}"), ("AIza",)),
+    Rule("stripe-key", _R(r"\b[rsp]k_(?:live|test)_[0-9A-Za-z]{16,}"), ("k_live_", "k_test_")),
+    Rule("npm-token", _R(r"\bnpm_[A-Za-z0-9]{36}\b"), ("npm_",)),
+    Rule("pypi-token", _R(r"\bpypi-AgE[A-Za-z0-9_-]{50,}"), ("pypi-",)),
+    Rule(
+        "aws-access-key",
+        _R(r"\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b"),
+        ("A3T", "AKIA", "ASIA", "ABIA", "ACCA"),
+    ),
+    Rule(
+        "aws-secret-key",
+        _R(r"(?i:aws).{0,20}?(?i:secret|key).{0,20}?['\"\s:=]+([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])"),
+        ("aws", "AWS", "Aws"),
+        1,
+    ),
+    Rule(
+        "jwt",
+        _R(r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,}={0,2}\.[A-Za-z0-9_-]+={0,2}\.[A-Za-z0-9_-]*={0,2}"),
+        ("eyJ",),
+        check=_jwt_header,
+    ),
+    Rule("uri-credentials", _R(r"\b[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#@:\"'<>]*:([^\s/?#@\"'<>]+)@"), ("://",), 1),
+    Rule(
+        "authorization",
+        _R(
+            r"(?i:authorization)[\"']?\s*[:=]\s*[\"']?(?:(?i:bearer|basic|token|bot)\s+)?([A-Za-z0-9._~+/=-]{8,})"
+            r"|\bBearer\s+((?=[A-Za-z0-9._~+/-]*\d)[A-Za-z0-9._~+/-]{16,}=*)"
+        ),
+        ("uthorization", "UTHORIZATION", "Bearer"),
+        None,
+    ),
+    Rule(
+        "secret",
+        _R(
+            rf"(?i)(?<![A-Za-z0-9])(?:[A-Za-z0-9]+[_-])*{_KEY_NAME}(?![A-Za-z0-9_-])[\"']?\s*(?:=|:=|:|=>)[ \t]*"
+            r"(?:\"([^\s\"]{4,})\"|'([^\s']{4,})'|([^\s\"',;&)}\]]{6,}))"
+        ),
+        (),
+        None,
+        check=_assigned,
+        keyworded=True,
+    ),
+    Rule("email", _R(r"\b[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b"), ("@",)),
+    Rule(
+        "home-user",
+        _R(
+            r"(?:(?<![\w.-])/home/|(?<![\w.-])/Users/|\b[A-Za-z]:\\+Users\\+)"
+            r"(?!(?i:shared|public|default|all users|user|username|runner|guest)\b)"
+            r"([^/\\\s\"'<>:*?|$%{}]+)"
+        ),
+        ("/home/", "/Users/", "Users\\"),
+        1,
+    ),
+)
+
+# detect-secrets plugins whose expressions are run as they are, with the literals that hint at them.
+_PLUGINS: tuple[tuple[type[RegexBasedDetector], tuple[str, ...]], ...] = (
+    (AWSKeyDetector, ("A3T", "AKIA", "ASIA", "ABIA", "ACCA")),
+    (AzureStorageKeyDetector, ("AccountKey=",)),
+    (DiscordBotTokenDetector, (".",)),  # weak hints: TRIGGER holds these plugins' own shapes
+    (GitHubTokenDetector, ("gh",)),
+    (GitLabTokenDetector, ("gl", "GR1348941")),
+    (MailchimpDetector, ("-us",)),
+    (NpmDetector, ("_authToken",)),
+    (OpenAIDetector, ("T3BlbkFJ",)),
+    (PypiTokenDetector, ("pypi-",)),
+    (SendGridDetector, ("SG.",)),
+    (SlackDetector, ("xox", "hooks.")),
+    (SquareOAuthDetector, ("sq0csp-",)),
+    (StripeDetector, ("k_live_",)),
+    (TelegramBotTokenDetector, (":",)),
+    (TwilioKeyDetector, ("AC", "SK")),
+)
+
+
+# A plugin's kind where the spec's rules name the same thing: one secret, one kind, one marker.
+_SAME_KIND = {"npm-tokens": "npm-token", "openai-token": "openai-key", "stripe-access-key": "stripe-key"}
+
+
+def _kind(secret_type: str) -> str:
+    kind = re.sub(r"[^a-z0-9]+", "-", secret_type.lower()).strip("-")
+    return _SAME_KIND.get(kind, kind)
+
+
+def plugin_rules() -> tuple[Rule, ...]:
+    """The detect-secrets provider expressions as rules; the AWS one whose secret
+    is beside a variable name is left to ``aws-secret-key`` (it takes the value only)."""
+    rules = []
+    for plugin, hints in _PLUGINS:
+        for regex in plugin.denylist:  # type: ignore[attr-defined]
+            if plugin is AWSKeyDetector and regex.groups:
+                continue
+            rules.append(Rule(_kind(plugin.secret_type), regex, hints, None))  # type: ignore[arg-type]
+    return tuple(rules)
+
+
+class RulesError(ValueError):
+    """A custom rule that cannot be used; the message names it."""
+
+
+@dataclass(frozen=True)
+class Redaction:
+    """What to redact: the built-in kinds plus ``patterns`` (``kind``, regex)
+    and never what an ``allow`` expression finds in a secret. Plain data, so it
+    is compared, hashed, pickled to Dask workers and digested into an index as is."""
+
+    patterns: tuple[tuple[str, str], ...] = ()
+    allow: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        # Lists from a caller become tuples (hashable, cached); a bare expression is of kind "custom".
+        given: Any = self.patterns
+        object.__setattr__(self, "patterns", tuple(("custom", p) if isinstance(p, str) else tuple(p) for p in given))
+        object.__setattr__(self, "allow", tuple(self.allow))
+        for _, pattern in self.patterns:
+            _compile(pattern, "--redact-pattern")
+        for pattern in self.allow:
+            _compile(pattern, "--redact-allow")
+
+    def describe(self) -> str:
+        """A stable text of the options, for digests."""
+        return repr((self.patterns, self.allow))
+
+
+def _compile(pattern: str, what: str) -> re.Pattern[str]:
+    try:
+        return re.compile(pattern)
+    except re.error as error:
+        raise RulesError(f"{what} {pattern!r}: not a regular expression ({error})") from None
+
+
+@cache
+def custom_rules(patterns: tuple[tuple[str, str], ...]) -> tuple[Rule, ...]:
+    """A custom pattern's secret is its group ``secret``, else its first group, else all it matches."""
+    rules = []
+    for kind, pattern in patterns:
+        regex = _compile(pattern, "--redact-pattern")
+        group: int | str = "secret" if "secret" in regex.groupindex else 1 if regex.groups else 0
+        rules.append(Rule(kind, regex, (), group))
+    return tuple(rules)
+
+
+@cache
+def allow_rules(allow: tuple[str, ...]) -> tuple[re.Pattern[str], ...]:
+    return tuple(_compile(pattern, "--redact-allow") for pattern in allow)
+
+
+_KIND = re.compile(r"^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$")
+
+
+def read_rules(path: Path) -> Redaction:
+    """A rules file (TOML): ``[[pattern]]`` tables of ``regex`` and an optional
+    ``kind`` (``custom`` when none), and ``allow``, a list of expressions."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+        raise RulesError(f"{path}: cannot read the rules ({error})") from None
+    patterns = []
+    for index, entry in enumerate(data.get("pattern", [])):
+        where = f"{path}: pattern[{index}]"
+        if not isinstance(entry, dict) or not isinstance(entry.get("regex"), str):
+            raise RulesError(f"{where}: needs a string 'regex'")
+        kind = entry.get("kind", "custom")
+        if not isinstance(kind, str) or not _KIND.match(kind):
+            raise RulesError(f"{where}: kind must be lowercase words joined by '-'")
+        _compile(entry["regex"], where)
+        patterns.append((kind, entry["regex"]))
+    allow = data.get("allow", [])
+    if not isinstance(allow, list) or not all(isinstance(item, str) for item in allow):
+        raise RulesError(f"{path}: allow must be a list of strings")
+    for index, pattern in enumerate(allow):
+        _compile(pattern, f"{path}: allow[{index}]")
+    return Redaction(tuple(patterns), tuple(allow))

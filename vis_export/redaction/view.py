@@ -1,0 +1,254 @@
+"""A session with every detected secret replaced by its marker (R8).
+
+Every string the session carries is looked at once, in session order: the
+title, the session's fields, then each message (its envelope fields, then its
+blocks in order, keys and values at any depth), then the stored attachments
+(names, transcriptions and the bytes of text types). Markers are numbered per
+kind in order of first appearance and the same value is the same marker
+everywhere in the session, so the result is a pure function of the session and
+the rules (R7).
+
+The policy redacts its view *after* hiding reasoning: what it hides is never
+looked at, so numbering cannot betray that hidden reasoning held a secret
+(a marker ``2`` with no ``1`` shown), and the numbers are stable for a given
+session and reasoning level.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, replace
+from functools import cache
+from itertools import accumulate
+from types import MappingProxyType
+from typing import Any, TypeVar
+
+from vis_export.model import Block, Message, Session, StoredAttachment
+from vis_export.redaction.detect import Detector, trigger_starts, triggered
+from vis_export.redaction.rules import MARKER, SECRET_KEY, Redaction, literal_secret
+from vis_export.sources.files import _collector_paused
+
+S = TypeVar("S", bound=Session)
+
+# Values that say what a thing is, not what it holds: never rewritten, so a block stays the block it was.
+_STRUCTURE = frozenset({"id", "type", "role", "status", "visibility", "content", "created_at", "completed_at"})
+_TEXT_TYPES = ("text/", "application/json", "application/xml", "application/x-ndjson", "application/yaml")
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One secret taken out: where (``messages[3].content[2].input.url``) and its kind; never the value."""
+
+    where: str
+    kind: str
+
+
+class Redactor:
+    """Markers for one session: the numbering lives as long as this object."""
+
+    def __init__(self, redaction: Redaction):
+        self.detector = Detector(redaction)
+        self.markers: dict[str, str] = {}
+        self.counts: dict[str, int] = {}
+        self.findings: list[Finding] = []
+
+    def text(self, text: str, where: tuple[str | int, ...]) -> str:
+        spans = self.detector.spans(text)
+        if not spans:
+            return text
+        parts, last = [], 0
+        for start, end, kind in spans:
+            parts.append(text[last:start])
+            parts.append(self._marker(text[start:end], kind))
+            self.findings.append(Finding(_where(where), kind))
+            last = end
+        parts.append(text[last:])
+        return "".join(parts)
+
+    def _marker(self, secret: str, kind: str) -> str:
+        marker = self.markers.get(secret)
+        if marker is None:
+            number = self.counts[kind] = self.counts.get(kind, 0) + 1
+            marker = self.markers[secret] = MARKER.format(kind=kind, number=number)
+        return marker
+
+    def _keyed(self, key: str, item: Any, where: tuple[str | int, ...]) -> Any:
+        """A map's value: a string under a key that names a secret is a secret whole."""
+        if type(item) is str and _names_secret(key) and literal_secret(item) and not self.detector.allowed(item):
+            self.findings.append(Finding(_where(where), "secret"))
+            return self._marker(item, "secret")
+        return self.value(item, where)
+
+    def value(self, value: Any, where: tuple[str | int, ...]) -> Any:
+        """A stored value with its strings redacted (map keys too); the same object when nothing changed."""
+        kind = type(value)
+        if kind is str:
+            return self.text(value, where)
+        if kind is MappingProxyType or kind is dict:
+            items = [
+                (shown, self._keyed(key, item, (*where, shown)))
+                for key, item in value.items()
+                for shown in (self.text(key, where),)  # the location names a key as shown, never a secret in it
+            ]
+            if all(new is old for (new, _), old in zip(items, value, strict=True)) and all(
+                new is old for (_, new), old in zip(items, value.values(), strict=True)
+            ):
+                return value
+            return MappingProxyType(dict(items))
+        if kind is tuple or kind is list:
+            items = [self.value(item, (*where, index)) for index, item in enumerate(value)]
+            return value if all(new is old for new, old in zip(items, value, strict=True)) else tuple(items)
+        return value
+
+    def fields(self, fields: Mapping[str, Any], where: tuple[str | int, ...]) -> Mapping[str, Any]:
+        """A model object's own fields: their names and structural values stay."""
+        changed = {
+            key: new
+            for key, item in fields.items()
+            if key not in _STRUCTURE and (new := self._keyed(key, item, (*where, key))) is not item
+        }
+        return MappingProxyType({**fields, **changed}) if changed else fields
+
+    def _held(self, parts: list[Mapping[str, Any]]) -> set[int] | None:
+        """Which of ``parts`` (a message's fields, then its blocks' fields) may hold a
+        find (``None``: all may, under custom rules): one RE2 search over all their
+        strings joined, each hit placed in its part, and a look at their keys."""
+        if self.detector.custom:
+            return None
+        strings: list[str] = []
+        firsts, held = [], set()  # where each part's strings start in ``strings``
+        for number, part in enumerate(parts):
+            firsts.append(len(strings))
+            keyed = [False]
+            _collect(part, strings, keyed)
+            if keyed[0]:
+                held.add(number)
+        joined = "\n".join(strings)
+        if triggered(joined):  # rare: only then is each hit placed in its part
+            ends = list(accumulate(len(string) + 1 for string in strings))
+            for start in trigger_starts(joined):
+                held.add(bisect_right(firsts, bisect_right(ends, start)) - 1)
+        return held
+
+    def block(self, block: Block, where: tuple[str | int, ...]) -> Block:
+        fields = self.fields(block.fields, where)
+        return block if fields is block.fields else type(block)(fields)
+
+    def message(self, message: Message, index: int) -> Message:
+        held = self._held([message.fields, *(block.fields for block in message.blocks)])
+        if held is not None and not held:
+            return message
+        where = ("messages", index)
+        fields = self.fields(message.fields, where) if held is None or 0 in held else message.fields
+        blocks = tuple(
+            self.block(block, (*where, "content", n)) if held is None or n + 1 in held else block
+            for n, block in enumerate(message.blocks)
+        )
+        if fields is message.fields and all(new is old for new, old in zip(blocks, message.blocks, strict=True)):
+            return message
+        return replace(
+            message,
+            blocks=blocks,
+            fields=fields,
+            model=fields.get("model"),
+            provider=fields.get("provider"),
+            author=fields.get("author"),
+        )
+
+    def attachment(self, attachment: StoredAttachment) -> StoredAttachment:
+        """Its name, place and transcription, then its bytes when they are text (in that order)."""
+        where = ("attachments", attachment.id)
+        filename = self.value(attachment.filename, (*where, "filename"))
+        storage_uri = self.value(attachment.storage_uri, (*where, "storage_uri"))
+        transcription = self.value(attachment.transcription, (*where, "transcription"))
+        data = attachment.data
+        if data is not None and (attachment.media_type or "").startswith(_TEXT_TYPES):
+            try:
+                text = data.decode("utf-8")
+            except UnicodeDecodeError:
+                pass  # not text after all: bytes that are not text are not scanned, like images
+            else:
+                data = self.text(text, (*where, "data")).encode("utf-8")
+        return replace(
+            attachment,
+            filename=filename,
+            storage_uri=storage_uri,
+            transcription=transcription,
+            data=data,
+            size_bytes=attachment.size_bytes if data is attachment.data or data is None else len(data),
+        )
+
+    def session(self, session: S) -> S:
+        with _collector_paused():  # as loading: many acyclic objects, a collector walking them for nothing
+            return self._session(session)
+
+    def _session(self, session: S) -> S:
+        title = self.value(session.title, ("title",))
+        metadata = self.value(session.metadata, ())
+        messages = tuple(self.message(message, index) for index, message in enumerate(session.messages))
+        attachments = MappingProxyType({key: self.attachment(item) for key, item in session.attachments.items()})
+        return replace(session, title=title, metadata=metadata, messages=messages, attachments=attachments)
+
+
+_names_secret = cache(lambda key: SECRET_KEY.fullmatch(key) is not None)
+_CONTAINERS = frozenset({MappingProxyType, dict, tuple, list})
+
+
+def _collect(value: Any, strings: list[str], keyed: list[bool]) -> None:
+    """Append every string ``value`` holds (map keys too) to ``strings``; set ``keyed``
+    when a string sits under a key that names a secret. Written for speed: it runs
+    over every string of every redacted view."""
+    kind = type(value)
+    if kind is MappingProxyType or kind is dict:
+        for key, item in value.items():
+            strings.append(key)
+            kind = type(item)
+            if kind is str:
+                strings.append(item)
+                if _names_secret(key):
+                    keyed[0] = True
+            elif kind in _CONTAINERS:
+                _collect(item, strings, keyed)
+    elif kind is tuple or kind is list:
+        for item in value:
+            kind = type(item)
+            if kind is str:
+                strings.append(item)
+            elif kind in _CONTAINERS:
+                _collect(item, strings, keyed)
+    elif kind is str:
+        strings.append(value)
+
+
+def _where(path: tuple[str | int, ...]) -> str:
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else f".{part}" if out else str(part)
+    return out or "session"
+
+
+def redacted_part(shown: object, redaction: Redaction) -> Message | Block | list[Message] | None:
+    """A message, a block or a list of messages the policy shows (``None``: nothing),
+    redacted on its own: markers are numbered within it, messages in order."""
+    redactor = Redactor(redaction)
+    if shown is None:
+        return None
+    if isinstance(shown, Block):
+        return redactor.block(shown, ())
+    if isinstance(shown, Message):
+        return redactor.message(shown, 0)
+    assert isinstance(shown, (list, tuple)), shown  # the policy shows a session only as a view, made apart
+    return [redactor.message(message, index) for index, message in enumerate(shown)]
+
+
+def redacted(session: S, redaction: Redaction) -> S:
+    """``session`` with its secrets replaced by markers."""
+    return Redactor(redaction).session(session)
+
+
+def findings(session: Session, redaction: Redaction) -> Iterator[Finding]:
+    """What redaction would take out of ``session``: places and kinds, in session order."""
+    redactor = Redactor(redaction)
+    redactor.session(session)
+    yield from redactor.findings
