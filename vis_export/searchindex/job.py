@@ -30,6 +30,10 @@ if TYPE_CHECKING:
     from vis_export.redaction import Redaction
 
 
+# How a job says a source it could not read stopped its pruning (serve, which said so already, leaves it out).
+NOT_PRUNED = "so nothing is pruned"
+
+
 @dataclass
 class IndexCounts:
     added: int = 0
@@ -305,11 +309,11 @@ class _Job:
         sessions are not known: the files of a folder that is not there now
         are not even named) stops pruning."""
         if None in self.unread:
-            self._warn("<stdin>: not read in full, so nothing is pruned")
+            self._warn(f"<stdin>: not read in full, {NOT_PRUNED}")
             return
         if self.unreadable:
             for name in self.unreadable:
-                self._warn(f"{name}: could not be read, so nothing is pruned")
+                self._warn(f"{name}: could not be read, {NOT_PRUNED}")
             return
         for source, held in self.unread.items():
             if held:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from vis_export.policy import Reasoning
 from vis_export.searchindex.documents import IndexReasoning
 from vis_export.searchindex.guard import IndexFailure
-from vis_export.searchindex.job import Batch, IndexCounts, index_sessions
+from vis_export.searchindex.job import NOT_PRUNED, Batch, IndexCounts, index_sessions
 
 if TYPE_CHECKING:
     from vis_export.redaction import Redaction
@@ -41,7 +41,12 @@ class IndexKeeper:
         pages stay current even when their search falls behind."""
         try:
             counts = index_sessions(
-                batches, self.directory, reasoning=self.reasoning, prune=prune, warn=self.warn, redaction=self.redaction
+                batches,
+                self.directory,
+                reasoning=self.reasoning,
+                prune=prune,
+                warn=self._warn,
+                redaction=self.redaction,
             )
         except IndexFailure as failure:
             if not self.built:
@@ -51,6 +56,13 @@ class IndexKeeper:
             return None
         self.built = True
         return counts
+
+    def _warn(self, line: str) -> None:
+        """A job's line, but for the note that a source it could not read kept it from
+        pruning: the catalogue has said that the source cannot be read, and the
+        index it keeps is serve's own."""
+        if self.warn is not None and not line.endswith(NOT_PRUNED):
+            self.warn(line)
 
     def close(self) -> None:
         self.folder.cleanup()
