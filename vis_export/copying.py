@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from vis_export.formats.markdown import MarkdownProjector
-from vis_export.formats.options import ExportOptions, Folder, Theme, attachments_folder, folder
+from vis_export.formats.options import ExportOptions, Folder, Theme, ToolOutputLimit, attachments_folder, folder
 from vis_export.formats.text import TextProjector
 from vis_export.policy import DEFAULT_REASONING, Exportable, Reasoning
 
@@ -26,7 +26,7 @@ def clipboard(
     reasoning: Reasoning = DEFAULT_REASONING,
     timestamps: bool = False,
     no_tools: bool = False,
-    tool_output_limit: int | None = None,
+    tool_output_limit: ToolOutputLimit = None,
     attachments: Folder = None,
     front_matter: bool = False,
     template_dir: Folder = None,

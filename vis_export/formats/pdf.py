@@ -28,14 +28,24 @@ from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import replace
 from datetime import UTC, datetime
-from multiprocessing import get_context
+from multiprocessing import current_process, get_context
 from typing import Any
 
 from vis_export import __version__
 from vis_export.formats.facts import SessionFacts
 from vis_export.formats.html import HtmlProjector
-from vis_export.formats.options import ExportOptions, Folder, Paper, PdfEngine, attachments_folder, folder
-from vis_export.model import Message, Session
+from vis_export.formats.options import (
+    ExportOptions,
+    Folder,
+    Paper,
+    PdfEngine,
+    ToolOutputLimit,
+    attachments_folder,
+    folder,
+)
+from vis_export.formats.projector import Projector, ToolPart
+from vis_export.formats.tool_lines import paper_part
+from vis_export.model import Block, Message, Session, ToolBlock
 from vis_export.policy import DEFAULT_REASONING, Reasoning, visible_session
 
 PART_SIZE = 150_000  # below this much message text a second process costs more than it saves
@@ -57,6 +67,9 @@ class PrintProjector(HtmlProjector):
     def shows_times(self) -> bool:
         return True
 
+    def output_part(self, part: ToolPart) -> ToolPart:
+        return paper_part(part, self.options.tool_output_limit)
+
 
 def _fetcher() -> Any:
     from weasyprint.urls import URLFetcher
@@ -76,7 +89,7 @@ def to_pdf(
     *,
     reasoning: Reasoning = DEFAULT_REASONING,
     no_tools: bool = False,
-    tool_output_limit: int | None = None,
+    tool_output_limit: ToolOutputLimit = None,
     attachments: Folder = None,
     template_dir: Folder = None,
     no_highlight: bool = False,
@@ -128,9 +141,11 @@ def render_pdf(session: Session, options: ExportOptions, parts: int | None = Non
 
         return render_typst(session, options)
     session = visible_session(session, options.reasoning)  # R2: the parts are rendered from this view
-    chunks = split(session, parts)
-    if len(chunks) == 1:
-        pdfs = [_render_part(session, options, 0, chunks)]
+    chunks = split(session, parts, options=options)
+    if len(chunks) == 1 or current_process().daemon:
+        # A daemonic process (a Dask or multiprocessing pool's worker) may start
+        # none of its own: it lays the same parts out one after the other.
+        pdfs = [_render_part(session, options, index, chunks) for index in range(len(chunks))]
     else:
         pdfs = _render_in_parallel(session, options, chunks)
     return join(session, pdfs)
@@ -140,10 +155,15 @@ def cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
-def split(session: Session, parts: int | None = None, size: int | None = None) -> list[tuple[int, int]]:
+def split(
+    session: Session, parts: int | None = None, size: int | None = None, options: ExportOptions | None = None
+) -> list[tuple[int, int]]:
     """Message ranges of about equal text: ``parts`` of them (at most one per message),
-    by default as many as keep each within about ``size`` (``PART_SIZE``)."""
-    sizes = [sum(len(str(v)) for b in m.blocks for v in b.fields.values()) + 200 for m in session.messages]
+    by default as many as keep each within about ``size`` (``PART_SIZE``). Text is
+    counted as ``options`` show it: a 4,000-line log printed as 60 lines counts as 60
+    (counted whole, it split a short document into parts, each starting a page)."""
+    shown = _Shown(options or ExportOptions())
+    sizes = [sum(shown.size(b) for b in shown.blocks(m)) + 200 for m in session.messages]
     total = sum(sizes)
     parts = max(1, min(parts if parts is not None else -(-total // (size or PART_SIZE)), len(sizes)))
     bounds: list[tuple[int, int]] = []
@@ -157,13 +177,25 @@ def split(session: Session, parts: int | None = None, size: int | None = None) -
     return bounds
 
 
+class _Shown(Projector):
+    """What a page shows of each block, to measure: tool output as ``tool_lines`` keeps it."""
+
+    def output_part(self, part: ToolPart) -> ToolPart:
+        return paper_part(part, self.options.tool_output_limit)
+
+    def size(self, block: Block) -> int:
+        if isinstance(block, ToolBlock):
+            return sum(len(part.label) + len(part.text) + len(part.tail) for part in self.tool_parts(block))
+        return sum(len(str(value)) for value in block.fields.values())
+
+
 def _render_part(session: Session, options: ExportOptions, index: int, chunks: list[tuple[int, int]]) -> bytes:
     from weasyprint import HTML
 
     start, end = chunks[index]
     part = replace(session, messages=session.messages[start:end])
     projector = PrintProjector(options)
-    html = "".join(projector.session(part, first_index=start + 1, continuation=index > 0))
+    html = "".join(projector.session(part, first_index=start + 1, continuation=index > 0, whole=session))
     # WeasyPrint warns about the screen-only rules of the shared stylesheet
     # (prefers-color-scheme); print is meant to ignore them.
     logger = logging.getLogger("weasyprint")
