@@ -33,11 +33,11 @@ class Kept(NamedTuple):
 
 
 def rows(text: str) -> list[int]:
-    """Where each printed line of ``text`` starts (a final newline starts none)."""
+    """Where each printed line of ``text`` starts (a final newline starts none, nor does empty text)."""
     starts: list[int] = []
     position = 0
     end = len(text)
-    while position < end or not starts:
+    while position < end:
         newline = text.find("\n", position)
         line_end = end if newline < 0 else newline
         starts.extend(range(position, max(line_end, position + 1), ROW_LENGTH))
