@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import json
+import random
 import subprocess
 import sys
 from pathlib import Path
@@ -66,7 +67,11 @@ def empty_at_the_foot(pdf: bytes, folder: Path) -> list[float]:
     for image in page_images(pdf, folder, dpi=30):
         top, bottom = TOP, height - BOTTOM
         lowest = next(
-            (y for y in range(int(bottom), int(top), -1) if any(sum(p) < 3 * 245 for p in image.pixels(0, y, width, y))),
+            (
+                y
+                for y in range(int(bottom), int(top), -1)
+                if any(sum(p) < 3 * 245 for p in image.pixels(0, y, width, y))
+            ),
             int(top),
         )
         shares.append((bottom - lowest) / (bottom - top))
@@ -242,3 +247,27 @@ def test_dask_local_workers_lay_out_parts_and_write_the_same_file(tmp_path: Path
         outputs.append((tmp_path / name).read_bytes())
     assert outputs[0] == outputs[1]
     assert weasy_module.PART_SIZE < len(json.dumps(document))
+
+
+@pytest.mark.slow
+def test_parts_join_where_a_page_is_full(tmp_path: Path) -> None:
+    """Laid out in three parts, the pages are used as laid out in one: a part ends at
+    the message boundary that leaves its last page fullest (one line, before)."""
+    shuffled = random.Random(7)
+    session = session_of(
+        *[
+            message(
+                n,
+                *[{"type": "prose", "markdown": f"Word {n}. " * shuffled.randint(10, 300)}] * shuffled.randint(1, 3),
+                role="user" if n % 2 else "assistant",
+            )
+            for n in range(40)
+        ]
+    )
+    whole = render_pdf(session, ExportOptions())
+    parts = render_pdf(session, ExportOptions(), parts=3)
+    assert len(split(session, 3)) == 3
+    one, three = empty_at_the_foot(whole, tmp_path / "one"), empty_at_the_foot(parts, tmp_path / "three")
+    assert max(three[:-1]) <= max(0.2, max(one[:-1])), (one, three)
+    assert len(three) <= len(one) + 1
+    assert text_of(parts).count("Word 39.") == text_of(whole).count("Word 39.")

@@ -150,12 +150,11 @@ def render_pdf(session: Session, options: ExportOptions, parts: int | None = Non
         return render_typst(session, options)
     session = visible_session(session, options.reasoning)  # R2: the parts are rendered from this view
     chunks = split(session, parts, options=options)
-    if len(chunks) == 1 or current_process().daemon:
-        # A daemonic process (a Dask or multiprocessing pool's worker) may start
-        # none of its own: it lays the same parts out one after the other.
-        pdfs = [_render_part(session, options, index, chunks) for index in range(len(chunks))]
-    else:
-        pdfs = _render_in_parallel(session, options, chunks)
+    pdfs = []
+    start = 0
+    for index, (_, end) in enumerate(chunks):
+        pdf, start = _lay_out(session, options, index, (start, end), index == len(chunks) - 1)
+        pdfs.append(pdf)
     return join(session, pdfs)
 
 
@@ -197,10 +196,17 @@ class _Shown(Projector):
         return sum(len(str(value)) for value in block.fields.values())
 
 
-def _render_part(session: Session, options: ExportOptions, index: int, chunks: list[tuple[int, int]]) -> bytes:
+def _render_part(
+    session: Session, options: ExportOptions, index: int, bounds: tuple[int, int], last: bool
+) -> tuple[bytes, int]:
+    """The PDF of the messages in ``bounds``; unless ``last``, cut at the message
+    boundary that leaves its last page fullest (``pdf_seams``), and where the next
+    part starts."""
     from weasyprint import HTML
 
-    start, end = chunks[index]
+    from vis_export.formats.pdf_seams import cut_page, cut_point, message_starts
+
+    start, end = bounds
     part = replace(session, messages=session.messages[start:end])
     projector = PrintProjector(options)
     html = "".join(projector.session(part, first_index=start + 1, continuation=index > 0, whole=session))
@@ -211,7 +217,16 @@ def _render_part(session: Session, options: ExportOptions, index: int, chunks: l
     logger.setLevel(logging.ERROR)
     try:
         with _font_dates(_created(session)):
-            return bytes(HTML(string=html, url_fetcher=_fetcher(), base_url="data:,").write_pdf())
+            document = HTML(string=html, url_fetcher=_fetcher(), base_url="data:,").render()
+            starts = message_starts(document.pages)
+            if last or len(starts) != end - start:  # a template of its own may not mark messages
+                return bytes(document.write_pdf()), end
+            kept, following = cut_point(document.pages, starts)
+            pages = document.pages[:kept]
+            if following is not None and starts[following].page == kept - 1:
+                pages[-1] = cut_page(pages[-1], starts[following])
+            pdf = bytes(document.copy(pages).write_pdf())
+            return pdf, end if following is None else start + following
     finally:
         logger.setLevel(level)
 
@@ -232,23 +247,29 @@ def _font_dates(created: int) -> Iterator[None]:
             os.environ["SOURCE_DATE_EPOCH"] = previous
 
 
-# The session a pool's forked workers render from: a frozen session holds
-# read-only maps, which cannot be pickled, and a fork shares it for free.
-_WORK: tuple[Session, ExportOptions, list[tuple[int, int]]] | None = None
+# The session a forked process renders from: a frozen session holds read-only
+# maps, which cannot be pickled, and a fork shares it for free.
+_WORK: tuple[Session, ExportOptions] | None = None
 
 
-def _render_shared_part(index: int) -> bytes:
+def _render_shared_part(index: int, bounds: tuple[int, int], last: bool) -> tuple[bytes, int]:
     assert _WORK is not None
-    return _render_part(*_WORK[:2], index, _WORK[2])
+    return _render_part(*_WORK, index, bounds, last)
 
 
-def _render_in_parallel(session: Session, options: ExportOptions, chunks: list[tuple[int, int]]) -> list[bytes]:
+def _lay_out(
+    session: Session, options: ExportOptions, index: int, bounds: tuple[int, int], last: bool
+) -> tuple[bytes, int]:
+    """One part, in a process of its own when there are several (whose memory goes
+    with it), except in a daemonic process (a Dask or multiprocessing pool's worker),
+    which may start none: the same part, laid out here."""
     global _WORK
-    _WORK = (session, options, chunks)
+    if (index == 0 and last) or current_process().daemon:
+        return _render_part(session, options, index, bounds, last)
+    _WORK = (session, options)
     try:
-        workers = min(len(chunks), cores(), MAX_WORKERS)
-        with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("fork")) as pool:
-            return list(pool.map(_render_shared_part, range(len(chunks))))
+        with ProcessPoolExecutor(max_workers=1, mp_context=get_context("fork")) as pool:
+            return pool.submit(_render_shared_part, index, bounds, last).result()
     finally:
         _WORK = None
 
