@@ -271,3 +271,17 @@ def test_parts_join_where_a_page_is_full(tmp_path: Path) -> None:
     assert max(three[:-1]) <= max(0.2, max(one[:-1])), (one, three)
     assert len(three) <= len(one) + 1
     assert text_of(parts).count("Word 39.") == text_of(whole).count("Word 39.")
+
+
+def _in_a_daemon(parts: int) -> bytes:
+    return render_pdf(log_session(LOG[:200]), ExportOptions(), parts=parts)
+
+
+@pytest.mark.slow
+def test_a_daemonic_worker_lays_out_the_parts_itself() -> None:
+    """A pool's worker (Dask's too) may start no process: 'daemonic processes are not allowed to have children'."""
+    import multiprocessing
+
+    with multiprocessing.get_context("fork").Pool(1) as pool:
+        there = pool.apply(_in_a_daemon, (3,))
+    assert there == _in_a_daemon(3)
