@@ -1,14 +1,16 @@
 """PDF (``--to pdf``): WeasyPrint from the same templates, with the print stylesheet.
 
 Long transcripts are laid out in parts of about ``PART_SIZE`` characters of
-message text, in parallel processes, and joined with pypdf (outline entries
-kept, in order); each part starts on a new page. The size of a part, not the
-number of cores, decides where parts begin, so every machine writes the same
-bytes; and it bounds memory: WeasyPrint holds about 0.8 KB per character while
-it lays a part out (a part peaks near 200 MB), and at most ``MAX_WORKERS``
-parts are laid out at once. 10,000 short messages peaked at 1.9 GB over two
-halves of 1 GB each; in parts of this size, at 0.5 GB for every process
-together (``python -m benchmarks.pdf_memory``).
+message text as printed (long tool output cut, see ``tool_lines``), each in a
+process of its own, one after the other, and joined with pypdf (outline
+entries kept, in order). A part ends where the message boundaries of its last
+pages leave a page fullest and the next starts there (``pdf_seams``), so the
+parts do not show. The size of a part, not the number of cores, decides where
+parts begin, so every machine writes the same bytes; and it bounds memory:
+WeasyPrint holds about 0.8 KB per character while it lays a part out (a part
+peaks near 200 MB). 10,000 short messages peaked at 1.9 GB over two halves of
+1 GB each; in parts of this size, at 0.5 GB for every process together
+(``python -m benchmarks.pdf_memory``).
 
 Page numbers ``N / M`` are stamped on the joined pages, since no part knows
 ``M`` while it is laid out. Nothing is fetched while rendering: the URL
@@ -49,7 +51,7 @@ from vis_export.model import Block, Message, Session, ToolBlock
 from vis_export.policy import DEFAULT_REASONING, Reasoning, visible_session
 
 PART_SIZE = 150_000  # below this much message text a second process costs more than it saves
-MAX_WORKERS = 4
+MAX_WORKERS = 4  # Typst parts compiled at once (WeasyPrint parts wait for each other: pdf_seams)
 FOOTER_SIZE = 8
 FOOTER_RISE = 22  # points above the bottom edge, below the 16 mm margin
 FOOTER_COLOUR = "0.35 0.39 0.43"  # the stylesheet's muted grey, #59636e
