@@ -285,3 +285,23 @@ def test_a_daemonic_worker_lays_out_the_parts_itself() -> None:
     with multiprocessing.get_context("fork").Pool(1) as pool:
         there = pool.apply(_in_a_daemon, (3,))
     assert there == _in_a_daemon(3)
+
+
+@pytest.mark.slow
+def test_a_session_a_little_longer_than_a_page_fills_its_first(tmp_path: Path) -> None:
+    """When only the padding at the foot of a tool's frame and its message did not fit,
+    WeasyPrint moved both messages to page 2: the title alone on page 1, 92% empty."""
+    from test_pdf_layout import pushed_down
+
+    tool = {
+        "id": "t",
+        "type": "tool",
+        "tool": "run_tests",
+        "status": "failed",
+        "input": {"paths": [f"src/module_{i}.py" for i in range(4)], "options": {"fail_fast": True}},
+        "output": {"pass": 2, "fail": 1, "log": ["error: the request of the server session handler"]},
+    }
+    for fillers in range(3, 10):
+        after = {"id": "m1", "role": "assistant", "content": [{"id": "p", "type": "prose", "markdown": "Words."}, tool]}
+        shares = empty_at_the_foot(pushed_down(fillers, after), tmp_path / str(fillers))
+        assert max(shares[:-1], default=0) <= 0.2, (fillers, shares)
