@@ -263,12 +263,30 @@ def test_an_empty_message_stays_on_the_page_it_fits_and_whole(first_page_holds: 
                 assert heading[1] > TOP_MARGIN + 10, (paragraphs, heading)  # below its own rule
 
 
+SHORT = {
+    "role": "assistant",
+    "id": "m1",
+    "content": [
+        {
+            "id": "t",
+            "type": "tool",
+            "tool": "shell",
+            "status": "completed",
+            "input": {"command": "make"},
+            "output": "one\ntwo\n",
+        },
+        {"id": "u", "type": "diagram", "render_hint": {"engine": "mermaid", "theme": "dark"}},
+    ],
+}
+
+
 def test_a_short_framed_block_goes_to_the_next_page_whole(first_page_holds: int, tmp_path: Path) -> None:
     """A tool's frame (or an unknown block's) broken between its parts runs on,
-    empty, to the foot of the page: a short one moves to the next page whole."""
+    empty, to the foot of the page: a short one (``pdf.KEEP_ROWS``, a fifth of a
+    page at most) moves to the next page whole."""
     for paragraphs in near_the_foot(first_page_holds):
-        pages = [[text for text, *_ in lines(page)] for page in words(pushed_down(paragraphs, LABELLED), tmp_path)]
-        for first, last in (("shell completed", '"code": 2'), ("Unsupported block diagram", '"theme": "dark"')):
+        pages = [[text for text, *_ in lines(page)] for page in words(pushed_down(paragraphs, SHORT), tmp_path)]
+        for first, last in (("shell completed", "two"), ("Unsupported block diagram", '"theme": "dark"')):
             assert [n for n, page in enumerate(pages) if first in page] == [
                 n for n, page in enumerate(pages) if last in page
             ], (paragraphs, first)

@@ -21,7 +21,7 @@ import click
 from vis_export import __version__
 from vis_export.contract import MESSAGE_ROLES
 from vis_export.formats import FORMAT_NAMES, Format
-from vis_export.formats.options import PAPERS, PDF_ENGINES, PROVIDER_FORMATS, THEMES, ExportOptions
+from vis_export.formats.options import PAPERS, PDF_ENGINES, PROVIDER_FORMATS, THEMES, ExportOptions, ToolOutputLimit
 from vis_export.model import Session
 from vis_export.output import STOPPING
 from vis_export.policy import DEFAULT_REASONING, REASONING_CHOICES, check_reasoning, visible_session
@@ -124,6 +124,25 @@ def main(ctx: click.Context, debug: bool) -> None:
 
 
 Command = TypeVar("Command", bound=Callable[..., Any])
+
+
+class ToolOutputLimitType(click.ParamType):  # type: ignore[type-arg]  # generic from click 8.2
+    """``--tool-output-limit``: a number not below 0, or ``all`` (nothing cut, PDF's default limit included)."""
+
+    name = "N|all"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> ToolOutputLimit:
+        if isinstance(value, int) or value is None:
+            return value
+        if str(value).strip().lower() == "all":
+            return "all"
+        try:
+            number = int(value)
+        except ValueError:
+            number = -1
+        if number < 0:
+            self.fail(f"{value!r} is neither a number of 0 or more nor 'all'", param, ctx)
+        return number
 
 
 def reasoning_option(help: str) -> Callable[[Command], Command]:
@@ -331,10 +350,12 @@ def sessions(sources: Sequence[str], as_json: bool) -> None:
 @click.option("--no-tools", is_flag=True, help="Leave tool blocks out (text, markdown, html, pdf).")
 @click.option(
     "--tool-output-limit",
-    type=click.IntRange(min=0),
-    metavar="N",
+    type=ToolOutputLimitType(),
+    metavar="N|all",
     default=None,
-    help="Keep the first N characters of each tool output, then a visible marker (text, markdown, html, pdf).",
+    help="Keep the first N characters of each tool output, then a visible marker (text, markdown, html); "
+    "in pdf its first and last lines, N in all (default 60), and a line saying how many are left out. "
+    "'all' keeps everything.",
 )
 @click.option("--front-matter", is_flag=True, help="YAML front matter: session id, title, created, model (markdown).")
 @click.option(
@@ -393,7 +414,7 @@ def convert(
     session_ids: Sequence[str],
     timestamps: bool,
     no_tools: bool,
-    tool_output_limit: int | None,
+    tool_output_limit: ToolOutputLimit,
     front_matter: bool,
     attachments: Path | None,
     lenient: bool,

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from vis_export.formats.markdown import MarkdownProjector
-from vis_export.formats.options import ExportOptions, Folder, Theme, attachments_folder, folder
+from vis_export.formats.options import ExportOptions, Folder, Theme, ToolOutputLimit, attachments_folder, folder
 from vis_export.formats.projector import Projector
 from vis_export.formats.text import TextProjector
 from vis_export.policy import DEFAULT_REASONING, Exportable, Reasoning, visible
@@ -31,7 +31,7 @@ def clipboard(
     reasoning: Reasoning = DEFAULT_REASONING,
     timestamps: bool = False,
     no_tools: bool = False,
-    tool_output_limit: int | None = None,
+    tool_output_limit: ToolOutputLimit = None,
     attachments: Folder = None,
     front_matter: bool = False,
     template_dir: Folder = None,

@@ -25,7 +25,7 @@ from vis_export.formats.anchors import Anchors
 from vis_export.formats.facts import SessionFacts
 from vis_export.formats.highlight import TOKEN_COLOURS, TOKEN_STYLES, highlight, inline_style, plain
 from vis_export.formats.html_prose import language_class
-from vis_export.formats.options import ExportOptions, Folder, Theme, attachments_folder, folder
+from vis_export.formats.options import ExportOptions, Folder, Theme, ToolOutputLimit, attachments_folder, folder
 from vis_export.formats.projector import (
     TRUNCATED_NOTE,
     Projector,
@@ -36,6 +36,7 @@ from vis_export.formats.projector import (
     tool_duration,
 )
 from vis_export.formats.prose_words import prose_words
+from vis_export.formats.tool_lines import LEFT_OUT_NOTE
 from vis_export.formats.views import (
     AttachmentView,
     CodeView,
@@ -195,8 +196,11 @@ class HtmlProjector(Projector):
 
     # --- frames ---------------------------------------------------------------------------
 
-    def session(self, session: Session, first_index: int = 1, continuation: bool = False) -> Iterator[str]:
-        """The whole document; a PDF rendered in parts passes where its part starts.
+    def session(
+        self, session: Session, first_index: int = 1, continuation: bool = False, whole: Session | None = None
+    ) -> Iterator[str]:
+        """The whole document; a PDF rendered in parts passes where its part starts, and
+        the ``whole`` session, whose attachments prose anywhere may show (``attachment:``).
         Each call has its own image budget (``images.MAX_DOCUMENT_BYTES``), so each
         part of a PDF, laid out in parallel or not, bounds its own images."""
         from vis_export.formats.html_prose import ProseToHtml
@@ -204,7 +208,7 @@ class HtmlProjector(Projector):
         self.attachments = Attachments.of(session, self.options.attachments)
         self.anchors = Anchors()
         self.prose_count = 0
-        attached = [b for _, b in session.blocks() if isinstance(b, AttachmentBlock)]
+        attached = [b for _, b in (whole or session).blocks() if isinstance(b, AttachmentBlock)]
         pre = PASTED_STYLES["pre"] if self.pasted else None
         self._prose = ProseToHtml(self.attachments.lookup(attached), self.attachments.budget, self.code_html, pre)
         style = self.stylesheet()
@@ -332,6 +336,8 @@ class HtmlProjector(Projector):
                 "html": self.code_html(part.text, part.language),
                 "language": part.language or "text",
                 "truncated": TRUNCATED_NOTE.format(part.cut) if part.cut else None,
+                "left_out": LEFT_OUT_NOTE.format(part.left_out) if part.left_out else None,
+                "tail_html": self.code_html(part.tail, part.language) if part.left_out else None,
             }
             for part in shown
         ]
@@ -341,7 +347,7 @@ class HtmlProjector(Projector):
             "status": block.status,
             "duration": tool_duration(block),
             "parts": parts,
-            "rows": rows(part.text for part in shown),
+            "rows": rows(part.text + part.tail for part in shown),
         }
 
     def block_reasoning(self, block: ReasoningBlock) -> ReasoningView:
@@ -418,7 +424,7 @@ def to_html(
     reasoning: Reasoning = DEFAULT_REASONING,
     timestamps: bool = False,
     no_tools: bool = False,
-    tool_output_limit: int | None = None,
+    tool_output_limit: ToolOutputLimit = None,
     attachments: Folder = None,
     template_dir: Folder = None,
     theme: Theme | None = None,

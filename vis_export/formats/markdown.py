@@ -18,7 +18,7 @@ from urllib.parse import quote
 from vis_export.attachments import Attachments
 from vis_export.formats.facts import SessionFacts
 from vis_export.formats.markdown_syntax import escape, escape_html, escape_one_line, fenced, yaml_string
-from vis_export.formats.options import ExportOptions, Folder, attachments_folder, folder
+from vis_export.formats.options import ExportOptions, Folder, ToolOutputLimit, attachments_folder, folder
 from vis_export.formats.projector import Projector, json_text, tool_duration, with_marker
 from vis_export.formats.prose import attachment_links, contained
 from vis_export.formats.prose_markdown import prose_in_markdown
@@ -172,7 +172,7 @@ def to_markdown(
     reasoning: Reasoning = DEFAULT_REASONING,
     timestamps: bool = False,
     no_tools: bool = False,
-    tool_output_limit: int | None = None,
+    tool_output_limit: ToolOutputLimit = None,
     attachments: Folder = None,
     front_matter: bool = False,
     links_from: Folder = None,

@@ -22,6 +22,8 @@ PAPERS: tuple[Paper, ...] = ("A4", "Letter")
 THEMES: tuple[Theme, ...] = ("light", "dark")
 PROVIDER_FORMATS: tuple[ProviderFormat, ...] = ("openai", "anthropic")
 PDF_ENGINES: tuple[PdfEngine, ...] = ("weasyprint", "typst")
+# ``tool_output_limit``: a number (characters; lines in PDF), "all" (nothing cut), or None (the format's default).
+ToolOutputLimit = int | Literal["all"] | None
 # A folder option as the API takes it: a path as text or a path object.
 Folder = str | os.PathLike[str] | None
 
@@ -30,7 +32,8 @@ Folder = str | os.PathLike[str] | None
 class ExportOptions:
     """``reasoning``: the R2 policy level; ``timestamps``: times in message headers;
     ``no_tools``: drop tool blocks; ``tool_output_limit``: characters of tool output
-    kept before a visible truncation marker; ``attachments``: where attachment bytes
+    kept before a visible truncation marker (in PDF: printed lines, first and last,
+    60 by default; ``"all"``: nothing cut, see ``tool_lines``); ``attachments``: where attachment bytes
     live (``DIR/<attachment_id>``); ``front_matter``: YAML front matter (Markdown);
     ``template_dir``: templates overriding the built-in ones by name (HTML, PDF);
     ``theme``: force ``light`` or ``dark`` (HTML); ``no_highlight``: plain code
@@ -46,7 +49,7 @@ class ExportOptions:
     reasoning: Reasoning = DEFAULT_REASONING
     timestamps: bool = False
     no_tools: bool = False
-    tool_output_limit: int | None = None
+    tool_output_limit: ToolOutputLimit = None
     attachments: Path | None = None
     front_matter: bool = False
     template_dir: Path | None = None
@@ -78,8 +81,13 @@ class ExportOptions:
             raise ValueError(f"paper must be one of {', '.join(PAPERS)}")
         if self.pdf_engine not in PDF_ENGINES:
             raise ValueError(f"pdf_engine must be one of {', '.join(PDF_ENGINES)}")
-        if self.tool_output_limit is not None and self.tool_output_limit < 0:
-            raise ValueError("tool_output_limit must not be negative")
+        limit = self.tool_output_limit
+        if (
+            limit is not None
+            and limit != "all"
+            and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 0)
+        ):
+            raise ValueError('tool_output_limit must be a number not below 0, or "all"')
 
     @property
     def redaction(self) -> Redaction | None:

@@ -1,14 +1,16 @@
 """PDF (``--to pdf``): WeasyPrint from the same templates, with the print stylesheet.
 
 Long transcripts are laid out in parts of about ``PART_SIZE`` characters of
-message text, in parallel processes, and joined with pypdf (outline entries
-kept, in order); each part starts on a new page. The size of a part, not the
-number of cores, decides where parts begin, so every machine writes the same
-bytes; and it bounds memory: WeasyPrint holds about 0.8 KB per character while
-it lays a part out (a part peaks near 200 MB), and at most ``MAX_WORKERS``
-parts are laid out at once. 10,000 short messages peaked at 1.9 GB over two
-halves of 1 GB each; in parts of this size, at 0.5 GB for every process
-together (``python -m benchmarks.pdf_memory``).
+message text as printed (long tool output cut, see ``tool_lines``), each in a
+process of its own, one after the other, and joined with pypdf (outline
+entries kept, in order). A part ends where the message boundaries of its last
+pages leave a page fullest and the next starts there (``pdf_seams``), so the
+parts do not show. The size of a part, not the number of cores, decides where
+parts begin, so every machine writes the same bytes; and it bounds memory:
+WeasyPrint holds about 0.8 KB per character while it lays a part out (a part
+peaks near 200 MB). 10,000 short messages peaked at 1.9 GB over two halves of
+1 GB each; in parts of this size, at 0.5 GB for every process together
+(``python -m benchmarks.pdf_memory``).
 
 Page numbers ``N / M`` are stamped on the joined pages, since no part knows
 ``M`` while it is laid out. Nothing is fetched while rendering: the URL
@@ -28,27 +30,42 @@ from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import replace
 from datetime import UTC, datetime
-from multiprocessing import get_context
+from multiprocessing import current_process, get_context
 from typing import TYPE_CHECKING, Any
 
 from vis_export import __version__
 from vis_export.formats.facts import SessionFacts
 from vis_export.formats.html import HtmlProjector
-from vis_export.formats.options import ExportOptions, Folder, Paper, PdfEngine, attachments_folder, folder
-from vis_export.model import Message, Session
+from vis_export.formats.options import (
+    ExportOptions,
+    Folder,
+    Paper,
+    PdfEngine,
+    ToolOutputLimit,
+    attachments_folder,
+    folder,
+)
+from vis_export.formats.projector import Projector, ToolPart
+from vis_export.formats.tool_lines import paper_part
+from vis_export.model import Block, Message, Session, ToolBlock
 from vis_export.policy import DEFAULT_REASONING, Reasoning, visible_session
 
 if TYPE_CHECKING:
     from vis_export.redaction import Redaction
 
 PART_SIZE = 150_000  # below this much message text a second process costs more than it saves
-MAX_WORKERS = 4
+MAX_WORKERS = 4  # Typst parts compiled at once (WeasyPrint parts wait for each other: pdf_seams)
 FOOTER_SIZE = 8
 FOOTER_RISE = 22  # points above the bottom edge, below the 16 mm margin
 FOOTER_COLOUR = "0.35 0.39 0.43"  # the stylesheet's muted grey, #59636e
 
 
 PAGE_SIZES = {"A4": "A4", "Letter": "letter"}
+# A framed block this short (``html.rows``) moves to the next page whole rather
+# than break: at most about a fifth of a page (57 rows of code) is left empty so.
+# Kept whole up to 24 rows (as HTML still is), a tool block left the golden
+# session's first page 38% empty.
+KEEP_ROWS = 12
 
 
 class PrintProjector(HtmlProjector):
@@ -59,6 +76,12 @@ class PrintProjector(HtmlProjector):
 
     def shows_times(self) -> bool:
         return True
+
+    def page_context(self, session: Session) -> dict[str, Any]:
+        return {"keep_rows": KEEP_ROWS}
+
+    def output_part(self, part: ToolPart) -> ToolPart:
+        return paper_part(part, self.options.tool_output_limit)
 
 
 def _fetcher() -> Any:
@@ -79,7 +102,7 @@ def to_pdf(
     *,
     reasoning: Reasoning = DEFAULT_REASONING,
     no_tools: bool = False,
-    tool_output_limit: int | None = None,
+    tool_output_limit: ToolOutputLimit = None,
     attachments: Folder = None,
     template_dir: Folder = None,
     no_highlight: bool = False,
@@ -133,11 +156,12 @@ def render_pdf(session: Session, options: ExportOptions, parts: int | None = Non
 
         return render_typst(session, options)
     session = visible_session(session, options.reasoning, options.redaction)  # R2: the parts are made of this view
-    chunks = split(session, parts)
-    if len(chunks) == 1:
-        pdfs = [_render_part(session, options, 0, chunks)]
-    else:
-        pdfs = _render_in_parallel(session, options, chunks)
+    chunks = split(session, parts, options=options)
+    pdfs = []
+    start = 0
+    for index, (_, end) in enumerate(chunks):
+        pdf, start = _lay_out(session, options, index, (start, end), index == len(chunks) - 1)
+        pdfs.append(pdf)
     return join(session, pdfs)
 
 
@@ -145,10 +169,15 @@ def cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
-def split(session: Session, parts: int | None = None, size: int | None = None) -> list[tuple[int, int]]:
+def split(
+    session: Session, parts: int | None = None, size: int | None = None, options: ExportOptions | None = None
+) -> list[tuple[int, int]]:
     """Message ranges of about equal text: ``parts`` of them (at most one per message),
-    by default as many as keep each within about ``size`` (``PART_SIZE``)."""
-    sizes = [sum(len(str(v)) for b in m.blocks for v in b.fields.values()) + 200 for m in session.messages]
+    by default as many as keep each within about ``size`` (``PART_SIZE``). Text is
+    counted as ``options`` show it: a 4,000-line log printed as 60 lines counts as 60
+    (counted whole, it split a short document into parts, each starting a page)."""
+    shown = _Shown(options or ExportOptions())
+    sizes = [sum(shown.size(b) for b in shown.blocks(m)) + 200 for m in session.messages]
     total = sum(sizes)
     parts = max(1, min(parts if parts is not None else -(-total // (size or PART_SIZE)), len(sizes)))
     bounds: list[tuple[int, int]] = []
@@ -162,13 +191,32 @@ def split(session: Session, parts: int | None = None, size: int | None = None) -
     return bounds
 
 
-def _render_part(session: Session, options: ExportOptions, index: int, chunks: list[tuple[int, int]]) -> bytes:
+class _Shown(Projector):
+    """What a page shows of each block, to measure: tool output as ``tool_lines`` keeps it."""
+
+    def output_part(self, part: ToolPart) -> ToolPart:
+        return paper_part(part, self.options.tool_output_limit)
+
+    def size(self, block: Block) -> int:
+        if isinstance(block, ToolBlock):
+            return sum(len(part.label) + len(part.text) + len(part.tail) for part in self.tool_parts(block))
+        return sum(len(str(value)) for value in block.fields.values())
+
+
+def _render_part(
+    session: Session, options: ExportOptions, index: int, bounds: tuple[int, int], last: bool
+) -> tuple[bytes, int]:
+    """The PDF of the messages in ``bounds``; unless ``last``, cut at the message
+    boundary that leaves its last page fullest (``pdf_seams``), and where the next
+    part starts."""
     from weasyprint import HTML
 
-    start, end = chunks[index]
+    from vis_export.formats.pdf_seams import cut_page, cut_point, message_starts
+
+    start, end = bounds
     part = replace(session, messages=session.messages[start:end])
     projector = PrintProjector(options)
-    html = "".join(projector.session(part, first_index=start + 1, continuation=index > 0))
+    html = "".join(projector.session(part, first_index=start + 1, continuation=index > 0, whole=session))
     # WeasyPrint warns about the screen-only rules of the shared stylesheet
     # (prefers-color-scheme); print is meant to ignore them.
     logger = logging.getLogger("weasyprint")
@@ -176,7 +224,16 @@ def _render_part(session: Session, options: ExportOptions, index: int, chunks: l
     logger.setLevel(logging.ERROR)
     try:
         with _font_dates(_created(session)):
-            return bytes(HTML(string=html, url_fetcher=_fetcher(), base_url="data:,").write_pdf())
+            document = HTML(string=html, url_fetcher=_fetcher(), base_url="data:,").render()
+            starts = message_starts(document.pages)
+            if last or len(starts) != end - start:  # a template of its own may not mark messages
+                return bytes(document.write_pdf()), end
+            kept, following = cut_point(document.pages, starts)
+            pages = document.pages[:kept]
+            if following is not None and starts[following].page == kept - 1:
+                pages[-1] = cut_page(pages[-1], starts[following])
+            pdf = bytes(document.copy(pages).write_pdf())
+            return pdf, end if following is None else start + following
     finally:
         logger.setLevel(level)
 
@@ -197,23 +254,29 @@ def _font_dates(created: int) -> Iterator[None]:
             os.environ["SOURCE_DATE_EPOCH"] = previous
 
 
-# The session a pool's forked workers render from: a frozen session holds
-# read-only maps, which cannot be pickled, and a fork shares it for free.
-_WORK: tuple[Session, ExportOptions, list[tuple[int, int]]] | None = None
+# The session a forked process renders from: a frozen session holds read-only
+# maps, which cannot be pickled, and a fork shares it for free.
+_WORK: tuple[Session, ExportOptions] | None = None
 
 
-def _render_shared_part(index: int) -> bytes:
+def _render_shared_part(index: int, bounds: tuple[int, int], last: bool) -> tuple[bytes, int]:
     assert _WORK is not None
-    return _render_part(*_WORK[:2], index, _WORK[2])
+    return _render_part(*_WORK, index, bounds, last)
 
 
-def _render_in_parallel(session: Session, options: ExportOptions, chunks: list[tuple[int, int]]) -> list[bytes]:
+def _lay_out(
+    session: Session, options: ExportOptions, index: int, bounds: tuple[int, int], last: bool
+) -> tuple[bytes, int]:
+    """One part, in a process of its own when there are several (whose memory goes
+    with it), except in a daemonic process (a Dask or multiprocessing pool's worker),
+    which may start none: the same part, laid out here."""
     global _WORK
-    _WORK = (session, options, chunks)
+    if (index == 0 and last) or current_process().daemon:
+        return _render_part(session, options, index, bounds, last)
+    _WORK = (session, options)
     try:
-        workers = min(len(chunks), cores(), MAX_WORKERS)
-        with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("fork")) as pool:
-            return list(pool.map(_render_shared_part, range(len(chunks))))
+        with ProcessPoolExecutor(max_workers=1, mp_context=get_context("fork")) as pool:
+            return pool.submit(_render_shared_part, index, bounds, last).result()
     finally:
         _WORK = None
 

@@ -33,7 +33,8 @@ from vis_export.formats.facts import SessionFacts
 from vis_export.formats.highlight import TOKEN_STYLES, inline_style
 from vis_export.formats.options import ExportOptions
 from vis_export.formats.pdf import MAX_WORKERS, cores, join, split
-from vis_export.formats.projector import TRUNCATED_NOTE, Projector, json_text, status_note, tool_duration
+from vis_export.formats.projector import TRUNCATED_NOTE, Projector, ToolPart, json_text, status_note, tool_duration
+from vis_export.formats.tool_lines import LEFT_OUT_NOTE, paper_part
 from vis_export.formats.typst_tree import Images, Node, ProseTree, code
 from vis_export.lonis_view import view as lonis_view
 from vis_export.model import (
@@ -108,6 +109,9 @@ class TypstProjector(Projector):
         self.indent = 0.0  # points the block being projected is indented by its frames
         self._prose: ProseTree | None = None
 
+    def output_part(self, part: ToolPart) -> ToolPart:
+        return paper_part(part, self.options.tool_output_limit)
+
     def columns(self, indent: float) -> int:
         """Columns of code that fit in a code box at ``indent``."""
         width = PAGES[self.options.paper][1] - 2 * LAYOUT["margin_x"] - indent - 2 * LAYOUT["code_inset"] - 2
@@ -128,7 +132,8 @@ class TypstProjector(Projector):
         session = visible_session(session, self.options.reasoning, self.options.redaction)
         facts = part.facts if part is not None else SessionFacts.of(session)
         self.attachments = Attachments.of(session, self.options.attachments, pixels=MAX_DOCUMENT_PIXELS)
-        attached = [b for _, b in session.blocks() if isinstance(b, AttachmentBlock)]
+        whole = part.whole if part is not None else session  # prose in one part may show another's attachment
+        attached = [b for _, b in whole.blocks() if isinstance(b, AttachmentBlock)]
         self._prose = ProseTree(
             self.attachments.lookup(attached),
             self.attachments.budget,
@@ -187,6 +192,8 @@ class TypstProjector(Projector):
                     "label": part.label,
                     "code": self.code(part.text, part.language),
                     "truncated": TRUNCATED_NOTE.format(part.cut) if part.cut else None,
+                    "left_out": LEFT_OUT_NOTE.format(part.left_out) if part.left_out else None,
+                    "tail": self.code(part.tail, part.language) if part.left_out else None,
                 }
                 for part in self.tool_parts(block)
             ]
@@ -272,6 +279,7 @@ class Part(NamedTuple):
 
     number: int
     facts: SessionFacts
+    whole: Session
 
 
 def render_typst(session: Session, options: ExportOptions) -> bytes:
@@ -279,13 +287,13 @@ def render_typst(session: Session, options: ExportOptions) -> bytes:
     each compiled by a process of its own (Typst keeps what it compiled for the
     life of a process), and joined as the WeasyPrint engine joins its parts."""
     session = visible_session(session, options.reasoning, options.redaction)
-    chunks = split(session, size=PART_SIZE)
+    chunks = split(session, size=PART_SIZE, options=options)
     facts = SessionFacts.of(session)
     with tempfile.TemporaryDirectory(prefix="vis-export-typst-") as folder:
 
         def pdf_of(number: int, compile: Callable[[Path, int | None], bytes]) -> bytes:
             start, end = chunks[number]
-            part = Part(number, facts) if len(chunks) > 1 else None
+            part = Part(number, facts, session) if len(chunks) > 1 else None
             shown = replace(session, messages=session.messages[start:end]) if part else session
             root = Path(folder) / str(number)
             try:

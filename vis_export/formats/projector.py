@@ -104,17 +104,22 @@ class Projector:
 
     def tool_parts(self, block: ToolBlock) -> list[ToolPart]:
         """What a tool block shows of its input, output and error, as stored;
-        each part of the output is cut at ``tool_output_limit``."""
+        each part of the output cut as ``output_part`` cuts it."""
         parts = []
-        limit = self.options.tool_output_limit
         for label, key in (("Input", "input"), ("Output", "output"), ("Error", "error")):
             if key not in block.fields:
                 continue
             for part in shown_parts(label, block.fields[key]):
-                text = part.text
-                cut = len(text) - limit if key == "output" and limit is not None and len(text) > limit else 0
-                parts.append(part._replace(text=text[: len(text) - cut], cut=cut))
+                parts.append(self.output_part(part) if key == "output" else part)
         return parts
+
+    def output_part(self, part: ToolPart) -> ToolPart:
+        """A part of tool output as this format keeps it: the first ``tool_output_limit``
+        characters (PDF keeps first and last lines instead: ``tool_lines``)."""
+        limit = self.options.tool_output_limit
+        text = part.text
+        cut = len(text) - limit if isinstance(limit, int) and len(text) > limit else 0
+        return part._replace(text=text[: len(text) - cut], cut=cut)
 
 
 class ToolPart(NamedTuple):
@@ -123,7 +128,9 @@ class ToolPart(NamedTuple):
     label: str
     text: str
     language: str | None
-    cut: int = 0
+    cut: int = 0  # characters cut from the end
+    left_out: int = 0  # printed lines left out before ``tail`` (PDF)
+    tail: str = ""
 
 
 def shown_parts(label: str, value: Any) -> list[ToolPart]:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from vis_export.formats.facts import SessionFacts
 from vis_export.formats.markdown_syntax import fenced
-from vis_export.formats.options import ExportOptions
+from vis_export.formats.options import ExportOptions, ToolOutputLimit
 from vis_export.formats.projector import Projector, with_marker
 from vis_export.lonis_view import view as lonis_view
 from vis_export.model import (
@@ -151,7 +151,7 @@ def to_text(
     reasoning: Reasoning = DEFAULT_REASONING,
     timestamps: bool = False,
     no_tools: bool = False,
-    tool_output_limit: int | None = None,
+    tool_output_limit: ToolOutputLimit = None,
     redact: Redaction | bool | None = None,
 ) -> str:
     """Plain text of a session, message, block or list of messages; the options

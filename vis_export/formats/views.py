@@ -31,6 +31,8 @@ class ToolPartView(TypedDict):
     html: Markup
     language: str  # "json" for a structure, "text" for terminal text
     truncated: str | None  # the marker saying how much output is not shown
+    left_out: str | None  # PDF: the line saying how many lines are left out between html and tail_html
+    tail_html: Markup | None  # PDF: the last lines of a long output
 
 
 class ToolView(TypedDict):

@@ -24,6 +24,7 @@ from vis_export.formats.options import (
     PdfEngine,
     ProviderFormat,
     Theme,
+    ToolOutputLimit,
     attachments_folder,
     folder,
 )
@@ -123,7 +124,7 @@ def convert(
     reasoning: Reasoning = DEFAULT_REASONING,
     timestamps: bool = False,
     no_tools: bool = False,
-    tool_output_limit: int | None = None,
+    tool_output_limit: ToolOutputLimit = None,
     attachments: Folder = None,
     front_matter: bool = False,
     template_dir: Folder = None,
