@@ -177,10 +177,10 @@ def _document(value: Any, source: str, default_id: str, lenient: bool) -> list[L
         if _is_lonis(value):
             return [lonis_blocks([("", value)], source, default_id)]
         if "messages" in value:
-            return [session_document(value, source, default_id, lenient)]
+            return [session_document(value, source, default_id, lenient, owned=True)]
         if is_gateway_event(value):
             return event_log([(1, value)], source, default_id, lenient)
-        return [single_message(value, source, default_id, lenient)]
+        return [single_message(value, source, default_id, lenient, owned=True)]
     if isinstance(value, list):
         if any(_is_lonis(item) for item in value):
             return [lonis_blocks([(f"[{n}]", item) for n, item in enumerate(value)], source, default_id)]
@@ -188,8 +188,11 @@ def _document(value: Any, source: str, default_id: str, lenient: bool) -> list[L
             return event_log(list(enumerate(value, 1)), source, default_id, lenient)
         if value and all(isinstance(item, dict) and "messages" in item for item in value):
             # Several session objects, as `convert --to json` writes them to one stream.
-            return [session_document(item, source, f"{default_id}_{n}", lenient) for n, item in enumerate(value, 1)]
-        return [message_array(value, source, default_id, lenient)]
+            return [
+                session_document(item, source, f"{default_id}_{n}", lenient, owned=True)
+                for n, item in enumerate(value, 1)
+            ]
+        return [message_array(value, source, default_id, lenient, owned=True)]
     return [failed(source, Problem("", "expected a message, an array of messages or a session object"))]
 
 
@@ -210,7 +213,7 @@ def _json_lines(text: str, source: str, default_id: str, lenient: bool) -> list[
     elif any(is_gateway_event(value) for _, value in lines):
         results = event_log(lines, source, default_id, lenient)
     else:
-        results = [message_lines(lines, source, default_id, lenient)]
+        results = [message_lines(lines, source, default_id, lenient, owned=True)]
     if not problems:
         return results
     if not lenient:  # refused: every bad line is reported, those that parse but break the contract too

@@ -125,15 +125,15 @@ def _crowded(text: str, budget: int) -> TooManyContainers | None:
         return None
     left = allowed
     for start in range(0, len(text), _CHUNK):
-        chunk = text[start : start + _CHUNK]
-        found = chunk.count("{") + chunk.count("[")
+        end = start + _CHUNK
+        found = text.count("{", start, end) + text.count("[", start, end)  # no copy of the chunk
         if found > left:
-            past = next(m.start() for n, m in enumerate(_OPENING.finditer(chunk)) if n == left)
+            past = next(m.start() for n, m in enumerate(_OPENING.finditer(text, start, end)) if n == left)
             message = (
                 f"holds more than {allowed:,} JSON objects and arrays for its size:"
                 f" reading it would take more than {budget / 1e9:g} GB of memory"
             )
-            return TooManyContainers(message, text, start + past)
+            return TooManyContainers(message, text, past)
         left -= found
     return None
 
