@@ -25,7 +25,7 @@ from typing import Any, BinaryIO
 from vis_export.contract.duplicates import recording
 from vis_export.problems import Problem
 from vis_export.sources.events import event_log, is_gateway_event
-from vis_export.sources.jsontext import MAX_TEXT_BYTES, TooManyContainers, parse
+from vis_export.sources.jsontext import MAX_TEXT_BYTES, UNSURE, TooManyContainers, parse, parse_quick
 from vis_export.sources.lonis_blocks import lonis_blocks
 from vis_export.sources.messages import message_array, message_lines, session_document, single_message
 from vis_export.sources.result import LoadResult, failed
@@ -152,6 +152,12 @@ def _read_text(data: bytes, source: str, default_id: str, lenient: bool) -> list
         return [failed(source, Problem(f"byte {error.start}", "not UTF-8 text"))]
     if not text or text.isspace():
         return [failed(source, Problem("", "empty file"))]
+    quick = parse_quick(text)
+    if quick is not UNSURE:
+        results = _document(quick, source, default_id, lenient)
+        if not any(result.problems for result in results):
+            return results
+        # Problems are located by the exact reading, from the start.
     try:
         value = parse(text)
     except TooManyContainers as error:  # for the whole text: JSON Lines may not pass it line by line
