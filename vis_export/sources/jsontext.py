@@ -50,13 +50,16 @@ A whole file is first read by ``parse_quick``, with a compiled parser
 ``1e400``, lone surrogates, integers past 4300 digits, control characters):
 its value is taken when it is certainly the one ``parse`` gives, and the reader
 checks it; input with any problem is read again by ``parse`` and checked again,
-so every problem line comes from the exact reading. Duplicate keys, which it
+so every problem line comes from the exact reading (nesting near the
+recursion limit, where the two parsers stop at slightly different depths, is
+always a problem: deeper than ``MAX_DEPTH``). Duplicate keys, which it
 keeps quiet, show in a count: each key in the text has a colon, and so has the
 value written out again (msgspec's encoder), less a colon for each key given
 twice; other colons are in strings, the same in both unless an escape
 (``\\u003a``) wrote one, and then the text is not read quickly.
-On the 16 MB benchmark session, the quick reading (count included) takes about
-60 % of the time of the exact one.
+On the 16 MB benchmark session (CPU time, best of 9) the quick reading takes
+57 ms against the exact one's 67 (``json.loads`` 44): msgspec itself 25, the
+count 16 (encoding 9), the container count and the escape search 13.
 """
 
 from __future__ import annotations
