@@ -136,3 +136,15 @@ def test_nesting_near_the_recursion_limit_gets_the_exact_readings_problem() -> N
         tool = {"id": "b", "type": "tool", "tool": "t", "status": "completed", "input": "@"}
         text = json.dumps({"id": "s", "messages": [message(tool)]}).replace('"@"', "[" * depth + "]" * depth)
         assert _read(text, False, quick=True) == _read(text, False, quick=False), depth
+
+
+def test_the_containers_are_counted_once_whichever_reading_is_kept() -> None:
+    """Counting a large text's brackets is a pass over all of it: the exact
+    reading, after the quick one, does not count again."""
+    from vis_export.sources import jsontext
+
+    text = session_bytes(200_000).decode()
+    for data in (text, text.replace('"id": ', '"id": "x", "id": ', 1)):  # quick; exact, for the duplicate key
+        with mock.patch.object(jsontext, "_crowded", wraps=jsontext._crowded) as counting:
+            read_bytes(data.encode(), "f.json", "f")
+        assert counting.call_count == 1

@@ -160,16 +160,17 @@ def _read_text(data: bytes, source: str, default_id: str, lenient: bool) -> list
         return [failed(source, Problem(f"byte {error.start}", "not UTF-8 text"))]
     if not text or text.isspace():
         return [failed(source, Problem("", "empty file"))]
-    quick = parse_quick(text)
+    try:
+        quick = parse_quick(text)
+    except TooManyContainers as error:  # for the whole text: JSON Lines may not pass it line by line
+        return [failed(source, Problem(f"line {error.lineno} column {error.colno}", error.msg))]
     if quick is not UNSURE:
         results = _document(quick, source, default_id, lenient)
         if not any(result.problems for result in results):
             return results
         # Problems are located by the exact reading, from the start.
     try:
-        value = parse(text)
-    except TooManyContainers as error:  # for the whole text: JSON Lines may not pass it line by line
-        return [failed(source, Problem(f"line {error.lineno} column {error.colno}", error.msg))]
+        value = parse(text, counted=True)
     except json.JSONDecodeError as error:
         if error.msg == "Extra data" or _first_line_parses(text):
             return _json_lines(text, source, default_id, lenient)

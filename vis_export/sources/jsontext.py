@@ -164,12 +164,17 @@ _COMPILED = msgspec.json.Decoder()
 _ENCODED = msgspec.json.Encoder()
 
 
-def parse_quick(text: str, budget: int | None = None) -> Any:
+def parse_quick(text: str) -> Any:
     """The value ``parse`` gives for ``text``, read by a compiled parser; ``UNSURE``
     where it may not be that value, or ``parse`` refuses the text. A value whose
     reading has a contract problem may still be read differently by ``parse``
-    (nesting past the recursion limit): problems are for ``parse`` to locate."""
-    if _COLON_ESCAPE.search(text) or _crowded(text, MEMORY_BUDGET if budget is None else budget) is not None:
+    (nesting past the recursion limit): problems are for ``parse`` to locate.
+    ``TooManyContainers`` as ``parse`` raises it; if not raised, ``parse`` need
+    not count again (``counted``)."""
+    crowded = _crowded(text, MEMORY_BUDGET)
+    if crowded is not None:
+        raise crowded
+    if _COLON_ESCAPE.search(text):
         return UNSURE
     try:
         value = _COMPILED.decode(text)
@@ -180,7 +185,7 @@ def parse_quick(text: str, budget: int | None = None) -> Any:
     return value
 
 
-def parse(text: str, budget: int | None = None) -> Any:
+def parse(text: str, budget: int | None = None, counted: bool = False) -> Any:
     """The JSON value of ``text``; anything not JSON or not representable raises
     ``json.JSONDecodeError`` with its position (``lineno``, ``colno``, ``msg``);
     ``TooManyContainers`` (one) before parsing, if it holds more containers than
@@ -190,7 +195,7 @@ def parse(text: str, budget: int | None = None) -> Any:
     the value that hides more and is recorded for the checks to report
     (``contract.duplicates``); with nothing recording, it is refused here.
     """
-    crowded = _crowded(text, MEMORY_BUDGET if budget is None else budget)
+    crowded = None if counted else _crowded(text, MEMORY_BUDGET if budget is None else budget)
     if crowded is not None:
         raise crowded
     try:
