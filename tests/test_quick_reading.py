@@ -11,15 +11,17 @@ import sys
 from typing import Any
 from unittest import mock
 
+import pytest
 from hypothesis import given, strategies as st
 from strategies import invalid_sessions, session_documents, small_blocks
 from test_duplicate_keys import message
 
 from benchmarks.generate import session_bytes
 from vis_export.contract.duplicates import any_recorded, recording
+from vis_export.problems import Problem
 from vis_export.sources import files
 from vis_export.sources.files import read_bytes
-from vis_export.sources.jsontext import UNSURE, parse, parse_quick
+from vis_export.sources.jsontext import UNSURE, TooManyContainers, parse, parse_quick
 
 # Pieces of JSON text, valid or nearly: what the compiled parser must refuse,
 # or read as the exact reading does.
@@ -139,12 +141,19 @@ def test_nesting_near_the_recursion_limit_gets_the_exact_readings_problem() -> N
 
 
 def test_the_containers_are_counted_once_whichever_reading_is_kept() -> None:
-    """Counting a large text's brackets is a pass over all of it: the exact
-    reading, after the quick one, does not count again."""
+    """Counting a large text's brackets is a pass over all of it: the quick
+    reading counts them with the colons, in one pass, and the exact reading
+    after it does not count again; only a text refused for them is counted a
+    chunk at a time, for where."""
     from vis_export.sources import jsontext
 
     text = session_bytes(200_000).decode()
-    for data in (text, text.replace('"id": ', '"id": "x", "id": ', 1)):  # quick; exact, for the duplicate key
+    crowded = "[" + "[]," * 4_000_000 + "[]]"  # 12 MB: room for 2.6 million
+    for data in (text, text.replace('"id": ', '"id": "x", "id": ', 1), crowded):  # quick; exact; refused
         with mock.patch.object(jsontext, "_crowded", wraps=jsontext._crowded) as counting:
-            read_bytes(data.encode(), "f.json", "f")
-        assert counting.call_count == 1
+            (result,) = read_bytes(data.encode(), "f.json", "f")
+        assert counting.call_count == (data is crowded)
+    with pytest.raises(TooManyContainers) as refused:  # the exact reading's problem, at its place
+        parse(crowded)
+    error = refused.value
+    assert result.problems == (Problem(f"line {error.lineno} column {error.colno}", error.msg),)

@@ -161,7 +161,7 @@ def _read_text(data: bytes, source: str, default_id: str, lenient: bool) -> list
     if not text or text.isspace():
         return [failed(source, Problem("", "empty file"))]
     try:
-        quick = parse_quick(text)
+        quick = parse_quick(text, data)
     except TooManyContainers as error:  # for the whole text: JSON Lines may not pass it line by line
         return [failed(source, Problem(f"line {error.lineno} column {error.colno}", error.msg))]
     if quick is not UNSURE:
