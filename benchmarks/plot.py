@@ -37,9 +37,9 @@ class Figure(NamedTuple):
 
 
 FIGURES = (
-    Figure("load+validate, 16 MB session", "2.34x", 2.34, 3, "lower"),
-    Figure("load+validate, 1 MB", "2.61x", 2.61, 3, "lower"),
-    Figure("load+validate, 100 KB", "2.84x", 2.84, 3, "lower"),
+    Figure("load+validate, 16 MB session", "2.28x", 2.28, 3, "lower"),
+    Figure("load+validate, 1 MB", "2.72x", 2.72, 3, "lower"),
+    Figure("load+validate, 100 KB", "3.13x", 3.13, 3, "lower"),
     Figure("text export, 16 MB", "1.57x", 1.57, 2, "lower"),
     Figure("Markdown export, 16 MB", "1.91x", 1.91, 2, "lower"),
     Figure("HTML export, 16 MB", "1.27x", 1.27, 1.2, "lower"),
