@@ -6,6 +6,7 @@ import copy
 import dataclasses
 import json
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import pytest
@@ -113,3 +114,32 @@ def test_typed_fields_and_defaults(tmp_path: Path) -> None:
     assert isinstance(code, CodeBlock) and code.language is None and code.text == "x = 1\n"
     assert (message.model, message.provider, message.author["display_name"]) == ("gpt-5.6", "openai-codex", "Vis")
     assert "visibility" not in message.to_json()["content"][0]  # defaults are not written back
+
+
+def _frozen_all_through(value: Any) -> bool:
+    """No dict or list anywhere inside a model's stored fields."""
+    if isinstance(value, (dict, list)):
+        return False
+    if isinstance(value, MappingProxyType):
+        return all(_frozen_all_through(item) for item in value.values())
+    if isinstance(value, tuple):
+        return all(_frozen_all_through(item) for item in value)
+    return True
+
+
+@given(session_documents())
+def test_a_parsed_document_taken_in_place_gives_the_model_a_copied_one_gives(document: dict[str, Any]) -> None:
+    """Readers hand the model maps they just parsed, frozen where they are
+    (``owned``): the same session, as frozen all through, as from a copy."""
+    from vis_export.model import message_from_json, session_from_json
+
+    copied = session_from_json(document, "s", "s.json")
+    owned = session_from_json(copy.deepcopy(document), "s", "s.json", owned=True)
+    assert owned == copied
+    assert owned.to_json() == copied.to_json() == session_from_json(document, "s", "s.json").to_json()
+    assert _frozen_all_through(owned.metadata)
+    for message in owned.messages:
+        assert _frozen_all_through(message.fields)
+        assert all(_frozen_all_through(block.fields) for block in message.blocks)
+    for stored, message in zip(document["messages"], copied.messages, strict=True):
+        assert message_from_json(copy.deepcopy(stored), owned=True) == message

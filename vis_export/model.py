@@ -38,6 +38,22 @@ def freeze(value: Any) -> Any:
 _CONTAINERS = frozenset({dict, list})
 
 
+def adopt(value: Any) -> Any:
+    """``freeze`` for a value nobody else holds (just parsed, as a reader has it):
+    its maps are frozen where they are, not copied. Copying a 16 MB session's
+    maps, and then freeing the parsed ones, was a sixth of loading it. The maps
+    inside ``value`` are changed (lists become tuples) and must not be used after."""
+    kind = type(value)
+    if kind is dict:
+        for key, item in value.items():
+            if type(item) in _CONTAINERS:
+                value[key] = adopt(item)
+        return MappingProxyType(value)
+    if kind is list:
+        return tuple([adopt(item) if type(item) in _CONTAINERS else item for item in value])
+    return value
+
+
 def thaw(value: Any) -> Any:
     """The plain JSON value (dicts and lists) of a frozen one."""
     kind = type(value)
@@ -191,9 +207,10 @@ BLOCK_CLASSES: dict[str, type[Block]] = for_each_type(
 )
 
 
-def block_from_json(data: Mapping[str, Any]) -> Block:
-    """The model of one block that passed ``check_block``."""
-    fields = freeze(data) if type(data) is dict else data
+def block_from_json(data: Mapping[str, Any], owned: bool = False) -> Block:
+    """The model of one block that passed ``check_block``; ``owned``: ``data`` is
+    nobody else's, to be frozen in place (``adopt``)."""
+    fields = (adopt(data) if owned else freeze(data)) if type(data) is dict else data
     kind = BLOCK_CLASSES.get(fields["type"], UnknownBlock)
     if kind is LonisBlock and not _carries_lonis(fields):
         kind = UnknownBlock  # "lonis" is no Vis type: without an envelope it is just unknown
@@ -240,15 +257,17 @@ class Message:
         return out
 
 
-def message_from_json(data: dict[str, Any]) -> Message:
-    """The model of one message that passed ``check_message``."""
-    blocks = tuple([block_from_json(block) for block in data["content"]])
-    fields = MappingProxyType(
-        {
-            key: () if key == "content" else freeze(value) if type(value) in _CONTAINERS else value
-            for key, value in data.items()
-        }
-    )
+def message_from_json(data: dict[str, Any], owned: bool = False) -> Message:
+    """The model of one message that passed ``check_message``; ``owned``: ``data``
+    is nobody else's, to be frozen in place (``adopt``)."""
+    blocks = tuple([block_from_json(block, owned) for block in data["content"]])
+    envelope = data if owned else dict(data)
+    for key, value in envelope.items():
+        if key == "content":
+            envelope[key] = ()
+        elif type(value) in _CONTAINERS:
+            envelope[key] = adopt(value) if owned else freeze(value)
+    fields = MappingProxyType(envelope)
     return Message(
         id=data["id"],
         role=data["role"],
@@ -321,13 +340,15 @@ class Session:
 SESSION_FIELDS = ("id", "title", "created_at", "messages")
 
 
-def session_from_json(data: dict[str, Any], default_id: str, source: str = "") -> Session:
-    """The model of one session object that passed ``check_session``."""
+def session_from_json(data: dict[str, Any], default_id: str, source: str = "", owned: bool = False) -> Session:
+    """The model of one session object that passed ``check_session``; ``owned``:
+    ``data`` is nobody else's, to be frozen in place (``adopt``)."""
+    metadata = {k: v for k, v in data.items() if k not in SESSION_FIELDS}
     return Session(
         id=data.get("id") or default_id,
-        messages=tuple(message_from_json(m) for m in data["messages"]),
+        messages=tuple([message_from_json(m, owned) for m in data["messages"]]),
         title=data.get("title"),
         created_at=data.get("created_at"),
-        metadata=freeze({k: v for k, v in data.items() if k not in SESSION_FIELDS}),
+        metadata=adopt(metadata) if owned else freeze(metadata),
         source=source,
     )

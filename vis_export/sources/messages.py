@@ -1,5 +1,9 @@
 """Canonical JSON documents (a message, an array of messages, a session object)
-and JSON Lines of messages, checked and turned into sessions."""
+and JSON Lines of messages, checked and turned into sessions.
+
+``owned``: the caller just parsed the values and will not use them again, so
+the model may take their maps as they are (``model.adopt``) instead of copying.
+"""
 
 from __future__ import annotations
 
@@ -12,11 +16,13 @@ from vis_export.sources.result import LoadResult, failed
 from vis_export.sources.salvage import salvage_messages, time_or_none
 
 
-def session_document(value: dict[str, Any], source: str, default_id: str, lenient: bool = False) -> LoadResult:
+def session_document(
+    value: dict[str, Any], source: str, default_id: str, lenient: bool = False, owned: bool = False
+) -> LoadResult:
     problems: list[Problem] = []
     check_session(value, (), problems)
     if not problems:
-        return LoadResult(source, session_from_json(value, default_id, source))
+        return LoadResult(source, session_from_json(value, default_id, source, owned))
     if not lenient:
         return LoadResult(source, None, tuple(problems))
     messages: list[Any] = value["messages"] if isinstance(value.get("messages"), list) else []
@@ -29,35 +35,43 @@ def session_document(value: dict[str, Any], source: str, default_id: str, lenien
     return LoadResult(source, session, tuple(problems))
 
 
-def single_message(value: dict[str, Any], source: str, default_id: str, lenient: bool = False) -> LoadResult:
+def single_message(
+    value: dict[str, Any], source: str, default_id: str, lenient: bool = False, owned: bool = False
+) -> LoadResult:
     problems: list[Problem] = []
     check_message(value, (), problems)
-    return _session_of([value], problems, source, default_id, lenient)
+    return _session_of([value], problems, source, default_id, lenient, owned)
 
 
-def message_array(values: list[Any], source: str, default_id: str, lenient: bool = False) -> LoadResult:
+def message_array(
+    values: list[Any], source: str, default_id: str, lenient: bool = False, owned: bool = False
+) -> LoadResult:
     """An array of messages; problems are located as ``messages[3]...``, as in a session."""
     problems: list[Problem] = []
     for index, value in enumerate(values):
         check_message(value, ("messages", index), problems)
-    return _session_of(values, problems, source, default_id, lenient)
+    return _session_of(values, problems, source, default_id, lenient, owned)
 
 
-def message_lines(lines: list[tuple[int, Any]], source: str, default_id: str, lenient: bool = False) -> LoadResult:
+def message_lines(
+    lines: list[tuple[int, Any]], source: str, default_id: str, lenient: bool = False, owned: bool = False
+) -> LoadResult:
     """JSON Lines of messages: problems are located as ``line N, content[2]...``."""
     problems: list[Problem] = []
     for lineno, value in lines:
         found: list[Problem] = []
         check_message(value, (), found)
         problems.extend(p.at(f"line {lineno}") for p in found)
-    return _session_of([value for _, value in lines], problems, source, default_id, lenient)
+    return _session_of([value for _, value in lines], problems, source, default_id, lenient, owned)
 
 
-def _session_of(values: list[Any], problems: list[Problem], source: str, default_id: str, lenient: bool) -> LoadResult:
+def _session_of(
+    values: list[Any], problems: list[Problem], source: str, default_id: str, lenient: bool, owned: bool
+) -> LoadResult:
     if not values:
         return failed(source, Problem("", "no messages"))
     if not problems:
-        messages = tuple(message_from_json(value) for value in values)
+        messages = tuple([message_from_json(value, owned) for value in values])
     elif lenient:
         messages = salvage_messages(values)
     else:
