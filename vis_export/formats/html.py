@@ -24,6 +24,7 @@ from vis_export.attachments import Attachments, human_size
 from vis_export.formats.anchors import Anchors
 from vis_export.formats.facts import SessionFacts
 from vis_export.formats.highlight import TOKEN_COLOURS, TOKEN_STYLES, highlight, plain
+from vis_export.formats.lexing import HighlightBudget
 from vis_export.formats.options import ExportOptions
 from vis_export.formats.projector import (
     TRUNCATED_NOTE,
@@ -167,6 +168,7 @@ class HtmlProjector(Projector):
         self.attachments = Attachments.of(None, self.options.attachments)
         self._prose: Any = None  # built on first use: a copied code block needs no Markdown parser
         self.anchors = Anchors()
+        self.highlighting = HighlightBudget()
 
     def prose(self, markdown: str) -> Markup:
         if self._prose is None:
@@ -177,12 +179,14 @@ class HtmlProjector(Projector):
 
     def session(self, session: Session, first_index: int = 1, continuation: bool = False) -> Iterator[str]:
         """The whole document; a PDF rendered in parts passes where its part starts.
-        Each call has its own image budget (``images.MAX_DOCUMENT_BYTES``), so each
-        part of a PDF, laid out in parallel or not, bounds its own images."""
+        Each call has its own image and highlighting budgets (``images.MAX_DOCUMENT_BYTES``,
+        ``lexing.HighlightBudget``), so each part of a PDF, laid out in parallel or not,
+        bounds its own."""
         from vis_export.formats.html_prose import ProseToHtml
 
         self.attachments = Attachments.of(session, self.options.attachments)
         self.anchors = Anchors()
+        self.highlighting = HighlightBudget()
         attached = [b for _, b in session.blocks() if isinstance(b, AttachmentBlock)]
         self._prose = ProseToHtml(self.attachments.lookup(attached), self.attachments.budget)
         style = self.stylesheet()
@@ -267,7 +271,9 @@ class HtmlProjector(Projector):
     # --- one method per block type ----------------------------------------------------
 
     def code_html(self, text: str, language: str | None) -> Markup:
-        return plain(text) if self.options.no_highlight else highlight(text, language, inline=self.pasted)
+        if self.options.no_highlight:
+            return plain(text)
+        return highlight(text, language, inline=self.pasted, budget=self.highlighting)
 
     def block_prose(self, block: ProseBlock) -> ProseView:
         return {"kind": "prose", "html": self.prose(block.markdown)}

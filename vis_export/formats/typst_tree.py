@@ -99,9 +99,10 @@ def wrap(runs: Sequence[Sequence[str]], columns: int) -> list[Run]:
     return out
 
 
-def code(text: str, language: str | None, columns: int, highlight: bool = True) -> Node:
-    """A code node: its runs add up to ``text`` once the wrap points are taken out."""
-    runs = lexing.runs(language, text) if highlight and language and text else None
+def code(text: str, language: str | None, columns: int, budget: lexing.HighlightBudget | None = None) -> Node:
+    """A code node: its runs add up to ``text`` once the wrap points are taken out;
+    highlighted within the document's ``budget``, plain without one."""
+    runs = budget.runs(language, text) if budget is not None and language and text else None
     wrapped = wrap(runs if runs is not None else [("", text)], columns)
     if wrapped and len(wrapped[-1]) == 2 and wrapped[-1][1].endswith("\n"):
         wrapped[-1][1] = wrapped[-1][1][:-1]  # a final newline ends the last line, as in a browser's <pre>
@@ -256,7 +257,7 @@ class ProseTree:
             return {"t": "quote", "c": kids(self.indents["quote"])}
         if kind == "block_code":
             columns = self.columns(indent)
-            return code(token.get("raw", ""), None, columns, highlight=False)
+            return code(token.get("raw", ""), None, columns)
         if kind == "list":
             start = attrs.get("start", 1)
             return {
