@@ -35,6 +35,7 @@ from vis_export.formats.projector import (
     status_note,
     tool_duration,
 )
+from vis_export.formats.prose_bounds import LayoutBudget
 from vis_export.formats.prose_words import prose_words
 from vis_export.formats.views import (
     AttachmentView,
@@ -160,6 +161,10 @@ class HtmlProjector(Projector):
     def shows_times(self) -> bool:
         return self.options.timestamps
 
+    def layout_budget(self) -> LayoutBudget | None:
+        """What a document's prose may hold as lists and tables: unbounded in a browser's page."""
+        return None
+
     def __init__(self, options: ExportOptions | None = None, pasted: bool = False):
         """``pasted``: fragments for the clipboard, styled inline (a page keeps its stylesheet)."""
         super().__init__(options)
@@ -188,7 +193,7 @@ class HtmlProjector(Projector):
         self.anchors = Anchors()
         self.highlighting = HighlightBudget()
         attached = [b for _, b in session.blocks() if isinstance(b, AttachmentBlock)]
-        self._prose = ProseToHtml(self.attachments.lookup(attached), self.attachments.budget)
+        self._prose = ProseToHtml(self.attachments.lookup(attached), self.attachments.budget, self.layout_budget())
         style = self.stylesheet()
         facts = SessionFacts.of(session)
         created = facts.created

@@ -16,6 +16,7 @@ from typing import Any
 
 from markupsafe import Markup
 
+from vis_export.formats.prose_bounds import LayoutBudget
 from vis_export.images import Embedded, ImageBudget, embed_uri
 
 # Message headings are <h2>; prose headings start below them.
@@ -115,9 +116,13 @@ class ProseToHtml:
     ``budget``: the document's image bytes, which ``data:`` images in prose are
     charged to as well (``attachment`` charges its own); ``None`` for prose
     copied on its own, whose ``data:`` images are its own bytes, each shown once.
+    ``layout``: the document's list items and table cells, for a page engine
+    (``prose_bounds``); ``None`` for a browser's page.
     """
 
-    def __init__(self, attachment: AttachmentLookup, budget: ImageBudget | None = None):
+    def __init__(
+        self, attachment: AttachmentLookup, budget: ImageBudget | None = None, layout: LayoutBudget | None = None
+    ):
         import mistune
         import nh3
 
@@ -126,6 +131,8 @@ class ProseToHtml:
             renderer=_renderer_class()(attachment, budget),
             plugins=["table", "strikethrough", "task_lists", "url"],
         )
+        if layout is not None:
+            self._markdown.before_render_hooks.insert(0, layout.hook)
         self._cleaner = nh3.Cleaner(
             tags=ALLOWED_TAGS,
             attributes=ALLOWED_ATTRIBUTES,

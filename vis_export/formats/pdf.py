@@ -35,6 +35,7 @@ from vis_export import __version__
 from vis_export.formats.facts import SessionFacts
 from vis_export.formats.html import HtmlProjector
 from vis_export.formats.options import ExportOptions
+from vis_export.formats.prose_bounds import LayoutBudget
 from vis_export.model import Message, Session
 from vis_export.policy import visible_session
 
@@ -56,6 +57,10 @@ class PrintProjector(HtmlProjector):
 
     def shows_times(self) -> bool:
         return True
+
+    def layout_budget(self) -> LayoutBudget:
+        """WeasyPrint's time grows with every list item and table cell: bounded per part."""
+        return LayoutBudget()
 
 
 def _fetcher() -> Any:

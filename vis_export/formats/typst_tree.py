@@ -25,6 +25,7 @@ from typing import Any
 
 from vis_export.formats import lexing
 from vis_export.formats.html_prose import EMBEDDABLE_IMAGES, URL_SCHEMES
+from vis_export.formats.prose_bounds import LayoutBudget
 from vis_export.images import Embedded, ImageBudget, embed_uri
 
 Node = dict[str, Any]
@@ -182,7 +183,8 @@ class Images:
 
 
 class ProseTree:
-    """Markdown to nodes, with one parser for a document.
+    """Markdown to nodes, with one parser for a document (and one bound on its
+    lists and tables, ``prose_bounds``).
 
     ``attachment`` finds an ``attachment:`` image of the session (as for HTML);
     ``budget`` is the document's image budget; ``columns(indent)`` is how many
@@ -199,6 +201,7 @@ class ProseTree:
         import mistune
 
         self._parse = mistune.create_markdown(renderer=None, plugins=["table", "strikethrough", "task_lists", "url"])
+        self._parse.before_render_hooks.insert(0, LayoutBudget().hook)  # Typst lays a block out whole
         self.attachment = attachment
         self.budget = budget
         self.images = images
