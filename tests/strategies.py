@@ -422,7 +422,8 @@ def repeated_image_references(draw: st.DrawFn) -> tuple[list[dict[str, Any]], di
     )
     name = draw(st.sampled_from(["att1", "shot.gif"]))
     attached = {"id": "a", "type": "attachment", "attachment_id": "att1", "name": "shot.gif", "media_type": kind}
-    prose = {"id": "p", "type": "prose", "markdown": " ".join([f"![i](attachment:{name})"] * draw(st.integers(50, 300)))}
+    references = " ".join([f"![i](attachment:{name})"] * draw(st.integers(50, 300)))
+    prose = {"id": "p", "type": "prose", "markdown": references}
     return [attached, prose], {"att1": data}
 
 

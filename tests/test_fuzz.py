@@ -17,7 +17,6 @@ import faulthandler
 import json
 import os
 import resource
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path

@@ -259,13 +259,14 @@ def small_blocks_session(count: int, language: str, text: str) -> Any:
     return session_document({"id": "s", "messages": [message]}, "s.json", "s").session
 
 
-@pytest.mark.parametrize("projection", ["html", "typst"])
+@pytest.mark.parametrize("projection", ["html", "typst", "terminal"])
 def test_many_small_runaway_blocks_cost_one_budget_and_are_all_shown(projection: str) -> None:
     """1,000 small ``maple`` blocks that each overran their own budget took about
     20 ms apiece, tried again block after block (5,000 of them: over 100 s). A
     lexer that overran is not tried again in the document: every block plain, all there."""
     from vis_export.formats.html import to_html
     from vis_export.formats.pdf_typst import TypstProjector
+    from vis_export.formats.terminal_view import to_terminal
 
     session = small_blocks_session(1000, "maple", RUNAWAY)
     with time_limit(120):
@@ -274,6 +275,9 @@ def test_many_small_runaway_blocks_cost_one_budget_and_are_all_shown(projection:
             codes = code_elements(parse(to_html(session)))
             shown = [text_content(code) for code in codes]
             assert not any(list(elements(code, "span")) for code in codes)
+        elif projection == "terminal":
+            drawn = to_terminal(session)
+            shown = [RUNAWAY] * drawn.count(RUNAWAY)
         else:
             document = TypstProjector().document(session)
             chunks = [b["code"]["chunks"] for m in document["messages"] for b in m["blocks"]]
