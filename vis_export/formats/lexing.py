@@ -181,7 +181,8 @@ def _within(lexer: Any, text: str, cap: float) -> tuple[Runs | None, bool]:
 
 def _lexed(lexer: Any, language: str, text: str, cap: float) -> tuple[Runs | None, bool, float]:
     """``_within``, here or in the worker, and the seconds it took: CPU in this
-    thread; for the worker, the wall time until it answered."""
+    thread; for the worker, the wall time it took to answer (not the wait for
+    its turn, while another thread's block is lexed)."""
     spent = 0.0
     if _can_time():
         started = time.process_time()
@@ -189,9 +190,8 @@ def _lexed(lexer: Any, language: str, text: str, cap: float) -> tuple[Runs | Non
             return (*_within(lexer, text, cap), time.process_time() - started)
         except Overrun:
             spent = time.process_time() - started
-    started = time.monotonic()
-    answer, overran = _worker().ask(language, text, cap)
-    return answer, overran, spent + time.monotonic() - started
+    answer, overran, seconds = _worker().ask(language, text, cap)
+    return answer, overran, spent + seconds
 
 
 def runs(language: str, text: str, budget: HighlightBudget | None = None) -> Runs | None:
@@ -300,10 +300,12 @@ class _Worker:
         self.lock = threading.Lock()
         self.process: subprocess.Popen[bytes] | None = None
 
-    def ask(self, language: str, text: str, cap: float) -> tuple[Runs | None, bool]:
-        """``_within`` in the worker (a worker that dies or stops answering overran)."""
+    def ask(self, language: str, text: str, cap: float) -> tuple[Runs | None, bool, float]:
+        """``_within`` in the worker (a worker that dies or stops answering overran),
+        and the seconds it took."""
         request = json.dumps([language, text, cap]).encode("ascii") + b"\n"
         with self.lock:
+            started = time.monotonic()
             try:
                 process = self._start()
                 assert process.stdin is not None and process.stdout is not None
@@ -315,10 +317,10 @@ class _Worker:
                 if not line:
                     raise OSError("the lexing worker stopped answering")
                 answer, overran = json.loads(line)
-                return answer, bool(overran)
+                return answer, bool(overran), time.monotonic() - started
             except (OSError, ValueError):  # no worker, a dead or silent one: plain, and a new one next time
                 self.stop()
-                return None, True
+                return None, True, time.monotonic() - started
 
     def _start(self) -> subprocess.Popen[bytes]:
         if self.process is None:
