@@ -111,16 +111,20 @@ def _session(
         title = first_line(prompt)
     if parent is not None:
         title = f"Subagent of {parent}: {title}" if title else f"Subagent of {parent}"
-    first = entries[0][1] if entries else {}
     facts = {
         "origin": "claude_code",
-        "cwd": first.get("cwd") if isinstance(first.get("cwd"), str) else None,
+        "cwd": _first(entries, "cwd"),
         "project": PurePath(source).parent.name or None,
-        "tool_version": first.get("version") if isinstance(first.get("version"), str) else None,
-        "git_branch": first.get("gitBranch") if isinstance(first.get("gitBranch"), str) else None,
+        "tool_version": _first(entries, "version"),
+        "git_branch": _first(entries, "gitBranch"),
         "parent_session": parent,
     }
     return transcript.result(session_id, title, facts, lenient)
+
+
+def _first(entries: list[tuple[int, dict[str, Any]]], key: str) -> str | None:
+    """The first entry's ``key`` that is a string (summaries and snapshots have none)."""
+    return next((e[key] for _, e in entries if isinstance(e.get(key), str) and e[key]), None)
 
 
 def _notice_entry(transcript: Transcript, entry: dict[str, Any], entry_id: str, at: int) -> None:

@@ -154,6 +154,9 @@ class _Reader:
             call_id = message.get("tool_call_id") or message.get("name") or key
             self.transcript.answer(str(call_id), _text_or_value(message.get("content")), False, 0)
             return
+        if role == "user" and isinstance(message.get("content"), list):
+            self._user_turns(message["content"], key)  # as Anthropic's: the flavour of a text-only log is unknown
+            return
         if role != "assistant":
             self.plain(str(role), message.get("content"), key)
             return

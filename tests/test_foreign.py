@@ -1,0 +1,313 @@
+"""Other agents' transcripts (Claude Code, Codex CLI, provider message logs): real
+sample files and generated ones read onto the model, recognised by content, with
+the rules on foreign data (private reasoning, encrypted content, tool pairing,
+ids, unknown entries, files still being written)."""
+
+from __future__ import annotations
+
+import base64
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings, strategies as st
+from strategies import session_documents, small_blocks
+from timelimit import time_limit
+
+from vis_export import to_html, to_json, to_markdown, to_text
+from vis_export.formats.options import ExportOptions
+from vis_export.formats.provider import session_lines
+from vis_export.model import Session, ToolBlock, session_from_json, thaw
+from vis_export.sources import read
+from vis_export.sources.files import read_bytes
+
+FOREIGN = Path(__file__).parent.parent / "golden" / "foreign"
+CLAUDE_FILES = sorted((FOREIGN / "claude_code").glob("*.jsonl"))
+CODEX_FILES = sorted((FOREIGN / "codex").glob("*.jsonl"))
+THOUGHT = "SECRET-THOUGHT-do-not-show"
+SIGNATURE = "SIGNATURE-opaque-bytes"
+REDACTED = "REDACTED-DATA-opaque"
+PNG = base64.b64encode(
+    bytes.fromhex(
+        "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+        "1f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082"
+    )
+).decode()
+
+
+def sessions_of(path: Path, lenient: bool = False) -> list[Session]:
+    results = list(read(path, lenient=lenient))
+    assert all(r.session is not None for r in results), [r.problems for r in results]
+    return [r.session for r in results if r.session is not None]
+
+
+def entries(path: Path) -> list[dict[str, Any]]:
+    out = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            value = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            out.append(value)
+    return out
+
+
+def claude_texts(path: Path) -> tuple[list[str], list[dict[str, Any]], dict[str, Any]]:
+    """Every user and assistant text, every tool call and every result of a Claude Code file."""
+    texts, calls, results = [], [], {}
+    for entry in entries(path):
+        message = entry.get("message")
+        if entry.get("type") not in ("user", "assistant") or not isinstance(message, dict):
+            continue
+        content = message.get("content")
+        for part in [{"type": "text", "text": content}] if isinstance(content, str) else content or []:
+            if not isinstance(part, dict):
+                continue
+            if part.get("type") == "text":
+                texts.append(part["text"])
+            elif part.get("type") == "tool_use":
+                calls.append(part)
+            elif part.get("type") == "tool_result":
+                results[part["tool_use_id"]] = part["content"]
+    return texts, calls, results
+
+
+@pytest.mark.parametrize("path", CLAUDE_FILES, ids=lambda p: p.name)
+def test_real_claude_code_files(path: Path) -> None:
+    (session,) = sessions_of(path)
+    assert dict(session.metadata)["origin"] == "claude_code"
+    text = to_text(session)
+    texts, calls, results = claude_texts(path)
+    for said in texts:
+        for line in said.splitlines():
+            assert line.strip() in text
+    tools = [b for _, b in session.blocks() if isinstance(b, ToolBlock)]
+    assert sorted(b.id for b in tools) == sorted(c["id"] for c in calls)  # each call once, by its own id
+    for block in tools:
+        answer = results.get(block.id)
+        assert block.status == ("pending" if answer is None else block.status)
+        if isinstance(answer, str):
+            assert answer.splitlines()[0] in text
+
+
+@pytest.mark.parametrize("path", CODEX_FILES, ids=lambda p: p.name)
+def test_real_codex_files(path: Path, tmp_path: Path) -> None:
+    (session,) = sessions_of(path)
+    assert session.id == "11111111-1111-4111-8111-111111111111"
+    assert dict(session.metadata)["cwd"] == "/workspace/synthetic-project"
+    text = to_text(session)
+    assert "List the synthetic files." in text and "The synthetic files are alpha.txt and beta.txt." in text
+    assert text.count("The synthetic files are alpha.txt") == 1  # the repeating event is not shown again
+    assert "I will inspect" not in text  # reasoning summary: private
+    assert "I will inspect" in to_text(session, reasoning="all")
+    for out in (text, to_text(session, reasoning="all"), to_json(session), to_html(session, reasoning="all")):
+        assert "SYNTHETIC_ENCRYPTED_CONTENT" not in out
+    tools = [b for _, b in session.blocks() if isinstance(b, ToolBlock)]
+    assert [(b.tool, b.status) for b in tools] == [
+        ("exec_command", "completed"),
+        ("apply_patch", "completed"),
+        ("mcp__synthetic__lookup", "completed"),
+    ]
+    assert thaw(tools[0].input) == {"cmd": "find . -maxdepth 1 -type f"}  # arguments parsed as JSON
+    from vis_export import index, search
+
+    index([session], tmp_path / "index")
+    assert search('"maxdepth 1"', tmp_path / "index")
+
+
+def _entry(kind: str, uuid: str, content: Any, **extra: Any) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": kind, "content": content}
+    if kind == "assistant":
+        message.update(id=extra.pop("api_id", f"msg_{uuid}"), model="claude-test")
+    return {
+        "type": kind,
+        "uuid": uuid,
+        "sessionId": "sess-1",
+        "cwd": "/work/project",
+        "version": "2.0.1",
+        "timestamp": f"2025-06-01T10:00:{len(uuid):02d}.000Z",
+        "message": message,
+        **extra,
+    }
+
+
+def claude_session() -> list[dict[str, Any]]:
+    """A Claude Code session with one of each thing the importer maps."""
+    return [
+        {"type": "summary", "summary": "Fixing the parser", "leafUuid": "a3"},
+        _entry("user", "u1", "Please fix the parser in src/parse.py"),
+        _entry("assistant", "a1", [{"type": "thinking", "thinking": THOUGHT, "signature": SIGNATURE}], api_id="m1"),
+        _entry("assistant", "a2", [{"type": "redacted_thinking", "data": REDACTED}], api_id="m1"),
+        _entry("assistant", "a3", [{"type": "text", "text": "Running the tests first."}], api_id="m1"),
+        _entry(
+            "assistant",
+            "a4",
+            [{"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "pytest -q tests/"}}],
+            api_id="m1",
+        ),
+        _entry("user", "r1", [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "3 passed"}]),
+        _entry("user", "r9", [{"type": "tool_result", "tool_use_id": "toolu_gone", "content": "orphan output"}]),
+        _entry(
+            "assistant",
+            "a5",
+            [{"type": "tool_use", "id": "toolu_2", "name": "TodoWrite", "input": {"todos": [{"activeForm": "x"}]}}],
+        ),
+        _entry("user", "u2", [{"type": "text", "text": "Here is a screenshot"}, _image()]),
+        {"type": "system", "uuid": "s1", "content": "Conversation compacted", "timestamp": "2025-06-01T10:01:00Z"},
+        {"type": "file-history-snapshot", "messageId": "x", "snapshot": {}},
+        _entry("user", "m1", "<command-name>/clear</command-name>"),
+        _entry("assistant", "a6", [{"type": "server_tool_use", "id": "srv_1", "name": "web_search"}]),
+    ]
+
+
+def _image() -> dict[str, Any]:
+    return {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG}}
+
+
+def write_lines(path: Path, values: list[Any]) -> Path:
+    path.write_text("".join(json.dumps(v) + "\n" for v in values), encoding="utf-8")
+    return path
+
+
+def test_claude_code_mapping(tmp_path: Path) -> None:
+    result = list(read(write_lines(tmp_path / "sess-1.jsonl", claude_session())))
+    ((session, problems),) = [(r.session, r.problems) for r in result]
+    assert session is not None and session.id == "sess-1" and session.title == "Fixing the parser"
+    assert dict(session.metadata)["cwd"] == "/work/project"
+    assert [p.message for p in problems] == [
+        "skipped entries this version does not show: 1 file-history-snapshot"
+    ]  # counted in one warning
+    first = session.messages[1]
+    assert (first.role, first.model, first.provider) == ("assistant", "claude-test", "anthropic")
+    assert [b.type for b in first.blocks] == ["reasoning", "reasoning", "prose", "tool"]  # one API message
+    bash = first.blocks[3]
+    assert isinstance(bash, ToolBlock) and (bash.status, bash.output) == ("completed", "3 passed")
+    assert [m.role for m in session.messages].count("user") == 3  # results make no turn of their own
+    todo = next(b for _, b in session.blocks() if b.id == "toolu_2")
+    assert isinstance(todo, ToolBlock) and todo.status == "pending"
+    assert thaw(todo.input) == {"todos": [{"active_form": "x"}]}  # keys in the contract's case
+    orphan = next(b for _, b in session.blocks() if b.id == "toolu_gone_result")
+    assert isinstance(orphan, ToolBlock) and orphan.output == "orphan output"
+    assert any(b.type == "server_tool_use" for _, b in session.blocks())  # unknown: kept, inert
+    html = to_html(session)
+    assert f"data:image/png;base64,{PNG}" in html  # the image is embedded
+    for out in (to_text(session), html, to_json(session), to_markdown(session)):
+        assert THOUGHT not in out and "orphan output" in out
+    for out in (to_text(session, reasoning="all"), to_json(session), to_html(session, reasoning="all")):
+        assert SIGNATURE not in out and REDACTED not in out
+    assert THOUGHT in to_text(session, reasoning="all")
+    again = list(read(write_lines(tmp_path / "again.jsonl", claude_session())))[0].session
+    assert again is not None and to_json(again) == to_json(session)  # same file, same bytes (R7)
+
+
+def test_claude_code_folder_with_subagents(tmp_path: Path) -> None:
+    project = tmp_path / "projects" / "-work-project"
+    write_lines(project.mkdir(parents=True) or project / "sess-1.jsonl", claude_session())
+    agent = [{**e, "isSidechain": True, "agentId": "ag7"} for e in claude_session()[1:3]]
+    write_lines(
+        (project / "sess-1" / "subagents").mkdir(parents=True) or project / "sess-1/subagents/agent-ag7.jsonl", agent
+    )
+    sessions = sessions_of(tmp_path / "projects")
+    assert [s.id for s in sessions] == ["sess-1", "sess-1/ag7"]
+    assert sessions[1].title is not None and sessions[1].title.startswith("Subagent of sess-1")
+    assert dict(sessions[0].metadata)["project"] == "-work-project"
+
+
+def test_file_still_being_written(tmp_path: Path) -> None:
+    text = "".join(json.dumps(e) + "\n" for e in claude_session())
+    path = tmp_path / "sess-1.jsonl"
+    path.write_text(text + '{"type": "assistant", "message": {"conte', encoding="utf-8")
+    (result,) = read(path)
+    assert result.session is not None
+    assert [p.location for p in result.problems][0] == f"line {len(claude_session()) + 1}"
+    broken = text.replace('{"type": "system"', '{"type": "system" oops', 1)
+    path.write_text(broken, encoding="utf-8")
+    (result,) = read(path)
+    assert result.session is None and result.problems[0].message.startswith("not JSON")
+
+
+@settings(max_examples=60, deadline=None)
+@given(order=st.randoms(use_true_random=False), cut=st.integers(min_value=0, max_value=20_000))
+def test_any_order_or_truncation_reads_without_thinking(order: random.Random, cut: int) -> None:
+    values = claude_session()
+    order.shuffle(values)
+    data = "".join(json.dumps(v) + "\n" for v in values).encode()[: max(cut, 1)]
+    with time_limit(20):
+        results = read_bytes(data, "s.jsonl", "s", lenient=order.random() < 0.5)
+        for result in results:
+            if result.session is None:
+                continue
+            for out in (to_text(result.session), to_html(result.session), to_markdown(result.session)):
+                assert THOUGHT not in out and SIGNATURE not in out and REDACTED not in out
+            assert SIGNATURE not in to_json(result.session) and REDACTED not in to_json(result.session)
+
+
+def test_codex_generated(tmp_path: Path) -> None:
+    def item(payload: dict[str, Any]) -> dict[str, Any]:
+        return {"timestamp": "2025-09-01T00:00:00Z", "type": "response_item", "payload": payload}
+
+    records = [
+        {"timestamp": "2025-09-01T00:00:00Z", "type": "session_meta", "payload": {"id": "c1", "cwd": "/w"}},
+        item({"type": "message", "role": "user", "content": [{"type": "input_text", "text": "<environment_context>"}]}),
+        item({"type": "message", "role": "user", "content": [{"type": "input_text", "text": "run ls"}]}),
+        item({"type": "local_shell_call", "call_id": "c", "action": {"type": "exec", "command": ["ls"]}}),
+        item({"type": "reasoning", "summary": [], "encrypted_content": "ENC"}),
+        item({"type": "function_call_output", "call_id": "c", "output": "a.txt"}),
+        item({"type": "function_call", "name": "shell", "arguments": "not json", "call_id": "never"}),
+    ]
+    (session,) = sessions_of(write_lines(tmp_path / "rollout.jsonl", records))
+    assert session.id == "c1" and session.title == "run ls"
+    assert session.messages[0].blocks[0].type == "notice"
+    shell = [b for _, b in session.blocks() if isinstance(b, ToolBlock)]
+    assert [(b.tool, b.status, b.output) for b in shell] == [
+        ("local_shell_call", "completed", "a.txt"),
+        ("shell", "pending", None),
+    ]
+    assert shell[1].input == "not json"
+    assert "ENC" not in to_json(session) and "ENC" not in to_text(session, reasoning="all")
+
+
+# --- provider message logs ------------------------------------------------------------------
+
+
+def test_openai_log(tmp_path: Path) -> None:
+    log = [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "What is 2+2?"},
+        {
+            "role": "assistant",
+            "content": None,
+            "reasoning_content": THOUGHT,
+            "tool_calls": [
+                {"id": "call_9", "type": "function", "function": {"name": "calc", "arguments": '{"expr": "2+2"}'}}
+            ],
+        },
+        {"role": "tool", "tool_call_id": "call_9", "content": "4"},
+        {"role": "assistant", "content": "4."},
+    ]
+    (session,) = sessions_of(write_lines(tmp_path / "chat.jsonl", log))
+    assert [m.role for m in session.messages] == ["system", "user", "assistant"]
+    (calc,) = [b for _, b in session.blocks() if isinstance(b, ToolBlock)]
+    assert (calc.id, thaw(calc.input), calc.output) == ("call_9", {"expr": "2+2"}, "4")
+    assert THOUGHT not in to_text(session) and THOUGHT in to_text(session, reasoning="all")
+
+
+def _roundtrip(line: str, flavour: str) -> str:
+    (result,) = read_bytes(line.encode(), "log.jsonl", "log")
+    assert result.session is not None, result.problems
+    return session_lines(result.session, ExportOptions(provider_format=flavour))
+
+
+@settings(max_examples=150, deadline=None)
+@given(document=session_documents(small_blocks), flavour=st.sampled_from(["openai", "anthropic"]))
+def test_provider_round_trip(document: dict[str, Any], flavour: str) -> None:
+    """What ``--to provider`` writes reads back to a session it writes again byte for byte."""
+    session = session_from_json(document, "s")
+    with time_limit(20):
+        written = session_lines(session, ExportOptions(provider_format=flavour))
+        if not json.loads(written)["messages"]:
+            return  # nothing to read back: no conversation
+        assert _roundtrip(written, flavour) == written
