@@ -311,3 +311,15 @@ def test_provider_round_trip(document: dict[str, Any], flavour: str) -> None:
         if not json.loads(written)["messages"]:
             return  # nothing to read back: no conversation
         assert _roundtrip(written, flavour) == written
+
+
+def test_sessions_lists_where_an_import_was_worked_on(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from vis_export.cli import main
+    from vis_export.listing import SessionSummary
+
+    (session,) = sessions_of(write_lines(tmp_path / "sess-1.jsonl", claude_session()))
+    assert SessionSummary.of(session).row()["where"] == "/work/project"
+    shown = CliRunner().invoke(main, ["sessions", str(tmp_path)])
+    assert "WHERE" in shown.output and "/work/project" in shown.output

@@ -222,7 +222,8 @@ def sessions(sources: Sequence[str], as_json: bool) -> None:
     if as_json:
         echo(json.dumps(rows, ensure_ascii=False, indent=2))
     elif rows:
-        table = [("ID", "TITLE", "MESSAGES", "FIRST", "LAST")] + [
+        where = any("where" in r for r in rows)  # imported transcripts: their working directory
+        table = [("ID", "TITLE", "MESSAGES", "FIRST", "LAST") + (("WHERE",) if where else ())] + [
             (
                 single_line(r["id"]),
                 single_line(r["title"] or ""),
@@ -230,9 +231,10 @@ def sessions(sources: Sequence[str], as_json: bool) -> None:
                 utc(r["first_at"]),
                 utc(r["last_at"]),
             )
+            + ((single_line(r.get("where") or ""),) if where else ())
             for r in rows
         ]
-        widths = [min(max(len(row[i]) for row in table), 48) for i in range(5)]
+        widths = [min(max(len(row[i]) for row in table), 48) for i in range(len(table[0]))]
         for row in table:
             cells = [_fit(cell, width) for cell, width in zip(row, widths, strict=True)]
             echo("  ".join(cells).rstrip())
