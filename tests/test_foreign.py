@@ -323,3 +323,39 @@ def test_sessions_lists_where_an_import_was_worked_on(tmp_path: Path) -> None:
     assert SessionSummary.of(session).row()["where"] == "/work/project"
     shown = CliRunner().invoke(main, ["sessions", str(tmp_path)])
     assert "WHERE" in shown.output and "/work/project" in shown.output
+
+
+def test_tool_views_by_name_and_shape() -> None:
+    """An edit reads as a diff with its file name, a shell call as its command line, a todo
+    list as a checklist, whatever tool wrote it; the JSON projection keeps the input as stored."""
+    edit = {"file_path": "src/a.py", "old_string": "x = 1\n", "new_string": "x = 2\n"}
+    blocks = [
+        {"id": "t1", "type": "tool", "tool": "Edit", "status": "completed", "input": edit},
+        {"id": "t2", "type": "tool", "tool": "edit", "status": "completed", "input": edit},
+        {"id": "t3", "type": "tool", "tool": "Bash", "status": "completed", "input": {"command": "ls -la"}},
+        {
+            "id": "t4",
+            "type": "tool",
+            "tool": "local_shell_call",
+            "status": "completed",
+            "input": {"type": "exec", "command": ["echo", "a b"]},
+        },
+        {
+            "id": "t5",
+            "type": "tool",
+            "tool": "TodoWrite",
+            "status": "completed",
+            "input": {
+                "todos": [{"content": "write tests", "status": "completed"}, {"content": "ship", "status": "pending"}]
+            },
+        },
+    ]
+    message = {"id": "m", "role": "assistant", "status": "completed", "content": blocks, "created_at": 0}
+    session = session_from_json({"id": "s", "messages": [message]}, "s")
+    text = to_text(session)
+    assert text.count("Edit src/a.py:\n--- a/src/a.py\n+++ b/src/a.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n") == 2
+    assert "Command:\nls -la\n" in text and "Command:\necho 'a b'\n" in text
+    assert "[x] write tests\n[ ] ship" in text
+    assert json.loads(to_json(session))["messages"][0]["content"] == blocks
+    html = to_html(session)
+    assert '<span class="gd">-x = 1</span>\n<span class="gi">+x = 2</span>' in html  # coloured lines

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any, NamedTuple
 
 from vis_export.formats.options import ExportOptions
+from vis_export.formats.tool_views import input_view
 from vis_export.model import Block, Message, Session, ToolBlock, UnknownBlock
 from vis_export.policy import Exportable, visible
 from vis_export.timefmt import utc
@@ -110,7 +111,9 @@ class Projector:
         for label, key in (("Input", "input"), ("Output", "output"), ("Error", "error")):
             if key not in block.fields:
                 continue
-            for part in shown_parts(label, block.fields[key]):
+            view = input_view(block.tool, block.fields[key]) if key == "input" else None
+            shown = [ToolPart(*part) for part in view] if view else shown_parts(label, block.fields[key])
+            for part in shown:
                 text = part.text
                 cut = len(text) - limit if key == "output" and limit is not None and len(text) > limit else 0
                 parts.append(part._replace(text=text[: len(text) - cut], cut=cut))

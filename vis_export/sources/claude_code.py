@@ -16,7 +16,15 @@ import re
 from pathlib import PurePath
 from typing import Any
 
-from vis_export.sources.foreign import Transcript, first_line, foreign_value, map_or_empty, text_of_parts, text_or
+from vis_export.sources.foreign import (
+    NO_INPUT,
+    Transcript,
+    first_line,
+    foreign_value,
+    map_or_empty,
+    text_of_parts,
+    text_or,
+)
 from vis_export.sources.result import LoadResult
 
 CONVERSATION = ("user", "assistant")
@@ -207,7 +215,7 @@ def content_blocks(transcript: Transcript, message: dict[str, Any], parts: Any, 
             blocks.append({"id": block_id, "type": "reasoning", "text": text, "visibility": "private"})
         elif kind == "tool_use":
             call_id = text_or(part.get("id"), block_id)
-            transcript.tool(message, call_id, part.get("name"), part.get("input"))
+            transcript.tool(message, call_id, part.get("name"), part.get("input", NO_INPUT))
         elif kind == "tool_result":
             _tool_result(transcript, part, message["created_at"], entry if isinstance(entry, dict) else {})
         elif kind in ("image", "document"):

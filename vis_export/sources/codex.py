@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from vis_export.sources.foreign import Transcript, first_line, text_of_parts
+from vis_export.sources.foreign import NO_INPUT, Transcript, first_line, text_of_parts
 from vis_export.sources.result import LoadResult
 
 RECORD_TYPES = frozenset({"session_meta", "response_item", "turn_context", "event_msg"})
@@ -106,7 +106,7 @@ def _assistant_item(transcript: Transcript, turn: dict[str, Any], item: dict[str
             {"id": line_id, "type": "reasoning", "text": "\n\n".join(texts), "visibility": "private"}
         )
     else:
-        value = item.get(_CALLS[str(kind)])
+        value = item.get(_CALLS[str(kind)], NO_INPUT)
         if kind == "function_call" and isinstance(value, str):
             try:
                 value = json.loads(value)

@@ -33,6 +33,7 @@ from vis_export.sources.salvage import salvage_message
 
 # Payloads that are opaque to people and private to the provider: never copied.
 SECRET_KEYS = frozenset({"encrypted_content", "signature", "encrypted_reasoning"})
+NO_INPUT: Any = object()  # a call that holds no input at all (``null`` is an input)
 _SNAKE = re.compile(r"^[a-z][a-z0-9]*(_[a-z0-9]+)*$")
 _CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _NOT_WORD = re.compile(r"[^a-z0-9]+")
@@ -146,7 +147,7 @@ class Transcript:
             "tool": name if isinstance(name, str) and name.strip() else "unknown",
             "status": "pending",
         }
-        if tool_input is not None:
+        if tool_input is not NO_INPUT:
             block["input"] = foreign_value(tool_input)
         message["content"].append(block)
         if call_id not in self.calls:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from vis_export.sources.claude_code import content_blocks
-from vis_export.sources.foreign import Transcript, map_or_empty, text_of_parts, text_or
+from vis_export.sources.foreign import NO_INPUT, Transcript, map_or_empty, text_of_parts, text_or
 from vis_export.sources.result import LoadResult
 
 ROLES = frozenset({"system", "developer", "user", "assistant", "tool", "function"})
@@ -165,7 +165,7 @@ class _Reader:
             call = map_or_empty(call)
             function = map_or_empty(call.get("function"))
             call_id = text_or(call.get("id"), f"{key}_{n}")
-            calls.append((call_id, function.get("name"), _arguments(function.get("arguments"))))
+            calls.append((call_id, function.get("name"), _arguments(function.get("arguments", NO_INPUT))))
         text = text_of_parts(message.get("content")) or None
         reasoning = message.get("reasoning_content") if isinstance(message.get("reasoning_content"), str) else None
         self._step(text if text is not None or calls else "", reasoning, calls, key)
@@ -184,7 +184,7 @@ class _Reader:
                 self._step(part["text"], None, [], part_key)
             elif kind == "tool_use":
                 call_id = part["id"] if isinstance(part.get("id"), str) and part["id"] else part_key
-                self._call(call_id, part.get("name"), part.get("input"), part_key)
+                self._call(call_id, part.get("name"), part.get("input", NO_INPUT), part_key)
             else:
                 if self.group is None:
                     self.group = _Group(self.transcript.message(part_key, "assistant", 0))
