@@ -118,32 +118,28 @@ class _Reader:
             content_blocks(self.transcript, message, [part], block_id, None)
 
     def _step(self, text: str | None, reasoning: str | None, calls: list[tuple[str, Any, Any]], key: str) -> None:
-        """One assistant step: its text opens a message unless it follows calls of the current one."""
-        if text is not None or reasoning is not None:
-            if self.group is None or not self.group.last_step_calls:
-                self.group = _Group(self.transcript.message(key, "assistant", 0))
-            blocks = self.group.message["content"]
-            if reasoning is not None:
-                blocks.append({"id": f"{key}_r", "type": "reasoning", "text": reasoning, "visibility": "private"})
-            if text is not None:
-                blocks.append({"id": f"{key}_t", "type": "prose", "markdown": text})
-            self.group.last_step_calls = False
+        """One assistant step (text, then calls): it goes on the current message only
+        after that message's calls, and only if its own calls continue their numbering."""
+        group = self.group
+        first = calls[0][0] if calls else None
+        if group is None or not group.last_step_calls or (first is not None and not _continues(group, first)):
+            group = self.group = _Group(self.transcript.message(key, "assistant", 0))
+        blocks = group.message["content"]
+        if reasoning is not None:
+            blocks.append({"id": f"{key}_r", "type": "reasoning", "text": reasoning, "visibility": "private"})
+        if text is not None:
+            blocks.append({"id": f"{key}_t", "type": "prose", "markdown": text})
+        group.last_step_calls = False
         for call_id, name, arguments in calls:
             self._call(call_id, name, arguments, key)
 
     def _call(self, call_id: str, name: Any, arguments: Any, key: str) -> None:
-        written = _WRITTEN_CALL.match(call_id)
-        prefix, number = (written.group(1), int(written.group(2))) if written else (None, 0)
         group = self.group
-        continues = group is not None and (
-            (group.from_calls and prefix == group.message["id"] and number == group.calls + 1)
-            or (not group.from_calls and group.calls == 0 and (prefix is None or number == 1))
-            or (not group.from_calls and prefix is None)
-        )
-        if group is None or not continues:
+        if group is None or ((group.calls or group.from_calls) and not _continues(group, call_id)):
             group = self.group = _Group(self.transcript.message(key, "assistant", 0))
-        if not group.from_calls and group.calls == 0 and prefix is not None and number == 1:
-            group.message["id"], group.from_calls = prefix, True
+        written = _WRITTEN_CALL.match(call_id)
+        if not group.from_calls and group.calls == 0 and written and written.group(2) == "1":
+            group.message["id"], group.from_calls = written.group(1), True  # the writer's own call ids
         group.calls += 1
         group.last_step_calls = True
         self.transcript.tool(group.message, call_id, name, arguments)
@@ -159,6 +155,9 @@ class _Reader:
             return
         if role != "assistant":
             self.plain(str(role), message.get("content"), key)
+            return
+        if isinstance(message.get("content"), list) and not message.get("tool_calls"):
+            self.anthropic(message, key)  # content blocks, one step each: a text-only log has no known flavour
             return
         calls = []
         for n, call in enumerate(message.get("tool_calls") or []):
@@ -177,18 +176,26 @@ class _Reader:
             self._user_turns(parts if isinstance(parts, list) else [], key)
             return
         parts = [{"type": "text", "text": content}] if isinstance(content, str) else content
+        step: tuple[str | None, list[tuple[str, Any, Any]], str] | None = None
         for n, part in enumerate(parts if isinstance(parts, list) else []):
             part_key = f"{key}_{n}"
             kind = part.get("type") if isinstance(part, dict) else None
-            if kind == "text" and isinstance(part.get("text"), str):
-                self._step(part["text"], None, [], part_key)
-            elif kind == "tool_use":
+            if kind == "tool_use":
+                step = step or (None, [], part_key)
                 call_id = part["id"] if isinstance(part.get("id"), str) and part["id"] else part_key
-                self._call(call_id, part.get("name"), part.get("input", NO_INPUT), part_key)
-            else:
-                if self.group is None:
-                    self.group = _Group(self.transcript.message(part_key, "assistant", 0))
-                content_blocks(self.transcript, self.group.message, [part], part_key, None)
+                step[1].append((call_id, part.get("name"), part.get("input", NO_INPUT)))
+                continue
+            if step is not None:
+                self._step(step[0], None, step[1], step[2])
+                step = None
+            if kind == "text" and isinstance(part.get("text"), str):
+                step = (part["text"], [], part_key)
+                continue
+            if self.group is None:
+                self.group = _Group(self.transcript.message(part_key, "assistant", 0))
+            content_blocks(self.transcript, self.group.message, [part], part_key, None)
+        if step is not None:
+            self._step(step[0], None, step[1], step[2])
 
     def _user_turns(self, parts: list[Any], key: str) -> None:
         """A user message's parts: tool results answer calls; each text opens a user message
@@ -221,6 +228,15 @@ class _Reader:
         self.transcript.answer(call_id, detail, True, 0)
         if detail is None and call_id in self.transcript.calls:
             self.transcript.calls[call_id].pop("error", None)
+
+
+def _continues(group: _Group, call_id: str) -> bool:
+    """Whether call ``call_id`` is the next call of the group's message: the writer numbers
+    a message's calls ``vis_<message>_1``, ``_2``...; other ids keep a message together."""
+    written = _WRITTEN_CALL.match(call_id)
+    if not group.from_calls:
+        return written is None or (group.calls == 0 and written.group(2) == "1")
+    return written is not None and written.group(1) == group.message["id"] and int(written.group(2)) == group.calls + 1
 
 
 def _text_or_value(content: Any) -> Any:
