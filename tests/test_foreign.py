@@ -24,8 +24,9 @@ from vis_export.sources import read
 from vis_export.sources.files import read_bytes
 
 FOREIGN = Path(__file__).parent.parent / "golden" / "foreign"
-CLAUDE_FILES = sorted((FOREIGN / "claude_code").glob("*.jsonl"))
+CLAUDE_FILES = sorted((FOREIGN / "claude_code").glob("*.json*"))
 CODEX_FILES = sorted((FOREIGN / "codex").glob("*.jsonl"))
+CALL_TYPES = ("function_call", "custom_tool_call", "local_shell_call")
 THOUGHT = "SECRET-THOUGHT-do-not-show"
 SIGNATURE = "SIGNATURE-opaque-bytes"
 REDACTED = "REDACTED-DATA-opaque"
@@ -44,6 +45,9 @@ def sessions_of(path: Path, lenient: bool = False) -> list[Session]:
 
 
 def entries(path: Path) -> list[dict[str, Any]]:
+    """The entries of a transcript: JSON Lines, or Claude Code's web export ``{"loglines": [...]}``."""
+    if path.suffix == ".json":
+        return [e for e in json.loads(path.read_text(encoding="utf-8"))["loglines"] if isinstance(e, dict)]
     out = []
     for line in path.read_text(encoding="utf-8").splitlines():
         try:
@@ -55,54 +59,97 @@ def entries(path: Path) -> list[dict[str, Any]]:
     return out
 
 
-def claude_texts(path: Path) -> tuple[list[str], list[dict[str, Any]], dict[str, Any]]:
-    """Every user and assistant text, every tool call and every result of a Claude Code file."""
-    texts, calls, results = [], [], {}
+def claude_parts(path: Path) -> list[dict[str, Any]]:
+    """Every content block of the user and assistant entries of a Claude Code file."""
+    parts = []
     for entry in entries(path):
         message = entry.get("message")
         if entry.get("type") not in ("user", "assistant") or not isinstance(message, dict):
             continue
         content = message.get("content")
-        for part in [{"type": "text", "text": content}] if isinstance(content, str) else content or []:
-            if not isinstance(part, dict):
-                continue
-            if part.get("type") == "text":
-                texts.append(part["text"])
-            elif part.get("type") == "tool_use":
-                calls.append(part)
-            elif part.get("type") == "tool_result":
-                results[part["tool_use_id"]] = part["content"]
-    return texts, calls, results
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content or []
+        parts += [part for part in blocks if isinstance(part, dict)]
+    return parts
+
+
+def _outputs(session: Session) -> list[str]:
+    return [to_text(session), to_markdown(session), to_html(session), to_json(session)]
 
 
 @pytest.mark.parametrize("path", CLAUDE_FILES, ids=lambda p: p.name)
-def test_real_claude_code_files(path: Path) -> None:
+def test_real_claude_code_files(path: Path, tmp_path: Path) -> None:
+    """Every prompt and answer shown, no thinking, every tool call once with its result, commands found."""
     (session,) = sessions_of(path)
     assert dict(session.metadata)["origin"] == "claude_code"
     text = to_text(session)
-    texts, calls, results = claude_texts(path)
-    for said in texts:
+    parts = claude_parts(path)
+    for said in (p["text"] for p in parts if p.get("type") == "text"):
         for line in said.splitlines():
             assert line.strip() in text
+    thoughts = [p["thinking"] for p in parts if p.get("type") == "thinking" and p["thinking"].strip()]
+    for out in _outputs(session):
+        assert not any(thought in out for thought in thoughts)
+    assert all(thought in to_text(session, reasoning="all") for thought in thoughts)
+    calls = [p for p in parts if p.get("type") == "tool_use"]
+    results = {p["tool_use_id"]: p["content"] for p in parts if p.get("type") == "tool_result"}
     tools = [b for _, b in session.blocks() if isinstance(b, ToolBlock)]
     assert sorted(b.id for b in tools) == sorted(c["id"] for c in calls)  # each call once, by its own id
     for block in tools:
         answer = results.get(block.id)
-        assert block.status == ("pending" if answer is None else block.status)
-        if isinstance(answer, str):
-            assert answer.splitlines()[0] in text
+        assert (block.status == "pending") == (answer is None)
+        if isinstance(answer, str) and answer.strip():
+            assert answer.strip().splitlines()[0] in text
+    commands = [c["input"]["command"] for c in calls if c["name"] == "Bash"]
+    if commands:
+        from vis_export import index, search
+
+        index([session], tmp_path / "index")
+        word = max(commands[0].split(), key=len)
+        assert search(f'"{word}"', tmp_path / "index", type="tool")
+
+
+def codex_said(path: Path) -> list[str]:
+    """What was said in a Codex rollout: message items' text and the events that repeat it (or stand alone)."""
+    said = []
+    for record in entries(path):
+        item = record.get("payload", record)
+        if item.get("type") == "message":
+            said += [p["text"] for p in item.get("content", []) if isinstance(p.get("text"), str)]
+        elif item.get("type") in ("user_message", "agent_message"):
+            said.append(item["message"])
+    return said
 
 
 @pytest.mark.parametrize("path", CODEX_FILES, ids=lambda p: p.name)
-def test_real_codex_files(path: Path, tmp_path: Path) -> None:
+def test_real_codex_files(path: Path) -> None:
+    """Every prompt and answer shown once (the events that repeat them are not shown again),
+    no reasoning by default, never encrypted content, each tool call once."""
     (session,) = sessions_of(path)
+    assert dict(session.metadata)["origin"] == "codex"
+    text = to_text(session)
+    body = text.split("\n== ", 1)[1]  # past the title
+    for said in set(codex_said(path)):
+        assert body.count(f"\n{said}\n") == 1, said  # as its own paragraph, once
+    for record in entries(path):
+        item = record.get("payload", {})
+        if item.get("type") == "reasoning":
+            summary = [p["text"] for p in item.get("summary", [])]
+            assert all(s not in out for s in summary for out in _outputs(session))
+            assert item.get("encrypted_content", "") not in "".join(
+                _outputs(session) + [to_text(session, reasoning="all")]
+            )
+    items = [r.get("payload", r) for r in entries(path) if r.get("type") in ("response_item", *CALL_TYPES)]
+    calls = [item["call_id"] for item in items if item.get("type") in CALL_TYPES]
+    assert sorted(b.id for _, b in session.blocks() if isinstance(b, ToolBlock)) == sorted(calls)
+
+
+def test_real_codex_session_in_detail(tmp_path: Path) -> None:
+    (session,) = sessions_of(CODEX_FILES[0])
     assert session.id == "11111111-1111-4111-8111-111111111111"
     assert dict(session.metadata)["cwd"] == "/workspace/synthetic-project"
     text = to_text(session)
-    assert "List the synthetic files." in text and "The synthetic files are alpha.txt and beta.txt." in text
     assert text.count("The synthetic files are alpha.txt") == 1  # the repeating event is not shown again
-    assert "I will inspect" not in text  # reasoning summary: private
-    assert "I will inspect" in to_text(session, reasoning="all")
+    assert "I will inspect" not in text and "I will inspect" in to_text(session, reasoning="all")
     for out in (text, to_text(session, reasoning="all"), to_json(session), to_html(session, reasoning="all")):
         assert "SYNTHETIC_ENCRYPTED_CONTENT" not in out
     tools = [b for _, b in session.blocks() if isinstance(b, ToolBlock)]
@@ -116,6 +163,17 @@ def test_real_codex_files(path: Path, tmp_path: Path) -> None:
 
     index([session], tmp_path / "index")
     assert search('"maxdepth 1"', tmp_path / "index")
+
+
+def test_real_codex_subagent_and_malformed() -> None:
+    spawned = next(p for p in CODEX_FILES if "33333333" in p.name)
+    (session,) = sessions_of(spawned)
+    assert session.title == "Subagent of 22222222-2222-4222-8222-222222222222: Spawn a synthetic researcher."
+    malformed = FOREIGN / "codex_malformed" / "rollout-66666666-6666-4666-8666-666666666666.jsonl"
+    (refused,) = read(malformed)
+    assert refused.session is None and refused.problems[0].location == "line 3"
+    (kept,) = read(malformed, lenient=True)
+    assert kept.session is not None and "Safe line before malformed input." in to_text(kept.session)
 
 
 def _entry(kind: str, uuid: str, content: Any, **extra: Any) -> dict[str, Any]:
@@ -353,7 +411,7 @@ def test_tool_views_by_name_and_shape() -> None:
     message = {"id": "m", "role": "assistant", "status": "completed", "content": blocks, "created_at": 0}
     session = session_from_json({"id": "s", "messages": [message]}, "s")
     text = to_text(session)
-    assert text.count("Edit src/a.py:\n--- a/src/a.py\n+++ b/src/a.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n") == 2
+    assert text.count("Edit src/a.py:\n--- src/a.py\n+++ src/a.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n") == 2
     assert "Command:\nls -la\n" in text and "Command:\necho 'a b'\n" in text
     assert "[x] write tests\n[ ] ship" in text
     assert json.loads(to_json(session))["messages"][0]["content"] == blocks

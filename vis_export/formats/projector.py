@@ -112,7 +112,10 @@ class Projector:
             if key not in block.fields:
                 continue
             view = input_view(block.tool, block.fields[key]) if key == "input" else None
-            shown = [ToolPart(*part) for part in view] if view else shown_parts(label, block.fields[key])
+            if view is None:
+                shown = shown_parts(label, block.fields[key])
+            else:  # what the view leaves out is still shown, as data
+                shown = [ToolPart(*part) for part in view[0]] + (shown_parts(label, view[1]) if view[1] else [])
             for part in shown:
                 text = part.text
                 cut = len(text) - limit if key == "output" and limit is not None and len(text) > limit else 0

@@ -38,6 +38,9 @@ def _provider_lines(lines: list[tuple[int, Any]], source: str, default_id: str, 
 
 def foreign_document(value: Any, source: str, default_id: str, lenient: bool) -> list[LoadResult] | None:
     """A whole JSON document of another tool (a one-line transcript, a provider log), else ``None``."""
+    if isinstance(value, dict) and isinstance(value.get("loglines"), list) and is_claude_code(value["loglines"]):
+        # Claude Code on the web exports a session as {"loglines": [entries]}.
+        return claude_code(list(enumerate(value["loglines"], 1)), source, default_id, lenient)
     values = value if isinstance(value, list) else [value]
     if isinstance(value, dict) and "messages" in value and not is_conversation(value):
         return None
