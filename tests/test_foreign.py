@@ -417,3 +417,30 @@ def test_tool_views_by_name_and_shape() -> None:
     assert json.loads(to_json(session))["messages"][0]["content"] == blocks
     html = to_html(session)
     assert '<span class="gd">-x = 1</span>\n<span class="gi">+x = 2</span>' in html  # coloured lines
+
+
+def test_tool_results_in_any_order(tmp_path: Path) -> None:
+    """A result before its call still completes it; a second result for a call, or one whose
+    call never comes, is an orphaned result shown where it came; the subagent a call ran is named."""
+    call = [{"type": "tool_use", "id": "toolu_a", "name": "Task", "input": {"prompt": "look"}}]
+    lines = [
+        _entry("user", "u1", "go"),
+        {
+            **_entry("user", "r1", [{"type": "tool_result", "tool_use_id": "toolu_a", "content": "early"}]),
+            "toolUseResult": {"agentId": "ag1"},
+        },
+        _entry("assistant", "a1", call),
+        _entry("user", "r2", [{"type": "tool_result", "tool_use_id": "toolu_a", "content": "again"}]),
+        _entry("user", "r3", [{"type": "tool_result", "tool_use_id": "toolu_x", "content": "lost", "is_error": True}]),
+    ]
+    (session,) = sessions_of(write_lines(tmp_path / "s.jsonl", lines))
+    tools = [(m.role, b.id, b.status, b.output, b.error) for m, b in session.blocks() if isinstance(b, ToolBlock)]
+    assert tools == [
+        ("assistant", "toolu_a", "completed", "early", None),
+        ("tool", "toolu_a_result", "completed", "again", None),
+        ("tool", "toolu_x_result", "failed", None, "lost"),
+    ]
+    text = to_text(session)
+    assert text.index("early") < text.index("again") < text.index("lost")
+    task = next(b for _, b in session.blocks() if b.id == "toolu_a")
+    assert task.fields["subagent_session"] == "sess-1/ag1"

@@ -169,24 +169,23 @@ def _user_entry(transcript: Transcript, entry: dict[str, Any], entry_id: str, at
 
 
 def _tool_result(transcript: Transcript, part: dict[str, Any], at: int, entry: dict[str, Any]) -> None:
-    call_id = part.get("tool_use_id")
-    call_id = call_id if isinstance(call_id, str) and call_id.strip() else f"result_line{at}"
+    """A result: its text is the call's output, its images attachments beside the call (kept
+    in the output as read when the call is not known yet), and the subagent it ran is named."""
+    call_id = text_or(part.get("tool_use_id"), f"result_line{at}")
     content = part.get("content", "")
-    images = (
-        [p for p in content if isinstance(p, dict) and p.get("type") == "image"] if isinstance(content, list) else []
-    )
-    texts = [p for p in content if not (isinstance(p, dict) and p.get("type") == "image")] if images else content
-    text = text_of_parts(texts)
-    transcript.answer(call_id, text if text is not None else content, part.get("is_error") is True, at)
+    parts = content if isinstance(content, list) else []
+    images = [p for p in parts if isinstance(p, dict) and p.get("type") == "image"]
     owner = transcript.owners.get(call_id)
+    text = text_of_parts([p for p in parts if p not in images] if images and owner else content)
+    transcript.answer(call_id, text if text is not None else content, part.get("is_error") is True, at)
     if owner is not None:
         for n, image in enumerate(images):
             source = map_or_empty(image.get("source"))
             name = f"{call_id}-image-{n + 1}"
             transcript.attach_base64(owner, f"{call_id}_image{n}", source.get("media_type"), source.get("data"), name)
-        agent = entry.get("toolUseResult", {}).get("agentId") if isinstance(entry.get("toolUseResult"), dict) else None
-        if isinstance(agent, str) and agent and isinstance(entry.get("sessionId"), str):
-            transcript.calls[call_id]["subagent_session"] = f"{entry['sessionId']}/{agent}"
+    agent = map_or_empty(entry.get("toolUseResult")).get("agentId")
+    if text_or(agent, "") and text_or(entry.get("sessionId"), ""):
+        transcript.links[call_id] = {"subagent_session": f"{entry['sessionId']}/{agent}"}
 
 
 def content_blocks(transcript: Transcript, message: dict[str, Any], parts: Any, prefix: str, entry: Any) -> None:

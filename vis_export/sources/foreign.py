@@ -124,6 +124,11 @@ class Transcript:
     skipped: Counter[str] = field(default_factory=Counter)
     problems: list[Problem] = field(default_factory=list)
     last_time: int = 0
+    # Results before their call, and results no call takes, each with its place: (messages before it, arrival).
+    results: int = 0
+    links: dict[str, dict[str, str]] = field(default_factory=dict)  # call id -> fields its block gains
+    early: dict[str, tuple[Any, bool, int, tuple[int, int]]] = field(default_factory=dict)
+    orphans: list[tuple[tuple[int, int], dict[str, Any]]] = field(default_factory=list)
 
     def time(self, value: Any) -> int:
         """The entry's time in ms, else the last one seen (foreign entries may lack one)."""
@@ -152,25 +157,24 @@ class Transcript:
         message["content"].append(block)
         if call_id not in self.calls:
             self.calls[call_id], self.owners[call_id] = block, message
+            if call_id in self.early:  # its result came first
+                output, failed, _, _ = self.early.pop(call_id)
+                _settle(block, output, failed)
         return block
 
-    def answer(self, call_id: str, output: Any, failed: bool, at: int, where: dict[str, Any] | None = None) -> None:
-        """The result of call ``call_id``; with no such call, an orphaned result
-        (a tool block of its own in ``where``, or a new ``tool`` message) so it is still shown."""
+    def answer(self, call_id: str, output: Any, failed: bool, at: int) -> None:
+        """The result of call ``call_id``, whether the call came before or comes later; a
+        result no call takes (none has its id, or it already has one) is still shown, as an
+        orphaned result where it came."""
         block = self.calls.get(call_id)
-        if block is None or block["status"] != "pending":
-            if where is None:
-                where = self.message(f"{call_id}_result", "tool", at)
-            block = {
-                "id": f"{call_id}_result",
-                "type": "tool",
-                "tool": "unknown",
-                "status": "pending",
-                "orphaned": True,
-            }
-            where["content"].append(block)
-        block["status"] = "failed" if failed else "completed"
-        block["error" if failed else "output"] = foreign_value(output)
+        self.results += 1
+        place = (len(self.messages), self.results)
+        if block is not None and block["status"] == "pending":
+            _settle(block, output, failed)
+        elif block is None and call_id not in self.early:
+            self.early[call_id] = (output, failed, at, place)
+        else:
+            self.orphans.append((place, _orphan(call_id, output, failed, at)))
 
     def attach(self, message: dict[str, Any], block_id: str, media_type: str, data: bytes | None, name: str) -> None:
         self.attachments[block_id] = StoredAttachment(block_id, message["id"], media_type, name, None, data, None, None)
@@ -199,6 +203,12 @@ class Transcript:
 
     def result(self, session_id: str, title: str | None, facts: dict[str, Any], lenient: bool) -> LoadResult:
         """The session, checked as any source is; what was skipped is one warning."""
+        for call_id, fields in self.links.items():
+            if call_id in self.calls:
+                self.calls[call_id].update(fields)
+        orphans = self.orphans + [(index, _orphan(i, out, bad, at)) for i, (out, bad, at, index) in self.early.items()]
+        for (index, _), message in sorted(orphans, key=lambda found: found[0], reverse=True):
+            self.messages.insert(index, message)  # the last first, so each index still means what it did
         problems = list(self.problems)
         built: list[Message] = []
         refused: list[Problem] = []
@@ -227,3 +237,15 @@ class Transcript:
             attachments=MappingProxyType(dict(self.attachments)),
         )
         return LoadResult(self.source, session, tuple(problems + refused))
+
+
+def _settle(block: dict[str, Any], output: Any, failed: bool) -> None:
+    block["status"] = "failed" if failed else "completed"
+    block["error" if failed else "output"] = foreign_value(output)
+
+
+def _orphan(call_id: str, output: Any, failed: bool, at: int) -> dict[str, Any]:
+    """A ``tool`` message holding a result whose call is not in the file."""
+    block = {"id": f"{call_id}_result", "type": "tool", "tool": "unknown", "status": "pending", "orphaned": True}
+    _settle(block, output, failed)
+    return {"id": f"{call_id}_result", "role": "tool", "status": "completed", "created_at": at, "content": [block]}
