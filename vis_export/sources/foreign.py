@@ -82,7 +82,7 @@ def iso_ms(value: Any) -> int | None:
     if not isinstance(value, str) or not value:
         return None
     try:
-        moment = datetime.fromisoformat(value.replace("Z", "+00:00") if value.endswith("Z") else value)
+        moment = datetime.fromisoformat(value)  # Python 3.11 reads every ISO 8601 form the tools write
     except ValueError:
         return None
     if moment.tzinfo is None:
