@@ -444,3 +444,14 @@ def test_tool_results_in_any_order(tmp_path: Path) -> None:
     assert text.index("early") < text.index("again") < text.index("lost")
     task = next(b for _, b in session.blocks() if b.id == "toolu_a")
     assert task.fields["subagent_session"] == "sess-1/ag1"
+
+
+def test_image_in_a_tool_result_is_embedded(tmp_path: Path) -> None:
+    call = [{"type": "tool_use", "id": "toolu_r", "name": "Read", "input": {"file_path": "shot.png"}}]
+    result = {"type": "tool_result", "tool_use_id": "toolu_r", "content": [{"type": "text", "text": "read"}, _image()]}
+    lines = [_entry("user", "u1", "look at shot.png"), _entry("assistant", "a1", call), _entry("user", "r1", [result])]
+    (session,) = sessions_of(write_lines(tmp_path / "s.jsonl", lines))
+    read_call = next(b for _, b in session.blocks() if isinstance(b, ToolBlock))
+    assert (read_call.status, read_call.output) == ("completed", "read")
+    assert [b.type for b in session.messages[1].blocks] == ["tool", "attachment"]
+    assert f"data:image/png;base64,{PNG}" in to_html(session)
