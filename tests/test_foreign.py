@@ -455,3 +455,51 @@ def test_image_in_a_tool_result_is_embedded(tmp_path: Path) -> None:
     assert (read_call.status, read_call.output) == ("completed", "read")
     assert [b.type for b in session.messages[1].blocks] == ["tool", "attachment"]
     assert f"data:image/png;base64,{PNG}" in to_html(session)
+
+
+@pytest.mark.parametrize("path", CLAUDE_FILES + CODEX_FILES, ids=lambda p: p.name)
+def test_imported_json_is_valid_and_reads_back(path: Path, tmp_path: Path) -> None:
+    """The JSON projection of an imported session is a canonical session: it validates and reads back the same."""
+    (session,) = sessions_of(path)
+    written = write_lines(tmp_path / "out.json", [json.loads(to_json(session))])
+    (again,) = sessions_of(written)
+    assert to_json(again) == to_json(session)
+
+
+def codex_rollout() -> list[dict[str, Any]]:
+    def item(payload: dict[str, Any], kind: str = "response_item") -> dict[str, Any]:
+        return {"timestamp": "2025-09-01T00:00:01Z", "type": kind, "payload": payload}
+
+    return [
+        item({"id": "c9", "cwd": "/w", "cli_version": "0.50.0"}, "session_meta"),
+        item({"model": "gpt-5-codex"}, "turn_context"),
+        item({"type": "message", "role": "user", "content": [{"type": "input_text", "text": "fix it"}]}),
+        item({"type": "user_message", "message": "fix it"}, "event_msg"),
+        item(
+            {
+                "type": "reasoning",
+                "summary": [{"type": "summary_text", "text": THOUGHT}],
+                "encrypted_content": SIGNATURE,
+            }
+        ),
+        item({"type": "agent_reasoning", "text": THOUGHT}, "event_msg"),
+        item({"type": "function_call", "name": "shell", "arguments": '{"command": ["ls"]}', "call_id": "k1"}),
+        item({"type": "function_call_output", "call_id": "k1", "output": "a.txt"}),
+        item({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "done"}]}),
+        item({"type": "agent_message", "message": "done"}, "event_msg"),
+        item({"type": "token_count", "info": None}, "event_msg"),
+    ]
+
+
+@settings(max_examples=60, deadline=None)
+@given(order=st.randoms(use_true_random=False), cut=st.integers(min_value=0, max_value=5_000))
+def test_codex_any_order_or_truncation_reads_without_reasoning(order: random.Random, cut: int) -> None:
+    values = codex_rollout()
+    order.shuffle(values)
+    data = "".join(json.dumps(v) + "\n" for v in values).encode()[: max(cut, 1)]
+    with time_limit(20):
+        for result in read_bytes(data, "r.jsonl", "r", lenient=order.random() < 0.5):
+            if result.session is not None:
+                for out in _outputs(result.session):
+                    assert THOUGHT not in out and SIGNATURE not in out
+                assert SIGNATURE not in to_text(result.session, reasoning="all")
