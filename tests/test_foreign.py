@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from hypothesis import given, settings, strategies as st
-from strategies import session_documents, small_blocks
+from strategies import json_values, session_documents, small_blocks
 from timelimit import time_limit
 
 from vis_export import to_html, to_json, to_markdown, to_text
@@ -503,3 +503,59 @@ def test_codex_any_order_or_truncation_reads_without_reasoning(order: random.Ran
                 for out in _outputs(result.session):
                     assert THOUGHT not in out and SIGNATURE not in out
                 assert SIGNATURE not in to_text(result.session, reasoning="all")
+
+
+def _paths(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Every place in a JSON value (keys and indexes), the value itself included."""
+    found = [path]
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found += _paths(item, (*path, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found += _paths(item, (*path, index))
+    return found
+
+
+def _replaced(value: Any, path: tuple[Any, ...], new: Any) -> Any:
+    if not path:
+        return new
+    copy = list(value) if isinstance(value, list) else dict(value)
+    copy[path[0]] = _replaced(value[path[0]], path[1:], new)
+    return copy
+
+
+PROVIDER_LOG = [
+    {"role": "system", "content": "Be brief."},
+    {"role": "user", "content": [{"type": "text", "text": "hi"}, {"type": "image_url", "image_url": {"url": "x"}}]},
+    {
+        "role": "assistant",
+        "content": None,
+        "reasoning_content": THOUGHT,
+        "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}],
+    },
+    {"role": "tool", "tool_call_id": "c1", "content": "ok"},
+]
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.data(), kind=st.sampled_from(["claude", "codex", "provider"]))
+def test_any_field_of_any_entry_may_be_anything(data: st.DataObject, kind: str) -> None:
+    """Foreign files change with their tools' versions: any value anywhere replaced by any JSON
+    value reads without a crash (a session or located problems), and no thinking reaches an output."""
+    values = list({"claude": claude_session, "codex": codex_rollout, "provider": lambda: PROVIDER_LOG}[kind]())
+    retyped = False  # a block given another type name is that block: redacted data is then its data
+    for _ in range(data.draw(st.integers(1, 4))):
+        line = data.draw(st.integers(0, len(values) - 1))
+        path = data.draw(st.sampled_from(_paths(values[line])))
+        new = data.draw(json_values)
+        values[line] = _replaced(values[line], path, new)
+        retyped |= bool(path) and path[-1] == "type" and isinstance(new, str) or isinstance(new, dict)
+    raw = "".join(json.dumps(v) + "\n" for v in values).encode()
+    with time_limit(20):
+        for result in read_bytes(raw, "f.jsonl", "f", lenient=data.draw(st.booleans())):
+            assert result.session is not None or result.problems
+            if result.session is not None:
+                for out in _outputs(result.session):
+                    assert THOUGHT not in out and SIGNATURE not in out
+                    assert retyped or REDACTED not in out

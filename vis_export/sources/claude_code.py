@@ -198,8 +198,13 @@ def content_blocks(transcript: Transcript, message: dict[str, Any], parts: Any, 
     blocks = message["content"]
     for part in parts:
         block_id = f"{prefix}_{len(blocks)}"
-        if not isinstance(part, dict) or not isinstance(part.get("type"), str):
+        if not isinstance(part, dict):
             blocks.append({"id": block_id, "type": "unknown", "value": foreign_value(part)})
+            continue
+        if not isinstance(part.get("type"), str):
+            # A block that does not say what it is may be thinking: private, and counted (R2).
+            blocks.append({"id": block_id, "type": "reasoning", "text": "", "visibility": "private"})
+            transcript.skip("content block without a type (hidden as private)")
             continue
         kind = part["type"]
         if kind == "text" and isinstance(part.get("text"), str):

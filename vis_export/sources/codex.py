@@ -15,7 +15,15 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from vis_export.sources.foreign import NO_INPUT, Transcript, first_line, map_or_empty, text_of_parts, text_or
+from vis_export.sources.foreign import (
+    NO_INPUT,
+    Transcript,
+    field_text,
+    first_line,
+    map_or_empty,
+    text_of_parts,
+    text_or,
+)
 from vis_export.sources.result import LoadResult
 
 RECORD_TYPES = frozenset({"session_meta", "response_item", "turn_context", "event_msg"})
@@ -33,11 +41,9 @@ _CONTEXT = ("<environment_context>", "<user_instructions>", "# AGENTS.md instruc
 def is_codex(values: list[Any]) -> bool:
     """Records of a Codex rollout (some of Codex's record types with a payload), or an
     older rollout: a first line with the session's ``id`` and ``timestamp``, then bare response items."""
-    if any(
-        isinstance(v, dict) and v.get("type") in RECORD_TYPES and isinstance(v.get("payload"), dict) for v in values
-    ):
+    if any(field_text(v, "type") in RECORD_TYPES and isinstance(v.get("payload"), dict) for v in values):
         return True
-    return _is_legacy_head(values[0]) and any(isinstance(v, dict) and v.get("type") in ITEM_TYPES for v in values[1:])
+    return _is_legacy_head(values[0]) and any(field_text(v, "type") in ITEM_TYPES for v in values[1:])
 
 
 def _is_legacy_head(value: Any) -> bool:
@@ -53,7 +59,7 @@ def _records(lines: list[tuple[int, Any]]) -> list[tuple[int, dict[str, Any]]]:
             records.append((lineno, {"type": "line that is not a record"}))
         elif n == 0 and _is_legacy_head(value):
             records.append((lineno, {"type": "session_meta", "timestamp": value["timestamp"], "payload": value}))
-        elif "payload" not in value and value.get("type") in ITEM_TYPES:
+        elif "payload" not in value and field_text(value, "type") in ITEM_TYPES:
             records.append((lineno, {"type": "response_item", "timestamp": value.get("timestamp"), "payload": value}))
         elif "record_type" not in value:
             records.append((lineno, value))
@@ -96,7 +102,7 @@ class _Rollout:
     turn: dict[str, Any] | None = None
 
     def record(self, lineno: int, record: dict[str, Any]) -> None:
-        payload, kind = record.get("payload"), record.get("type")
+        payload, kind = record.get("payload"), field_text(record, "type")
         at = self.transcript.time(record.get("timestamp"))
         if not isinstance(payload, dict):
             self.transcript.skip(str(kind) if isinstance(kind, str) else "record without a type")
@@ -121,7 +127,7 @@ class _Rollout:
             self.facts["parent_session"] = spawn["parent_thread_id"]
 
     def event(self, payload: dict[str, Any], line_id: str, at: int) -> None:
-        kind, text = payload.get("type"), payload.get("message")
+        kind, text = field_text(payload, "type"), payload.get("message")
         role = _SAID.get(str(kind))
         if role is None:
             if kind not in _REPEATS:
@@ -131,7 +137,7 @@ class _Rollout:
             self.item({"type": "message", "role": role, "content": parts}, line_id, at)
 
     def item(self, item: dict[str, Any], line_id: str, at: int) -> None:
-        kind = item.get("type")
+        kind = field_text(item, "type")
         if kind == "message" and item.get("role") in ("user", "developer", "system"):
             self.turn = None
             message = self.transcript.message(line_id, item["role"], at)

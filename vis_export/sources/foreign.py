@@ -34,6 +34,7 @@ from vis_export.sources.salvage import salvage_message
 # Payloads that are opaque to people and private to the provider: never copied.
 SECRET_KEYS = frozenset({"encrypted_content", "signature", "encrypted_reasoning"})
 NO_INPUT: Any = object()  # a call that holds no input at all (``null`` is an input)
+_LABEL = re.compile(r"[\w .:/-]{1,60}")
 _SNAKE = re.compile(r"^[a-z][a-z0-9]*(_[a-z0-9]+)*$")
 _CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _NOT_WORD = re.compile(r"[^a-z0-9]+")
@@ -71,6 +72,13 @@ def foreign_value(value: Any) -> Any:
 def text_or(value: Any, default: str) -> str:
     """``value`` if it is a non-blank string, else ``default`` (foreign fields may be anything)."""
     return value if isinstance(value, str) and value.strip() else default
+
+
+def field_text(value: Any, key: str) -> str | None:
+    """A map's ``key`` when it is a string (a type, a role), for comparing with known names:
+    a foreign value may be a list or a map, which no set of names can hold."""
+    found = value.get(key) if isinstance(value, dict) else None
+    return found if isinstance(found, str) else None
 
 
 def map_or_empty(value: Any) -> dict[str, Any]:
@@ -199,7 +207,9 @@ class Transcript:
         return True
 
     def skip(self, kind: str) -> None:
-        self.skipped[kind] += 1
+        """One more entry not shown, counted under ``kind`` when it reads as a name (a warning
+        line must stay one plain line, whatever a file calls its entries)."""
+        self.skipped[kind if _LABEL.fullmatch(kind) else "entry of an unreadable type"] += 1
 
     def result(self, session_id: str, title: str | None, facts: dict[str, Any], lenient: bool) -> LoadResult:
         """The session, checked as any source is; what was skipped is one warning."""

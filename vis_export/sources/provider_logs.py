@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from vis_export.sources.claude_code import content_blocks
-from vis_export.sources.foreign import NO_INPUT, Transcript, map_or_empty, text_of_parts, text_or
+from vis_export.sources.foreign import NO_INPUT, Transcript, field_text, map_or_empty, text_of_parts, text_or
 from vis_export.sources.result import LoadResult
 
 ROLES = frozenset({"system", "developer", "user", "assistant", "tool", "function"})
@@ -31,7 +31,7 @@ def is_provider_message(value: Any) -> bool:
     """A provider message: a role and nothing of a Vis message's envelope (``status``, ``created_at``)."""
     return (
         isinstance(value, dict)
-        and value.get("role") in ROLES
+        and field_text(value, "role") in ROLES
         and "status" not in value
         and "created_at" not in value
         and ("content" in value or "tool_calls" in value)
@@ -77,8 +77,7 @@ class _Group:
 def conversation(doc: dict[str, Any], source: str, default_id: str, lenient: bool) -> LoadResult:
     messages = doc["messages"]
     anthropic = "system" in doc or any(
-        isinstance(m.get("content"), list)
-        and any(isinstance(p, dict) and p.get("type") in _ANTHROPIC_PARTS for p in m["content"])
+        isinstance(m.get("content"), list) and any(field_text(p, "type") in _ANTHROPIC_PARTS for p in m["content"])
         for m in messages
     )
     session_id = doc["session_id"] if isinstance(doc.get("session_id"), str) and doc["session_id"] else default_id
@@ -147,8 +146,8 @@ class _Reader:
     def openai(self, message: dict[str, Any], key: str) -> None:
         role = message.get("role")
         if role in ("tool", "function"):
-            call_id = message.get("tool_call_id") or message.get("name") or key
-            self.transcript.answer(str(call_id), _text_or_value(message.get("content")), False, 0)
+            call_id = text_or(message.get("tool_call_id"), text_or(message.get("name"), key))
+            self.transcript.answer(call_id, _text_or_value(message.get("content")), False, 0)
             return
         if role == "user" and isinstance(message.get("content"), list):
             self._user_turns(message["content"], key)  # as Anthropic's: the flavour of a text-only log is unknown
@@ -160,7 +159,8 @@ class _Reader:
             self.anthropic(message, key)  # content blocks, one step each: a text-only log has no known flavour
             return
         calls = []
-        for n, call in enumerate(message.get("tool_calls") or []):
+        listed = message.get("tool_calls")
+        for n, call in enumerate(listed if isinstance(listed, list) else []):
             call = map_or_empty(call)
             function = map_or_empty(call.get("function"))
             call_id = text_or(call.get("id"), f"{key}_{n}")
