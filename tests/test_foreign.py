@@ -559,3 +559,23 @@ def test_any_field_of_any_entry_may_be_anything(data: st.DataObject, kind: str) 
                 for out in _outputs(result.session):
                     assert THOUGHT not in out and SIGNATURE not in out
                     assert retyped or REDACTED not in out
+
+
+def test_foreign_keys_in_the_contracts_case_and_no_secret_payload() -> None:
+    from vis_export.sources.foreign import foreign_value
+
+    value = {
+        "activeForm": 1,
+        "active_form": 2,
+        "Content-Type": "x",
+        "2fa": True,
+        "encryptedContent": "E",
+        "ok": [{"signature": "S"}],
+    }
+    assert foreign_value(value) == {
+        "active_form": 1,
+        "active_form_2": 2,
+        "content_type": "x",
+        "k_2fa": True,
+        "ok": [{}],
+    }

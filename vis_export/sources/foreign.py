@@ -55,9 +55,9 @@ def foreign_value(value: Any) -> Any:
     if isinstance(value, dict):
         out: dict[str, Any] = {}
         for key, item in value.items():
-            if key in SECRET_KEYS:
-                continue
             name = snake_key(str(key))
+            if name in SECRET_KEYS:
+                continue
             unique, n = name, 1
             while unique in out:
                 n += 1
@@ -130,7 +130,6 @@ class Transcript:
     calls: dict[str, dict[str, Any]] = field(default_factory=dict)
     owners: dict[str, dict[str, Any]] = field(default_factory=dict)  # call id -> its message
     skipped: Counter[str] = field(default_factory=Counter)
-    problems: list[Problem] = field(default_factory=list)
     last_time: int = 0
     # Results before their call, and results no call takes, each with its place: (messages before it, arrival).
     results: int = 0
@@ -219,7 +218,7 @@ class Transcript:
         orphans = self.orphans + [(index, _orphan(i, out, bad, at)) for i, (out, bad, at, index) in self.early.items()]
         for (index, _), message in sorted(orphans, key=lambda found: found[0], reverse=True):
             self.messages.insert(index, message)  # the last first, so each index still means what it did
-        problems = list(self.problems)
+        problems: list[Problem] = []
         built: list[Message] = []
         refused: list[Problem] = []
         for index, value in enumerate(self.messages):
