@@ -579,3 +579,15 @@ def test_foreign_keys_in_the_contracts_case_and_no_secret_payload() -> None:
         "k_2fa": True,
         "ok": [{}],
     }
+
+
+def test_thinking_in_a_meta_or_system_entry_stays_private(tmp_path: Path) -> None:
+    thinking = [{"type": "thinking", "thinking": THOUGHT}, {"type": "text", "text": "visible part"}]
+    lines = [
+        _entry("user", "u1", "hello"),
+        {**_entry("assistant", "a1", thinking), "isMeta": True},
+        {"type": "system", "uuid": "s1", "content": thinking, "timestamp": "2025-06-01T10:00:09Z"},
+    ]
+    (session,) = sessions_of(write_lines(tmp_path / "s.jsonl", lines))
+    for out in _outputs(session):
+        assert THOUGHT not in out and "visible part" in out

@@ -136,16 +136,18 @@ def _first(entries: list[tuple[int, dict[str, Any]]], key: str) -> str | None:
 
 
 def _notice_entry(transcript: Transcript, entry: dict[str, Any], entry_id: str, at: int) -> None:
-    """A system or meta entry: readable, never a prompt."""
+    """A system or meta entry: readable, never a prompt. Its text is a notice; anything
+    else it holds is read as content blocks (thinking there stays private reasoning)."""
     api = entry.get("message")
     content = api.get("content") if isinstance(api, dict) else entry.get("content")
     text = text_of_parts(content)
-    if text is None and content is not None:
-        text = str(foreign_value(content))
-    if not text or not text.strip():
+    if text is not None and not text.strip() or content is None:
         transcript.skip(f"empty {entry['type']}")
         return
     message = transcript.message(entry_id, "system", at)
+    if text is None:
+        content_blocks(transcript, message, content, entry_id, entry)
+        return
     code = "claude_code_meta" if entry.get("isMeta") is True else "claude_code_system"
     message["content"].append({"id": f"{entry_id}_0", "type": "notice", "code": code, "message": text})
 
