@@ -591,3 +591,14 @@ def test_thinking_in_a_meta_or_system_entry_stays_private(tmp_path: Path) -> Non
     (session,) = sessions_of(write_lines(tmp_path / "s.jsonl", lines))
     for out in _outputs(session):
         assert THOUGHT not in out and "visible part" in out
+
+
+def test_validate_reports_skipped_entries_as_a_warning(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from vis_export.cli import main
+
+    write_lines(tmp_path / "sess-1.jsonl", claude_session())
+    result = CliRunner().invoke(main, ["validate", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert "warning: skipped entries this version does not show: 1 file-history-snapshot" in result.output

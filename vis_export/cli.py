@@ -191,6 +191,8 @@ def validate(sources: Sequence[str], as_json: bool) -> None:
             echo(f"{report.file}: block {number} ({kind}): sha256 {verdict.content_hash}; {verdict}")
         for problem in report.problems:
             echo(problem.line(report.file), err=True)
+        for warning in report.warnings:
+            echo(warning.line(report.file).replace(": ", ": warning: ", 1), err=True)
     if as_json:
         echo(json.dumps([report.to_json() for report in reports], ensure_ascii=False, indent=2))
     else:
