@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import random
 from pathlib import Path
 from typing import Any
@@ -602,3 +603,19 @@ def test_validate_reports_skipped_entries_as_a_warning(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["validate", str(tmp_path)])
     assert result.exit_code == 0, result.output
     assert "warning: skipped entries this version does not show: 1 file-history-snapshot" in result.output
+
+
+def test_an_indexed_transcript_is_not_read_again_while_unchanged(tmp_path: Path, monkeypatch: Any) -> None:
+    """Entries skipped by design are a note: the file counts as read in full, so a rerun skips it."""
+    import vis_export.sources as sources
+    from vis_export.searchindex.job import index_sources
+
+    (tmp_path / "t").mkdir()
+    path = write_lines(tmp_path / "t" / "sess-1.jsonl", claude_session())
+    os.utime(path, (path.stat().st_mtime - 60,) * 2)  # not changed a moment ago (see sources/stamp.py)
+    index_sources([tmp_path / "t"], tmp_path / "index")
+    reads: list[Any] = []
+    real = sources.read
+    monkeypatch.setattr(sources, "read", lambda *a, **k: reads.append(a) or real(*a, **k))
+    counts = index_sources([tmp_path / "t"], tmp_path / "index")
+    assert reads == [] and counts.added == 0

@@ -27,7 +27,7 @@ from typing import Any
 from vis_export.contract import check_message
 from vis_export.contract.check import MAX_TIME
 from vis_export.model import Message, Session, StoredAttachment, freeze, message_from_json
-from vis_export.problems import Problem
+from vis_export.problems import NOTE, Problem
 from vis_export.sources.result import LoadResult
 from vis_export.sources.salvage import salvage_message
 
@@ -235,7 +235,7 @@ class Transcript:
             return LoadResult(self.source, None, tuple(problems + refused))
         if self.skipped:
             counts = ", ".join(f"{n} {kind}" for kind, n in sorted(self.skipped.items()))
-            problems.append(Problem("", f"skipped entries this version does not show: {counts}"))
+            problems.append(Problem("", f"skipped entries this version does not show: {counts}", NOTE))
         session = Session(
             id=session_id,
             messages=tuple(built),

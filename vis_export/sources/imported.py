@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from vis_export.problems import Problem
+from vis_export.problems import NOTE, Problem
 from vis_export.sources.claude_code import claude_code, is_claude_code
 from vis_export.sources.codex import codex, is_codex
 from vis_export.sources.provider_logs import is_conversation, is_provider_log, provider_log
@@ -60,7 +60,7 @@ def foreign_lines(
     if problems and problems[-1].location == f"line {last}" and not text.endswith("\n"):
         cut = problems.pop()
         warnings.append(
-            Problem(cut.location, "incomplete last line (still being written?); read up to the line before")
+            Problem(cut.location, "incomplete last line (still being written?); read up to the line before", NOTE)
         )
     if problems and not lenient:
         return [LoadResult(source, None, tuple(problems))]
