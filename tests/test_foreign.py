@@ -619,3 +619,17 @@ def test_an_indexed_transcript_is_not_read_again_while_unchanged(tmp_path: Path,
     monkeypatch.setattr(sources, "read", lambda *a, **k: reads.append(a) or real(*a, **k))
     counts = index_sources([tmp_path / "t"], tmp_path / "index")
     assert reads == [] and counts.added == 0
+
+
+def test_a_system_reminder_inside_a_prompt_is_a_notice(tmp_path: Path) -> None:
+    text = "Please review.\n<system-reminder>\nCLAUDE.md is in scope.\n</system-reminder>\n# Notes\nThe tail."
+    (session,) = sessions_of(
+        write_lines(tmp_path / "s.jsonl", [_entry("user", "u1", [{"type": "text", "text": text}])])
+    )
+    blocks = [(b.type, b.fields.get("markdown", b.fields.get("message"))) for b in session.messages[0].blocks]
+    assert blocks == [
+        ("prose", "Please review.\n"),
+        ("notice", "<system-reminder>\nCLAUDE.md is in scope.\n</system-reminder>\n"),
+        ("prose", "# Notes\nThe tail."),
+    ]
+    assert session.title == "Please review."

@@ -31,6 +31,7 @@ CONVERSATION = ("user", "assistant")
 # Entry types that are Claude Code's own and hold nothing to show.
 _KNOWN_TYPES = frozenset({"user", "assistant", "summary", "system"})
 # User text that Claude Code itself wrote (slash commands, hooks, reminders): shown, but not as a prompt.
+_REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>\n?", re.DOTALL)
 _NOTICE_TEXT = re.compile(
     r"^\s*<(command-name|command-message|command-args|local-command-stdout|local-command-stderr|"
     r"system-reminder|user-prompt-submit-hook|bash-input|bash-stdout|bash-stderr)>"
@@ -211,8 +212,8 @@ def content_blocks(transcript: Transcript, message: dict[str, Any], parts: Any, 
         kind = part["type"]
         if kind == "text" and isinstance(part.get("text"), str):
             text = part["text"]
-            if message["role"] == "user" and _NOTICE_TEXT.match(text):
-                blocks.append({"id": block_id, "type": "notice", "code": "claude_code_command", "message": text})
+            if message["role"] == "user":
+                _user_text(blocks, text, block_id)
             else:
                 blocks.append({"id": block_id, "type": "prose", "markdown": text})
         elif kind in ("thinking", "redacted_thinking"):
@@ -228,6 +229,23 @@ def content_blocks(transcript: Transcript, message: dict[str, Any], parts: Any, 
             _media(transcript, message, part, block_id)
         else:
             blocks.append({**foreign_value(part), "id": block_id, "type": kind})
+
+
+def _user_text(blocks: list[dict[str, Any]], text: str, block_id: str) -> None:
+    """A user's text: what Claude Code wrote into it (a command's tags, a ``<system-reminder>``
+    anywhere in it) are notices; the rest, the prompt, is prose, in order."""
+    if _NOTICE_TEXT.match(text):
+        blocks.append({"id": block_id, "type": "notice", "code": "claude_code_command", "message": text})
+        return
+    start = 0
+    for n, reminder in enumerate([*_REMINDER.finditer(text), None]):
+        said = text[start : reminder.start() if reminder else len(text)]
+        if said.strip() or (n == 0 and reminder is None):
+            blocks.append({"id": f"{block_id}_{2 * n}" if n else block_id, "type": "prose", "markdown": said})
+        if reminder is not None:
+            code = "claude_code_reminder"
+            blocks.append({"id": f"{block_id}_{2 * n + 1}", "type": "notice", "code": code, "message": reminder[0]})
+            start = reminder.end()
 
 
 def _media(transcript: Transcript, message: dict[str, Any], part: dict[str, Any], block_id: str) -> None:
