@@ -95,6 +95,8 @@ def test_real_claude_code_files(path: Path, tmp_path: Path) -> None:
     results = {p["tool_use_id"]: p["content"] for p in parts if p.get("type") == "tool_result"}
     tools = [b for _, b in session.blocks() if isinstance(b, ToolBlock)]
     assert sorted(b.id for b in tools) == sorted(c["id"] for c in calls)  # each call once, by its own id
+    for name in {c["name"] for c in calls}:  # and shown once
+        assert text.count(f"Tool {name} (") == sum(c["name"] == name for c in calls)
     for block in tools:
         answer = results.get(block.id)
         assert (block.status == "pending") == (answer is None)
