@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vis_export.model import Session
+from vis_export.problems import NOTE
 from vis_export.searchindex.documents import IndexReasoning, indexed_view, view_digest, view_documents
 from vis_export.searchindex.engines import MAX_THREADS, Engine
 from vis_export.searchindex.target import DatabaseTarget, Target, target_for
@@ -79,7 +80,7 @@ def source_batches(
 
         def load() -> list[Session]:
             results = list(read([name], lenient=lenient))
-            problems.extend(bool(r.problems) for r in results)
+            problems.extend(any(p.kind != NOTE for p in r.problems) for r in results)  # notes: read in full
             advance()
             return report(results)
 
