@@ -598,3 +598,28 @@ def test_any_piece_of_a_cjk_run_finds_its_block_on_every_engine(
         assert holding <= found[engine] <= every_gram, (engine, piece)
         assert ids(f'"{piece}"', directory) == holding
     assert found["tantivy"] == found["whoosh"]
+
+
+@given(
+    st.lists(
+        st.sampled_from(["parse_config", "parseConfig", "HTTPServer", "ID", "x1", "_", "a_B", "日本語", "é", " ", "\n"])
+        | st.sampled_from(list("aZ09_ -.(\t\x00\x1c\x85\u3000\u3164'é\u0130ß"))
+    ).map("".join)
+    | st.text(st.characters(max_codepoint=127))
+    | st.text()
+)
+def test_the_code_terms_of_a_text_are_those_of_its_identifiers_and_runs(text: str) -> None:
+    """``code_terms`` splits a text at white space and caches each token's
+    terms: the same terms as its definition over the whole text (every
+    identifier with an underscore or mixed case, its key and words; every
+    character and bigram of a ``cjk`` run)."""
+    import re
+
+    from vis_export.searchindex.cjk import index_grams
+    from vis_export.searchindex.documents import code_terms, identifier_key, identifier_words
+
+    expected: set[str] = set(index_grams(text))
+    for identifier in re.findall(r"[A-Za-z0-9_]+", text):
+        if "_" in identifier or not (identifier.islower() or identifier.isupper() or identifier.isdigit()):
+            expected.update(w for w in (identifier_key(identifier), *identifier_words(identifier)) if w)
+    assert code_terms(text) == " ".join(sorted(expected))
