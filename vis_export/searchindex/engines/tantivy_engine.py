@@ -91,7 +91,7 @@ class TantivyEngine:
                 ("words", self.analyzers["vis_words"].analyze(without_runs(word))),
                 ("terms", identifier_words(word)),
             ):
-                if tokens:
+                if tokens and (field, tokens) != ("terms", [identifier_key(word)]):  # that way is the first
                     ways.append(tantivy.Query.boolean_query([(must, self._term(field, t)) for t in tokens]))
             clauses.append((must, tantivy.Query.boolean_query([(should, way) for way in ways])))
         clauses += [(must, self._term(field, value)) for field, value in filters.items()]
