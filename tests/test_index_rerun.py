@@ -9,6 +9,8 @@ took 12.7 s."""
 from __future__ import annotations
 
 import json
+import os
+import time
 from pathlib import Path
 
 import pytest
@@ -17,7 +19,7 @@ from conftest import INPUT
 
 from vis_export import sources
 from vis_export.cli import main
-from vis_export.searchindex.directory import PlacementRefused, check_placement
+from vis_export.searchindex.directory import MANIFEST, PlacementRefused, check_placement
 from vis_export.searchindex.job import index_sources
 
 
@@ -71,3 +73,21 @@ def test_files_listed_per_folder_are_checked_as_the_index_s_sources(tmp_path: Pa
     index_sources([str(source)], tmp_path / "idx")  # beside the folder: fine
     with pytest.raises(PlacementRefused, match="would hold the source"):
         index_sources([str(source / "part0" / "s0.json")], source)
+
+
+def test_a_rerun_that_changes_nothing_leaves_the_manifest_as_it_was(tmp_path: Path) -> None:
+    """Writing the same manifest again was most of a no-op rerun over thousands of files."""
+    source = tmp_path / "src"
+    _sessions(source, 3, 1)
+    for file in (source / "part0").iterdir():  # older than a clock tick: a rerun trusts their stamps
+        os.utime(file, ns=(time.time_ns() - 10**10, time.time_ns() - 10**10))
+    index = tmp_path / "idx"
+    index_sources([str(source)], index)
+    manifest = index / MANIFEST
+    before = manifest.stat()
+    assert str(index_sources([str(source)], index)) == "0 added, 0 updated, 3 unchanged"
+    after = manifest.stat()
+    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)  # written atomically: a new inode
+    (source / "part0" / "s0.json").unlink()
+    assert str(index_sources([str(source)], index, prune=True)) == "0 added, 0 updated, 2 unchanged, 1 removed"
+    assert "s0" not in json.loads(manifest.read_text(encoding="utf-8"))["sessions"]
