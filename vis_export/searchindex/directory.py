@@ -49,7 +49,7 @@ def check_placement(directory: Path, sources: Iterable[str]) -> None:
     for source in dict.fromkeys(sources):  # a job names each file's folder: as often as it has files
         if source in ("-", "<stdin>") or (is_folder := _is_folder(source)) is None:
             continue
-        real = real_paths.real(Path(source))
+        real = real_paths.real(source)
         read = None
         if is_folder and real not in walked:  # walked already: its folders were found outside ``around``
             folders = list(source_folders([source]))
@@ -90,17 +90,15 @@ class RealPaths:
     def __init__(self) -> None:
         self.folders: dict[str, str] = {}
 
-    def of(self, path: Path) -> Path:
-        return Path(self.real(path))
-
-    def real(self, path: Path) -> str:
-        if path.name in ("", ".", "..") or path.is_symlink():
-            return os.path.realpath(path)
-        parent = str(path.parent)
-        folder = self.folders.get(parent)
+    def real(self, path: str | os.PathLike[str]) -> str:
+        name = os.fspath(path)
+        folder_name, base = os.path.split(name)
+        if base in ("", ".", "..") or os.path.islink(name):
+            return os.path.realpath(name)
+        folder = self.folders.get(folder_name)
         if folder is None:
-            folder = self.folders[parent] = os.path.realpath(parent)
-        return os.path.join(folder, path.name)
+            folder = self.folders[folder_name] = os.path.realpath(folder_name or ".")
+        return os.path.join(folder, base)
 
 
 def check_ours(directory: Path) -> None:
