@@ -20,6 +20,7 @@ import click
 
 from vis_export import __version__
 from vis_export.contract import MESSAGE_ROLES
+from vis_export.errors import VisExportError
 from vis_export.formats import FORMAT_NAMES, Format
 from vis_export.formats.options import PAPERS, PDF_ENGINES, PROVIDER_FORMATS, THEMES, ExportOptions, ToolOutputLimit
 from vis_export.model import Session
@@ -89,6 +90,9 @@ class VisExportGroup(click.Group):
             sys.exit(130)
         except BrokenPipeError:
             sys.stderr.close()
+            sys.exit(1)
+        except VisExportError as failure:  # expected, and said in one line: never a traceback
+            echo(failure.line(), err=True)
             sys.exit(1)
         except Exception as error:  # noqa: BLE001 - the last line of defence
             if ctx.params.get("debug") or (ctx.obj or {}).get("debug"):
@@ -198,18 +202,18 @@ def _redaction(redact: bool, patterns: Sequence[str], allow: Sequence[str], rule
     """The rules the redaction options ask for (``None``: no redaction); a bad rule is a usage error."""
     if not (redact or patterns or allow or rules):
         return None
-    from vis_export.extras import MissingExtra, require
+    from vis_export.extras import require
+
+    require("detect_secrets", "--redact")  # a missing extra: its one line, as for every command
+    require("re2", "--redact")
+    from vis_export.redaction import Redaction, RulesError, read_rules
 
     try:
-        require("detect_secrets", "--redact")
-        require("re2", "--redact")
-        from vis_export.redaction import Redaction, RulesError, read_rules
-
         given = read_rules(rules) if rules is not None else Redaction()
         return Redaction(
             given.patterns + tuple(("custom", pattern) for pattern in patterns), given.allow + tuple(allow)
         )
-    except (MissingExtra, RulesError) as error:
+    except RulesError as error:
         raise click.UsageError(str(error)) from None
 
 
@@ -455,7 +459,6 @@ def convert(
       vis-export convert archive/ --to pdf -o pdf/ --dask local:4
       vis-export convert vis.db --to html -o shared/ --redact --redact-report shared/redacted.json
     """
-    from vis_export.distributed.cluster import DaskFailure
     from vis_export.formats import get_format
     from vis_export.formats.options import ExportOptions
     from vis_export.jobs.conversion import convert_with, missing_attachments
@@ -510,13 +513,7 @@ def convert(
             echo(f"vis-export: rendering {session.id} ({len(session.messages)} messages) to {fmt.name}…", err=True)
 
     with _progress_bar() as progress:
-        try:
-            outcome = convert_with(
-                sources, to, output, options, session_ids, lenient, dask, reporter, progress, rendering
-            )
-        except DaskFailure as failure:
-            reporter.problem(f"vis-export: {failure}")
-            sys.exit(1)
+        outcome = convert_with(sources, to, output, options, session_ids, lenient, dask, reporter, progress, rendering)
     if outcome.refused and not lenient:
         _hint_lenient(outcome.refused)
     sys.exit(1 if outcome.failed else 0)
@@ -755,8 +752,7 @@ def index(
       vis-export index ~/.vis/vis.db --index postgresql://me@db.example:5432/vis --prune
       vis-export index /shared/archive/ --index /shared/idx --dask tcp://scheduler:8786
     """
-    from vis_export.distributed.cluster import DaskFailure
-    from vis_export.searchindex import IndexFailure, check_placement
+    from vis_export.searchindex import check_placement
     from vis_export.searchindex.job import index_sources
 
     redaction = _redaction(redact, redact_patterns, redact_allow, redact_rules)
@@ -780,9 +776,6 @@ def index(
                 progress=progress,
                 redact=redaction,
             )
-    except (IndexFailure, DaskFailure) as failure:
-        reporter.problem(f"vis-export: {failure}")
-        sys.exit(1)
     except OSError as error:  # the index's own files: a disk full, a folder made read-only meanwhile
         reporter.problem(f"vis-export: {error.filename or directory}: {error.strerror or error}")
         sys.exit(1)
@@ -827,7 +820,7 @@ def search(
       vis-export search deploy --index idx --role user --since 2025-02-01 --json
       vis-export search --index idx -- '-> None'
     """
-    from vis_export.searchindex import IndexFailure, search as run_search
+    from vis_export.searchindex import search as run_search
     from vis_export.searchindex.show import shown
 
     try:
@@ -842,7 +835,7 @@ def search(
             since=_millis(since, "--since"),
             until=_millis(until, "--until"),
         )
-    except (IndexFailure, ValueError) as failure:  # ValueError: a query of too many words
+    except ValueError as failure:  # a query of too many words
         echo(f"vis-export: {failure}", err=True)
         sys.exit(1)
     if as_json:
@@ -894,7 +887,7 @@ def show(
     """
     from vis_export.extras import require
     from vis_export.formats.options import ExportOptions
-    from vis_export.show import NotFound, pick, write
+    from vis_export.show import pick, write
 
     require("rich", "vis-export show")
     require("mdit_py_plugins", "vis-export show")
@@ -906,11 +899,7 @@ def show(
         found = [visible_session(session, level, redaction) for session in found]
     if reporter.refused and not lenient:
         _hint_lenient(reporter.refused)
-    try:
-        chosen = pick(found, session_id, message_id, block_id, level, sources)
-    except NotFound as missing:
-        reporter.problem(str(missing))
-        sys.exit(1)
+    chosen = pick(found, session_id, message_id, block_id, level, sources)
     write(chosen, ExportOptions(reasoning=level, timestamps=True), pager=not no_pager)
     sys.exit(1 if reporter.failed else 0)
 
@@ -954,7 +943,6 @@ def serve(
       vis-export serve chat.json --port 0 --reasoning none
     """
     from vis_export.extras import require
-    from vis_export.searchindex import IndexFailure
 
     require("starlette", "serve")
     require("uvicorn", "serve")
@@ -988,9 +976,6 @@ def serve(
         if policy == "all":
             echo("Private reasoning is shown on every page (--reasoning all).", err=True)
         run(catalogue, directory if keeper is None else keeper.directory, policy, sock, open_browser, redaction)
-    except IndexFailure as failure:
-        echo(f"vis-export: {failure}", err=True)
-        sys.exit(1)
     finally:
         if catalogue is not None:
             catalogue.close()

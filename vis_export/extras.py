@@ -15,6 +15,8 @@ from importlib import import_module
 from importlib.util import find_spec
 from types import ModuleType
 
+from vis_export.errors import VisExportError
+
 # The top-level module each optional library provides, and its extra.
 EXTRAS = {
     "weasyprint": "pdf",
@@ -33,8 +35,11 @@ EXTRAS = {
 }
 
 
-class MissingExtra(ImportError):
+class MissingExtra(VisExportError, ImportError):
     """An optional library is not installed; the message names the extra."""
+
+    def line(self) -> str:
+        return f"vis-export: error: {self}"
 
 
 def require(module: str, feature: str) -> ModuleType:

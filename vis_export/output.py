@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+from vis_export.errors import VisExportError
 from vis_export.strings import surrogates_replaced
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -176,7 +177,7 @@ def file_names(session_ids: list[str], extension: str) -> list[str]:
     return names
 
 
-class OutputError(Exception):
+class OutputError(VisExportError):
     """An output that cannot be written as asked: one line for a person."""
 
 

@@ -11,6 +11,8 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from vis_export.errors import VisExportError
+
 Path = tuple[str | int, ...]
 # The kind of a problem that says what a source left out by design (another tool's
 # entries this version does not show, a last line still being written): a warning
@@ -59,7 +61,7 @@ class Problem:
         return f"{source}: {self.message}"
 
 
-class InvalidInput(Exception):
+class InvalidInput(VisExportError):
     """Raised when a source cannot be read as valid sessions."""
 
     def __init__(self, source: str, problems: Sequence[Problem]):

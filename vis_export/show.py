@@ -20,6 +20,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
 from itertools import chain
 
+from vis_export.errors import VisExportError
 from vis_export.formats.options import ExportOptions
 from vis_export.model import Message, Session
 from vis_export.output import encode
@@ -29,8 +30,11 @@ from vis_export.strings import surrogates_replaced
 Shown = Session | Message  # a whole session, or a message (with only the chosen block when one is named)
 
 
-class NotFound(LookupError):
+class NotFound(VisExportError, LookupError):
     """An id that is not in the sources, or a block the reasoning policy hides: the message is one line."""
+
+    def line(self) -> str:
+        return str(self)  # it names where it looked, or says ``vis-export:`` itself
 
 
 def pick(

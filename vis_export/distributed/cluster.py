@@ -19,6 +19,8 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
+from vis_export.errors import VisExportError
+
 if TYPE_CHECKING:
     from vis_export.distributed.local import LocalCluster
 
@@ -29,7 +31,7 @@ NO_WORKERS_TIMEOUT = 30.0  # seconds a job waits with no worker at all
 MOST_LOCAL_WORKERS = 512
 
 
-class DaskFailure(Exception):
+class DaskFailure(VisExportError):
     """The cluster cannot run the job: one line for a person."""
 
 

@@ -27,13 +27,14 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from vis_export.errors import VisExportError
 from vis_export.searchindex.engines import STORED, Engine
 
 _DETAIL_WIDTH = 200
 _STDERR_LOCK = threading.RLock()
 
 
-class IndexFailure(Exception):
+class IndexFailure(VisExportError):
     """An index job or search that cannot start or go on: one line that says why."""
 
 
