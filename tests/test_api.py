@@ -19,7 +19,7 @@ from conftest import GOLDEN, INPUT, ROOT
 
 import vis_export
 
-DOCUMENTED = {"Session", "Message", "Block", "Problem", "InvalidInput", "ExportOptions"}
+DOCUMENTED = {"Session", "Message", "Block", "Problem", "InvalidInput", "VisExportError", "ExportOptions"}
 
 
 def test_every_public_name_survives_importing_every_submodule() -> None:

@@ -35,6 +35,7 @@ _LAZY = {
     "Block": "vis_export.model",
     "Problem": "vis_export.problems",
     "InvalidInput": "vis_export.problems",
+    "VisExportError": "vis_export.errors",
     "ExportOptions": "vis_export.formats.options",
 }
 
@@ -45,6 +46,7 @@ __all__ = [
     "Message",
     "Problem",
     "Session",
+    "VisExportError",
     "__version__",
     "clipboard",
     "convert",
@@ -65,6 +67,7 @@ __all__ = [
 if TYPE_CHECKING:
     from vis_export.api import load, read, to_json, validate
     from vis_export.copying import clipboard
+    from vis_export.errors import VisExportError
     from vis_export.formats.html import to_html
     from vis_export.formats.markdown import to_markdown
     from vis_export.formats.options import ExportOptions
