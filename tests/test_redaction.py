@@ -132,6 +132,10 @@ PLACES: dict[str, Planter] = {
         {"type": "attachment", "attachment_id": "a1", "name": "SECRET.txt", "media_type": "text/plain"}
     ),
     "unknown block": _add({"type": "future_thing", "payload": {"deep": ["SECRET"]}}),
+    # A field named like a message's structure is a block's data: a block's own content, an unknown block's status.
+    "block content": _add({"type": "future_thing", "content": "SECRET"}),
+    "tool content": _add({"type": "tool", "tool": "shell", "status": "completed", "input": {}, "content": "SECRET"}),
+    "unknown status": _add({"type": "future_thing", "status": "SECRET"}),
     "lonis data": _add({"type": "lonis", "envelope": LONIS}),
     "speech": _add({"type": "speech", "text": "I heard SECRET"}),
 }
