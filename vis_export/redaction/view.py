@@ -249,6 +249,12 @@ def redacted_part(shown: object, redaction: Redaction) -> Message | Block | list
     return [redactor.message(message, index) for index, message in enumerate(shown)]
 
 
+def redacted_line(line: str, redaction: Redaction) -> str:
+    """A problem or warning line with the secrets it quotes (a key named in a location,
+    a value in a message) replaced by markers numbered within the line."""
+    return Redactor(redaction).text(line, ())
+
+
 def redacted(session: S, redaction: Redaction) -> S:
     """``session`` with its secrets replaced by markers."""
     return Redactor(redaction).session(session)
