@@ -85,7 +85,7 @@ def _fold_table() -> dict[int, str]:
     # Cyrillic ``т`` and Greek ``τ`` for ``ᴛ``, Cyrillic ``н`` for ``ʜ``, ``ĸ`` for
     # ``ᴋ`` and Cyrillic ``к`` for ``ĸ`` (the confusables list them beside the small
     # capital or another look-alike, not beside the letter).
-    pairs = [
+    confused = [
         (ord(char), ord(glyph["c"]))
         for char, homoglyphs in confusables.items()
         for glyph in homoglyphs
@@ -94,7 +94,7 @@ def _fold_table() -> dict[int, str]:
     added = True
     while added:
         added = False
-        for one, other in pairs:
+        for one, other in confused:
             for known, new in ((one, other), (other, one)):
                 if known in table and new not in table:
                     table[new] = table[known]
