@@ -148,7 +148,7 @@ def main() -> None:
     from benchmarks import pdf_typst
 
     typst_results, typst_lines = pdf_typst.results(120_000 if args.quick else PDF_SIZE)
-    from benchmarks import search as search_bench
+    from benchmarks import foreign, search as search_bench
 
     search_results, search_lines = [], []
     for engine, blocks in (("tantivy", 10_000 if args.quick else 100_000), ("whoosh", 2_000 if args.quick else 20_000)):
@@ -169,6 +169,7 @@ def main() -> None:
     redact_lines = redact_bench.false_positives(100 if args.quick else 600, show=False)
     results = (
         load_validate(sizes)
+        + foreign.run({k: v for k, v in sizes.items() if v >= 1_000_000})
         + exports(sizes[biggest], biggest)
         + html_export(sizes[biggest], biggest)
         + pdf_results

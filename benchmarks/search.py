@@ -13,6 +13,7 @@ from pathlib import Path
 
 from benchmarks.generate import session
 from benchmarks.harness import Result
+from vis_export.sources.stamp import RACY_NS
 
 QUERIES = [
     "parse_config",
@@ -97,6 +98,10 @@ def run(blocks: int, engine: str) -> tuple[list[Result], str]:
         root = Path(scratch)
         (root / "sources").mkdir()
         texts = write_sessions(root / "sources", blocks)
+        # Files changed within a clock tick of being stamped are read again
+        # until they are older than that (``sources.stamp``): a rerun is of
+        # files unchanged for longer, as when a job runs again later.
+        time.sleep(RACY_NS / 1e9)
         raw = raw_tantivy(texts, root / "raw") if engine == "tantivy" else None
         full = our_job(root / "sources", root / "index", engine)
         rerun = our_job(root / "sources", root / "index", engine)
@@ -104,11 +109,11 @@ def run(blocks: int, engine: str) -> tuple[list[Result], str]:
     label = f"{len(texts) // 1000}k blocks"
     results = []
     if raw is not None:
-        results.append(Result(f"index {label} ({engine})", full, "raw tantivy adds", raw, "<= 2x"))
-    results.append(Result(f"no-op rerun {label} ({engine})", rerun, "full index", full, "<= 0.1x"))
+        results.append(Result(f"index {label} ({engine})", full, "raw tantivy adds", raw, "<= 3x"))
+    results.append(Result(f"no-op rerun {label} ({engine})", rerun, "full index", full, "<= 0.02x"))
     line = (
         f"search ({engine}, {label}): throughput {len(texts) / full:,.0f} blocks/s"
-        + (f" vs raw tantivy {len(texts) / raw:,.0f} blocks/s ({raw / full:.2f}x, goal >= 0.5x)" if raw else "")
-        + f"; query p95 with snippets {p95 * 1000:.2f} ms (goal <= 5 ms)"
+        + (f" vs raw tantivy {len(texts) / raw:,.0f} blocks/s ({raw / full:.2f}x, goal >= 0.33x)" if raw else "")
+        + f"; query p95 with snippets {p95 * 1000:.2f} ms (goal <= 2 ms)"
     )
     return results, line

@@ -457,3 +457,93 @@ def invalid_sessions(draw: st.DrawFn) -> tuple[dict[str, Any], str]:
     elif kind == "content_not_array":
         message["content"] = {"0": {"id": "b", "type": "prose", "markdown": ""}}
     return document, where
+
+
+# --- bounded work (R6): the classes of input that once took minutes or gigabytes ------
+# Sizes cross the bounds (``prose_bounds``, ``lexing.HighlightBudget``, ``images.MAX_BLOCKS``)
+# while keeping an example to seconds.
+
+_ITEM_WORDS = st.sampled_from(["x", "item", "**bold** item", "`code`", "a b c d e f g h", "[l](https://x.y)", "é 日本"])
+
+
+@st.composite
+def huge_list_markdown(draw: st.DrawFn) -> str:
+    """A list of thousands of items: bullets, numbers, tasks, nested; text before and after it.
+    The last item ends in ``LAST``."""
+    marker = draw(st.sampled_from(["- ", "* ", "1. ", "- [ ] ", "- [x] "]))
+    nested = draw(st.booleans())
+    word = draw(_ITEM_WORDS)
+    lines = [("  " if nested and i % 2 else "") + f"{marker}{word} {i}" for i in range(draw(st.integers(1500, 5000)))]
+    return draw(text) + "\n\n" + "\n".join(lines) + f" {LAST}\n\n" + draw(text)
+
+
+@st.composite
+def huge_table_markdown(draw: st.DrawFn) -> str:
+    """A table of hundreds to thousands of rows, a few columns; the last row's first cell ends in ``LAST``."""
+    columns = draw(st.integers(1, 5))
+    word = draw(_ITEM_WORDS)
+    head = ["| " + " | ".join(f"h{c}" for c in range(columns)) + " |", "|" + "---|" * columns]
+    rows = [f"| {word} {r} |" + " x |" * (columns - 1) for r in range(draw(st.integers(400, 3000)))]
+    rows[-1] = rows[-1].replace(" |", f" {LAST} |", 1)
+    return draw(text) + "\n\n" + "\n".join(head + rows) + "\n"
+
+
+LAST = "LASTPIECE"
+huge_structure_blocks = _block("prose", markdown=st.one_of(huge_list_markdown(), huge_table_markdown()))
+
+# Lexers that backtrack for minutes on a short string; each block is small, the blocks many.
+RUNAWAY_LANGUAGES = ("maple", "scala", "cddl", "chapel", "rego", "smithy")
+
+
+@st.composite
+def many_small_code_blocks(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """Hundreds of small blocks of one language (a runaway lexer's, mostly)."""
+    language = draw(st.sampled_from([*RUNAWAY_LANGUAGES, "python"]))
+    # Short blocks, few lines: what is measured is the lexing, not the page engine's
+    # time a line of code (WeasyPrint: about 0.4 ms a line, whatever the highlighting).
+    code = draw(st.sampled_from(['"' + "\\" * 40 + "\n" * 3, '"' + "\\" * 80, "x = 1\n" * 4]))
+    count = draw(st.integers(200, 600))
+    return [{"id": f"c{i}", "type": "code", "language": language, "text": code} for i in range(count)]
+
+
+def _gif_of_tiny_blocks(size: int, block: int) -> bytes:
+    count = size // (block + 1)
+    comment = b"\x21\xfe" + (bytes([block]) + b"a" * block) * count + b"\x00"
+    frame = b"\x2c\x00\x00\x00\x00\x01\x00\x01\x00\x00\x02\x02\x44\x01\x00"
+    return b"GIF89a\x01\x00\x01\x00\x00\x00\x00" + comment + frame + b"\x3b"
+
+
+@st.composite
+def repeated_image_references(draw: st.DrawFn) -> tuple[list[dict[str, Any]], dict[str, bytes]]:
+    """An attachment block and a small prose block naming its image hundreds of times,
+    with the files ``--attachments`` holds: a GIF of many tiny sub-blocks, a JPEG of
+    fill bytes, or a GIF walked whole."""
+    size = draw(st.integers(100_000, 3_000_000))
+    data, kind = draw(
+        st.sampled_from(
+            [
+                (_gif_of_tiny_blocks(size, 1), "image/gif"),
+                (_gif_of_tiny_blocks(size, 255), "image/gif"),
+                (b"\xff\xd8" + b"\xff" * size, "image/jpeg"),
+            ]
+        )
+    )
+    name = draw(st.sampled_from(["att1", "shot.gif"]))
+    attached = {"id": "a", "type": "attachment", "attachment_id": "att1", "name": "shot.gif", "media_type": kind}
+    references = " ".join([f"![i](attachment:{name})"] * draw(st.integers(50, 300)))
+    prose = {"id": "p", "type": "prose", "markdown": references}
+    return [attached, prose], {"att1": data}
+
+
+def bounded_work_sessions() -> st.SearchStrategy[tuple[dict[str, Any], dict[str, bytes]]]:
+    """A session of one of the classes above, and the attachment files it names."""
+
+    def session(content: list[dict[str, Any]]) -> dict[str, Any]:
+        message = {"id": "m", "role": "assistant", "status": "completed", "created_at": 1, "content": content}
+        return {"id": "bounded", "messages": [message]}
+
+    return st.one_of(
+        huge_structure_blocks.map(lambda block: (session([block]), {})),
+        many_small_code_blocks().map(lambda blocks: (session(blocks), {})),
+        repeated_image_references().map(lambda pair: (session(pair[0]), pair[1])),
+    )

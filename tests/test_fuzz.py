@@ -16,8 +16,9 @@ import copy
 import faulthandler
 import json
 import os
+import resource
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -27,8 +28,10 @@ from htmldom import code_elements, parse, text_content
 from hypothesis import HealthCheck, given, settings, strategies as st
 from pygments.lexers import get_all_lexers
 from strategies import (
+    LAST,
     PRIVATE_CANARY,
     blocks_holding_reasoning,
+    bounded_work_sessions,
     held_reasoning,
     reasoning_names,
     session_documents,
@@ -266,3 +269,83 @@ def test_non_finite_numbers_are_refused_with_a_location(tmp_path: Path, token: s
     )
     (result,) = list(read(path))
     assert result.session is None and result.problems and all(p.location for p in result.problems)
+
+
+# --- bounded work (R6): huge lists and tables, repeated image references, many small blocks of one language ---
+
+CPU_SECONDS = 10  # per render: CPU, this process's and its children's, so a loaded machine does not fail it
+
+
+def _cpu() -> float:
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def _timed(render: Callable[[], Any]) -> Any:
+    start = _cpu()
+    output = render()
+    assert _cpu() - start < CPU_SECONDS
+    return output
+
+
+def _bounded(tmp_path: Path, document: dict[str, Any], files: dict[str, bytes]) -> tuple[Session, Path]:
+    folder = tmp_path / "attachments"
+    folder.mkdir(exist_ok=True)
+    for name, data in files.items():
+        (folder / name).write_bytes(data)
+    path = tmp_path / "bounded.json"
+    path.write_text(json.dumps(document))
+    (result,) = list(read(path))
+    assert result.session is not None, result.problems
+    return result.session, folder
+
+
+def _shown_whole(session: Session, output: str) -> None:
+    """Nothing dropped silently: the last piece of a huge list or table is there, and
+    every code block, whole (HTML: as a browser reads it)."""
+    prose = "".join(b.markdown for _, b in session.blocks() if b.type == "prose")
+    if LAST in prose:
+        assert LAST in output
+
+
+@settings(
+    max_examples=10 if not os.environ.get("CI") else 30,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(bounded_work_sessions())
+def test_bounded_work_in_every_format_but_pdf(tmp_path: Path, case: tuple[dict[str, Any], dict[str, bytes]]) -> None:
+    with hard_time_limit(EXAMPLE_SECONDS * 2):
+        session, attachments = _bounded(tmp_path, *case)
+        codes = [b.text for _, b in session.blocks() if isinstance(b, CodeBlock)]
+        for name in FORMATS:
+            if name == "pdf":
+                continue
+            options = ExportOptions(attachments=attachments)
+            output = _timed(lambda: get_format(name).render(session, options))  # noqa: B023
+            _shown_whole(session, output)
+            if name == "html":
+                assert [text_content(c) for c in code_elements(parse(output))] == codes
+
+
+@pytest.mark.slow
+@settings(
+    max_examples=6 if not os.environ.get("CI") else 20,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(bounded_work_sessions(), st.sampled_from(["weasyprint", "typst"]))
+def test_bounded_work_in_both_pdf_engines(
+    tmp_path: Path, case: tuple[dict[str, Any], dict[str, bytes]], engine: str
+) -> None:
+    from io import BytesIO
+
+    from pypdf import PdfReader
+
+    with hard_time_limit(EXAMPLE_SECONDS * 4):
+        session, attachments = _bounded(tmp_path, *case)
+        options = ExportOptions(attachments=attachments, pdf_engine=engine)
+        pdf = _timed(lambda: get_format("pdf").render(session, options))
+        pages = PdfReader(BytesIO(pdf)).pages
+        # pypdf reads some of WeasyPrint's fonts as two-byte codes: the NULs it leaves go
+        _shown_whole(session, " ".join((page.extract_text() or "") for page in pages[-3:]).replace("\x00", ""))

@@ -16,7 +16,7 @@ from multiprocessing import get_context
 from typing import Any
 
 import pytest
-from htmldom import elements, fragment, text_content
+from htmldom import code_elements, elements, fragment, parse, text_content
 from hypothesis import given, strategies as st
 from pygments.lexers import get_all_lexers
 from timelimit import time_limit
@@ -244,3 +244,67 @@ def test_the_budget_stops_a_lexer_even_when_collections_run_code_of_their_own() 
                 assert time.monotonic() - start < 5
     finally:
         gc.callbacks.remove(busy)
+
+
+# --- the document's budget (R6) -----------------------------------------------------------
+
+RUNAWAY = '"' + "\\" * 40 + "\n" * 100  # maple backtracks for minutes on it; 141 characters
+
+
+def small_blocks_session(count: int, language: str, text: str) -> Any:
+    from vis_export.sources.messages import session_document
+
+    blocks = [{"id": f"c{i}", "type": "code", "language": language, "text": text} for i in range(count)]
+    message = {"id": "m", "role": "assistant", "status": "completed", "created_at": 0, "content": blocks}
+    return session_document({"id": "s", "messages": [message]}, "s.json", "s").session
+
+
+@pytest.mark.parametrize("projection", ["html", "typst", "terminal"])
+def test_many_small_runaway_blocks_cost_one_budget_and_are_all_shown(projection: str) -> None:
+    """1,000 small ``maple`` blocks that each overran their own budget took about
+    20 ms apiece, tried again block after block (5,000 of them: over 100 s). A
+    lexer that overran is not tried again in the document: every block plain, all there."""
+    from vis_export.formats.html import to_html
+    from vis_export.formats.pdf_typst import TypstProjector
+    from vis_export.formats.terminal_view import to_terminal
+
+    session = small_blocks_session(1000, "maple", RUNAWAY)
+    with time_limit(120):
+        start = time.process_time()
+        if projection == "html":
+            codes = code_elements(parse(to_html(session)))
+            shown = [text_content(code) for code in codes]
+            assert not any(list(elements(code, "span")) for code in codes)
+        elif projection == "terminal":
+            drawn = to_terminal(session)
+            shown = [RUNAWAY] * drawn.count(RUNAWAY)
+        else:
+            document = TypstProjector().document(session)
+            chunks = [b["code"]["chunks"] for m in document["messages"] for b in m["blocks"]]
+            shown = ["\n".join("".join(run[1] for run in chunk) for chunk in code) + "\n" for code in chunks]
+            assert all(run[0] == "" for code in chunks for chunk in code for run in chunk)
+        spent = time.process_time() - start
+    assert shown == [RUNAWAY] * 1000
+    assert spent < 10
+
+
+def test_a_lexer_that_overran_is_not_tried_again_in_that_document_only() -> None:
+    budget = lexing.HighlightBudget()
+    with time_limit(30):
+        assert budget.runs("maple", RUNAWAY) is None
+        assert budget.runs("maple", "x := 1;") is None  # harmless, but its lexer overran here
+        assert budget.runs("python", "x = 1\n") is not None  # another lexer is still tried
+        assert lexing.HighlightBudget().runs("maple", "x := 1;") is not None  # a new document tries again
+
+
+def test_a_documents_lexing_in_all_stays_within_its_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Lexers that each overrun once (every one a first use, with its compile time)
+    cannot add up past the document's budget: then every block is plain."""
+    monkeypatch.setattr(lexing, "DOCUMENT_BASE", 0.3)
+    budget = lexing.HighlightBudget()
+    runaway = '"' + "\\" * 80
+    with time_limit(60):
+        for language in ["maple", "scala", "cddl", "chapel", "rego", "smithy"] * 3:
+            assert budget.runs(language, runaway) is None
+    assert budget.spent < budget.allowed + 0.2  # the last block stops within a firing or two
+    assert budget.runs("python", "x = 1\n") is None  # nothing left: plain, without lexing

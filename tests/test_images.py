@@ -16,6 +16,7 @@ import random
 import struct
 import subprocess
 import sys
+import time
 import zlib
 from pathlib import Path
 from typing import Any
@@ -273,6 +274,69 @@ def test_an_image_shown_again_and_again_stays_within_each_documents_budget(tmp_p
         assert html.count("[image not shown: i — images embedded in this document would exceed 64 MB]") == 601 - fits
         assert len(html) < MAX_DOCUMENT_BYTES + 2**20
     assert int(result.stdout) < 600 * 1024  # KB
+
+
+def gif_of_tiny_blocks(size: int, block: int = 1) -> bytes:
+    """A 1×1 GIF whose comment is ``size`` bytes in sub-blocks of ``block`` bytes:
+    a valid file, every sub-block of which a header walk must step over."""
+    count = size // (block + 1)
+    comment = b"\x21\xfe" + (bytes([block]) + b"a" * block) * count + b"\x00"
+    frame = b"\x2c\x00\x00\x00\x00\x01\x00\x01\x00\x00\x02\x02\x44\x01\x00"
+    return b"GIF89a\x01\x00\x01\x00\x00\x00\x00" + comment + frame + b"\x3b"
+
+
+@pytest.mark.parametrize(
+    ("data", "kind", "reason"),
+    [
+        (gif_of_tiny_blocks(19 * 2**20), "image/gif", "its GIF data has more than 250,000 blocks"),
+        (b"\xff\xd8" + b"\xff" * (19 * 2**20), "image/jpeg", "its JPEG data has more than 250,000 blocks"),
+    ],
+    ids=["gif-sub-blocks", "jpeg-fill-bytes"],
+)
+def test_a_header_walk_of_millions_of_blocks_is_cut_short(data: bytes, kind: str, reason: str) -> None:
+    """19 MB of one-byte GIF sub-blocks took 2 s to walk; no real image has that many."""
+    start = time.process_time()
+    assert embed(data, kind).refusal == reason
+    assert time.process_time() - start < 1
+
+
+def test_a_gif_of_full_sub_blocks_is_walked_whole() -> None:
+    data = gif_of_tiny_blocks(19 * 2**20, 255)
+    assert embed(data, "image/gif").uri == data_uri(data, "image/gif")
+
+
+def test_each_attachment_is_checked_once_per_document(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A 4 KB prose block naming one image 200 times checked it 200 times (a 19 MB GIF: past 60 s),
+    and read it 200 times; each document still shows it every time."""
+    from vis_export import images
+    from vis_export.formats.options import ExportOptions
+    from vis_export.formats.pdf_typst import TypstProjector
+
+    (tmp_path / "att").write_bytes(png := image_bytes("PNG", (8, 8)))
+    checked: list[int] = []
+    real = images._checked
+    monkeypatch.setattr(images, "_checked", lambda data, kind: checked.append(len(data)) or real(data, kind))
+    session = session_with(" ".join(["![i](attachment:att)"] * 200), {})
+    assert shown(to_html(session, attachments=tmp_path))[0] == [data_uri(png)] * 201
+    assert checked == [len(png)]
+    document = TypstProjector(ExportOptions(attachments=tmp_path)).document(session)
+    assert json.dumps(document).count('"t": "img"') == 201 and checked == [len(png)] * 2
+
+
+def test_an_image_named_again_and_again_is_checked_once_in_bounded_time(tmp_path: Path) -> None:
+    """The issue's case: a 19 MB 1×1 GIF named 200 times in a 4 KB prose block, to HTML."""
+    (tmp_path / "att").mkdir()
+    (tmp_path / "att" / "g1").write_bytes(gif_of_tiny_blocks(19 * 2**20))
+    attached = {"id": "a", "type": "attachment", "attachment_id": "g1", "name": "g.gif", "media_type": "image/gif"}
+    prose = {"id": "p", "type": "prose", "markdown": " ".join(["![i](attachment:g1)"] * 200)}
+    message = {"id": "m", "role": "user", "status": "completed", "created_at": 1, "content": [attached, prose]}
+    (tmp_path / "s.json").write_text(json.dumps({"id": "s", "messages": [message]}))
+    export = [sys.executable, "-m", "vis_export", "convert", "s.json", "--to", "html", "--attachments", "att"]
+    start = time.monotonic()
+    subprocess.run([*export, "-o", "s.html"], cwd=tmp_path, capture_output=True, timeout=120, check=True)
+    assert time.monotonic() - start < 20
+    html = (tmp_path / "s.html").read_text()
+    assert html.count("its GIF data has more than 250,000 blocks") == 201  # each reference, and the block
 
 
 # --- --attachments DIR ------------------------------------------------------------------------

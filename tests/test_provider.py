@@ -168,3 +168,26 @@ def test_cli_writes_json_lines(flavour: str) -> None:
     assert result.exit_code == 0, result.output
     lines = [json.loads(line) for line in result.stdout.splitlines()]
     assert [line["session_id"] for line in lines] == ["golden_events", "lonis", "messages", "golden_session"]
+
+
+def _anthropic_rules(messages: list[dict[str, Any]]) -> None:
+    assert not messages or messages[0]["role"] == "user"
+    assert all(a["role"] != b["role"] for a, b in zip(messages, messages[1:], strict=False))
+    for index, message in enumerate(messages):
+        assert message["content"]
+        assert all(p["text"].strip() for p in message["content"] if p["type"] == "text")
+        calls = [p["id"] for p in message["content"] if p["type"] == "tool_use"]
+        if calls:  # answered first thing in the next user message
+            answer = messages[index + 1]["content"][: len(calls)]
+            assert [p["tool_use_id"] for p in answer if p["type"] == "tool_result"] == calls
+
+
+@given(session_documents(small_blocks), st.sampled_from(["none", "all"]))
+def test_requests_the_apis_take(document: dict[str, Any], reasoning: str) -> None:
+    """Anthropic: the user first, alternating roles, no empty text, each tool_use answered at
+    the start of the next user message; OpenAI: no assistant message without content or calls."""
+    session = session_of(document)
+    _anthropic_rules(conversation(session, ExportOptions(reasoning=reasoning), "anthropic")["messages"])
+    for message in conversation(session, ExportOptions(reasoning=reasoning))["messages"]:
+        if message["role"] == "assistant":
+            assert message["content"] is not None or message.get("tool_calls")

@@ -598,3 +598,57 @@ def test_any_piece_of_a_cjk_run_finds_its_block_on_every_engine(
         assert holding <= found[engine] <= every_gram, (engine, piece)
         assert ids(f'"{piece}"', directory) == holding
     assert found["tantivy"] == found["whoosh"]
+
+
+@given(
+    st.lists(
+        st.sampled_from(["parse_config", "parseConfig", "HTTPServer", "ID", "x1", "_", "a_B", "日本語", "é", " ", "\n"])
+        | st.sampled_from(list("aZ09_ -.(\t\x00\x1c\x85\u3000\u3164'é\u0130ß"))
+    ).map("".join)
+    | st.text(st.characters(max_codepoint=127))
+    | st.text()
+)
+def test_the_code_terms_of_a_text_are_those_of_its_identifiers_and_runs(text: str) -> None:
+    """``code_terms`` splits a text at white space and caches each token's
+    terms: the same terms as its definition over the whole text (every
+    identifier with an underscore or mixed case, its key and words; every
+    character and bigram of a ``cjk`` run)."""
+    import re
+
+    from vis_export.searchindex.cjk import index_grams
+    from vis_export.searchindex.documents import code_terms, identifier_key, identifier_words
+
+    expected: set[str] = set(index_grams(text))
+    for identifier in re.findall(r"[A-Za-z0-9_]+", text):
+        if "_" in identifier or not (identifier.islower() or identifier.isupper() or identifier.isdigit()):
+            expected.update(w for w in (identifier_key(identifier), *identifier_words(identifier)) if w)
+    assert code_terms(text) == " ".join(sorted(expected))
+
+
+_WORDY = st.lists(
+    st.sampled_from(["parse", "parsing", "Configured", "x" * 45, "toml", "load", "f", "a1", " ", ".", "(", "_", "\n"])
+    | st.just("日本"),
+    min_size=1,
+    max_size=30,
+).map("".join)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.lists(_WORDY, min_size=1, max_size=6), st.data())
+def test_a_phrase_finds_every_block_that_holds_it(
+    tmp_path_factory: pytest.TempPathFactory, texts: list[str], data: st.DataObject
+) -> None:
+    """tantivy narrows a phrase by its inner words side by side, stemmed, at
+    the positions it holds: every block holding the phrase is still found,
+    where a word at the phrase's edge is part of a longer one in the text, or a
+    word too long to be indexed leaves a gap in the positions."""
+    blocks = [{"id": f"b{n}", "type": "code", "language": "text", "text": text} for n, text in enumerate(texts)]
+    message = {"id": "m", "role": "user", "status": "completed", "created_at": 1, "content": blocks}
+    directory = tmp_path_factory.mktemp("phrases")
+    index([session_of({"id": "s", "title": "", "messages": [message]})], directory, engine="tantivy")
+    source = data.draw(st.sampled_from(texts))
+    start = data.draw(st.integers(0, len(source) - 1))
+    phrase = source[start : start + data.draw(st.integers(1, 40))]
+    if phrase.strip():
+        found = {hit.block_id for hit in search(f'"{phrase}"', directory, limit=100)}
+        assert found == {block["id"] for block in blocks if phrase in block["text"]}

@@ -68,7 +68,8 @@ def test_markdown_fences_terminal_text_without_json() -> None:
     tokens = [t for t in MarkdownIt("commonmark").parse(to_markdown(SESSION)) if t.type == "fence"]
     by_content = {t.content: t.info for t in tokens}
     assert by_content[PYTEST] == "" and by_content["a.c:1: error\n"] == ""
-    assert by_content[json.dumps({"command": "pytest -x"}, indent=2) + "\n"] == "json"
+    assert by_content[json.dumps({"lines": 3, "meta": {"path": "a\nb"}}, indent=2) + "\n"] == "json"
+    assert by_content["pytest -x\n"] == "bash"  # a shell call's input reads as its command line
 
 
 def test_html_pre_holds_the_lines() -> None:

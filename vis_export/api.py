@@ -39,6 +39,8 @@ class FileReport:
     file: str
     sessions: int = 0
     problems: list[Problem] = field(default_factory=list)
+    # What a session read anyway says it left out (another tool's entries this version does not show).
+    warnings: list[Problem] = field(default_factory=list)
     blocks: list[tuple[int, str, ReplayVerdict]] = field(default_factory=list)  # (number, kind, verdict)
 
     @property
@@ -52,6 +54,8 @@ class FileReport:
             "sessions": self.sessions,
             "problems": [{"location": p.location, "message": p.message} for p in self.problems],
         }
+        if self.warnings:
+            out["warnings"] = [{"location": p.location, "message": p.message} for p in self.warnings]
         if self.blocks:
             out["blocks"] = [
                 {"block": number, "kind": kind, "content_hash": verdict.content_hash, "replay": verdict.to_json()}
@@ -76,7 +80,7 @@ def validation_reports(sources: Source | Iterable[Source]) -> Iterator[FileRepor
                 report.blocks.append((number, kind, verdict))
                 if verdict.status == "failed":
                     report.problems.append(Problem(f"block {number}, provenance.replay", str(verdict)))
-        report.problems.extend(result.problems)
+        (report.problems if result.session is None else report.warnings).extend(result.problems)
     if report is not None:
         yield report
 

@@ -17,18 +17,20 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from vis_export.images import FORMATS, MAX_BYTES, Embedded, ImageBudget, embed
+from vis_export.images import FORMATS, MAX_BYTES, Embedded, ImageBudget, checked
 from vis_export.model import AttachmentBlock, Session, StoredAttachment
 from vis_export.problems import Problem
 
 
 @dataclass(frozen=True)
 class Attachments:
-    """The attachments of one document; ``budget``: the image bytes it may still embed."""
+    """The attachments of one document; ``budget``: the image bytes it may still embed;
+    ``verdicts``: each image as checked, read and checked once for the document."""
 
     directory: Path | None
     stored: Mapping[str, StoredAttachment]
     budget: ImageBudget = field(default_factory=ImageBudget, compare=False)
+    verdicts: dict[tuple[str, str], Embedded | None] = field(default_factory=dict, compare=False)
 
     @classmethod
     def of(cls, session: Session | None, directory: Path | None, pixels: int | None = None) -> Attachments:
@@ -59,12 +61,23 @@ class Attachments:
 
     def image(self, attachment_id: str, media_type: str) -> Embedded | None:
         """For HTML and PDF: the checked image, or why it is refused; ``None`` when the
-        attachment is not declared as an image or its bytes are not at hand. Every
-        call is charged to ``budget``: showing one image again embeds it again."""
+        attachment is not declared as an image or its bytes are not at hand. Its bytes
+        are read and checked on the first call only; every call is charged to
+        ``budget``: showing one image again embeds it again. An image the budget no
+        longer holds never fits again, and is forgotten (only the refusal is kept)."""
         if not media_type.strip().lower().startswith("image/"):
             return None
-        data = self.data(attachment_id)
-        return embed(data, media_type, self.budget) if data is not None else None
+        key = (attachment_id, media_type)
+        if key not in self.verdicts:
+            data = self.data(attachment_id)
+            self.verdicts[key] = checked(data, media_type) if data is not None else None
+        verdict = self.verdicts[key]
+        if verdict is None:
+            return None
+        shown = verdict.charged(self.budget)
+        if shown is not verdict:
+            self.verdicts[key] = shown
+        return shown
 
     def file(self, attachment_id: str) -> Path | None:
         """The file in ``--attachments DIR`` that holds the bytes, for a link to it:

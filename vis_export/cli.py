@@ -281,6 +281,8 @@ def validate(sources: Sequence[str], as_json: bool) -> None:
             echo(f"{report.file}: block {number} ({kind}): sha256 {verdict.content_hash}; {verdict}")
         for problem in report.problems:
             echo(problem.line(report.file), err=True)
+        for warning in report.warnings:
+            echo(warning.line(report.file).replace(": ", ": warning: ", 1), err=True)
     if as_json:
         echo(json.dumps([report.to_json() for report in reports], ensure_ascii=False, indent=2))
     else:
@@ -313,7 +315,8 @@ def sessions(sources: Sequence[str], as_json: bool) -> None:
     if as_json:
         echo(json.dumps(rows, ensure_ascii=False, indent=2))
     elif rows:
-        table = [("ID", "TITLE", "MESSAGES", "FIRST", "LAST")] + [
+        where = any("where" in r for r in rows)  # imported transcripts: their working directory
+        table = [("ID", "TITLE", "MESSAGES", "FIRST", "LAST") + (("WHERE",) if where else ())] + [
             (
                 single_line(r["id"]),
                 single_line(r["title"] or ""),
@@ -321,11 +324,12 @@ def sessions(sources: Sequence[str], as_json: bool) -> None:
                 utc(r["first_at"]),
                 utc(r["last_at"]),
             )
+            + ((single_line(r.get("where") or ""),) if where else ())
             for r in rows
         ]
         # Measured as shown: on a terminal, a control character is shown as its escape.
         shown: list[tuple[str, ...]] = [tuple(map(escaped, row)) if sys.stdout.isatty() else row for row in table]
-        widths = [min(max(columns(row[i]) for row in shown), 48) for i in range(5)]
+        widths = [min(max(columns(row[i]) for row in shown), 48) for i in range(len(table[0]))]
         for row in shown:
             cells = [fit(cell, width) for cell, width in zip(row, widths, strict=True)]
             echo("  ".join(cells).rstrip())

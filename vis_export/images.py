@@ -15,10 +15,15 @@ WeasyPrint decodes one image at a time and peaked at 270 MB on a 25-megapixel
 RGBA PNG and at 440 MB on a lossless WebP of that size.
 Pillow could read these headers too, but its own limit is a process-wide
 setting reported through warnings, and these few fixed layouts need no decoder.
+GIF and JPEG headers are walked block by block, so the walk is bounded by
+``MAX_BLOCKS``: 19 MB of one-byte GIF sub-blocks took 2 s, where no real image
+needs more than a few hundred thousand blocks (20 MB of full sub-blocks is 80,000).
 
 An embedded image is written back as a fresh base64 ``data:`` URI of the checked
 bytes under their real type, so what the renderer reads is what was checked. A
-refused image leaves a placeholder that names it and says why.
+refused image leaves a placeholder that names it and says why. A document checks
+each attachment once (``attachments.Attachments`` keeps the verdict), however many
+times prose names it: 200 references to a 19 MB GIF were checked 200 times.
 
 A document holds at most ``MAX_DOCUMENT_BYTES`` of images in all, counted as
 written (base64, 4/3 of the image's size) by ``ImageBudget``, every embedding
@@ -48,6 +53,7 @@ from markupsafe import Markup
 MAX_PIXELS = 25_000_000
 MAX_BYTES = 20 * 1024 * 1024
 MAX_DOCUMENT_BYTES = 64 * 1024 * 1024
+MAX_BLOCKS = 250_000  # GIF blocks and sub-blocks, JPEG markers and fill bytes
 FORMATS = {"image/png": "PNG", "image/jpeg": "JPEG", "image/gif": "GIF", "image/webp": "WebP"}
 
 
@@ -57,6 +63,15 @@ class Embedded:
 
     uri: str | None = None
     refusal: str | None = None
+    pixels: int = 0
+
+    def charged(self, budget: ImageBudget | None) -> Embedded:
+        """This image once more in a document, if what is left of its ``budget`` holds it
+        (the base64 bytes as written, and its pixels), else a refusal saying why."""
+        if self.uri is None or budget is None:
+            return self
+        refusal = budget.spend(len(self.uri) - self.uri.index(",") - 1, self.pixels)
+        return self if refusal is None else Embedded(refusal=refusal)
 
     def placeholder(self, name: str) -> Markup:
         """HTML text naming the image (``name`` is escaped unless it is ``Markup``)."""
@@ -88,13 +103,17 @@ class ImageBudget:
 def embed(data: bytes, declared: str, budget: ImageBudget | None = None) -> Embedded:
     """``data`` as a ``data:`` URI if it is an image of the ``declared`` type within
     the limits, and within what is left of the document's ``budget`` (if any)."""
+    return checked(data, declared).charged(budget)
+
+
+def checked(data: bytes, declared: str) -> Embedded:
+    """``data`` as a ``data:`` URI if it is an image of the ``declared`` type within
+    the limits, charged to no budget yet (``Embedded.charged``)."""
     kind = declared.split(";")[0].strip().lower()
     refusal, pixels = _checked(data, kind)
-    if refusal is None and budget is not None:
-        refusal = budget.spend(-(-len(data) // 3) * 4, pixels)
     if refusal is not None:
         return Embedded(refusal=refusal)
-    return Embedded(uri=f"data:{kind};base64,{base64.b64encode(data).decode('ascii')}")
+    return Embedded(uri=f"data:{kind};base64,{base64.b64encode(data).decode('ascii')}", pixels=pixels)
 
 
 def embed_uri(uri: str, budget: ImageBudget | None = None) -> Embedded:
@@ -123,6 +142,8 @@ def _checked(data: bytes, kind: str) -> tuple[str | None, int]:
         return f"declared {kind or 'as nothing'}, but the bytes are {FORMATS[actual]}", 0
     try:
         width, height = _SIZES[FORMATS[actual]](data)
+    except TooManyBlocks:
+        return f"its {FORMATS[actual]} data has more than {MAX_BLOCKS:,} blocks", 0
     except (struct.error, IndexError, ValueError):
         return f"its {FORMATS[actual]} header is unreadable", 0
     if width * height > MAX_PIXELS:
@@ -147,10 +168,15 @@ def _png(data: bytes) -> tuple[int, int]:
     return width, height
 
 
+class TooManyBlocks(ValueError):
+    """A header walk that would pass ``MAX_BLOCKS``."""
+
+
 def _gif(data: bytes) -> tuple[int, int]:
     """The screen, grown by any frame that reaches beyond it (decoders grow the canvas)."""
     width, height, flags = struct.unpack("<HHB", data[6:11])
     position = 13 + (3 << ((flags & 7) + 1) if flags & 0x80 else 0)
+    blocks = 0
     while data[position] != 0x3B:  # trailer
         if data[position] == 0x2C:  # image descriptor
             left, top, frame_width, frame_height, flags = struct.unpack("<HHHHB", data[position + 1 : position + 10])
@@ -162,6 +188,9 @@ def _gif(data: bytes) -> tuple[int, int]:
             raise ValueError("unknown GIF block")
         while data[position]:  # sub-blocks, each led by its length
             position += data[position] + 1
+            blocks += 1
+            if blocks > MAX_BLOCKS:
+                raise TooManyBlocks
         position += 1
     return width, height
 
@@ -171,7 +200,7 @@ _JPEG_FRAMES = {0xC0, 0xC1, 0xC2, 0xC3, 0xC5, 0xC6, 0xC7, 0xC9, 0xCA, 0xCB, 0xCD
 
 def _jpeg(data: bytes) -> tuple[int, int]:
     position = 2
-    while True:
+    for _ in range(MAX_BLOCKS):
         if data[position] != 0xFF:
             raise ValueError("not a JPEG marker")
         marker = data[position + 1]
@@ -186,6 +215,7 @@ def _jpeg(data: bytes) -> tuple[int, int]:
             position += 2
         else:
             position += 2 + struct.unpack(">H", data[position + 2 : position + 4])[0]
+    raise TooManyBlocks
 
 
 def _webp(data: bytes) -> tuple[int, int]:

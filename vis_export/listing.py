@@ -21,6 +21,7 @@ class SessionSummary:
     last_at: int | None
     models: tuple[str, ...]
     source: str
+    where: str | None = None  # an imported transcript's working directory or project folder
 
     @classmethod
     def of(cls, session: Session) -> SessionSummary:
@@ -34,6 +35,7 @@ class SessionSummary:
             session.last_time,
             facts.models,
             session.source,
+            _where(session),
         )
 
     def row(self) -> dict[str, Any]:
@@ -45,4 +47,13 @@ class SessionSummary:
             "first_at": self.first_at,
             "last_at": self.last_at,
             "source": self.source,
-        }
+        } | ({"where": self.where} if self.where is not None else {})
+
+
+def _where(session: Session) -> str | None:
+    """Where an imported session was worked on (its facts, ``docs/sources.md``), if it says."""
+    for key in ("cwd", "project"):
+        value = session.metadata.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return None

@@ -12,6 +12,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 Path = tuple[str | int, ...]
+# The kind of a problem that says what a source left out by design (another tool's
+# entries this version does not show, a last line still being written): a warning
+# even when read strictly, and the source still counts as read in full.
+NOTE = "note"
 
 _PLAIN_KEY = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
 

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from vis_export.distributed.cluster import Connecting, Pace, local_workers, worker_count
 from vis_export.distributed.tasks import echoed, index_unit, task_result
 from vis_export.jobs.conversion import Report
+from vis_export.problems import NOTE
 from vis_export.sources.parts import Part, file_size, units
 from vis_export.sources.result import report_lines
 
@@ -114,7 +115,7 @@ def _on_workers(
                 if echoed(reading, before, part, k):
                     continue
                 before = reading
-                complete &= not reading.problems
+                complete &= all(p.kind == NOTE for p in reading.problems)  # notes: read in full
                 for fails, line in report_lines(reading.source, made is not None, reading.problems):
                     (dask.report.problem if fails else dask.report.warning)(line)
                 if made is None or reading.session_id is None:

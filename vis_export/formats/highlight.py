@@ -73,11 +73,14 @@ def plain(text: str) -> Markup:
     return Markup(_html_text(str(escape(text))))
 
 
-def highlight(text: str, language: str | None, inline: bool = False) -> Markup:
+def highlight(
+    text: str, language: str | None, inline: bool = False, budget: lexing.HighlightBudget | None = None
+) -> Markup:
     """HTML for the inside of ``<code>``: coloured spans when the language is known
     and its lexer keeps within its budget, escaped text otherwise. Its text content
-    is ``text``, exactly. ``inline``: styles in the spans, not classes."""
-    runs = lexing.runs(language, text) if language and text else None
+    is ``text``, exactly. ``inline``: styles in the spans, not classes; ``budget``:
+    the document's lexing (``lexing.HighlightBudget``)."""
+    runs = lexing.runs(language, text, budget) if language and text else None
     if runs is None:
         return plain(text)
     attribute = _style_attribute if inline else _class_attribute

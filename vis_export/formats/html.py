@@ -25,6 +25,7 @@ from vis_export.formats.anchors import Anchors
 from vis_export.formats.facts import SessionFacts
 from vis_export.formats.highlight import TOKEN_COLOURS, TOKEN_STYLES, highlight, inline_style, plain
 from vis_export.formats.html_prose import language_class
+from vis_export.formats.lexing import HighlightBudget
 from vis_export.formats.options import ExportOptions, Folder, Theme, ToolOutputLimit, attachments_folder, folder
 from vis_export.formats.projector import (
     TRUNCATED_NOTE,
@@ -35,6 +36,7 @@ from vis_export.formats.projector import (
     status_note,
     tool_duration,
 )
+from vis_export.formats.prose_bounds import LayoutBudget
 from vis_export.formats.prose_words import prose_words
 from vis_export.formats.tool_lines import LEFT_OUT_NOTE
 from vis_export.formats.views import (
@@ -178,6 +180,10 @@ class HtmlProjector(Projector):
     def shows_times(self) -> bool:
         return self.options.timestamps
 
+    def layout_budget(self) -> LayoutBudget | None:
+        """What a document's prose may hold as lists and tables: unbounded in a browser's page."""
+        return None
+
     def __init__(self, options: ExportOptions | None = None, pasted: bool = False):
         """``pasted``: fragments for the clipboard, styled inline (a page keeps its stylesheet)."""
         super().__init__(options)
@@ -187,6 +193,7 @@ class HtmlProjector(Projector):
         self._prose: Any = None  # built on first use: a copied code block needs no Markdown parser
         self.anchors = Anchors()
         self.prose_count = 0  # prose rendered in this document: its footnote ids are unique, and the same each time
+        self.highlighting = HighlightBudget()
 
     def prose(self, markdown: str) -> Markup:
         if self._prose is None:
@@ -201,16 +208,19 @@ class HtmlProjector(Projector):
     ) -> Iterator[str]:
         """The whole document; a PDF rendered in parts passes where its part starts, and
         the ``whole`` session, whose attachments prose anywhere may show (``attachment:``).
-        Each call has its own image budget (``images.MAX_DOCUMENT_BYTES``), so each
-        part of a PDF, laid out in parallel or not, bounds its own images."""
+        Each call has its own image and highlighting budgets (``images.MAX_DOCUMENT_BYTES``,
+        ``lexing.HighlightBudget``), so each part of a PDF bounds its own."""
         from vis_export.formats.html_prose import ProseToHtml
 
         self.attachments = Attachments.of(session, self.options.attachments)
         self.anchors = Anchors()
         self.prose_count = 0
+        self.highlighting = HighlightBudget()
         attached = [b for _, b in (whole or session).blocks() if isinstance(b, AttachmentBlock)]
         pre = PASTED_STYLES["pre"] if self.pasted else None
-        self._prose = ProseToHtml(self.attachments.lookup(attached), self.attachments.budget, self.code_html, pre)
+        self._prose = ProseToHtml(
+            self.attachments.lookup(attached), self.attachments.budget, self.code_html, pre, self.layout_budget()
+        )
         style = self.stylesheet()
         facts = SessionFacts.of(session)
         created = facts.created
@@ -314,7 +324,9 @@ class HtmlProjector(Projector):
     # --- one method per block type ----------------------------------------------------
 
     def code_html(self, text: str, language: str | None) -> Markup:
-        return code_markup(text, language, self.options.no_highlight, self.pasted)
+        if self.options.no_highlight:
+            return plain(text)
+        return highlight(text, language, inline=self.pasted, budget=self.highlighting)
 
     def block_prose(self, block: ProseBlock) -> ProseView:
         return {"kind": "prose", "html": self.prose(block.markdown)}

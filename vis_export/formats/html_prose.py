@@ -20,6 +20,7 @@ from typing import Any
 from markupsafe import Markup
 
 from vis_export.formats.highlight import TOKEN_STYLES, highlight, inline_style
+from vis_export.formats.prose_bounds import LayoutBudget
 from vis_export.images import Embedded, ImageBudget, embed_uri
 
 # Message headings are <h2>; prose headings start below them.
@@ -180,8 +181,11 @@ class ProseToHtml:
     ``budget``: the document's image bytes, which ``data:`` images in prose are
     charged to as well (``attachment`` charges its own); ``None`` for prose
     copied on its own, whose ``data:`` images are its own bytes, each shown once.
-    ``code`` writes the inside of fenced code's ``<code>``; ``pre``, the inline
-    style of its ``<pre>`` in a pasted fragment, which keeps no stylesheet.
+    ``code`` writes the inside of fenced code's ``<code>`` (the document's own
+    highlighter, so fenced code shares its lexing budget); ``pre``, the inline
+    style of its ``<pre>`` in a pasted fragment, which keeps no stylesheet;
+    ``layout``: the document's list items and table cells, for a page engine
+    (``prose_bounds``); ``None`` for a browser's page.
     """
 
     def __init__(
@@ -190,6 +194,7 @@ class ProseToHtml:
         budget: ImageBudget | None = None,
         code: CodeRenderer = highlight,
         pre: str | None = None,
+        layout: LayoutBudget | None = None,
     ):
         import mistune
         import nh3
@@ -200,6 +205,8 @@ class ProseToHtml:
         )
         for name in ("table_cell", "footnote_ref", "footnotes", "footnote_item"):  # ours, not the plugins' own
             self._renderer.register(name, getattr(type(self._renderer), name))
+        if layout is not None:
+            self._markdown.before_render_hooks.insert(0, layout.hook)
         self._cleaner = nh3.Cleaner(
             tags=ALLOWED_TAGS,
             attributes=ALLOWED_ATTRIBUTES,

@@ -22,8 +22,15 @@ thread: in any other thread (a server's), and for a block that overran while
 the garbage collector made a full pass (a long pause in a large process, not
 the lexer's doing), the block goes to a worker process that lexes it the same
 way in its own main thread, under a memory limit, and is killed if it ever
-stops answering. A hostile block thus costs its budget once: 1,000 blocks of
-81 characters that would each take minutes take about 30 seconds.
+stops answering.
+
+The budget of a block is not enough on its own: 5,000 small ``maple`` blocks
+that each overran their 23 ms took over 100 s. So a document lexes under a
+``HighlightBudget``: a lexer that overran once is not tried again in that
+document (its later blocks are plain at once), and the document's lexing in
+all, the worker's time included, stays within ``DOCUMENT_BASE`` plus
+``DOCUMENT_PER_CHAR`` for every character offered to be highlighted, after
+which every block is plain. Plain code is still all there (R1).
 """
 
 from __future__ import annotations
@@ -37,6 +44,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Sequence
 from functools import cache, lru_cache
 from typing import Any
@@ -46,6 +54,10 @@ Runs = Sequence[Sequence[str]]  # (css class, text) pairs whose texts add up to 
 BASE = 0.02
 PER_CHAR = 20e-6
 FIRST_USE = 0.25
+# A document's lexing in all: far above real code at 3 µs a character, and
+# bounded for hostile code at about a second per 200 KB.
+DOCUMENT_BASE = 2.0
+DOCUMENT_PER_CHAR = 5e-6
 WORKER_MEMORY = 512 * 1024 * 1024  # address space of the worker
 WORKER_GRACE = 10.0  # wall seconds beyond 10 budgets before a silent worker is killed
 
@@ -127,19 +139,65 @@ def token_runs(lexer: Any, text: str) -> Runs | None:
     return runs if "".join(value for _, value in runs) == text else None
 
 
-def runs(language: str, text: str) -> Runs | None:
-    """Coloured runs of ``text``, or ``None`` when it is to be shown plain."""
-    lexer = lexer_for(language)
-    if lexer is None:
-        return None
+class HighlightBudget:
+    """The lexing one document may still do (see the module's note). Held by one
+    render and passed wherever it highlights, code blocks and fenced code alike."""
+
+    def __init__(self) -> None:
+        self.allowed = DOCUMENT_BASE
+        self.spent = 0.0
+        self.overran: set[type] = set()  # lexers that overran in this document
+
+    def runs(self, language: str, text: str) -> Runs | None:
+        """Coloured runs of ``text``, or ``None`` when it is to be shown plain."""
+        lexer = lexer_for(language)
+        if lexer is None or type(lexer) in self.overran:
+            return None
+        self.allowed += DOCUMENT_PER_CHAR * len(text)
+        left = self.allowed - self.spent
+        if left <= 0:
+            return None
+        answer, overran, spent = _lexed(lexer, language, text, left)
+        self.spent += spent
+        if overran:
+            self.overran.add(type(lexer))
+        return answer
+
+
+def _within(lexer: Any, text: str, cap: float) -> tuple[Runs | None, bool]:
+    """``token_runs`` in this thread within the block's allowance or ``cap`` seconds,
+    whichever is less, and whether the lexer ran out of its own allowance (not just
+    the cap). ``Overrun`` when the time ran out during a full collection: a long
+    pause of a large process, not the lexer's doing."""
+    allowance = _allowance(lexer, text)
+    full_passes = _full_collections()
+    try:
+        return _timed(lexer, text, min(allowance, cap)), False
+    except Overrun:
+        if _full_collections() != full_passes:
+            raise
+        return None, allowance <= cap
+
+
+def _lexed(lexer: Any, language: str, text: str, cap: float) -> tuple[Runs | None, bool, float]:
+    """``_within``, here or in the worker, and the seconds it took: CPU in this
+    thread; for the worker, the wall time it took to answer (not the wait for
+    its turn, while another thread's block is lexed)."""
+    spent = 0.0
     if _can_time():
-        full_passes = _full_collections()
+        started = time.process_time()
         try:
-            return _timed(lexer, text, _allowance(lexer, text))
+            return (*_within(lexer, text, cap), time.process_time() - started)
         except Overrun:
-            if _full_collections() == full_passes:
-                return None
-    return _worker().ask(language, text)
+            spent = time.process_time() - started
+    answer, overran, seconds = _worker().ask(language, text, cap)
+    return answer, overran, spent + seconds
+
+
+def runs(language: str, text: str, budget: HighlightBudget | None = None) -> Runs | None:
+    """Coloured runs of ``text``, or ``None`` when it is to be shown plain; ``budget``:
+    the document's (a block on its own gets a budget of its own)."""
+    return (budget or HighlightBudget()).runs(language, text)
 
 
 # --- the budget in this thread ----------------------------------------------------------
@@ -242,23 +300,27 @@ class _Worker:
         self.lock = threading.Lock()
         self.process: subprocess.Popen[bytes] | None = None
 
-    def ask(self, language: str, text: str) -> Runs | None:
-        request = json.dumps([language, text]).encode("ascii") + b"\n"
+    def ask(self, language: str, text: str, cap: float) -> tuple[Runs | None, bool, float]:
+        """``_within`` in the worker (a worker that dies or stops answering overran),
+        and the seconds it took."""
+        request = json.dumps([language, text, cap]).encode("ascii") + b"\n"
         with self.lock:
+            started = time.monotonic()
             try:
                 process = self._start()
                 assert process.stdin is not None and process.stdout is not None
                 process.stdin.write(request)
                 process.stdin.flush()
-                wait = WORKER_GRACE + 10 * (budget(text) + FIRST_USE)
+                wait = WORKER_GRACE + 10 * min(cap, budget(text) + FIRST_USE)
                 ready, _, _ = select.select([process.stdout], [], [], wait)
                 line = process.stdout.readline() if ready else b""
                 if not line:
                     raise OSError("the lexing worker stopped answering")
-                return json.loads(line)  # type: ignore[no-any-return]
+                answer, overran = json.loads(line)
+                return answer, bool(overran), time.monotonic() - started
             except (OSError, ValueError):  # no worker, a dead or silent one: plain, and a new one next time
                 self.stop()
-                return None
+                return None, True, time.monotonic() - started
 
     def _start(self) -> subprocess.Popen[bytes]:
         if self.process is None:
@@ -297,19 +359,21 @@ def _stop_worker() -> None:
 
 
 def main() -> None:
-    """The worker: one request per line, ``[language, text]``; one answer per line."""
+    """The worker: one request per line, ``[language, text, cap]``; one answer per
+    line, ``[runs or null, overran]``."""
     import resource
 
     resource.setrlimit(resource.RLIMIT_AS, (WORKER_MEMORY, WORKER_MEMORY))
     _can_time()  # its own main thread: take the timer
     for line in sys.stdin.buffer:
-        language, text = json.loads(line)
+        language, text, cap = json.loads(line)
         lexer = lexer_for(language)
+        answer, overran = None, False
         try:
-            answer = _timed(lexer, text, _allowance(lexer, text)) if lexer is not None else None
+            answer, overran = _within(lexer, text, cap) if lexer is not None else (None, False)
         except (Overrun, MemoryError):
-            answer = None
-        sys.stdout.write(json.dumps(answer) + "\n")
+            overran = True
+        sys.stdout.write(json.dumps([answer, overran]) + "\n")
         sys.stdout.flush()
 
 

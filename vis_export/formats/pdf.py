@@ -46,6 +46,7 @@ from vis_export.formats.options import (
     folder,
 )
 from vis_export.formats.projector import Projector, ToolPart
+from vis_export.formats.prose_bounds import LayoutBudget
 from vis_export.formats.tool_lines import paper_part
 from vis_export.model import Block, Message, Session, ToolBlock
 from vis_export.policy import DEFAULT_REASONING, Reasoning, visible_session
@@ -82,6 +83,10 @@ class PrintProjector(HtmlProjector):
 
     def output_part(self, part: ToolPart) -> ToolPart:
         return paper_part(part, self.options.tool_output_limit)
+
+    def layout_budget(self) -> LayoutBudget:
+        """WeasyPrint's time grows with every list item and table cell: bounded per part."""
+        return LayoutBudget()
 
 
 def _fetcher() -> Any:

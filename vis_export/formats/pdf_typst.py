@@ -31,6 +31,7 @@ from typing import Any, NamedTuple
 from vis_export.attachments import Attachments, human_size
 from vis_export.formats.facts import SessionFacts
 from vis_export.formats.highlight import TOKEN_STYLES, inline_style
+from vis_export.formats.lexing import HighlightBudget
 from vis_export.formats.options import ExportOptions
 from vis_export.formats.pdf import MAX_WORKERS, cores, join, split
 from vis_export.formats.projector import TRUNCATED_NOTE, Projector, ToolPart, json_text, status_note, tool_duration
@@ -107,6 +108,7 @@ class TypstProjector(Projector):
         self.images = Images(image_refusal)
         self.attachments = Attachments.of(None, self.options.attachments)
         self.indent = 0.0  # points the block being projected is indented by its frames
+        self.highlighting = HighlightBudget()
         self._prose: ProseTree | None = None
 
     def output_part(self, part: ToolPart) -> ToolPart:
@@ -119,7 +121,7 @@ class TypstProjector(Projector):
 
     def code(self, text: str, language: str | None, extra: float = 0.0) -> Node:
         columns = self.columns(self.indent + extra)
-        return code(text, language, columns, highlight=not self.options.no_highlight)
+        return code(text, language, columns, None if self.options.no_highlight else self.highlighting)
 
     def prose(self, markdown: str, extra: float = 0.0) -> list[Node]:
         assert self._prose is not None
@@ -127,11 +129,12 @@ class TypstProjector(Projector):
 
     def document(self, session: Session, part: Part | None = None) -> dict[str, Any]:
         """The template's whole input, of the session as the reasoning policy shows
-        it (R2), or of one ``part`` of it. Each call has its own image budget, as an
-        HTML document."""
+        it (R2), or of one ``part`` of it. Each call has its own image and highlighting
+        budgets, as an HTML document."""
         session = visible_session(session, self.options.reasoning, self.options.redaction)
         facts = part.facts if part is not None else SessionFacts.of(session)
         self.attachments = Attachments.of(session, self.options.attachments, pixels=MAX_DOCUMENT_PIXELS)
+        self.highlighting = HighlightBudget()
         whole = part.whole if part is not None else session  # prose in one part may show another's attachment
         attached = [b for _, b in whole.blocks() if isinstance(b, AttachmentBlock)]
         self._prose = ProseTree(
@@ -140,7 +143,7 @@ class TypstProjector(Projector):
             self.images,
             self.columns,
             LAYOUT,
-            highlight=not self.options.no_highlight,
+            None if self.options.no_highlight else self.highlighting,
         )
         created = facts.created
         moment = datetime.fromtimestamp(created / 1000, tz=UTC) if created is not None else None

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any, NamedTuple
 
 from vis_export.formats.options import ExportOptions
+from vis_export.formats.tool_views import input_view
 from vis_export.model import Block, Message, Session, ToolBlock, UnknownBlock
 from vis_export.policy import Exportable, visible
 from vis_export.timefmt import utc
@@ -109,7 +110,12 @@ class Projector:
         for label, key in (("Input", "input"), ("Output", "output"), ("Error", "error")):
             if key not in block.fields:
                 continue
-            for part in shown_parts(label, block.fields[key]):
+            view = input_view(block.tool, block.fields[key]) if key == "input" else None
+            if view is None:
+                shown = shown_parts(label, block.fields[key])
+            else:  # what the view leaves out is still shown, as data
+                shown = [ToolPart(*part) for part in view[0]] + (shown_parts(label, view[1]) if view[1] else [])
+            for part in shown:
                 parts.append(self.output_part(part) if key == "output" else part)
         return parts
 

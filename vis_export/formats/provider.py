@@ -9,6 +9,12 @@ failed tools marked as errors, a tool without output answered with an explicit
 notice that it was cancelled or interrupted; error blocks are not replayed;
 reasoning never is, unless ``reasoning="all"``; system and developer messages
 keep their roles (Anthropic takes them as its ``system`` text).
+
+What is written is a request the APIs take: OpenAI's tool messages come right
+after the assistant message that called them, and no assistant message is
+empty; Anthropic's first message is the user's, roles alternate, no text is
+empty or blank, and every ``tool_use`` is answered at the start of the next
+user message.
 """
 
 from __future__ import annotations
@@ -33,6 +39,8 @@ _NAME_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 CANCELLED = "[Notice: the previous turn was cancelled before it finished.{partial}]"
 INTERRUPTED = "[Notice: the previous turn was interrupted before it finished.{partial}]"
 UNAVAILABLE = "Result unavailable: the tool call ended ({status}) without a result."
+# Anthropic takes a conversation only from a user message: one that opens with the assistant gets this first.
+OPENING = "[Notice: the conversation opens with the assistant's turn.]"
 
 
 def safe_name(name: str, limit: int = 64) -> str:
@@ -119,7 +127,8 @@ def _steps(message: Message, attachments: Attachments, taken: set[str]) -> list[
         if steps[-1].calls:  # text after tool calls starts the next step
             steps.append(_Step())
         steps[-1].text.append(text)
-    return [step for step in steps if step.text or step.calls]
+    # A step that says nothing and calls nothing is no message a provider takes.
+    return [step for step in steps if step.calls or "".join(step.text).strip()]
 
 
 def _closing_notice(message: Message, said: bool) -> str | None:
@@ -198,13 +207,14 @@ def _anthropic(session: Session, attachments: Attachments) -> dict[str, Any]:
     for message in session.messages:
         if message.role in ("system", "developer"):
             text = "\n\n".join(t for t in (_text_of(b) for b in message.blocks) if t is not None)
-            if text:
+            if text.strip():
                 system.append(text)
             continue
         if message.role == "assistant":
             steps = _steps(message, attachments, taken)
             for step in steps:
-                parts: list[dict[str, Any]] = [{"type": "text", "text": "\n\n".join(step.text)}] if step.text else []
+                said = "\n\n".join(step.text)
+                parts: list[dict[str, Any]] = [{"type": "text", "text": said}] if said.strip() else []
                 parts += [
                     {
                         "type": "tool_use",
@@ -233,11 +243,14 @@ def _anthropic(session: Session, attachments: Attachments) -> dict[str, Any]:
                 say("user", [{"type": "text", "text": notice}])
             continue
         text = "\n\n".join(t for t in (_text_of(b) for b in message.blocks) if t is not None)
-        parts = [{"type": "text", "text": text}] if text else []
+        parts = [{"type": "text", "text": text}] if text.strip() else []
         for uri in _images(message, attachments):
             kind, data = uri[len("data:") :].split(";base64,", 1)
             parts.append({"type": "image", "source": {"type": "base64", "media_type": kind, "data": data}})
-        say("user", parts or [{"type": "text", "text": ""}])
+        if parts:  # Anthropic refuses empty text: a message that says nothing is left out
+            say("user", parts)
+    if out and out[0]["role"] == "assistant":
+        out.insert(0, {"role": "user", "content": [{"type": "text", "text": OPENING}]})
     result: dict[str, Any] = {"session_id": session.id}
     if system:
         result["system"] = "\n\n".join(system)

@@ -126,6 +126,7 @@ class TerminalProjector(Projector):
             legacy_windows=False,
             _environ={},  # drawn from the arguments alone, not from the environment (R7)
         )
+        self.highlighting = lexing.HighlightBudget()
 
     def drawn(self, renderables: Iterable[RenderableType]) -> str:
         """Renderables as terminal text; nothing is cropped (code runs past the edge, and the terminal wraps it)."""
@@ -145,6 +146,7 @@ class TerminalProjector(Projector):
     def session(self, session: Session) -> Iterator[str]:
         from rich.text import Text
 
+        self.highlighting = lexing.HighlightBudget()  # each session's own, as in every format
         facts = SessionFacts.of(session)
         count = len(session.messages)
         about = [f"session {session.id}", f"{count} message{'' if count == 1 else 's'}"]
@@ -185,7 +187,7 @@ class TerminalProjector(Projector):
         return prose(block.markdown)
 
     def block_code(self, block: CodeBlock) -> RenderableType:
-        return FencedCode(block.text, block.language)
+        return FencedCode(block.text, block.language, self.highlighting)
 
     def block_tool(self, block: ToolBlock) -> RenderableType:
         from rich.console import Group
@@ -195,7 +197,7 @@ class TerminalProjector(Projector):
         parts: list[RenderableType] = [self._styled(heading + (f" · {timing}" if timing else ""), "bold")]
         for part in self.tool_parts(block):
             parts.append(self._styled(f"{one_line(part.label)}:", "dim"))
-            parts.append(LiteralText(with_marker(part.text, part.cut), part.language))
+            parts.append(LiteralText(with_marker(part.text, part.cut), part.language, self.highlighting))
         return Group(*parts)
 
     def block_reasoning(self, block: ReasoningBlock) -> RenderableType:
@@ -232,7 +234,7 @@ class TerminalProjector(Projector):
                 parts.append(self._styled("\n".join(lines), ""))
             elif field.style in ("json", "code") or "\n" in field.value:
                 parts.append(self._dim(f"{one_line(field.name)}:"))
-                parts.append(LiteralText(field.value, "json" if field.style == "json" else None))
+                parts.append(LiteralText(field.value, "json" if field.style == "json" else None, self.highlighting))
             else:
                 parts.append(self._styled(f"{one_line(field.name)}: {shown(field.value)}", ""))
         return Group(*parts)
@@ -241,7 +243,8 @@ class TerminalProjector(Projector):
         from rich.console import Group
 
         kind = one_line(block.type) if isinstance(block.type, str) else "?"
-        return Group(self._dim(f"[unsupported block: {kind or '?'}]"), LiteralText(json_text(block.fields), "json"))
+        fields = LiteralText(json_text(block.fields), "json", self.highlighting)
+        return Group(self._dim(f"[unsupported block: {kind or '?'}]"), fields)
 
     # --- helpers ------------------------------------------------------------------------
 
@@ -268,11 +271,13 @@ def prose(markdown: str, style: str = "none") -> RenderableType:
     return terminal_prose.Prose(markdown, style)
 
 
-def styled_lines(text: str, language: str | None) -> Iterator[tuple[str, str]]:
+def styled_lines(
+    text: str, language: str | None, budget: lexing.HighlightBudget | None = None
+) -> Iterator[tuple[str, str]]:
     """(style, piece) pairs of ``text`` as shown, highlighted when the language's
-    lexer keeps within its budget; ``piece`` is one line's part or ``"\\n"``.
-    Control characters are shown as their escapes, in reverse video."""
-    runs = lexing.runs(language, text) if language and text else None
+    lexer keeps within its budget (``budget``: the document's); ``piece`` is one
+    line's part or ``"\\n"``. Control characters are shown as their escapes, in reverse video."""
+    runs = lexing.runs(language, text, budget) if language and text else None
     for css, value in runs if runs is not None else [("", text)]:
         style = TOKEN_STYLES.get(css, "")
         for index, line in enumerate(value.split("\n")):
@@ -297,14 +302,15 @@ class LiteralText:
     control characters escaped: rich's own ``Syntax`` expands tabs and crops or
     wraps lines, which code must never be. Ends with a line break."""
 
-    def __init__(self, text: str, language: str | None = None):
+    def __init__(self, text: str, language: str | None = None, budget: lexing.HighlightBudget | None = None):
         self.text = text
         self.language = language
+        self.budget = budget
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         from rich.segment import Segment
 
-        for style, piece in styled_lines(self.text, self.language):
+        for style, piece in styled_lines(self.text, self.language, self.budget):
             yield Segment.line() if piece == "\n" else Segment(piece, console.get_style(style) if style else None)
         if self.text and not self.text.endswith("\n"):
             yield Segment.line()

@@ -26,6 +26,7 @@ from typing import Any
 
 from vis_export.formats import lexing
 from vis_export.formats.html_prose import EMBEDDABLE_IMAGES, HEADING_OFFSET, URL_SCHEMES, fence_language
+from vis_export.formats.prose_bounds import LayoutBudget
 from vis_export.images import Embedded, ImageBudget, embed_uri
 
 Node = dict[str, Any]
@@ -100,9 +101,10 @@ def wrap(runs: Sequence[Sequence[str]], columns: int) -> list[Run]:
     return out
 
 
-def code(text: str, language: str | None, columns: int, highlight: bool = True) -> Node:
-    """A code node: its runs add up to ``text`` once the wrap points are taken out."""
-    runs = lexing.runs(language, text) if highlight and language and text else None
+def code(text: str, language: str | None, columns: int, budget: lexing.HighlightBudget | None = None) -> Node:
+    """A code node: its runs add up to ``text`` once the wrap points are taken out;
+    highlighted within the document's ``budget``, plain without one."""
+    runs = budget.runs(language, text) if budget is not None and language and text else None
     wrapped = wrap(runs if runs is not None else [("", text)], columns)
     if wrapped and len(wrapped[-1]) == 2 and wrapped[-1][1].endswith("\n"):
         wrapped[-1][1] = wrapped[-1][1][:-1]  # a final newline ends the last line, as in a browser's <pre>
@@ -182,7 +184,8 @@ class Images:
 
 
 class ProseTree:
-    """Markdown to nodes, with one parser for a document.
+    """Markdown to nodes, with one parser for a document (and one bound on its
+    lists and tables, ``prose_bounds``).
 
     ``attachment`` finds an ``attachment:`` image of the session (as for HTML);
     ``budget`` is the document's image budget; ``columns(indent)`` is how many
@@ -195,15 +198,17 @@ class ProseTree:
         images: Images,
         columns: Callable[[float], int],
         indents: Mapping[str, float],
-        highlight: bool = True,
+        highlighting: lexing.HighlightBudget | None = None,
     ):
-        """``highlight``: fenced code coloured as a code block of its language is."""
+        """``highlighting``: the document's lexing budget, which colours fenced code as a
+        code block of its language is coloured; ``None``: fenced code plain."""
         import mistune
 
         self._parse = mistune.create_markdown(
             renderer=None, plugins=["table", "strikethrough", "task_lists", "url", "footnotes"]
         )
-        self.highlight = highlight
+        self._parse.before_render_hooks.insert(0, LayoutBudget().hook)  # Typst lays a block out whole
+        self.highlighting = highlighting
         self.attachment = attachment
         self.budget = budget
         self.images = images
@@ -262,7 +267,7 @@ class ProseTree:
             return {"t": "quote", "c": kids(self.indents["quote"])}
         if kind == "block_code":
             language = fence_language(attrs.get("info"))
-            return code(token.get("raw", ""), language, self.columns(indent), highlight=self.highlight)
+            return code(token.get("raw", ""), language, self.columns(indent), self.highlighting)
         if kind == "footnote_ref":
             return {"t": "fnref", "n": int(attrs.get("index", 0))}
         if kind == "footnotes":

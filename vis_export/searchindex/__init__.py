@@ -232,7 +232,8 @@ def _matching(
     enough pass. Each list starts from the top rather than at an offset: an
     engine may rank a longer list differently (PostgreSQL ranks a bounded set of
     candidates), and pages of different rankings could repeat or skip a hit.
-    An engine that checks phrases itself (``phrase_search``) is asked for
+    An engine that narrows phrases itself (``phrase_search``: PostgreSQL checks
+    them, tantivy asks for their inner words side by side) is asked for
     ``limit`` first: its candidates all but always pass."""
     if not parsed.phrases:
         return engine.search(words, filters, since, until, limit, 0)

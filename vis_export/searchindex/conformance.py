@@ -82,6 +82,8 @@ EXPECTED: list[tuple[str, dict[str, Any], set[str]]] = [
     ('"fn(*args, **kwargs)"', {}, {"kw"}),
     ('"fn(*args"', {}, {"kw", "near"}),
     ('"parse_config(path)"', {}, {"py"}),
+    # Words at a phrase's edges may be parts of longer ones; inner words are stemmed.
+    ('"he parsers were **config"', {}, {"p1"}),
     ("configure", {}, {"p1"}),
     ("parser", {}, {"p1"}),
     ("deploying", {}, {"p1", "p2", "r1"}),

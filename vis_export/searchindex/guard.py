@@ -235,3 +235,18 @@ class GuardedEngine:
     def close(self) -> None:
         with engine_call(self.directory, reading=False):
             self.engine.close()
+
+    def __getattr__(self, name: str) -> Any:
+        """The engine's ``phrase_search``, where it has one, guarded as ``search`` is."""
+        method = getattr(self.__dict__.get("engine"), name, None) if name == "phrase_search" else None
+        if method is None:
+            raise AttributeError(name)
+
+        def guarded(*args: Any) -> list[tuple[float, dict[str, Any]]]:
+            with engine_call(self.directory):
+                found: list[tuple[float, dict[str, Any]]] = method(*args)
+                for _, document in found:
+                    _check_stored(document)
+                return found
+
+        return guarded

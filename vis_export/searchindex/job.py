@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vis_export.model import Session
+from vis_export.problems import NOTE
+from vis_export.searchindex.directory import RealPaths
 from vis_export.searchindex.documents import IndexReasoning, indexed_view, view_digest, view_documents
 from vis_export.searchindex.engines import MAX_THREADS, Engine
 from vis_export.searchindex.target import DatabaseTarget, Target, target_for
@@ -74,12 +76,14 @@ def source_batches(
     each file's load results, says what is wrong, and returns the sessions."""
     from vis_export.sources import read, source_files
 
-    def batch(name: str, path: Path | None, source: str) -> Batch:
+    real_paths = RealPaths()
+
+    def batch(name: str, path: Path | None, source: str, walked: bool) -> Batch:
         problems: list[bool] = []
 
         def load() -> list[Session]:
             results = list(read([name], lenient=lenient))
-            problems.extend(bool(r.problems) for r in results)
+            problems.extend(any(p.kind != NOTE for p in r.problems) for r in results)  # notes: read in full
             advance()
             return report(results)
 
@@ -88,13 +92,16 @@ def source_batches(
             stamp = file_stamp(path)
             wal = file_stamp(Path(f"{path}-wal"))  # a store's recent turns may live only there
             stamp = stamp + wal if stamp is not None and wal is not None else stamp
-            folder = str(path.parent) if Path(source).is_dir() else None
-        # ``realpath``, not ``Path.resolve``: that raises on a loop of links
-        # (Python 3.11), a source that is one line when read.
-        key = os.path.realpath(path) if path is not None else None
+            folder = str(path.parent) if walked else None
+        key = real_paths.real(path) if path is not None else None
         return Batch(key, stamp, load, lambda: not any(problems), folder, name, path, name == source)
 
-    return [batch(name, path, source) for source in sources for name, path in source_files([source])]
+    return [
+        batch(name, path, source, walked)
+        for source in sources
+        for walked in [Path(source).is_dir()]
+        for name, path in source_files([source])
+    ]
 
 
 def index_sessions(

@@ -25,6 +25,7 @@ from typing import Any, BinaryIO
 from vis_export.contract.duplicates import recording
 from vis_export.problems import Problem
 from vis_export.sources.events import event_log, is_gateway_event
+from vis_export.sources.imported import foreign_document, foreign_lines
 from vis_export.sources.jsontext import MAX_TEXT_BYTES, UNSURE, TooManyContainers, parse, parse_quick
 from vis_export.sources.lonis_blocks import lonis_blocks
 from vis_export.sources.messages import message_array, message_lines, session_document, single_message
@@ -188,6 +189,9 @@ def _first_line_parses(text: str) -> bool:
 
 
 def _document(value: Any, source: str, default_id: str, lenient: bool) -> list[LoadResult]:
+    foreign = foreign_document(value, source, default_id, lenient)
+    if foreign is not None:
+        return foreign
     if isinstance(value, dict):
         if _is_lonis(value):
             return [lonis_blocks([("", value)], source, default_id)]
@@ -223,6 +227,9 @@ def _json_lines(text: str, source: str, default_id: str, lenient: bool) -> list[
             problems.append(Problem(f"line {lineno}", f"not JSON: {error.msg} (column {error.colno})"))
     if not lines:
         return [LoadResult(source, None, tuple(problems))]
+    foreign = foreign_lines(lines, problems, text, source, default_id, lenient)
+    if foreign is not None:
+        return foreign
     if any(_is_lonis(value) for _, value in lines):
         results = [lonis_blocks([(f"line {n}", value) for n, value in lines], source, default_id)]
     elif any(is_gateway_event(value) for _, value in lines):

@@ -56,7 +56,9 @@ class Engine(Protocol):
 
     An engine may also check quoted phrases itself: ``phrase_search(words,
     phrases, filters, since, until, limit)`` is ``search`` (from the top) where
-    each phrase also occurs in the text; the search still checks each hit.
+    each phrase also occurs in the text, or at least narrowed towards them
+    (tantivy: the phrase's inner words side by side); the search still checks
+    each hit.
     """
 
     name: str

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import tantivy
 
 from vis_export.searchindex.cjk import without_runs
-from vis_export.searchindex.documents import identifier_key, identifier_words
+from vis_export.searchindex.documents import LONGEST_WORD, identifier_key, identifier_words
 from vis_export.searchindex.engines import STORED
 
 HEAP = 128 * 1024 * 1024
@@ -24,6 +26,8 @@ def heap_for(threads: int) -> int:
     return max(HEAP, threads * HEAP_PER_THREAD)
 
 
+_ASCII_WORD = re.compile(r"[A-Za-z0-9]+")
+_Run = list[str | tuple[int, str]]  # words side by side, as tantivy's phrase query takes them
 _RAW = ("key", "session_id", "message_id", "block_id", "role", "block_type", "language")
 
 
@@ -95,6 +99,50 @@ class TantivyEngine:
     def search(
         self, words: list[str], filters: dict[str, str], since: int | None, until: int | None, limit: int, offset: int
     ) -> list[tuple[float, dict[str, Any]]]:
+        return self._search(words, [], filters, since, until, limit, offset)
+
+    def phrase_search(
+        self,
+        words: list[str],
+        phrases: Sequence[str],
+        filters: dict[str, str],
+        since: int | None,
+        until: int | None,
+        limit: int,
+    ) -> list[tuple[float, dict[str, Any]]]:
+        """``search``, narrowed by each phrase's inner words, side by side at
+        the positions the index holds; the search checks each hit exactly."""
+        positional = [words for phrase in phrases for words in self._inner_runs(phrase)]
+        return self._search(words, positional, filters, since, until, limit, 0)
+
+    def _inner_runs(self, phrase: str) -> list[_Run]:
+        """The runs of two or more words a text holding ``phrase`` holds side by
+        side, as analysed (stemmed): the phrase's words but those at its edges
+        (part of longer words in a text, maybe) and those too long to be indexed
+        (a gap in the positions). ASCII phrases only, where this analysis and
+        tantivy's agree on every character; others are checked in full."""
+        if not phrase.isascii():
+            return []
+        runs: list[_Run] = [[]]
+        for found in _ASCII_WORD.finditer(phrase):
+            inner = found.start() > 0 and found.end() < len(phrase) and len(found.group()) <= LONGEST_WORD
+            analysed = self.analyzers["vis_words"].analyze(found.group()) if inner else []
+            if len(analysed) == 1:
+                runs[-1].append(analysed[0])
+            elif runs[-1]:
+                runs.append([])
+        return [run for run in runs if len(run) > 1]
+
+    def _search(
+        self,
+        words: list[str],
+        positional: list[_Run],
+        filters: dict[str, str],
+        since: int | None,
+        until: int | None,
+        limit: int,
+        offset: int,
+    ) -> list[tuple[float, dict[str, Any]]]:
         must, should = tantivy.Occur.Must, tantivy.Occur.Should
         clauses = []
         for word in words:
@@ -103,9 +151,10 @@ class TantivyEngine:
                 ("words", self.analyzers["vis_words"].analyze(without_runs(word))),
                 ("terms", identifier_words(word)),
             ):
-                if tokens:
+                if tokens and (field, tokens) != ("terms", [identifier_key(word)]):  # that way is the first
                     ways.append(tantivy.Query.boolean_query([(must, self._term(field, t)) for t in tokens]))
             clauses.append((must, tantivy.Query.boolean_query([(should, way) for way in ways])))
+        clauses += [(must, tantivy.Query.phrase_query(self.schema, "words", run)) for run in positional]
         clauses += [(must, self._term(field, value)) for field, value in filters.items()]
         if since is not None or until is not None:
             clauses.append(

@@ -1,0 +1,146 @@
+"""Reading other agents' transcripts beside reading the same conversation as Vis
+JSON Lines (goal: at most 1.5x).
+
+A coding agent's session is mostly tool calls: the generated Claude Code file
+and Codex rollout alternate a prompt, thinking or reasoning, a few tool calls
+with their results (one entry each, as the tools write them) and an answer.
+The anchor is the imported session written as Vis JSON Lines (one message a
+line) and read back: the same conversation, in the toolkit's own format.
+
+python -m benchmarks.foreign          # the figures at 1 MB and 16 MB
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from benchmarks.generate import _words
+from benchmarks.harness import Result, best_time, table
+
+COMMANDS = ("pytest -q tests/", "git status --short", "rg -n 'def parse' src/", "ls -la build/")
+
+
+def _turns(rng: random.Random, target_bytes: int, write: Callable[[random.Random, int], list[dict[str, Any]]]) -> bytes:
+    lines: list[bytes] = []
+    size, turn = 0, 0
+    while size < target_bytes:
+        for entry in write(rng, turn):
+            line = json.dumps(entry).encode() + b"\n"
+            lines.append(line)
+            size += len(line)
+        turn += 1
+    return b"".join(lines)
+
+
+def _claude_turn(rng: random.Random, turn: int) -> list[dict[str, Any]]:
+    def entry(kind: str, n: int, content: Any, api_id: str | None = None) -> dict[str, Any]:
+        message: dict[str, Any] = {"role": kind, "content": content}
+        if api_id:
+            message.update(id=api_id, type="message", model="claude-sonnet-4")
+        return {
+            "type": kind,
+            "uuid": f"{turn}-{n}",
+            "parentUuid": f"{turn}-{n - 1}",
+            "sessionId": "bench",
+            "cwd": "/work/project",
+            "version": "2.0.0",
+            "timestamp": f"2025-06-01T10:{turn % 60:02d}:{n % 60:02d}.000Z",
+            "message": message,
+        }
+
+    api = f"msg_{turn}"
+    out = [
+        entry("user", 0, _words(rng, 30)),
+        entry("assistant", 1, [{"type": "thinking", "thinking": _words(rng, 60), "signature": "c2ln" * 40}], api),
+    ]
+    for n in range(2, 2 + 2 * rng.randint(2, 5), 2):
+        call = {
+            "type": "tool_use",
+            "id": f"toolu_{turn}_{n}",
+            "name": "Bash",
+            "input": {"command": rng.choice(COMMANDS), "description": _words(rng, 5)},
+        }
+        out.append(entry("assistant", n, [call], api))
+        result = {
+            "type": "tool_result",
+            "tool_use_id": call["id"],
+            "content": "\n".join(_words(rng, 8) for _ in range(12)),
+        }
+        out.append(entry("user", n + 1, [result]))
+    out.append(entry("assistant", 99, [{"type": "text", "text": _words(rng, 80)}], api))
+    return out
+
+
+def _codex_turn(rng: random.Random, turn: int) -> list[dict[str, Any]]:
+    def record(kind: str, payload: dict[str, Any]) -> dict[str, Any]:
+        return {"timestamp": f"2025-09-01T10:{turn % 60:02d}:00.000Z", "type": kind, "payload": payload}
+
+    prompt = _words(rng, 30)
+    out = [
+        record("turn_context", {"cwd": "/work", "model": "gpt-5-codex"}),
+        record(
+            "response_item", {"type": "message", "role": "user", "content": [{"type": "input_text", "text": prompt}]}
+        ),
+        record("event_msg", {"type": "user_message", "message": prompt}),
+        record(
+            "response_item",
+            {
+                "type": "reasoning",
+                "summary": [{"type": "summary_text", "text": _words(rng, 40)}],
+                "encrypted_content": "gAAA" * 200,
+            },
+        ),
+    ]
+    for n in range(rng.randint(2, 5)):
+        call_id = f"call_{turn}_{n}"
+        arguments = json.dumps({"command": ["bash", "-lc", rng.choice(COMMANDS)], "workdir": "/work"})
+        out.append(
+            record(
+                "response_item", {"type": "function_call", "name": "shell", "arguments": arguments, "call_id": call_id}
+            )
+        )
+        output = json.dumps({"output": "\n".join(_words(rng, 8) for _ in range(12)), "metadata": {"exit_code": 0}})
+        out.append(record("response_item", {"type": "function_call_output", "call_id": call_id, "output": output}))
+    answer = _words(rng, 80)
+    out.append(
+        record(
+            "response_item",
+            {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": answer}]},
+        )
+    )
+    out.append(record("event_msg", {"type": "agent_message", "message": answer}))
+    return out
+
+
+def claude_code_bytes(target_bytes: int, seed: int = 11) -> bytes:
+    return _turns(random.Random(seed), target_bytes, _claude_turn)
+
+
+def codex_bytes(target_bytes: int, seed: int = 11) -> bytes:
+    head = {"timestamp": "2025-09-01T10:00:00.000Z", "type": "session_meta", "payload": {"id": "bench", "cwd": "/work"}}
+    return json.dumps(head).encode() + b"\n" + _turns(random.Random(seed), target_bytes, _codex_turn)
+
+
+def run(sizes: dict[str, int]) -> list[Result]:
+    from vis_export.sources.files import read_bytes
+
+    results = []
+    for label, size in sizes.items():
+        for name, data in (("Claude Code", claude_code_bytes(size)), ("Codex", codex_bytes(size))):
+            (loaded,) = read_bytes(data, "bench.jsonl", "bench")
+            assert loaded.session is not None, loaded.problems
+            vis = "".join(json.dumps(m.to_json()) + "\n" for m in loaded.session.messages).encode()
+            repeat = 3 if size > 2_000_000 else 10
+            ours = best_time(lambda data=data: read_bytes(data, "bench.jsonl", "bench"), repeat)
+            anchor = best_time(lambda vis=vis: read_bytes(vis, "vis.jsonl", "vis"), repeat)
+            results.append(Result(f"read {name} {label}", ours, "same as Vis JSONL", anchor, "<= 1.5x"))
+    return results
+
+
+if __name__ == "__main__":
+    sizes = {"1 MB": 1_000_000} if "--quick" in sys.argv else {"1 MB": 1_000_000, "16 MB": 16_000_000}
+    print(table(run(sizes)))

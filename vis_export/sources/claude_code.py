@@ -1,0 +1,262 @@
+"""Claude Code session files (``~/.claude/projects/<project>/<session>.jsonl``) onto
+the session model; the mapping is in ``docs/sources.md``.
+
+Each line is an entry: ``user`` and ``assistant`` entries carry an Anthropic
+message (one content block a line for assistants, several lines sharing one
+``message.id``), ``summary`` entries a title; the rest (``system``, meta
+entries) are notices, and entry types with nothing to read are counted in one
+warning. Sidechain entries (subagents, also kept as ``subagents/agent-*.jsonl``)
+are sessions of their own, ``<session>/<agent>``. The Anthropic content-block
+mapping here is also what ``provider_logs`` reads Anthropic Messages with.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import PurePath
+from typing import Any
+
+from vis_export.sources.foreign import (
+    NO_INPUT,
+    Transcript,
+    first_line,
+    foreign_value,
+    map_or_empty,
+    text_of_parts,
+    text_or,
+)
+from vis_export.sources.result import LoadResult
+
+CONVERSATION = ("user", "assistant")
+# Entry types that are Claude Code's own and hold nothing to show.
+_KNOWN_TYPES = frozenset({"user", "assistant", "summary", "system"})
+# User text that Claude Code itself wrote (slash commands, hooks, reminders): shown, but not as a prompt.
+_REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>\n?", re.DOTALL)
+_NOTICE_TEXT = re.compile(
+    r"^\s*<(command-name|command-message|command-args|local-command-stdout|local-command-stderr|"
+    r"system-reminder|user-prompt-submit-hook|bash-input|bash-stdout|bash-stderr)>"
+)
+
+
+def is_claude_code(values: list[Any]) -> bool:
+    """Entries of a Claude Code session: some a user or assistant entry holding a message, none a Vis message."""
+    entries = [v for v in values if isinstance(v, dict)]
+    return not any("role" in v for v in entries) and any(
+        v.get("type") in CONVERSATION and isinstance(v.get("message"), dict) for v in entries
+    )
+
+
+def _entry(value: Any) -> dict[str, Any]:
+    """An entry to read: anything but an object with a type is one more thing skipped."""
+    if isinstance(value, dict) and isinstance(value.get("type"), str):
+        return value
+    return {"type": "line that is not an entry"}
+
+
+def claude_code(lines: list[tuple[int, Any]], source: str, default_id: str, lenient: bool) -> list[LoadResult]:
+    """The sessions of one file: the main conversation, then each sidechain."""
+    groups: dict[str | None, list[tuple[int, dict[str, Any]]]] = {}
+    title: str | None = None
+    for lineno, value in lines:
+        entry = _entry(value)
+        if entry["type"] == "summary" and isinstance(entry.get("summary"), str) and title is None:
+            title = entry["summary"]
+        agent = entry.get("agentId") if entry.get("isSidechain") is True else None
+        key = (agent if isinstance(agent, str) and agent else "sidechain") if entry.get("isSidechain") is True else None
+        groups.setdefault(key, []).append((lineno, entry))
+    session_id = next(
+        (
+            e["sessionId"]
+            for _, e in lines
+            if isinstance(e, dict) and isinstance(e.get("sessionId"), str) and e["sessionId"]
+        ),
+        default_id,
+    )
+    results = []
+    for agent, entries in groups.items():
+        if agent is None:
+            results.append(_session(entries, source, session_id, title, None, lenient))
+        else:
+            results.append(_session(entries, source, f"{session_id}/{agent}", None, session_id, lenient))
+    return results
+
+
+def _session(
+    entries: list[tuple[int, dict[str, Any]]],
+    source: str,
+    session_id: str,
+    title: str | None,
+    parent: str | None,
+    lenient: bool,
+) -> LoadResult:
+    transcript = Transcript(source)
+    by_api_id: dict[str, dict[str, Any]] = {}
+    prompt: str | None = None
+    for lineno, entry in entries:
+        kind = entry["type"]
+        at = transcript.time(entry.get("timestamp"))
+        entry_id = entry["uuid"] if isinstance(entry.get("uuid"), str) and entry["uuid"].strip() else f"line{lineno}"
+        if kind == "system" or (kind in CONVERSATION and entry.get("isMeta") is True):
+            _notice_entry(transcript, entry, entry_id, at)
+        elif kind == "assistant" and isinstance(entry.get("message"), dict):
+            api = entry["message"]
+            api_id = api.get("id") if isinstance(api.get("id"), str) else None
+            message = by_api_id.get(api_id) if api_id else None
+            if message is None:
+                model = api.get("model") if isinstance(api.get("model"), str) and api["model"].strip() else None
+                message = transcript.message(entry_id, "assistant", at, model=model, provider="anthropic")
+                if api_id:
+                    by_api_id[api_id] = message
+            elif at > message["created_at"]:
+                message["completed_at"] = at
+            content_blocks(transcript, message, api.get("content"), entry_id, entry)
+        elif kind == "user" and isinstance(entry.get("message"), dict):
+            message = _user_entry(transcript, entry, entry_id, at)
+            if prompt is None and message is not None:
+                prompt = next((b["markdown"] for b in message["content"] if b["type"] == "prose"), None)
+        elif kind != "summary":
+            transcript.skip(kind if kind not in _KNOWN_TYPES else f"{kind} without a message")
+    if title is None and prompt is not None:
+        title = first_line(prompt)
+    if parent is not None:
+        title = f"Subagent of {parent}: {title}" if title else f"Subagent of {parent}"
+    facts = {
+        "origin": "claude_code",
+        "cwd": _first(entries, "cwd"),
+        "project": PurePath(source).parent.name or None,
+        "tool_version": _first(entries, "version"),
+        "git_branch": _first(entries, "gitBranch"),
+        "parent_session": parent,
+    }
+    return transcript.result(session_id, title, facts, lenient)
+
+
+def _first(entries: list[tuple[int, dict[str, Any]]], key: str) -> str | None:
+    """The first entry's ``key`` that is a string (summaries and snapshots have none)."""
+    return next((e[key] for _, e in entries if isinstance(e.get(key), str) and e[key]), None)
+
+
+def _notice_entry(transcript: Transcript, entry: dict[str, Any], entry_id: str, at: int) -> None:
+    """A system or meta entry: readable, never a prompt. Its text is a notice; anything
+    else it holds is read as content blocks (thinking there stays private reasoning)."""
+    api = entry.get("message")
+    content = api.get("content") if isinstance(api, dict) else entry.get("content")
+    text = text_of_parts(content)
+    if text is not None and not text.strip() or content is None:
+        transcript.skip(f"empty {entry['type']}")
+        return
+    message = transcript.message(entry_id, "system", at)
+    if text is None:
+        content_blocks(transcript, message, content, entry_id, entry)
+        return
+    code = "claude_code_meta" if entry.get("isMeta") is True else "claude_code_system"
+    message["content"].append({"id": f"{entry_id}_0", "type": "notice", "code": code, "message": text})
+
+
+def _user_entry(transcript: Transcript, entry: dict[str, Any], entry_id: str, at: int) -> dict[str, Any] | None:
+    """A user entry: its prompt is a user message; tool results only answer calls (no turn of their own)."""
+    content = entry["message"].get("content")
+    parts = [{"type": "text", "text": content}] if isinstance(content, str) else content
+    if not isinstance(parts, list):
+        transcript.skip("user entry without content")
+        return None
+    results = [p for p in parts if isinstance(p, dict) and p.get("type") == "tool_result"]
+    others = [p for p in parts if not (isinstance(p, dict) and p.get("type") == "tool_result")]
+    for part in results:
+        _tool_result(transcript, part, at, entry)
+    if not others and results:
+        return None
+    message = transcript.message(entry_id, "user", at)
+    content_blocks(transcript, message, others, entry_id, entry)
+    return message
+
+
+def _tool_result(transcript: Transcript, part: dict[str, Any], at: int, entry: dict[str, Any]) -> None:
+    """A result: its text is the call's output, its images attachments beside the call (kept
+    in the output as read when the call is not known yet), and the subagent it ran is named."""
+    call_id = text_or(part.get("tool_use_id"), f"result_line{at}")
+    content = part.get("content", "")
+    parts = content if isinstance(content, list) else []
+    images = [p for p in parts if isinstance(p, dict) and p.get("type") == "image"]
+    owner = transcript.owners.get(call_id)
+    text = text_of_parts([p for p in parts if p not in images] if images and owner else content)
+    transcript.answer(call_id, text if text is not None else content, part.get("is_error") is True, at)
+    if owner is not None:
+        for n, image in enumerate(images):
+            source = map_or_empty(image.get("source"))
+            name = f"{call_id}-image-{n + 1}"
+            transcript.attach_base64(owner, f"{call_id}_image{n}", source.get("media_type"), source.get("data"), name)
+    agent = map_or_empty(entry.get("toolUseResult")).get("agentId")
+    if text_or(agent, "") and text_or(entry.get("sessionId"), ""):
+        transcript.links[call_id] = {"subagent_session": f"{entry['sessionId']}/{agent}"}
+
+
+def content_blocks(transcript: Transcript, message: dict[str, Any], parts: Any, prefix: str, entry: Any) -> None:
+    """Anthropic content blocks (a string, or a list of blocks) onto ``message``; ids
+    are the source's (``tool_use`` ids) or derived from the place (``<prefix>_<n>``)."""
+    if isinstance(parts, str):
+        parts = [{"type": "text", "text": parts}]
+    if not isinstance(parts, list):
+        return
+    blocks = message["content"]
+    for part in parts:
+        block_id = f"{prefix}_{len(blocks)}"
+        if not isinstance(part, dict):
+            blocks.append({"id": block_id, "type": "unknown", "value": foreign_value(part)})
+            continue
+        if not isinstance(part.get("type"), str):
+            # A block that does not say what it is may be thinking: private, and counted (R2).
+            blocks.append({"id": block_id, "type": "reasoning", "text": "", "visibility": "private"})
+            transcript.skip("content block without a type (hidden as private)")
+            continue
+        kind = part["type"]
+        if kind == "text" and isinstance(part.get("text"), str):
+            text = part["text"]
+            if message["role"] == "user":
+                _user_text(blocks, text, block_id)
+            else:
+                blocks.append({"id": block_id, "type": "prose", "markdown": text})
+        elif kind in ("thinking", "redacted_thinking"):
+            # Private reasoning: its text only (redacted thinking has none), never its signature or data.
+            text = part.get("thinking") if kind == "thinking" and isinstance(part.get("thinking"), str) else ""
+            blocks.append({"id": block_id, "type": "reasoning", "text": text, "visibility": "private"})
+        elif kind == "tool_use":
+            call_id = text_or(part.get("id"), block_id)
+            transcript.tool(message, call_id, part.get("name"), part.get("input", NO_INPUT))
+        elif kind == "tool_result":
+            _tool_result(transcript, part, message["created_at"], entry if isinstance(entry, dict) else {})
+        elif kind in ("image", "document"):
+            _media(transcript, message, part, block_id)
+        else:
+            blocks.append({**foreign_value(part), "id": block_id, "type": kind})
+
+
+def _user_text(blocks: list[dict[str, Any]], text: str, block_id: str) -> None:
+    """A user's text: what Claude Code wrote into it (a command's tags, a ``<system-reminder>``
+    anywhere in it) are notices; the rest, the prompt, is prose, in order."""
+    if _NOTICE_TEXT.match(text):
+        blocks.append({"id": block_id, "type": "notice", "code": "claude_code_command", "message": text})
+        return
+    start = 0
+    for n, reminder in enumerate([*_REMINDER.finditer(text), None]):
+        said = text[start : reminder.start() if reminder else len(text)]
+        if said.strip() or (n == 0 and reminder is None):
+            blocks.append({"id": f"{block_id}_{2 * n}" if n else block_id, "type": "prose", "markdown": said})
+        if reminder is not None:
+            code = "claude_code_reminder"
+            blocks.append({"id": f"{block_id}_{2 * n + 1}", "type": "notice", "code": code, "message": reminder[0]})
+            start = reminder.end()
+
+
+def _media(transcript: Transcript, message: dict[str, Any], part: dict[str, Any], block_id: str) -> None:
+    source = map_or_empty(part.get("source"))
+    name = text_or(part.get("title"), block_id)
+    data = source.get("data")
+    if source.get("type") == "base64":
+        transcript.attach_base64(message, block_id, source.get("media_type"), source.get("data"), name)
+    elif source.get("type") == "text" and isinstance(data, str):
+        transcript.attach(message, block_id, "text/plain", data.encode("utf-8"), name)
+    elif source.get("type") == "url" and text_or(source.get("url"), ""):
+        message["content"].append({"id": block_id, "type": "prose", "markdown": f"<{source.get('url')}>"})
+    else:
+        message["content"].append({**foreign_value(part), "id": block_id, "type": part["type"]})

@@ -1,0 +1,214 @@
+"""Codex CLI rollouts (``~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl``) onto the
+session model; the mapping is in ``docs/sources.md``.
+
+Each line is a record ``{"timestamp", "type", "payload"}``. ``response_item``
+records are the conversation: a user message opens a turn, and everything the
+model does until the next one (reasoning, tool calls, its answer) is one
+assistant message. ``event_msg`` records repeat those items for the terminal
+(or are telemetry), so they are not shown again. Reasoning keeps its summary
+(private); its ``encrypted_content`` is never read.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from vis_export.sources.foreign import (
+    NO_INPUT,
+    Transcript,
+    field_text,
+    first_line,
+    map_or_empty,
+    text_of_parts,
+    text_or,
+)
+from vis_export.sources.result import LoadResult
+
+RECORD_TYPES = frozenset({"session_meta", "response_item", "turn_context", "event_msg"})
+_CALLS = {"function_call": "arguments", "custom_tool_call": "input", "local_shell_call": "action"}
+_OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output", "local_shell_call_output"})
+ITEM_TYPES = frozenset({"message", "reasoning", *_CALLS, *_OUTPUTS})
+# Event messages that only repeat what response items hold (reasoning, never shown from an event).
+_REPEATS = frozenset({"agent_reasoning", "agent_reasoning_raw_content", "agent_reasoning_section_break"})
+# Event messages that say what was said; shown when no response item says it (some rollouts keep only these).
+_SAID = {"user_message": "user", "agent_message": "assistant"}
+# Text Codex itself puts in user messages: context for the model, shown as notices.
+_CONTEXT = ("<environment_context>", "<user_instructions>", "# AGENTS.md instructions", "<permissions instructions>")
+
+
+def is_codex(values: list[Any]) -> bool:
+    """Records of a Codex rollout (some of Codex's record types with a payload), or an
+    older rollout: a first line with the session's ``id`` and ``timestamp``, then bare response items."""
+    if any(field_text(v, "type") in RECORD_TYPES and isinstance(v.get("payload"), dict) for v in values):
+        return True
+    return _is_legacy_head(values[0]) and any(field_text(v, "type") in ITEM_TYPES for v in values[1:])
+
+
+def _is_legacy_head(value: Any) -> bool:
+    return isinstance(value, dict) and "type" not in value and "id" in value and "timestamp" in value
+
+
+def _records(lines: list[tuple[int, Any]]) -> list[tuple[int, dict[str, Any]]]:
+    """The lines as current records: an older rollout's head is its ``session_meta``, its
+    bare items are ``response_item`` records, and its ``record_type`` state lines are dropped."""
+    records: list[tuple[int, dict[str, Any]]] = []
+    for n, (lineno, value) in enumerate(lines):
+        if not isinstance(value, dict):
+            records.append((lineno, {"type": "line that is not a record"}))
+        elif n == 0 and _is_legacy_head(value):
+            records.append((lineno, {"type": "session_meta", "timestamp": value["timestamp"], "payload": value}))
+        elif "payload" not in value and field_text(value, "type") in ITEM_TYPES:
+            records.append((lineno, {"type": "response_item", "timestamp": value.get("timestamp"), "payload": value}))
+        elif "record_type" not in value:
+            records.append((lineno, value))
+    return records
+
+
+def codex(lines: list[tuple[int, Any]], source: str, default_id: str, lenient: bool) -> list[LoadResult]:
+    records = _records(lines)
+    rollout = _Rollout(Transcript(source), default_id, _said(records))
+    for lineno, record in records:
+        rollout.record(lineno, record)
+    title = first_line(rollout.prompt) if rollout.prompt else None
+    parent = rollout.facts.get("parent_session")
+    if parent is not None:
+        title = f"Subagent of {parent}: {title}" if title else f"Subagent of {parent}"
+    return [rollout.transcript.result(rollout.session_id, title, rollout.facts, lenient)]
+
+
+def _said(records: list[tuple[int, dict[str, Any]]]) -> set[tuple[str, str]]:
+    """(role, text) of every text part of the response items' messages, to know which events repeat them."""
+    said = set()
+    for _, record in records:
+        item = record.get("payload")
+        if record.get("type") == "response_item" and isinstance(item, dict) and item.get("type") == "message":
+            parts: Any = item.get("content")
+            for part in parts if isinstance(parts, list) else []:
+                if isinstance(part, dict) and isinstance(part.get("text"), str):
+                    said.add((str(item.get("role")), part["text"].strip()))
+    return said
+
+
+@dataclass
+class _Rollout:
+    transcript: Transcript
+    session_id: str
+    said: set[tuple[str, str]]
+    facts: dict[str, Any] = field(default_factory=lambda: {"origin": "codex"})
+    model: str | None = None
+    prompt: str | None = None
+    turn: dict[str, Any] | None = None
+
+    def record(self, lineno: int, record: dict[str, Any]) -> None:
+        payload, kind = record.get("payload"), field_text(record, "type")
+        at = self.transcript.time(record.get("timestamp"))
+        if not isinstance(payload, dict):
+            self.transcript.skip(str(kind) if isinstance(kind, str) else "record without a type")
+        elif kind == "session_meta":
+            self.session_meta(payload)
+        elif kind == "turn_context":
+            self.model = text_or(payload.get("model"), "") or self.model
+        elif kind == "event_msg":
+            self.event(payload, f"line{lineno}", at)
+        elif kind == "response_item":
+            self.item(payload, f"line{lineno}", at)
+        else:
+            self.transcript.skip(str(kind))
+
+    def session_meta(self, payload: dict[str, Any]) -> None:
+        self.session_id = text_or(payload.get("id"), self.session_id)
+        for fact, key in (("cwd", "cwd"), ("tool_version", "cli_version"), ("originator", "originator")):
+            if isinstance(payload.get(key), str):
+                self.facts[fact] = payload[key]
+        spawn = map_or_empty(map_or_empty(map_or_empty(payload.get("source")).get("subagent")).get("thread_spawn"))
+        if text_or(spawn.get("parent_thread_id"), ""):
+            self.facts["parent_session"] = spawn["parent_thread_id"]
+
+    def event(self, payload: dict[str, Any], line_id: str, at: int) -> None:
+        kind, text = field_text(payload, "type"), payload.get("message")
+        role = _SAID.get(str(kind))
+        if role is None:
+            if kind not in _REPEATS:
+                self.transcript.skip(f"event {kind}")
+        elif isinstance(text, str) and (role, text.strip()) not in self.said:
+            parts = [{"type": "input_text" if role == "user" else "output_text", "text": text}]
+            self.item({"type": "message", "role": role, "content": parts}, line_id, at)
+
+    def item(self, item: dict[str, Any], line_id: str, at: int) -> None:
+        kind = field_text(item, "type")
+        if kind == "message" and item.get("role") in ("user", "developer", "system"):
+            self.turn = None
+            message = self.transcript.message(line_id, item["role"], at)
+            _parts(self.transcript, message, item.get("content"), line_id)
+            if self.prompt is None and item["role"] == "user":
+                self.prompt = next((b["markdown"] for b in message["content"] if b["type"] == "prose"), None)
+        elif kind in _OUTPUTS:
+            output = item.get("output")
+            text = text_of_parts(output)
+            self.transcript.answer(_call_id(item, line_id), text if text is not None else output, False, at)
+        elif kind in ITEM_TYPES:
+            if self.turn is None:
+                self.turn = self.transcript.message(line_id, "assistant", at, model=self.model, provider="openai")
+            elif at > self.turn["created_at"]:
+                self.turn["completed_at"] = at
+            _assistant_item(self.transcript, self.turn, item, line_id)
+        else:
+            self.transcript.skip(f"item {kind}")
+
+
+def _call_id(payload: dict[str, Any], line_id: str) -> str:
+    for key in ("call_id", "id"):
+        if isinstance(payload.get(key), str) and payload[key].strip():
+            return str(payload[key])
+    return line_id
+
+
+def _assistant_item(transcript: Transcript, turn: dict[str, Any], item: dict[str, Any], line_id: str) -> None:
+    kind = item.get("type")
+    if kind == "message":
+        _parts(transcript, turn, item.get("content"), line_id)
+    elif kind == "reasoning":
+        texts = [
+            part["text"]
+            for key in ("summary", "content")
+            if isinstance(item.get(key), list)
+            for part in item[key]
+            if isinstance(part, dict) and isinstance(part.get("text"), str)
+        ]
+        turn["content"].append(
+            {"id": line_id, "type": "reasoning", "text": "\n\n".join(texts), "visibility": "private"}
+        )
+    else:
+        value = item.get(_CALLS[str(kind)], NO_INPUT)
+        if kind == "function_call" and isinstance(value, str):
+            try:
+                value = json.loads(value)
+            except ValueError:
+                pass  # not JSON: kept as the text it is
+        name = "local_shell_call" if kind == "local_shell_call" else item.get("name")
+        transcript.tool(turn, _call_id(item, line_id), name, value)
+
+
+def _parts(transcript: Transcript, message: dict[str, Any], parts: Any, line_id: str) -> None:
+    if isinstance(parts, str):
+        parts = [{"type": "input_text", "text": parts}]
+    if not isinstance(parts, list):
+        return
+    for n, part in enumerate(parts):
+        block_id = f"{line_id}_{n}"
+        if not isinstance(part, dict):
+            continue
+        text = part.get("text")
+        if part.get("type") in ("input_text", "output_text", "text") and isinstance(text, str):
+            if message["role"] == "user" and text.lstrip().startswith(_CONTEXT):
+                message["content"].append({"id": block_id, "type": "notice", "code": "codex_context", "message": text})
+            else:
+                message["content"].append({"id": block_id, "type": "prose", "markdown": text})
+        elif part.get("type") == "input_image":
+            url = part.get("image_url")
+            if not transcript.attach_data_uri(message, block_id, url, f"image-{n + 1}"):
+                message["content"].append({"id": block_id, "type": "prose", "markdown": f"<{url}>"})
+        else:
+            transcript.skip(f"message part {part.get('type')}")

@@ -1,0 +1,260 @@
+"""What every importer of another tool's transcripts shares (``docs/sources.md``,
+"Other agents' transcripts"): building canonical messages, pairing tool calls with
+their results, ids derived from place, times, and the warnings that say what was
+skipped.
+
+An importer turns entries into plain JSON messages of the canonical contract and
+hands them to ``Transcript.result``, which checks each like any other source: a
+message that still breaks the contract (nesting too deep, a time out of range)
+is refused in strict mode and salvaged in lenient mode, as for Vis files. Keys
+of foreign maps (tool inputs, unknown blocks) are turned to snake_case, since the
+contract allows no other key; values are kept exactly. Encrypted or signed
+payloads (``encrypted_content``, ``signature``, redacted thinking's ``data``)
+never enter the model: they are dropped before anything is built.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from types import MappingProxyType
+from typing import Any
+
+from vis_export.contract import check_message
+from vis_export.contract.check import MAX_TIME
+from vis_export.model import Message, Session, StoredAttachment, freeze, message_from_json
+from vis_export.problems import NOTE, Problem
+from vis_export.sources.result import LoadResult
+from vis_export.sources.salvage import salvage_message
+
+# Payloads that are opaque to people and private to the provider: never copied.
+SECRET_KEYS = frozenset({"encrypted_content", "signature", "encrypted_reasoning"})
+NO_INPUT: Any = object()  # a call that holds no input at all (``null`` is an input)
+_LABEL = re.compile(r"[\w .:/-]{1,60}")
+_SNAKE = re.compile(r"^[a-z][a-z0-9]*(_[a-z0-9]+)*$")
+_CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_NOT_WORD = re.compile(r"[^a-z0-9]+")
+
+
+def snake_key(key: str) -> str:
+    """``key`` as a contract key: ``activeForm`` -> ``active_form``, ``Content-Type``
+    -> ``content_type``; a key with no letter or digit becomes ``key``."""
+    if _SNAKE.match(key):
+        return key
+    words = _NOT_WORD.sub("_", _CAMEL_BOUNDARY.sub("_", key).lower()).strip("_") or "key"
+    return words if words[0].isalpha() else f"k_{words}"
+
+
+def foreign_value(value: Any) -> Any:
+    """A foreign JSON value with contract keys and no secret payload, values unchanged.
+    Two keys that fold to the same snake_case key keep both values (``_2`` ...)."""
+    if isinstance(value, dict):
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            name = snake_key(str(key))
+            if name in SECRET_KEYS:
+                continue
+            unique, n = name, 1
+            while unique in out:
+                n += 1
+                unique = f"{name}_{n}"
+            out[unique] = foreign_value(item)
+        return out
+    if isinstance(value, list):
+        return [foreign_value(item) for item in value]
+    return value
+
+
+def text_or(value: Any, default: str) -> str:
+    """``value`` if it is a non-blank string, else ``default`` (foreign fields may be anything)."""
+    return value if isinstance(value, str) and value.strip() else default
+
+
+def field_text(value: Any, key: str) -> str | None:
+    """A map's ``key`` when it is a string (a type, a role), for comparing with known names:
+    a foreign value may be a list or a map, which no set of names can hold."""
+    found = value.get(key) if isinstance(value, dict) else None
+    return found if isinstance(found, str) else None
+
+
+def map_or_empty(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def iso_ms(value: Any) -> int | None:
+    """An ISO 8601 time (``2025-06-21T10:00:00.123Z``) in ms since the epoch (UTC), if it is one."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        moment = datetime.fromisoformat(value)  # Python 3.11 reads every ISO 8601 form the tools write
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    ms = int(moment.timestamp() * 1000)
+    return ms if 0 <= ms <= MAX_TIME else None
+
+
+def first_line(text: str, limit: int = 100) -> str | None:
+    """The first non-blank line of ``text``, shortened, as a title."""
+    for line in text.splitlines():
+        if line.strip():
+            line = line.strip()
+            return line if len(line) <= limit else line[: limit - 1] + "…"
+    return None
+
+
+def text_of_parts(parts: Any) -> str | None:
+    """The text of a tool result's content: a string, or a list of only text parts
+    (joined by blank lines); ``None`` when it holds anything else."""
+    if isinstance(parts, str):
+        return parts
+    if isinstance(parts, list) and all(isinstance(p, dict) and isinstance(p.get("text"), str) for p in parts):
+        if all(p.get("type") in ("text", "output_text", "input_text") for p in parts):
+            return "\n\n".join(p["text"] for p in parts)
+    return None
+
+
+@dataclass
+class Transcript:
+    """One session being built from a foreign file: messages as JSON, attachments,
+    tool blocks by call id, and the counts of what was skipped."""
+
+    source: str
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    attachments: dict[str, StoredAttachment] = field(default_factory=dict)
+    calls: dict[str, dict[str, Any]] = field(default_factory=dict)
+    owners: dict[str, dict[str, Any]] = field(default_factory=dict)  # call id -> its message
+    skipped: Counter[str] = field(default_factory=Counter)
+    last_time: int = 0
+    # Results before their call, and results no call takes, each with its place: (messages before it, arrival).
+    results: int = 0
+    links: dict[str, dict[str, str]] = field(default_factory=dict)  # call id -> fields its block gains
+    early: dict[str, tuple[Any, bool, int, tuple[int, int]]] = field(default_factory=dict)
+    orphans: list[tuple[tuple[int, int], dict[str, Any]]] = field(default_factory=list)
+
+    def time(self, value: Any) -> int:
+        """The entry's time in ms, else the last one seen (foreign entries may lack one)."""
+        ms = iso_ms(value)
+        if ms is not None:
+            self.last_time = ms
+        return self.last_time
+
+    def message(self, message_id: str, role: str, created_at: int, **extra: Any) -> dict[str, Any]:
+        message: dict[str, Any] = {"id": message_id, "role": role, "status": "completed", "created_at": created_at}
+        message.update({k: v for k, v in extra.items() if v is not None})
+        message["content"] = []
+        self.messages.append(message)
+        return message
+
+    def tool(self, message: dict[str, Any], call_id: str, name: Any, tool_input: Any) -> dict[str, Any]:
+        """A tool block waiting for its result (``pending`` until one comes)."""
+        block: dict[str, Any] = {
+            "id": call_id,
+            "type": "tool",
+            "tool": name if isinstance(name, str) and name.strip() else "unknown",
+            "status": "pending",
+        }
+        if tool_input is not NO_INPUT:
+            block["input"] = foreign_value(tool_input)
+        message["content"].append(block)
+        if call_id not in self.calls:
+            self.calls[call_id], self.owners[call_id] = block, message
+            if call_id in self.early:  # its result came first
+                output, failed, _, _ = self.early.pop(call_id)
+                _settle(block, output, failed)
+        return block
+
+    def answer(self, call_id: str, output: Any, failed: bool, at: int) -> None:
+        """The result of call ``call_id``, whether the call came before or comes later; a
+        result no call takes (none has its id, or it already has one) is still shown, as an
+        orphaned result where it came."""
+        block = self.calls.get(call_id)
+        self.results += 1
+        place = (len(self.messages), self.results)
+        if block is not None and block["status"] == "pending":
+            _settle(block, output, failed)
+        elif block is None and call_id not in self.early:
+            self.early[call_id] = (output, failed, at, place)
+        else:
+            self.orphans.append((place, _orphan(call_id, output, failed, at)))
+
+    def attach(self, message: dict[str, Any], block_id: str, media_type: str, data: bytes | None, name: str) -> None:
+        self.attachments[block_id] = StoredAttachment(block_id, message["id"], media_type, name, None, data, None, None)
+        block = {"id": block_id, "type": "attachment", "attachment_id": block_id, "name": name}
+        block["media_type"] = media_type
+        message["content"].append(block)
+
+    def attach_base64(self, message: dict[str, Any], block_id: str, media_type: Any, data: Any, name: str) -> None:
+        kind = media_type if isinstance(media_type, str) and media_type.strip() else "application/octet-stream"
+        try:
+            raw = base64.b64decode(data, validate=True) if isinstance(data, str) else None
+        except (binascii.Error, ValueError):
+            raw = None
+        self.attach(message, block_id, kind, raw, name)
+
+    def attach_data_uri(self, message: dict[str, Any], block_id: str, uri: Any, name: str) -> bool:
+        """An image given as a ``data:`` URI; ``False`` when ``uri`` is not one (a link stays text)."""
+        if not isinstance(uri, str) or not uri.startswith("data:") or ";base64," not in uri:
+            return False
+        kind, data = uri[len("data:") :].split(";base64,", 1)
+        self.attach_base64(message, block_id, kind, data, name)
+        return True
+
+    def skip(self, kind: str) -> None:
+        """One more entry not shown, counted under ``kind`` when it reads as a name (a warning
+        line must stay one plain line, whatever a file calls its entries)."""
+        self.skipped[kind if _LABEL.fullmatch(kind) else "entry of an unreadable type"] += 1
+
+    def result(self, session_id: str, title: str | None, facts: dict[str, Any], lenient: bool) -> LoadResult:
+        """The session, checked as any source is; what was skipped is one warning."""
+        for call_id, fields in self.links.items():
+            if call_id in self.calls:
+                self.calls[call_id].update(fields)
+        orphans = self.orphans + [(index, _orphan(i, out, bad, at)) for i, (out, bad, at, index) in self.early.items()]
+        for (index, _), message in sorted(orphans, key=lambda found: found[0], reverse=True):
+            self.messages.insert(index, message)  # the last first, so each index still means what it did
+        problems: list[Problem] = []
+        built: list[Message] = []
+        refused: list[Problem] = []
+        for index, value in enumerate(self.messages):
+            found: list[Problem] = []
+            check_message(value, ("messages", index), found)
+            if not found:
+                built.append(message_from_json(value))
+                continue
+            refused += found
+            salvaged = salvage_message(value, index) if lenient else None
+            if salvaged is not None:
+                built.append(salvaged)
+        if refused and not lenient:
+            return LoadResult(self.source, None, tuple(problems + refused))
+        if self.skipped:
+            counts = ", ".join(f"{n} {kind}" for kind, n in sorted(self.skipped.items()))
+            problems.append(Problem("", f"skipped entries this version does not show: {counts}", NOTE))
+        session = Session(
+            id=session_id,
+            messages=tuple(built),
+            title=title,
+            created_at=built[0].created_at if built else None,
+            metadata=freeze({k: v for k, v in facts.items() if v is not None}),
+            source=self.source,
+            attachments=MappingProxyType(dict(self.attachments)),
+        )
+        return LoadResult(self.source, session, tuple(problems + refused))
+
+
+def _settle(block: dict[str, Any], output: Any, failed: bool) -> None:
+    block["status"] = "failed" if failed else "completed"
+    block["error" if failed else "output"] = foreign_value(output)
+
+
+def _orphan(call_id: str, output: Any, failed: bool, at: int) -> dict[str, Any]:
+    """A ``tool`` message holding a result whose call is not in the file."""
+    block = {"id": f"{call_id}_result", "type": "tool", "tool": "unknown", "status": "pending", "orphaned": True}
+    _settle(block, output, failed)
+    return {"id": f"{call_id}_result", "role": "tool", "status": "completed", "created_at": at, "content": [block]}
