@@ -132,6 +132,10 @@ PLACES: dict[str, Planter] = {
         {"type": "attachment", "attachment_id": "a1", "name": "SECRET.txt", "media_type": "text/plain"}
     ),
     "unknown block": _add({"type": "future_thing", "payload": {"deep": ["SECRET"]}}),
+    # Markdown shows ``ghp\_…`` as ``ghp_…``: the signs around the secret's core escaped with a backslash.
+    "prose, escaped": lambda d, t: _add({"type": "prose", "markdown": "See SECRET."})(
+        d, re.sub(r"([_:@.-])", r"\\\1", t)
+    ),
     # A field named like a message's structure is a block's data: a block's own content, an unknown block's status.
     "block content": _add({"type": "future_thing", "content": "SECRET"}),
     "tool content": _add({"type": "tool", "tool": "shell", "status": "completed", "input": {}, "content": "SECRET"}),
