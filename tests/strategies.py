@@ -260,9 +260,11 @@ def _look_alikes() -> dict[str, list[str]]:
     for letter in "abcdefghijklmnopqrstuvwxyz":
         glyphs = [g["c"] for g in data.get(letter, []) if len(g["c"]) == 1 and not g["c"].isascii()]
         try:
-            glyphs.append(unicodedata.lookup(f"LATIN LETTER SMALL CAPITAL {letter.upper()}"))
+            capital = unicodedata.lookup(f"LATIN LETTER SMALL CAPITAL {letter.upper()}")
         except KeyError:
             pass
+        else:  # and what passes for the small capital (Cyrillic т and Greek τ for ᴛ, Cyrillic н for ʜ)
+            glyphs += [capital, *(g["c"] for g in data.get(capital, []) if len(g["c"]) == 1)]
         glyphs.append(chr(ord(letter) - ord("a") + 0xFF41))  # fullwidth
         found[letter] = [letter, letter.upper(), *glyphs, *_DIGITS_FOR.get(letter, "")]
     return found

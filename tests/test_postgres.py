@@ -136,6 +136,18 @@ def test_a_uri_that_fails_never_shows_its_password(password: str, shape: str) ->
         assert len(spelling) < 6 or spelling not in line, line
 
 
+@pytest.mark.parametrize("keyword", ["password", "pass%77ord", "%70%61ssword"])
+def test_a_password_parameter_is_hidden_however_its_name_is_spelled(keyword: str) -> None:
+    """libpq percent-decodes a parameter's name as well as its value."""
+    from psycopg.conninfo import conninfo_to_dict
+
+    from vis_export.searchindex.engines.postgresql_schema import hidden
+
+    uri = f"postgresql://me@localhost/db?{keyword}=s3cr3t-pw"
+    assert conninfo_to_dict(uri)["password"] == "s3cr3t-pw"
+    assert hidden(f"said s3cr3t-pw about {uri}", uri) == f"said *** about {uri.replace('s3cr3t-pw', '***')}"
+
+
 @pytest.mark.parametrize("uri", ["postgresql://me:s3cr3t-pw@[::1/db", "postgresql://me:s3cr3t%zz-pw@localhost/db"])
 def test_the_uris_of_the_issue_fail_in_one_line_without_the_password(uri: str) -> None:
     for args in (["index", str(INPUT / "session.json")], ["search", "config"]):

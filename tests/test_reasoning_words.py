@@ -31,6 +31,10 @@ def test_the_examples_of_the_issue() -> None:
         "th1nking",
         "ｔｈｏｕｇｈｔ",
         "thoughtful_reply",
+        "тhinking",  # Cyrillic т, which passes for the small capital ᴛ
+        "τhinking",  # Greek τ, the same
+        "tнink",  # Cyrillic н for ʜ
+        "thinк",  # Cyrillic к, listed beside ĸ, which is listed beside ᴋ
     ):
         assert names_reasoning(name), name
 

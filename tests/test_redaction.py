@@ -132,6 +132,14 @@ PLACES: dict[str, Planter] = {
         {"type": "attachment", "attachment_id": "a1", "name": "SECRET.txt", "media_type": "text/plain"}
     ),
     "unknown block": _add({"type": "future_thing", "payload": {"deep": ["SECRET"]}}),
+    # Markdown shows ``ghp\_…`` as ``ghp_…``: the signs around the secret's core escaped with a backslash.
+    "prose, escaped": lambda d, t: _add({"type": "prose", "markdown": "See SECRET."})(
+        d, re.sub(r"([_:@.-])", r"\\\1", t)
+    ),
+    # A field named like a message's structure is a block's data: a block's own content, an unknown block's status.
+    "block content": _add({"type": "future_thing", "content": "SECRET"}),
+    "tool content": _add({"type": "tool", "tool": "shell", "status": "completed", "input": {}, "content": "SECRET"}),
+    "unknown status": _add({"type": "future_thing", "status": "SECRET"}),
     "lonis data": _add({"type": "lonis", "envelope": LONIS}),
     "speech": _add({"type": "speech", "text": "I heard SECRET"}),
 }
@@ -637,3 +645,37 @@ def test_a_hex_value_assigned_to_a_secrets_name_is_a_secret_though_a_bare_one_is
     PLACES["code"](document, f"export GITHUB_TOKEN={token}  # and commit {token[::-1]}")
     shown = get_format("json").render(_load(document), REDACT)  # type: ignore[arg-type]
     assert token not in shown and "[redacted: secret 1]" in shown and token[::-1] in shown
+
+
+@pytest.mark.parametrize("lenient", [False, True])
+def test_problem_lines_quote_no_secret(tmp_path: Path, lenient: bool) -> None:
+    """A problem's location names a key of the source: under --redact it is redacted
+    like the key itself, on the command line (convert, index, scan) and in the API's lines."""
+    import vis_export
+    from vis_export.jobs.conversion import Lines
+
+    core = "Zq7Lp2Xw9Rt4Vb6Nm3Kj"
+    document = _base()
+    _blocks(document).append(
+        {"id": "t", "type": "tool", "tool": "shell", "status": "completed", "input": {f"glpat-{core}": 1}}
+    )
+    source = tmp_path / "chat.json"
+    source.write_text(json.dumps(document))
+    cli = [sys.executable, "-m", "vis_export"]
+    more = ["--lenient"] if lenient else []
+    runs = {
+        "convert": [*cli, "convert", str(source), "--to", "json", "-o", str(tmp_path / "out.json"), "--redact", *more],
+        "index": [*cli, "index", str(source), "--index", str(tmp_path / "idx"), "--redact", *more],
+        "scan": [*cli, "scan", str(source), *more],
+    }
+    for name, command in runs.items():
+        stderr = subprocess.run(command, capture_output=True).stderr
+        assert b"key is not snake_case" in stderr, (name, stderr)
+        assert b"[redacted: gitlab-token 1]" in stderr and core.encode() not in stderr, (name, stderr)
+    lines = Lines()
+    vis_export.convert([source], "json", tmp_path / "api.json", redact=True, lenient=lenient, report=lines)
+    said = "\n".join(lines.problems + lines.warnings)
+    assert "key is not snake_case" in said and core not in said, said
+    unredacted = Lines()
+    vis_export.convert([source], "json", tmp_path / "plain.json", lenient=lenient, report=unredacted)
+    assert core in "\n".join(unredacted.problems + unredacted.warnings)  # without --redact, lines are as they were

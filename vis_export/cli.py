@@ -50,12 +50,18 @@ class Reporter:
 
     failed: bool = False
     refused: list[str] = field(default_factory=list)  # sources with a session that could not be read
+    # With --redact, a line quoting a source (a key in a location) says no secret either (R8).
+    redaction: Redaction | None = None
 
     def problem(self, line: str) -> None:
         self.failed = True
-        echo(line, err=True)
+        self.warning(line)
 
     def warning(self, line: str) -> None:
+        if self.redaction is not None:
+            from vis_export.redaction.view import redacted_line
+
+            line = redacted_line(line, self.redaction)
         echo(line, err=True)
 
     def results(self, results: Iterable[Any]) -> list[Any]:
@@ -481,7 +487,7 @@ def convert(
         provider_format=provider_format,
         redact=_redaction(redact or redact_report is not None, redact_patterns, redact_allow, redact_rules),
     )
-    reporter = Reporter()
+    reporter = Reporter(redaction=options.redaction)
     fmt = get_format(to)
     if fmt.needs is not None:
         fmt.needs(options)  # a missing extra: one line, before anything is read
@@ -756,7 +762,7 @@ def index(
     from vis_export.searchindex.job import index_sources
 
     redaction = _redaction(redact, redact_patterns, redact_allow, redact_rules)
-    reporter = Reporter()
+    reporter = Reporter(redaction=redaction)
     try:
         if isinstance(directory, Path):
             check_placement(directory, sources)
@@ -893,7 +899,7 @@ def show(
     require("mdit_py_plugins", "vis-export show")
     level = check_reasoning(reasoning)
     redaction = _redaction(redact, redact_patterns, redact_allow, redact_rules)
-    reporter = Reporter()
+    reporter = Reporter(redaction=redaction)
     found = reporter.results(_read(sources, lenient))
     if redaction is not None:  # the whole session's view, so a message or block shows the session's markers
         found = [visible_session(session, level, redaction) for session in found]
@@ -958,7 +964,7 @@ def serve(
             "--redact builds its own redacted index: leave out --index "
             "(an index made elsewhere may hold what is redacted)"
         )
-    reporter, policy = Reporter(), check_reasoning(reasoning)
+    reporter, policy = Reporter(redaction=redaction), check_reasoning(reasoning)
     try:
         sock = bind(host, port)
     except OSError as error:
@@ -1013,7 +1019,7 @@ def scan(
 
     redaction = _redaction(True, redact_patterns, redact_allow, redact_rules)
     assert redaction is not None
-    reporter = Reporter()
+    reporter = Reporter(redaction=redaction)
     found = reporter.results(_read(sources, lenient))
     report = scan_sessions(found, check_reasoning(reasoning), redaction)
     if as_json:

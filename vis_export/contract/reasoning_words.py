@@ -65,9 +65,10 @@ def _fold_table() -> dict[int, str]:
     outside ASCII needs it), once a process."""
     table: dict[int, str] = {}
     data = files("confusable_homoglyphs").joinpath("confusables.json").read_text(encoding="utf-8")
+    confusables: dict[str, list[dict[str, str]]] = json.loads(data)
     # Each character lists what it is confused with, not always both ways:
     # a letter's own list is read too.
-    for char, homoglyphs in json.loads(data).items():
+    for char, homoglyphs in confusables.items():
         glyphs = [glyph["c"] for glyph in homoglyphs if len(glyph["c"]) == 1 and not glyph["c"].isascii()]
         pairs = [(glyph, char) for glyph in glyphs] if char in _BASIC_LETTERS else []
         if len(char) == 1 and not char.isascii():
@@ -80,6 +81,24 @@ def _fold_table() -> dict[int, str]:
             found = _FORM_OF_LETTER.match(unicodedata.name(chr(point), ""))
             if found:
                 table.setdefault(point, found.group(1).lower())
+    # Then, until nothing is added, what passes for a character already known:
+    # Cyrillic ``т`` and Greek ``τ`` for ``ᴛ``, Cyrillic ``н`` for ``ʜ``, ``ĸ`` for
+    # ``ᴋ`` and Cyrillic ``к`` for ``ĸ`` (the confusables list them beside the small
+    # capital or another look-alike, not beside the letter).
+    confused = [
+        (ord(char), ord(glyph["c"]))
+        for char, homoglyphs in confusables.items()
+        for glyph in homoglyphs
+        if len(char) == 1 and len(glyph["c"]) == 1 and not (char + glyph["c"]).isascii()
+    ]
+    added = True
+    while added:
+        added = False
+        for one, other in confused:
+            for known, new in ((one, other), (other, one)):
+                if known in table and new not in table:
+                    table[new] = table[known]
+                    added = True
     return table
 
 

@@ -58,6 +58,32 @@ class Lines:
         self.warnings.append(line)
 
 
+@dataclass(frozen=True)
+class Redacting:
+    """A ``Report`` whose lines quote no secret (R8): a problem's location may name a
+    source's key, its message a value."""
+
+    report: Report
+    redaction: Redaction
+
+    def problem(self, line: str) -> None:
+        self.report.problem(self._shown(line))
+
+    def warning(self, line: str) -> None:
+        self.report.warning(self._shown(line))
+
+    def _shown(self, line: str) -> str:
+        from vis_export.redaction.view import redacted_line  # only a redacting caller needs its dependencies
+
+        return redacted_line(line, self.redaction)
+
+
+def redacting(report: Report | None, redaction: Redaction | None) -> Report:
+    """``report`` (by default a new ``Lines``), redacting its lines when ``redaction`` is given."""
+    report = report if report is not None else Lines()
+    return report if redaction is None else Redacting(report, redaction)
+
+
 @dataclass(frozen=True, slots=True)
 class Reading:
     """What reading found of one session (or of a source that gave none):
@@ -193,7 +219,7 @@ def convert_with(
     fmt = get_format(to)
     if fmt.needs is not None:
         fmt.needs(options)
-    report = report if report is not None else Lines()
+    report = redacting(report, options.redaction)
     outcome = Outcome()
     job = _Job(names, fmt.name, fmt.extension, os.fspath(output), options, lenient)
     if dask is None:

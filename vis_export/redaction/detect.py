@@ -66,14 +66,45 @@ _TRIGGER = re2.compile(TRIGGER)
 _RULES = BUILT_IN + plugin_rules()
 
 
+# Markdown shows a backslash before ASCII punctuation as the punctuation alone
+# (CommonMark), so prose's ``ghp\_…`` reads, and is rendered, as the token ``ghp_…``.
+_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
+
+
+def shown(text: str) -> tuple[str, list[int]] | None:
+    """``text`` with Markdown's backslash escapes taken out, and where each of its
+    characters (and its end) stands in ``text``; ``None`` when it has none."""
+    if "\\" not in text:
+        return None
+    pieces: list[str] = []
+    origin: list[int] = []
+    last = 0
+    for match in _ESCAPE.finditer(text):
+        pieces += (text[last : match.start()], match.group(1))
+        origin += (*range(last, match.start()), match.start(1))
+        last = match.end()
+    if not pieces:
+        return None
+    pieces.append(text[last:])
+    origin += (*range(last, len(text)), len(text))
+    return "".join(pieces), origin
+
+
 def triggered(text: str) -> bool:
-    """Whether ``text`` may hold a built-in find (none is missed when it says no)."""
-    return _TRIGGER.search(text) is not None
+    """Whether ``text`` may hold a built-in find, as written or as Markdown shows
+    it (none is missed when it says no)."""
+    if _TRIGGER.search(text) is not None:
+        return True
+    unescaped = shown(text)
+    return unescaped is not None and _TRIGGER.search(unescaped[0]) is not None
 
 
 def trigger_starts(text: str) -> Iterator[int]:
-    """Where in ``text`` something that may be a find starts."""
-    return (match.start() for match in _TRIGGER.finditer(text))
+    """Where in ``text`` something that may be a find starts (as written, then as Markdown shows it)."""
+    yield from (match.start() for match in _TRIGGER.finditer(text))
+    unescaped = shown(text)
+    if unescaped is not None:
+        yield from (unescaped[1][match.start()] for match in _TRIGGER.finditer(unescaped[0]))
 
 
 def _group_span(match: re.Match[str], group: int | str | None) -> tuple[int, int]:
@@ -108,19 +139,27 @@ class Detector:
         return any(allow.search(secret) for allow in self.allow)
 
     def spans(self, text: str) -> list[Span]:
-        found: list[Span] = []
-        if len(text) > 5 and triggered(text):
-            found = list(self._built_in_spans(text))
-            if found:
-                found = self._not_excluded(text, found)
-        for rule in self.custom:
-            found.extend(self._rule_spans(text, rule))
+        found = self._found(text)
+        unescaped = shown(text)
+        if unescaped is not None:  # and what Markdown shows: each find's span mapped back to the text
+            origin = unescaped[1]
+            found += [(origin[start], origin[end - 1] + 1, kind) for start, end, kind in self._found(unescaped[0])]
         if found and "[redacted: " in text:  # a marker is never taken for a secret: redacting twice changes nothing
             markers = [match.span() for match in MARKERS.finditer(text)]
             found = [span for span in found if not any(a < span[1] and span[0] < b for a, b in markers)]
         if found and self.allow:
             found = [span for span in found if not self.allowed(text[span[0] : span[1]])]
         return _merged(found)
+
+    def _found(self, text: str) -> list[Span]:
+        found: list[Span] = []
+        if len(text) > 5 and _TRIGGER.search(text) is not None:
+            found = list(self._built_in_spans(text))
+            if found:
+                found = self._not_excluded(text, found)
+        for rule in self.custom:
+            found.extend(self._rule_spans(text, rule))
+        return found
 
     def _built_in_spans(self, text: str) -> Iterator[Span]:
         keyworded = KEYWORDS.search(text) is not None

@@ -31,8 +31,13 @@ from vis_export.sources.files import _collector_paused
 
 S = TypeVar("S", bound=Session)
 
-# Values that say what a thing is, not what it holds: never rewritten, so a block stays the block it was.
-_STRUCTURE = frozenset({"id", "type", "role", "status", "visibility", "content", "created_at", "completed_at"})
+# Never rewritten: ids name output files and anchors (redact.md), and a message's
+# ``content`` is its blocks' place. Every other field is data, whatever its name:
+# a known ``type``, ``role``, ``status`` or ``visibility`` is a word no rule finds
+# (so a block stays the block it was), while an unknown one, or a block's own
+# ``content``, is shown as it is and may hold anything.
+_BLOCK_STRUCTURE = frozenset({"id"})
+_MESSAGE_STRUCTURE = frozenset({"id", "content"})
 _TEXT_TYPES = ("text/", "application/json", "application/xml", "application/x-ndjson", "application/yaml")
 
 
@@ -101,12 +106,14 @@ class Redactor:
             return value if all(new is old for new, old in zip(items, value, strict=True)) else tuple(items)
         return value
 
-    def fields(self, fields: Mapping[str, Any], where: tuple[str | int, ...]) -> Mapping[str, Any]:
-        """A model object's own fields: their names and structural values stay."""
+    def fields(
+        self, fields: Mapping[str, Any], where: tuple[str | int, ...], structure: frozenset[str]
+    ) -> Mapping[str, Any]:
+        """A model object's own fields: their names and the values of ``structure`` stay."""
         changed = {
             key: new
             for key, item in fields.items()
-            if key not in _STRUCTURE and (new := self._keyed(key, item, (*where, key))) is not item
+            if key not in structure and (new := self._keyed(key, item, (*where, key))) is not item
         }
         return MappingProxyType({**fields, **changed}) if changed else fields
 
@@ -132,7 +139,7 @@ class Redactor:
         return held
 
     def block(self, block: Block, where: tuple[str | int, ...]) -> Block:
-        fields = self.fields(block.fields, where)
+        fields = self.fields(block.fields, where, _BLOCK_STRUCTURE)
         return block if fields is block.fields else type(block)(fields)
 
     def message(self, message: Message, index: int) -> Message:
@@ -140,7 +147,7 @@ class Redactor:
         if held is not None and not held:
             return message
         where = ("messages", index)
-        fields = self.fields(message.fields, where) if held is None or 0 in held else message.fields
+        fields = self.fields(message.fields, where, _MESSAGE_STRUCTURE) if held is None or 0 in held else message.fields
         blocks = tuple(
             self.block(block, (*where, "content", n)) if held is None or n + 1 in held else block
             for n, block in enumerate(message.blocks)
@@ -240,6 +247,12 @@ def redacted_part(shown: object, redaction: Redaction) -> Message | Block | list
         return redactor.message(shown, 0)
     assert isinstance(shown, (list, tuple)), shown  # the policy shows a session only as a view, made apart
     return [redactor.message(message, index) for index, message in enumerate(shown)]
+
+
+def redacted_line(line: str, redaction: Redaction) -> str:
+    """A problem or warning line with the secrets it quotes (a key named in a location,
+    a value in a message) replaced by markers numbered within the line."""
+    return Redactor(redaction).text(line, ())
 
 
 def redacted(session: S, redaction: Redaction) -> S:

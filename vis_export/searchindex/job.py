@@ -370,12 +370,12 @@ def index_sources(
     each task) is done. ``redact``: index only the redacted view (``True`` for the
     built-in rules, or a ``Redaction``; R8), as ``--redact`` does."""
     from vis_export.formats.options import ExportOptions
-    from vis_export.jobs.conversion import Lines
+    from vis_export.jobs.conversion import redacting
 
     redaction = ExportOptions(redact=redact).redaction
     from vis_export.sources.result import report_lines
 
-    report = report if report is not None else Lines()
+    report = redacting(report, redaction)
     names = [os.fspath(source) for source in sources]
     start = progress or (lambda total: lambda: None)
     tick = [lambda: None]

@@ -98,11 +98,12 @@ def _secrets(uri: str) -> set[str]:
     (which refuses some URIs outright): after the user and before an ``@``,
     wherever the authority is taken to end (a ``/``, ``?`` or ``#`` left
     unencoded in the password ends it for libpq), and in a ``password``
-    parameter; as written and percent-decoded."""
+    parameter (its name percent-decoded too, as libpq reads ``pass%77ord``); as
+    written and percent-decoded."""
     from urllib.parse import unquote
 
     rest = uri.split("://", 1)[-1]
-    found = set(re.findall(r"[?&]password=([^&#]*)", rest))
+    found = {value for key, value in re.findall(r"[?&]([^=&#]*)=([^&#]*)", rest) if unquote(key) == "password"}
     for authority in (re.split(r"[/?#]", rest, maxsplit=1)[0], rest.split("?", 1)[0], rest):
         userinfo, at, _ = authority.rpartition("@")
         if at and ":" in userinfo:
