@@ -5,7 +5,10 @@ from __future__ import annotations
 import io
 import os
 import re
+import signal
 import subprocess
+import sys
+import textwrap
 import time
 from pathlib import Path
 
@@ -248,3 +251,31 @@ def test_r2_r7_generated_sessions_in_pdf(document: dict) -> None:
     text = "".join(page_text(page) for page in PdfReader(io.BytesIO(pdf)).pages)
     assert PRIVATE_CANARY not in text and PRIVATE_CANARY.encode() not in pdf
     assert to_pdf(session) == pdf
+
+
+def test_a_stop_ends_the_part_being_laid_out(tmp_path: Path) -> None:
+    """SIGTERM while a part is laid out in its own process ends both at once: the
+    pool waited for the part (a convert ran on for minutes after `timeout` stopped it)."""
+    script = tmp_path / "stop.py"
+    script.write_text(
+        textwrap.dedent(
+            """
+            import os, signal, sys, threading, time
+            from vis_export.formats import pdf
+            from vis_export.formats.options import ExportOptions
+            from vis_export.model import Session
+
+            def slow(*args, **kwargs):
+                time.sleep(120)
+
+            pdf._render_part = slow  # the forked process lays out with this
+            signal.signal(signal.SIGTERM, lambda number, frame: sys.exit(128 + number))  # as the command line does
+            threading.Timer(1.0, os.kill, [os.getpid(), signal.SIGTERM]).start()
+            pdf._lay_out(Session(id="s", messages=()), ExportOptions(), 0, (0, 1), False)
+            """
+        )
+    )
+    started = time.monotonic()
+    result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 128 + signal.SIGTERM, result.stderr
+    assert time.monotonic() - started < 30

@@ -281,7 +281,15 @@ def _lay_out(
     _WORK = (session, options)
     try:
         with ProcessPoolExecutor(max_workers=1, mp_context=get_context("fork")) as pool:
-            return pool.submit(_render_shared_part, index, bounds, last).result()
+            future = pool.submit(_render_shared_part, index, bounds, last)
+            try:
+                return future.result()
+            except BaseException:
+                # A stop (SIGTERM, Ctrl-C) unwinds here while the part is still being laid
+                # out: the pool would wait for it, minutes on a large part, so it ends too.
+                for process in list(pool._processes.values()):
+                    process.terminate()
+                raise
     finally:
         _WORK = None
 
