@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from vis_export.formats.markdown import MarkdownProjector
-from vis_export.formats.options import ExportOptions, Folder, Theme, ToolOutputLimit, attachments_folder, folder
+from vis_export.formats.options import Folder, Theme, ToolOutputLimit, options_given
 from vis_export.formats.projector import Projector
 from vis_export.formats.text import TextProjector
 from vis_export.policy import DEFAULT_REASONING, Exportable, Reasoning, visible
@@ -45,18 +45,7 @@ def clipboard(
     ``ExportOptions``); ``reasoning="visible"`` by default: a private reasoning
     block copies as empty strings unless ``reasoning="all"``.
     """
-    settings = ExportOptions(
-        reasoning=reasoning,
-        timestamps=timestamps,
-        no_tools=no_tools,
-        tool_output_limit=tool_output_limit,
-        attachments=attachments_folder(attachments),
-        front_matter=front_matter,
-        template_dir=folder(template_dir),
-        theme=theme,
-        no_highlight=no_highlight,
-        redact=redact,
-    )
+    settings = options_given(locals())
     shown = visible(obj, settings.reasoning, settings.redaction)  # R2: the one view every flavour is made of
     out = {}
     if "text/plain" in flavours:

@@ -26,7 +26,7 @@ from vis_export.formats.facts import SessionFacts
 from vis_export.formats.highlight import TOKEN_COLOURS, TOKEN_STYLES, highlight, inline_style, plain
 from vis_export.formats.html_prose import language_class
 from vis_export.formats.lexing import HighlightBudget
-from vis_export.formats.options import ExportOptions, Folder, Theme, ToolOutputLimit, attachments_folder, folder
+from vis_export.formats.options import ExportOptions, Folder, Theme, ToolOutputLimit, options_given
 from vis_export.formats.projector import (
     TRUNCATED_NOTE,
     Projector,
@@ -446,15 +446,5 @@ def to_html(
     """A self-contained HTML document of a session; an HTML fragment of a message,
     a block or a list of messages (what ``clipboard`` puts under ``text/html``).
     The options are those of ``vis-export convert --to html`` (see ``ExportOptions``)."""
-    options = ExportOptions(
-        reasoning=reasoning,
-        timestamps=timestamps,
-        no_tools=no_tools,
-        tool_output_limit=tool_output_limit,
-        attachments=attachments_folder(attachments),
-        template_dir=folder(template_dir),
-        theme=theme,
-        no_highlight=no_highlight,
-        redact=redact,
-    )
+    options = options_given(locals())
     return HtmlProjector(options).render(obj)

@@ -18,7 +18,7 @@ from urllib.parse import quote
 from vis_export.attachments import Attachments
 from vis_export.formats.facts import SessionFacts
 from vis_export.formats.markdown_syntax import escape, escape_html, escape_one_line, fenced, yaml_string
-from vis_export.formats.options import ExportOptions, Folder, ToolOutputLimit, attachments_folder, folder
+from vis_export.formats.options import ExportOptions, Folder, ToolOutputLimit, options_given
 from vis_export.formats.projector import Projector, json_text, tool_duration, with_marker
 from vis_export.formats.prose import attachment_links, contained
 from vis_export.formats.prose_markdown import prose_in_markdown
@@ -183,14 +183,5 @@ def to_markdown(
     ``ExportOptions``), and ``links_from`` is the folder the Markdown will be
     in, which links to attachment files are relative to (the working directory
     when ``None``)."""
-    options = ExportOptions(
-        reasoning=reasoning,
-        timestamps=timestamps,
-        no_tools=no_tools,
-        tool_output_limit=tool_output_limit,
-        attachments=attachments_folder(attachments),
-        front_matter=front_matter,
-        links_from=folder(links_from),
-        redact=redact,
-    )
+    options = options_given(locals())
     return MarkdownProjector(options).render(obj)

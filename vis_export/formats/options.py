@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from vis_export.policy import DEFAULT_REASONING, Reasoning, check_reasoning
 
@@ -93,6 +94,19 @@ class ExportOptions:
     def redaction(self) -> Redaction | None:
         """The redaction rules, or ``None`` when nothing is redacted."""
         return None if isinstance(self.redact, bool) else self.redact
+
+
+def options_given(arguments: Mapping[str, Any]) -> ExportOptions:
+    """The options a public function was called with (its ``locals()`` on entry): its
+    parameters named as ``ExportOptions`` fields, folders as the API takes them. One
+    place, so a function's signature is the only list of the options it takes."""
+    given = {name: arguments[name] for name in ExportOptions.__dataclass_fields__ if name in arguments}
+    if "attachments" in given:
+        given["attachments"] = attachments_folder(given["attachments"])
+    for name in ("template_dir", "links_from"):
+        if name in given:
+            given[name] = folder(given[name])
+    return ExportOptions(**given)
 
 
 def folder(value: Folder) -> Path | None:

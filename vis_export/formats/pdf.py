@@ -36,15 +36,7 @@ from typing import TYPE_CHECKING, Any
 from vis_export import __version__
 from vis_export.formats.facts import SessionFacts
 from vis_export.formats.html import HtmlProjector
-from vis_export.formats.options import (
-    ExportOptions,
-    Folder,
-    Paper,
-    PdfEngine,
-    ToolOutputLimit,
-    attachments_folder,
-    folder,
-)
+from vis_export.formats.options import ExportOptions, Folder, Paper, PdfEngine, ToolOutputLimit, options_given
 from vis_export.formats.projector import Projector, ToolPart
 from vis_export.formats.prose_bounds import LayoutBudget
 from vis_export.formats.tool_lines import paper_part
@@ -119,17 +111,7 @@ def to_pdf(
     laid out as a session of their own. The options are those of ``vis-export
     convert --to pdf`` (see ``ExportOptions``; times are always shown);
     ``engine``, when given, is ``pdf_engine``: ``weasyprint`` or ``typst``."""
-    options = ExportOptions(
-        reasoning=reasoning,
-        no_tools=no_tools,
-        tool_output_limit=tool_output_limit,
-        attachments=attachments_folder(attachments),
-        template_dir=folder(template_dir),
-        no_highlight=no_highlight,
-        paper=paper,
-        pdf_engine=engine or pdf_engine,
-        redact=redact,
-    )
+    options = options_given({**locals(), "pdf_engine": engine or pdf_engine})
     if isinstance(obj, Message):
         obj = [obj]
     if isinstance(obj, (list, tuple)):

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from vis_export.attachments import Attachments
 from vis_export.contract.blocktypes import RENDERED_TYPES, UNKNOWN, for_each_type
 from vis_export.formats.markdown_syntax import fenced
-from vis_export.formats.options import PROVIDER_FORMATS, ExportOptions, Folder, ProviderFormat, attachments_folder
+from vis_export.formats.options import PROVIDER_FORMATS, ExportOptions, Folder, ProviderFormat, options_given
 from vis_export.model import AttachmentBlock, Block, ErrorBlock, LonisBlock, Message, Session, ToolBlock, UnknownBlock
 from vis_export.policy import DEFAULT_REASONING, Reasoning, visible_session
 
@@ -279,9 +279,7 @@ def to_provider(
     """The session as the chat messages a provider takes (``provider_format``
     ``"openai"`` or ``"anthropic"``); the options are those of ``vis-export
     convert --to provider`` (see ``ExportOptions``)."""
-    settings = ExportOptions(
-        reasoning=reasoning, attachments=attachments_folder(attachments), provider_format=provider_format, redact=redact
-    )
+    settings = options_given(locals())
     return conversation(session, settings, settings.provider_format)
 
 

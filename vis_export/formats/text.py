@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from vis_export.formats.facts import SessionFacts
 from vis_export.formats.markdown_syntax import fenced
-from vis_export.formats.options import ExportOptions, ToolOutputLimit
+from vis_export.formats.options import ToolOutputLimit, options_given
 from vis_export.formats.projector import Projector, with_marker
 from vis_export.lonis_view import view as lonis_view
 from vis_export.model import (
@@ -156,11 +156,5 @@ def to_text(
 ) -> str:
     """Plain text of a session, message, block or list of messages; the options
     are those of ``vis-export convert --to text`` (see ``ExportOptions``)."""
-    options = ExportOptions(
-        reasoning=reasoning,
-        timestamps=timestamps,
-        no_tools=no_tools,
-        tool_output_limit=tool_output_limit,
-        redact=redact,
-    )
+    options = options_given(locals())
     return TextProjector(options).render(obj)

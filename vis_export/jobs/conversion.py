@@ -25,8 +25,7 @@ from vis_export.formats.options import (
     ProviderFormat,
     Theme,
     ToolOutputLimit,
-    attachments_folder,
-    folder,
+    options_given,
 )
 from vis_export.model import Session
 from vis_export.policy import DEFAULT_REASONING, Reasoning, visible_session
@@ -180,21 +179,7 @@ def convert(
     and lines are the same as without it. ``progress(total)`` returns what is
     called once per session done; ``rendering`` is called before each session
     is rendered in this process."""
-    given = ExportOptions(
-        reasoning=reasoning,
-        timestamps=timestamps,
-        no_tools=no_tools,
-        tool_output_limit=tool_output_limit,
-        attachments=attachments_folder(attachments),
-        front_matter=front_matter,
-        template_dir=folder(template_dir),
-        theme=theme,
-        no_highlight=no_highlight,
-        paper=paper,
-        pdf_engine=pdf_engine,
-        provider_format=provider_format,
-        redact=redact,
-    )
+    given = options_given(locals())
     if options is not None and given != ExportOptions():
         raise TypeError("convert() takes its options as keywords or as options=ExportOptions(...), not both")
     return convert_with(sources, to, output, options or given, session_ids, lenient, dask, report, progress, rendering)
