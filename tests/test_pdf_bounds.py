@@ -146,3 +146,12 @@ def test_the_issues_lists_and_tables_take_seconds_and_megabytes(
     text = subprocess.run(["pdftotext", "s.pdf", "-"], cwd=tmp_path, capture_output=True, text=True, check=True)
     words = " ".join(text.stdout.split())
     assert "Shown as text, too large to lay out" in words and last in words
+
+
+def test_a_nul_in_a_degraded_block_reads_as_the_replacement_character_in_both_engines() -> None:
+    """Found by the property above: Typst kept the NUL that the HTML engine shows as U+FFFD."""
+    markdown = "".join(f"- x {n}\n" for n in range(MAX_BLOCK_PIECES + 1)) + "\n\x00 " + LAST
+    (block,) = TypstProjector().document(session_of(markdown))["messages"][0]["blocks"]
+    html = text_content(fragment(str(ProseToHtml(lambda reference: None, layout=LayoutBudget())(markdown))))
+    for text in (typst_text(block["c"]), html):
+        assert "\x00" not in text and "\ufffd " + LAST in text

@@ -75,7 +75,8 @@ def as_text(markdown: str, items: int, rows: int) -> list[Token]:
     tokens: list[Token] = [_paragraph({"type": "emphasis", "children": [_text(note(items, rows))]})]
     group: list[str] = []
     size = 0
-    for line in markdown.rstrip("\n").split("\n"):
+    # NUL is U+FFFD in any Markdown a reader sees (CommonMark), in both engines.
+    for line in markdown.replace("\x00", "\ufffd").rstrip("\n").split("\n"):
         if group and size + len(line) > FLOW_CHARS:
             tokens.append(_paragraph(_text("".join(group))))
             group, size = [], 0
