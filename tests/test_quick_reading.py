@@ -1,12 +1,15 @@
-"""A file is read first by a compiled parser (``parse_quick``); whatever it reads
-is exactly what the exact reading (``parse``) gives, and every input with a
-problem gets the exact reading's problems, messages and places."""
+"""A file is read first by a compiled parser (``read_quick``), from its bytes;
+whatever it reads is exactly what the exact reading (``parse``) gives, the
+session built from it in one pass (``sources.trusted``) is exactly the one the
+checks and the model make, and every input with a problem gets the exact
+reading's problems, messages and places."""
 
 from __future__ import annotations
 
 import copy
 import json
 import random
+import re
 import sys
 from typing import Any
 from unittest import mock
@@ -17,11 +20,13 @@ from strategies import invalid_sessions, session_documents, small_blocks
 from test_duplicate_keys import message
 
 from benchmarks.generate import session_bytes
+from vis_export.contract import check
+from vis_export.contract.check import MAX_DEPTH
 from vis_export.contract.duplicates import any_recorded, recording
 from vis_export.problems import Problem
-from vis_export.sources import files
+from vis_export.sources import files, messages as messages_module
 from vis_export.sources.files import read_bytes
-from vis_export.sources.jsontext import UNSURE, TooManyContainers, parse, parse_quick
+from vis_export.sources.jsontext import UNSURE, Quick, TooManyContainers, parse, read_quick
 
 # Pieces of JSON text, valid or nearly: what the compiled parser must refuse,
 # or read as the exact reading does.
@@ -64,6 +69,11 @@ def _exact(text: str) -> tuple[bool, Any]:
         return not any_recorded(), value
 
 
+def parse_quick(text: str) -> Any:
+    """The quick reading's value for ``text``, as a file holds it."""
+    return read_quick(text.encode()).value
+
+
 def _same(a: Any, b: Any) -> bool:
     """Equal, and alike in every type and order (``1`` is not ``1.0``, ``-0.0`` not ``0.0``)."""
     return type(a) is type(b) and repr(a) == repr(b)
@@ -97,15 +107,28 @@ def test_a_valid_session_is_read_quickly() -> None:
 def _read(text: str, lenient: bool, quick: bool) -> list[Any]:
     if quick:
         return read_bytes(text.encode(), "f.json", "f", lenient)
-    with mock.patch.object(files, "parse_quick", return_value=UNSURE):
+    with mock.patch.object(files, "read_quick", return_value=Quick(UNSURE, False)):
         return read_bytes(text.encode(), "f.json", "f", lenient)
 
 
-def _near_miss(document: dict[str, Any], seed: int) -> str:
-    """The document's text, perhaps with a key given twice, an escaped colon, or a number out of range."""
+def _alike(text: str, lenient: bool) -> None:
+    """Read quickly and exactly, ``text`` gives equal results, and sessions that
+    write back the same JSON, every map in the same order (model equality
+    compares maps, which ignores their order)."""
+    quick, exact = _read(text, lenient, quick=True), _read(text, lenient, quick=False)
+    assert quick == exact
+    for ours, theirs in zip(quick, exact, strict=True):
+        if ours.session is not None:
+            assert json.dumps(ours.session.to_json()) == json.dumps(theirs.session.to_json())
+
+
+def _near_miss(document: Any, seed: int) -> str:
+    """The document's text, perhaps with a key given twice, an escaped colon, a
+    number out of range, or a valid shape the one-pass building does not vouch
+    for (a time written as a float, a Lonis block, nesting at the limit)."""
     text = json.dumps(document, ensure_ascii=bool(seed & 1))
     rng = random.Random(seed)
-    change = rng.randrange(5)
+    change = rng.randrange(8)
     if change == 1:
         text = text.replace('"id": ', '"id": "x", "id": ', 1)
     elif change == 2:
@@ -114,7 +137,34 @@ def _near_miss(document: dict[str, Any], seed: int) -> str:
         text = text.replace('"created_at": ', '"created_at": 1e400, "y": ', 1)
     elif change == 4:
         text = text.replace('"status": ', '"status": "\\ud800", "z": ', 1)
+    elif change == 5:
+        text = re.sub(r'"created_at": (\d+)', r'"created_at": \1.0', text, count=1)
+    elif change == 6:
+        lonis = '{"id": "l", "type": "lonis", "envelope": {"schema_version": "lonis.block/v1"}}, '
+        text = text.replace('"content": [', f'"content": [{lonis}', 1)
+    elif change == 7:
+        text = text.replace('"content": [', '"content": [' + _nested(MAX_DEPTH - rng.randrange(2, 8)) + ", ", 1)
     return text
+
+
+def _nested(depth: int) -> str:
+    """A tool block whose input nests ``depth`` arrays and an object, about where the limit falls."""
+    return json.dumps({"id": "n", "type": "tool", "tool": "t", "status": "completed", "input": "@"}).replace(
+        '"@"', "[" * depth + '{"k": 1}' + "]" * depth
+    )
+
+
+def _shape(document: dict[str, Any], seed: int) -> Any:
+    """The document as one of the shapes a file may hold: a session, an array of
+    its messages, its first message alone, an array of sessions."""
+    shape = seed >> 8 & 3
+    if shape == 1:
+        return document["messages"]
+    if shape == 2:
+        return document["messages"][0]
+    if shape == 3:
+        return [document, document]
+    return document
 
 
 @given(
@@ -125,9 +175,37 @@ def _near_miss(document: dict[str, Any], seed: int) -> str:
 def test_a_file_read_quickly_gives_what_the_exact_reading_gives(
     document: dict[str, Any], seed: int, lenient: bool
 ) -> None:
-    """The same sessions (models), problems, messages and places, valid or not."""
-    text = _near_miss(copy.deepcopy(document), seed)
-    assert _read(text, lenient, quick=True) == _read(text, lenient, quick=False)
+    """The same sessions (models), problems, messages and places, valid or not,
+    in every shape a file may hold them."""
+    _alike(_near_miss(_shape(copy.deepcopy(document), seed), seed), lenient)
+
+
+@given(session_documents(small_blocks), st.integers(0, 3), st.booleans())
+def test_a_valid_file_is_checked_as_it_is_built(document: dict[str, Any], shape: int, deepest: bool) -> None:
+    """Valid input, nested as deep as allowed too, needs neither the exact
+    reading nor a checking pass of its own: each container is visited once,
+    checked and frozen (``sources.trusted``); the first file a process reads too,
+    whose keys no check has seen before."""
+    if deepest:  # as deep as a block's field may nest: a lone message's blocks are two levels up
+        document["messages"][0]["content"].append(json.loads(_nested(MAX_DEPTH - (4 if shape == 2 else 6))))
+    text = json.dumps(_shape(document, shape << 8))
+    with (
+        mock.patch.object(check, "_GOOD_KEYS", set()),
+        mock.patch.object(files, "parse", side_effect=AssertionError("read exactly")),
+        mock.patch.object(messages_module, "check_session", side_effect=AssertionError("checked apart")),
+        mock.patch.object(messages_module, "check_message", side_effect=AssertionError("checked apart")),
+    ):
+        results = read_bytes(text.encode(), "f.json", "f")
+    assert all(result.ok for result in results)
+
+
+@pytest.mark.parametrize("shape", [0, 1 << 8, 2 << 8, 3 << 8])
+def test_nesting_at_the_limit_is_judged_alike_in_every_shape(shape: int) -> None:
+    """Each level about the depth limit, in a session, an array of messages, a
+    lone message and an array of sessions: where a path is counted from differs."""
+    for depth in range(MAX_DEPTH - 8, MAX_DEPTH + 1):
+        document = {"id": "s", "messages": [message(json.loads(_nested(depth)))]}
+        _alike(json.dumps(_shape(document, shape)), lenient=False)
 
 
 def test_nesting_near_the_recursion_limit_gets_the_exact_readings_problem() -> None:

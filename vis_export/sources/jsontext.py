@@ -25,7 +25,7 @@ as ``PER_CHARACTER`` bytes per character and ``PER_CONTAINER`` per ``{`` or
   2.4 million; one of up to 5.9 MB cannot hold too many) is refused at the bracket
   past that, as ``TooManyContainers``, before anything is built. The count is
   one fast pass (``str.count`` a chunk at a time, made only for a text long
-  enough to hold too many; for a whole file, ``parse_quick``'s one pass). The
+  enough to hold too many; for a whole file, ``read_quick``'s one pass). The
   estimate is generous: a 37 MB session of tiny blocks, estimated at 0.89 GB,
   took 0.49 GB; 60 MB of empty lists, which took 1.9 GB before, are refused.
 
@@ -45,22 +45,25 @@ but slower on many small ones (1.3-1.5x), and reads ``1e400`` as infinity,
 which another scan of the text must rule out (0.4x): no faster in all, and
 another dependency. So the hook, for the exact reading.
 
-A whole file is first read by ``parse_quick``, with a compiled parser
-(msgspec) that refuses everything the exact reading refuses or locates (NaN,
-``1e400``, lone surrogates, integers past 4300 digits, control characters):
-its value is taken when it is certainly the one ``parse`` gives, and the reader
-checks it; input with any problem is read again by ``parse`` and checked again,
-so every problem line comes from the exact reading (nesting near the
-recursion limit, where the two parsers stop at slightly different depths, is
-always a problem: deeper than ``MAX_DEPTH``). Duplicate keys, which it
-keeps quiet, show in a count: each key in the text has a colon, and so has the
-value written out again (msgspec's encoder), less a colon for each key given
-twice; other colons are in strings, the same in both unless an escape
-(``\\u003a``) wrote one, and then the text is not read quickly.
-On the 16 MB benchmark session (CPU time, best of 9) the quick reading takes
-47 ms against the exact one's 65 (``json.loads`` 40): msgspec itself 25,
-encoding again for the key count 9, one pass over the bytes counting brackets
-and colons together 5 (three ``count`` passes took 14), the escape search 4.
+A whole file is first read by ``read_quick``, from its bytes, with a compiled
+parser (msgspec) that refuses everything the exact reading refuses or locates
+(NaN, ``1e400``, lone surrogates, integers past 4300 digits, control
+characters, bytes that are not UTF-8): its value is taken when it is certainly
+the one ``parse`` gives, and the reader checks it as it builds the session
+(``sources.trusted``); input with any problem is decoded and read again by
+``parse`` and checked again, so every problem line comes from the exact
+reading (nesting near the recursion limit, where the two parsers stop at
+slightly different depths, is always a problem: deeper than ``MAX_DEPTH``).
+Duplicate keys, which it keeps quiet, show in a count: each key in the text
+has a colon, and so has the value written out again (msgspec's encoder), less
+a colon for each key given twice; other colons are in strings, the same in
+both unless an escape (``\\u003a``) wrote one, and then the text is not read
+quickly. On the 16 MB benchmark session (CPU time, median of 9, a loaded
+machine) the quick reading takes 36 ms against ``json.loads``'s 40: msgspec
+itself 17, encoding again and counting its colons 12, one pass over the bytes
+counting brackets and colons together 5 (three ``count`` passes took 14), the
+escape search 4. It reads the bytes, not a text decoded from them: valid input
+never needs the text, and decoding 16 MB took up to 14 ms more in place.
 """
 
 from __future__ import annotations
@@ -70,6 +73,7 @@ import math
 import re
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import msgspec
@@ -160,37 +164,47 @@ def _crowded(text: str, budget: int) -> TooManyContainers | None:
 UNSURE: Any = object()
 # An escaped colon, or one of a few other characters as rare (a regular expression
 # finds it faster than ``in``).
-_COLON_ESCAPE = re.compile(r"\\u003")
+_COLON_ESCAPE = re.compile(rb"\\u003")
 _COMPILED = msgspec.json.Decoder()
 _ENCODED = msgspec.json.Encoder()
 _NOT_COUNTED = bytes(byte for byte in range(256) if byte not in b"{[:")
 
 
-def parse_quick(text: str, raw: bytes | None = None) -> Any:
-    """The value ``parse`` gives for ``text``, read by a compiled parser; ``UNSURE``
-    where it may not be that value, or ``parse`` refuses the text. A value whose
-    reading has a contract problem may still be read differently by ``parse``
-    (nesting past the recursion limit): problems are for ``parse`` to locate.
-    ``TooManyContainers`` as ``parse`` raises it; if not raised, ``parse`` need
-    not count again (``counted``). ``raw``: the UTF-8 bytes of ``text``, if the
-    caller has them."""
-    raw = text.encode("utf-8", "surrogatepass") if raw is None else raw
+@dataclass(frozen=True, slots=True)
+class Quick:
+    """What the quick reading found: ``value``, the value ``parse`` gives for the
+    text, or ``UNSURE``; ``counted``, whether the text's containers are known to
+    be within the memory budget (``parse`` need not count them again)."""
+
+    value: Any
+    counted: bool
+
+
+def read_quick(raw: bytes) -> Quick:
+    """The quick reading of a whole file's bytes, by a compiled parser, before
+    they are decoded (a text is made only for the exact reading). ``UNSURE``
+    where the value may not be the one ``parse`` gives, where ``parse`` refuses
+    the text, or where the bytes are not UTF-8 text (the compiled parser checks
+    them, and refuses a byte order mark): the exact reading then says what is
+    wrong. A value whose reading has a contract problem may still be read
+    differently by ``parse`` (nesting past the recursion limit): problems are
+    for ``parse`` to locate."""
     # Brackets and colons in one pass, over the bytes: no ASCII byte is part of
     # another character in UTF-8, so the counts are the text's.
     counted = raw.translate(None, _NOT_COUNTED)
-    if counted.count(b"{") + counted.count(b"[") > containers_allowed(len(text), MEMORY_BUDGET):
-        crowded = _crowded(text, MEMORY_BUDGET)  # where: counted again, a chunk at a time
-        assert crowded is not None
-        raise crowded
-    if _COLON_ESCAPE.search(text):
-        return UNSURE
+    # Against the budget of as many characters as there are bytes, which allows
+    # no more than the text's: more is for ``parse`` to count exactly, and locate.
+    if counted.count(b"{") + counted.count(b"[") > containers_allowed(len(raw), MEMORY_BUDGET):
+        return Quick(UNSURE, False)
+    if _COLON_ESCAPE.search(raw):
+        return Quick(UNSURE, True)
     try:
-        value = _COMPILED.decode(text)
+        value = _COMPILED.decode(raw)
     except (msgspec.DecodeError, RecursionError):
-        return UNSURE
+        return Quick(UNSURE, True)
     if counted.count(b":") != _ENCODED.encode(value).count(b":"):  # a key given twice
-        return UNSURE
-    return value
+        return Quick(UNSURE, True)
+    return Quick(value, True)
 
 
 def parse(text: str, budget: int | None = None, counted: bool = False) -> Any:
