@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from functools import partial
 
 from benchmarks.generate import session_bytes
 from benchmarks.harness import Result, cpu_medians, peak_mb, table
@@ -41,7 +42,7 @@ def run(sizes: dict[str, int]) -> list[Result]:
                 json.loads(data)
 
         mine, theirs = (seconds / batch for seconds in cpu_medians([ours, anchor], repeat))
-        peak = peak_mb(lambda data=data: read_bytes(data, "bench", "bench"))
+        peak = peak_mb(partial(read_bytes, data, "bench", "bench"))
         results.append(
             Result(f"load+validate {label} ({len(data) / 1e6:.1f} MB)", mine, "json.loads", theirs, "<= 1.5x", peak)
         )
