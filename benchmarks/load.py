@@ -44,9 +44,14 @@ def run(sizes: dict[str, int]) -> list[Result]:
         mine, theirs = (seconds / batch for seconds in cpu_medians([ours, anchor], repeat))
         peak = peak_mb(partial(read_bytes, data, "bench", "bench"))
         results.append(
-            Result(f"load+validate {label} ({len(data) / 1e6:.1f} MB)", mine, "json.loads", theirs, "<= 1.5x", peak)
+            Result(f"load+validate {label} ({len(data) / 1e6:.1f} MB)", mine, "json.loads", theirs, _goal(size), peak)
         )
     return results
+
+
+def _goal(size: int) -> str:
+    """Issue 26's for a large session; smaller ones carry a fixed cost a call."""
+    return "<= 1.5x" if size > 2_000_000 else "<= 3x"
 
 
 def load_average() -> str:
