@@ -374,10 +374,18 @@ SESSION_FIELDS = ("id", "title", "created_at", "messages")
 def session_from_json(data: dict[str, Any], default_id: str, source: str = "", owned: bool = False) -> Session:
     """The model of one session object that passed ``check_session``; ``owned``:
     ``data`` is nobody else's, to be frozen in place (``adopt``)."""
+    messages = tuple([message_from_json(m, owned) for m in data["messages"]])
+    return session_of(data, messages, default_id, source, owned)
+
+
+def session_of(
+    data: dict[str, Any], messages: tuple[Message, ...], default_id: str, source: str = "", owned: bool = False
+) -> Session:
+    """``session_from_json`` for a session object whose messages are already built."""
     metadata = {k: v for k, v in data.items() if k not in SESSION_FIELDS}
     return Session(
         id=data.get("id") or default_id,
-        messages=tuple([message_from_json(m, owned) for m in data["messages"]]),
+        messages=messages,
         title=data.get("title"),
         created_at=data.get("created_at"),
         metadata=adopt(metadata) if owned else freeze(metadata),

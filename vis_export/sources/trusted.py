@@ -17,13 +17,12 @@ every problem line still comes from the exact reading and the detailed checks.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from types import MappingProxyType
 from typing import Any
 
 from vis_export.contract.check import MAX_DEPTH, block_shape_ok, check_session_fields, envelope_shape_ok, snake_keys
 from vis_export.contract.duplicates import any_recorded
-from vis_export.model import Block, Message, Session, block_of, message_of, session_from_json
+from vis_export.model import Block, Message, Session, block_of, message_of, session_of
 
 
 class NotCertain(Exception):
@@ -31,14 +30,12 @@ class NotCertain(Exception):
 
 
 def trusted_session(value: dict[str, Any], default_id: str, source: str) -> Session:
-    """The session of a session object, as ``check_session`` and then ``session_from_json`` would give it."""
+    """The session of a session object, as ``check_session`` and then ``session_from_json`` would make it."""
     found: list[Any] = []
     check_session_fields(value, (), found)
     if found or any_recorded():
         raise NotCertain
-    messages = trusted_messages(value["messages"], 2)
-    value["messages"] = []  # built here, not again from the value
-    return replace(session_from_json(value, default_id, source, owned=True), messages=messages)
+    return session_of(value, trusted_messages(value["messages"], 2), default_id, source, owned=True)
 
 
 def trusted_messages(values: list[Any], depth: int) -> tuple[Message, ...]:
