@@ -471,6 +471,35 @@ def test_snippets_mark_words_not_parts_of_words() -> None:
     assert marked("config", "parse_config parseConfig configured reconfig") == ["config", "Config", "configured"]
 
 
+# Letters whose case folds are odd (Kelvin sign, long s, dotted and dotless i,
+# sharp s), an underscore and hyphen that join an identifier's parts, CJK.
+_SNIPPET_ALPHABET = list('aKkKſsSİıiIßẞ_-. \n"日本語の') + ["Config", "parse", "HTTP", "Server"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.sampled_from(_SNIPPET_ALPHABET), min_size=1, max_size=12).map("".join),
+    st.lists(st.sampled_from(_SNIPPET_ALPHABET), max_size=60).map("".join),
+)
+def test_the_snippet_pattern_guard_excludes_no_match(query: str, text: str) -> None:
+    """The look-ahead in front of a snippet's pattern (the characters a match
+    can start with) finds exactly what the alternatives alone find."""
+    import re
+
+    from vis_export.searchindex.query import SnippetMaker, parse
+
+    parsed = parse(query)
+    pattern = SnippetMaker(parsed.words, parsed.phrases)._pattern
+    if pattern is None:
+        return
+    unguarded = re.compile(pattern.pattern.partition("(?:")[2][:-1], re.IGNORECASE)
+
+    def found(p: re.Pattern[str]) -> list[tuple[int, int, str | None]]:
+        return [(m.start(), m.end(), m.lastgroup) for m in p.finditer(text)]
+
+    assert found(pattern) == found(unguarded)
+
+
 def test_a_phrase_past_many_candidates_is_found_once(tmp_path: Path, engine: str) -> None:
     """Candidates for a phrase come in longer and longer lists: one that only
     the fourth list reaches is found, and no hit comes twice."""
