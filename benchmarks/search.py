@@ -36,6 +36,8 @@ QUERIES = [
     '"JSON.parse(text)"',
     "index query",
 ]
+# The index job's time against each anchor's (issue 26: a third of raw tantivy's throughput, SQLite FTS5's).
+INDEX_GOALS = {"raw tantivy": "<= 3x", "SQLite FTS5": "<= 1x"}
 # Phrases no word index can narrow: every block is a candidate for the exact check.
 WORDLESS_PHRASES = ['"->"', '"&"', '"$"', '"::"']
 
@@ -163,8 +165,9 @@ def run(blocks: int, engine: str) -> tuple[list[Result], str]:
     label = f"{len(texts) // 1000}k blocks"
     results = []
     for name, anchor in anchors.items():
-        results.append(Result(f"index {label} ({engine})", job.wall, f"{name} adds", anchor.wall, "<= 3x"))
-        results.append(Result(f"index {label} ({engine}), CPU", job.cpu, f"{name} adds, CPU", anchor.cpu, "<= 3x"))
+        goal = INDEX_GOALS[name]
+        results.append(Result(f"index {label} ({engine})", job.wall, f"{name} adds", anchor.wall, goal))
+        results.append(Result(f"index {label} ({engine}), CPU", job.cpu, f"{name} adds, CPU", anchor.cpu, goal))
     results.append(Result(f"no-op rerun {label} ({engine})", rerun, "full index", job.wall, "<= 0.02x"))
     throughput = "; ".join(
         f"{name} {len(texts) / anchor.wall:,.0f} blocks/s ({anchor.wall / job.wall:.2f}x wall, "
