@@ -122,13 +122,15 @@ def _steps(message: Message, attachments: Attachments, taken: set[str]) -> list[
             steps[-1].calls.append(_call(message, number, block, taken))
             continue
         text = _text_of(block)
-        if text is None:
+        # Text that says nothing is not replayed, and it parts no steps: a boundary only it
+        # marked would be written as nothing, so a reader could not find it again.
+        if text is None or not text.strip():
             continue
         if steps[-1].calls:  # text after tool calls starts the next step
             steps.append(_Step())
         steps[-1].text.append(text)
     # A step that says nothing and calls nothing is no message a provider takes.
-    return [step for step in steps if step.calls or "".join(step.text).strip()]
+    return [step for step in steps if step.calls or step.text]
 
 
 def _closing_notice(message: Message, said: bool) -> str | None:
