@@ -61,8 +61,10 @@ def claude_code(lines: list[tuple[int, Any]], source: str, default_id: str, leni
         entry = _entry(value)
         if entry["type"] == "summary" and isinstance(entry.get("summary"), str) and title is None:
             title = entry["summary"]
-        agent = entry.get("agentId") if entry.get("isSidechain") is True else None
-        key = (agent if isinstance(agent, str) and agent else "sidechain") if entry.get("isSidechain") is True else None
+        key = None
+        if entry.get("isSidechain") is True:
+            agent = entry.get("agentId")
+            key = agent if isinstance(agent, str) and agent else "sidechain"
         groups.setdefault(key, []).append((lineno, entry))
     session_id = next(
         (
@@ -95,22 +97,23 @@ def _session(
     for lineno, entry in entries:
         kind = entry["type"]
         at = transcript.time(entry.get("timestamp"))
-        entry_id = entry["uuid"] if isinstance(entry.get("uuid"), str) and entry["uuid"].strip() else f"line{lineno}"
+        uuid = entry.get("uuid")
+        entry_id = uuid if isinstance(uuid, str) and uuid.strip() else f"line{lineno}"
+        api = entry.get("message")
         if kind == "system" or (kind in CONVERSATION and entry.get("isMeta") is True):
             _notice_entry(transcript, entry, entry_id, at)
-        elif kind == "assistant" and isinstance(entry.get("message"), dict):
-            api = entry["message"]
-            api_id = api.get("id") if isinstance(api.get("id"), str) else None
-            message = by_api_id.get(api_id) if api_id else None
+        elif kind == "assistant" and isinstance(api, dict):
+            api_id = api.get("id")
+            message = by_api_id.get(api_id) if isinstance(api_id, str) and api_id else None
             if message is None:
-                model = api.get("model") if isinstance(api.get("model"), str) and api["model"].strip() else None
+                model = text_or(api.get("model"), "") or None
                 message = transcript.message(entry_id, "assistant", at, model=model, provider="anthropic")
-                if api_id:
+                if isinstance(api_id, str) and api_id:
                     by_api_id[api_id] = message
             elif at > message["created_at"]:
                 message["completed_at"] = at
             content_blocks(transcript, message, api.get("content"), entry_id, entry)
-        elif kind == "user" and isinstance(entry.get("message"), dict):
+        elif kind == "user" and isinstance(api, dict):
             message = _user_entry(transcript, entry, entry_id, at)
             if prompt is None and message is not None:
                 prompt = next((b["markdown"] for b in message["content"] if b["type"] == "prose"), None)

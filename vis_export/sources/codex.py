@@ -102,10 +102,10 @@ class _Rollout:
     turn: dict[str, Any] | None = None
 
     def record(self, lineno: int, record: dict[str, Any]) -> None:
-        payload, kind = record.get("payload"), field_text(record, "type")
+        payload, kind = record.get("payload"), record.get("type")  # compared, never looked up: may be anything
         at = self.transcript.time(record.get("timestamp"))
         if not isinstance(payload, dict):
-            self.transcript.skip(str(kind) if isinstance(kind, str) else "record without a type")
+            self.transcript.skip(kind if isinstance(kind, str) else "record without a type")
         elif kind == "session_meta":
             self.session_meta(payload)
         elif kind == "turn_context":

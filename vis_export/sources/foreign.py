@@ -225,7 +225,7 @@ class Transcript:
             found: list[Problem] = []
             check_message(value, ("messages", index), found)
             if not found:
-                built.append(message_from_json(value))
+                built.append(message_from_json(value, owned=True))  # built here, held by nobody else
                 continue
             refused += found
             salvaged = salvage_message(value, index) if lenient else None
