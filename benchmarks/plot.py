@@ -40,6 +40,8 @@ FIGURES = (
     Figure("load+validate, 16 MB session", "2.28x", 2.28, 3, "lower"),
     Figure("load+validate, 1 MB", "2.72x", 2.72, 3, "lower"),
     Figure("load+validate, 100 KB", "3.13x", 3.13, 3, "lower"),
+    Figure("read Claude Code, 1 MB / Vis JSONL", "2.64x", 2.64, 1.5, "lower"),
+    Figure("read Codex, 1 MB / Vis JSONL", "2.51x", 2.51, 1.5, "lower"),
     Figure("text export, 16 MB", "1.57x", 1.57, 2, "lower"),
     Figure("Markdown export, 16 MB", "1.91x", 1.91, 2, "lower"),
     Figure("HTML export, 16 MB", "1.27x", 1.27, 1.2, "lower"),
