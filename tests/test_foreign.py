@@ -250,6 +250,7 @@ def test_claude_code_mapping(tmp_path: Path) -> None:
     todo = next(b for _, b in session.blocks() if b.id == "toolu_2")
     assert isinstance(todo, ToolBlock) and todo.status == "pending"
     assert thaw(todo.input) == {"todos": [{"active_form": "x"}]}  # keys in the contract's case
+    assert thaw(todo.fields["original_keys"]) == [{"path": ["input", "todos", 0, "active_form"], "key": "activeForm"}]
     orphan = next(b for _, b in session.blocks() if b.id == "toolu_gone_result")
     assert isinstance(orphan, ToolBlock) and orphan.output == "orphan output"
     assert any(b.type == "server_tool_use" for _, b in session.blocks())  # unknown: kept, inert
@@ -565,7 +566,7 @@ def test_any_field_of_any_entry_may_be_anything(data: st.DataObject, kind: str) 
 
 
 def test_foreign_keys_in_the_contracts_case_and_no_secret_payload() -> None:
-    from vis_export.sources.foreign import foreign_value
+    from vis_export.sources.foreign import Spellings, foreign_value
 
     value = {
         "activeForm": 1,
@@ -575,13 +576,87 @@ def test_foreign_keys_in_the_contracts_case_and_no_secret_payload() -> None:
         "encryptedContent": "E",
         "ok": [{"signature": "S"}],
     }
-    assert foreign_value(value) == {
+    spellings: Spellings = []
+    assert foreign_value(value, spellings) == {
         "active_form": 1,
         "active_form_2": 2,
         "content_type": "x",
         "k_2fa": True,
         "ok": [{}],
     }
+    assert spellings == [
+        (("active_form",), "activeForm"),
+        (("active_form_2",), "active_form"),
+        (("content_type",), "Content-Type"),
+        (("k_2fa",), "2fa"),
+    ]
+
+
+# Keys as tools write them: any JSON key, with a few that fold alike or name reasoning.
+_source_keys = st.one_of(
+    st.text(max_size=6),
+    st.sampled_from(["activeForm", "active_form", "filePath", "Content-Type", "2fa", "reasoningContent", "thinkHard"]),
+)
+_source_values = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=5)),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_source_keys, inner, max_size=4),
+    max_leaves=12,
+)
+
+
+def _without(value: Any, names: frozenset[str]) -> Any:
+    """``value`` less the maps' entries whose key folds to one of ``names``."""
+    from vis_export.sources.foreign import snake_key
+
+    if isinstance(value, dict):
+        return {k: _without(v, names) for k, v in value.items() if snake_key(k) not in names}
+    if isinstance(value, list):
+        return [_without(v, names) for v in value]
+    return value
+
+
+def _names_reasoning_anywhere(value: Any) -> bool:
+    from vis_export.contract.reasoning_words import is_reasoning_map, names_reasoning
+
+    if isinstance(value, dict):
+        return is_reasoning_map(value) or any(
+            names_reasoning(k) or _names_reasoning_anywhere(v) for k, v in value.items()
+        )
+    return isinstance(value, list) and any(_names_reasoning_anywhere(v) for v in value)
+
+
+@settings(max_examples=300, deadline=None)
+@given(tool_input=st.dictionaries(_source_keys, _source_values, max_size=5), output=_source_values)
+def test_tool_keys_as_the_source_wrote_them_are_kept(
+    tool_input: dict[str, Any], output: Any, tmp_path_factory: Any
+) -> None:
+    """A tool's input and output are stored with contract keys, and each renamed key's
+    spelling is kept (``original_keys``), so the provider replay gives them back as read
+    (secret payloads aside); no spelling is kept of a key in or naming private reasoning."""
+    from vis_export.formats.provider import conversation
+    from vis_export.sources.foreign import SECRET_KEYS
+
+    call = [{"type": "tool_use", "id": "toolu_k", "name": "Tool", "input": tool_input}]
+    result = {"type": "tool_result", "tool_use_id": "toolu_k", "content": [{"type": "json", "value": output}]}
+    path = tmp_path_factory.mktemp("keys") / "s.jsonl"
+    (session,) = sessions_of(
+        write_lines(path, [_entry("user", "u1", "go"), _entry("assistant", "a1", call), _entry("user", "r1", [result])])
+    )
+    (tool,) = [b for _, b in session.blocks() if isinstance(b, ToolBlock)]
+    kept = thaw(tool.fields.get("original_keys", []))
+    from vis_export.contract.reasoning_words import names_reasoning
+
+    assert not any(names_reasoning(entry["key"]) for entry in kept)
+    messages = conversation(session, ExportOptions(reasoning="all"), "anthropic")["messages"]
+    (replayed,) = [p for m in messages for p in m["content"] if p.get("type") == "tool_use"]
+    if not _names_reasoning_anywhere(tool_input):
+        assert replayed["input"] == _without(tool_input, SECRET_KEYS)
+    (answer,) = [p for m in messages for p in m["content"] if p.get("type") == "tool_result"]
+    if not _names_reasoning_anywhere(output):
+        assert json.loads(answer["content"]) == [{"type": "json", "value": _without(output, SECRET_KEYS)}]
+    for flavour in ("openai", "anthropic"):  # and the replay, read back, is written again the same
+        written = session_lines(session, ExportOptions(provider_format=flavour))
+        assert _roundtrip(written, flavour) == written
 
 
 def test_thinking_in_a_meta_or_system_entry_stays_private(tmp_path: Path) -> None:

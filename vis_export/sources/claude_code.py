@@ -20,7 +20,8 @@ from vis_export.sources.foreign import (
     NO_INPUT,
     Transcript,
     first_line,
-    foreign_value,
+    foreign_block,
+    foreign_map,
     map_or_empty,
     text_of_parts,
     text_or,
@@ -205,7 +206,7 @@ def content_blocks(transcript: Transcript, message: dict[str, Any], parts: Any, 
     for part in parts:
         block_id = f"{prefix}_{len(blocks)}"
         if not isinstance(part, dict):
-            blocks.append({"id": block_id, "type": "unknown", "value": foreign_value(part)})
+            blocks.append(foreign_block({"id": block_id, "type": "unknown"}, value=part))
             continue
         if not isinstance(part.get("type"), str):
             # A block that does not say what it is may be thinking: private, and counted (R2).
@@ -231,7 +232,7 @@ def content_blocks(transcript: Transcript, message: dict[str, Any], parts: Any, 
         elif kind in ("image", "document"):
             _media(transcript, message, part, block_id)
         else:
-            blocks.append({**foreign_value(part), "id": block_id, "type": kind})
+            blocks.append(foreign_map(part, id=block_id, type=kind))
 
 
 def _user_text(blocks: list[dict[str, Any]], text: str, block_id: str) -> None:
@@ -262,4 +263,4 @@ def _media(transcript: Transcript, message: dict[str, Any], part: dict[str, Any]
     elif source.get("type") == "url" and text_or(source.get("url"), ""):
         message["content"].append({"id": block_id, "type": "prose", "markdown": f"<{source.get('url')}>"})
     else:
-        message["content"].append({**foreign_value(part), "id": block_id, "type": part["type"]})
+        message["content"].append(foreign_map(part, id=block_id, type=part["type"]))

@@ -8,7 +8,10 @@ hands them to ``Transcript.result``, which checks each like any other source: a
 message that still breaks the contract (nesting too deep, a time out of range)
 is refused in strict mode and salvaged in lenient mode, as for Vis files. Keys
 of foreign maps (tool inputs, unknown blocks) are turned to snake_case, since the
-contract allows no other key; values are kept exactly. Encrypted or signed
+contract allows no other key; values are kept exactly, and so is each renamed
+key's spelling, in the block's ``original_keys`` (where in the block, and the key
+as the source wrote it), except where it names or sits in private reasoning (R2).
+Encrypted or signed
 payloads (``encrypted_content``, ``signature``, redacted thinking's ``data``)
 never enter the model: they are dropped before anything is built.
 """
@@ -26,6 +29,7 @@ from typing import Any
 
 from vis_export.contract import check_message
 from vis_export.contract.check import MAX_TIME
+from vis_export.contract.reasoning_words import is_reasoning_map, names_reasoning
 from vis_export.model import Message, Session, StoredAttachment, freeze, message_from_json
 from vis_export.problems import NOTE, Problem
 from vis_export.sources.result import LoadResult
@@ -49,9 +53,13 @@ def snake_key(key: str) -> str:
     return words if words[0].isalpha() else f"k_{words}"
 
 
-def foreign_value(value: Any) -> Any:
+Spellings = list[tuple[tuple[str | int, ...], str]]  # where a renamed key is, and how the source wrote it
+
+
+def foreign_value(value: Any, spellings: Spellings, path: tuple[str | int, ...] = ()) -> Any:
     """A foreign JSON value with contract keys and no secret payload, values unchanged.
-    Two keys that fold to the same snake_case key keep both values (``_2`` ...)."""
+    Two keys that fold to the same snake_case key keep both values (``_2`` ...). Each
+    key renamed goes to ``spellings``, with its place (``path`` is the value's)."""
     if isinstance(value, dict):
         out: dict[str, Any] = {}
         for key, item in value.items():
@@ -62,11 +70,48 @@ def foreign_value(value: Any) -> Any:
             while unique in out:
                 n += 1
                 unique = f"{name}_{n}"
-            out[unique] = foreign_value(item)
+            if unique != key:
+                spellings.append(((*path, unique), str(key)))
+            out[unique] = foreign_value(item, spellings, (*path, unique))
         return out
     if isinstance(value, list):
-        return [foreign_value(item) for item in value]
+        return [foreign_value(item, spellings, (*path, n)) for n, item in enumerate(value)]
     return value
+
+
+def foreign_block(block: dict[str, Any], **values: Any) -> dict[str, Any]:
+    """``block`` given foreign ``values`` as fields (``foreign_value``), and the
+    spelling of every key renamed in them kept in its ``original_keys``."""
+    spellings: Spellings = []
+    for name, value in values.items():
+        block[name] = foreign_value(value, spellings, (name,))
+    return _spelled(block, spellings)
+
+
+def foreign_map(value: dict[str, Any], **fixed: Any) -> dict[str, Any]:
+    """A foreign map as a block of its own (an unknown block): its fields as
+    ``foreign_block`` keeps them, then the ``fixed`` ones (``id``, ``type``)."""
+    spellings: Spellings = []
+    return _spelled({**foreign_value(value, spellings), **fixed}, spellings)
+
+
+def _spelled(block: dict[str, Any], spellings: Spellings) -> dict[str, Any]:
+    kept = [{"path": list(path), "key": key} for path, key in spellings if not _private(block, path)]
+    found = block.get("original_keys", [])
+    if kept and isinstance(found, list):  # a source's own field of that name is kept as it is
+        block["original_keys"] = [*found, *kept]
+    return block
+
+
+def _private(block: dict[str, Any], path: tuple[str | int, ...]) -> bool:
+    """Whether the key at ``path`` names private reasoning or sits in it (R2): its
+    spelling is not kept, since the policy hides the key and all under it."""
+    value: Any = block
+    for step in path:
+        if isinstance(value, dict) and (names_reasoning(step) or is_reasoning_map(value)):
+            return True
+        value = value[step]
+    return False
 
 
 def text_or(value: Any, default: str) -> str:
@@ -160,7 +205,7 @@ class Transcript:
             "status": "pending",
         }
         if tool_input is not NO_INPUT:
-            block["input"] = foreign_value(tool_input)
+            foreign_block(block, input=tool_input)
         message["content"].append(block)
         if call_id not in self.calls:
             self.calls[call_id], self.owners[call_id] = block, message
@@ -250,7 +295,7 @@ class Transcript:
 
 def _settle(block: dict[str, Any], output: Any, failed: bool) -> None:
     block["status"] = "failed" if failed else "completed"
-    block["error" if failed else "output"] = foreign_value(output)
+    foreign_block(block, **{"error" if failed else "output": output})
 
 
 def _orphan(call_id: str, output: Any, failed: bool, at: int) -> dict[str, Any]:
