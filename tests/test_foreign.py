@@ -728,3 +728,89 @@ def test_provider_round_trip_of_calls_parted_by_text_that_says_nothing(flavour: 
     }
     written = session_lines(session_from_json(document, "s"), ExportOptions(provider_format=flavour))
     assert _roundtrip(written, flavour) == written
+
+
+def _private_texts(path: Path) -> list[str]:
+    """The private thought a real transcript holds: Claude Code's thinking, Codex's reasoning summaries."""
+    found = [p["thinking"] for p in claude_parts(path) if p.get("type") == "thinking"]
+    for record in entries(path):
+        item = record.get("payload", record)
+        if isinstance(item, dict) and item.get("type") == "reasoning":
+            found += [
+                p["text"] for p in item.get("summary", []) if isinstance(p, dict) and isinstance(p.get("text"), str)
+            ]
+    return [line.strip() for text in found for line in text.splitlines() if len(line.strip()) >= 12]
+
+
+def _commands(session: Session) -> list[str]:
+    """The command lines of the shell calls (``Bash``, ``exec_command``, ``shell``, ``local_shell_call``)."""
+    found = []
+    for _, block in session.blocks():
+        if isinstance(block, ToolBlock) and block.fields.get("orphaned") is not True:
+            tool_input = thaw(block.input) if block.input is not None else None
+            if isinstance(tool_input, dict):
+                command = tool_input.get("command", tool_input.get("cmd"))
+                found.append(" ".join(command) if isinstance(command, list) else command)
+    return [command for command in found if isinstance(command, str) and command.strip()]
+
+
+@pytest.mark.parametrize("path", CLAUDE_FILES + CODEX_FILES, ids=lambda p: p.name)
+def test_every_real_transcript_in_every_format(path: Path, tmp_path: Path) -> None:
+    """Each real file through every projection: no private thought in any (text, Markdown,
+    HTML, JSON, provider messages in both flavours), every prose block replayed, every
+    tool call replayed once with its result, and each shell command found by search."""
+    import re
+
+    from vis_export import index, search
+
+    (session,) = sessions_of(path)
+    flavours = {
+        f: json.loads(session_lines(session, ExportOptions(provider_format=f))) for f in ("openai", "anthropic")
+    }
+    outputs = [*_outputs(session), *(json.dumps(v, ensure_ascii=False) for v in flavours.values())]
+    for thought in _private_texts(path):
+        assert not any(thought in out for out in outputs), thought
+    calls = [b for m, b in session.blocks() if isinstance(b, ToolBlock) and m.role == "assistant"]
+    openai = flavours["openai"]["messages"]
+    called = [c["id"] for m in openai for c in m.get("tool_calls", [])]
+    answered = [m["tool_call_id"] for m in openai if m["role"] == "tool"]
+    assert len(called) == len(calls) and sorted(called) == sorted(answered) and len(set(called)) == len(called)
+    parts = [p for m in flavours["anthropic"]["messages"] for p in m["content"]]
+    used = [p["id"] for p in parts if p["type"] == "tool_use"]
+    assert sorted(used) == sorted(called) and sorted(
+        p["tool_use_id"] for p in parts if p["type"] == "tool_result"
+    ) == sorted(used)
+    replayed = json.dumps([openai, flavours["anthropic"]], ensure_ascii=False)
+    for message, block in session.blocks():
+        if block.type == "prose" and message.role in ("user", "assistant") and block.markdown.strip():
+            assert json.dumps(block.markdown, ensure_ascii=False)[1:-1] in replayed
+    commands = _commands(session)
+    if commands:
+        index([session], tmp_path / "index")
+        for command in commands:
+            word = max(re.findall(r"[A-Za-z0-9_]{3,}", command) or [""], key=len)
+            if word:
+                assert search(f'"{word}"', tmp_path / "index", type="tool"), command
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", CLAUDE_FILES + CODEX_FILES, ids=lambda p: p.name)
+def test_every_real_transcript_as_pdf(path: Path) -> None:
+    """The PDF of each real file holds its prompts' and answers' first words and no private thought."""
+    import io
+
+    from pypdf import PdfReader
+
+    from vis_export import to_pdf
+
+    (session,) = sessions_of(path)
+    with time_limit(120):
+        pdf = to_pdf(session)
+    text = " ".join((page.extract_text() or "") for page in PdfReader(io.BytesIO(pdf)).pages)
+    flat = " ".join(text.split())
+    for thought in _private_texts(path):
+        assert " ".join(thought.split()) not in flat, thought
+    for message, block in session.blocks():
+        words = [w for w in block.fields.get("markdown", "").split() if w.isalpha() and len(w) >= 4]
+        if block.type == "prose" and message.role in ("user", "assistant") and words:
+            assert words[0] in flat, words[0]
