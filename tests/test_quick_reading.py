@@ -223,3 +223,23 @@ def test_a_transcript_is_read_quickly() -> None:
         with mock.patch.object(jsontext, "_exact", wraps=jsontext._exact) as exact:
             assert all(not isinstance(v, json.JSONDecodeError) for _, v in jsontext.parse_lines(data)[:-1])
         assert exact.call_count == exact_lines
+
+
+def test_json_lines_nested_near_the_recursion_limit_are_a_located_problem() -> None:
+    """A line nested so deep that the compiled parser reads it but the exact one (or a
+    reader recursing into it) would not is read exactly, and an importer stops at the
+    contract's depth: one located problem, never a crash (Claude Code files crashed
+    from 700 levels on)."""
+    limit = sys.getrecursionlimit()
+    head = json.dumps({"type": "user", "uuid": "u", "message": {"role": "user", "content": "hi"}})
+    call = {"type": "tool_use", "id": "t", "name": "x", "input": "@"}
+    line = json.dumps(
+        {"type": "assistant", "uuid": "a", "message": {"id": "m", "role": "assistant", "content": [call]}}
+    )
+    tool = {"id": "b", "type": "tool", "tool": "t", "status": "completed", "input": "@"}
+    for first, deep in ((head, line), (json.dumps(message()), json.dumps(message(tool)))):
+        for depth in range(limit - 300, limit + 10):
+            text = first + "\n" + deep.replace('"@"', "[" * depth + "]" * depth) + "\n"
+            (result,) = read_bytes(text.encode(), "f.jsonl", "f")
+            (problem,) = result.problems
+            assert result.session is None and "nested deeper" in problem.message and problem.location, depth

@@ -28,7 +28,7 @@ from types import MappingProxyType
 from typing import Any
 
 from vis_export.contract import check_message
-from vis_export.contract.check import MAX_TIME
+from vis_export.contract.check import MAX_DEPTH, MAX_TIME
 from vis_export.contract.reasoning_words import is_reasoning_map, names_reasoning
 from vis_export.model import Message, Session, StoredAttachment, freeze, message_from_json
 from vis_export.problems import NOTE, Problem
@@ -59,7 +59,11 @@ Spellings = list[tuple[tuple[str | int, ...], str]]  # where a renamed key is, a
 def foreign_value(value: Any, spellings: Spellings, path: tuple[str | int, ...] = ()) -> Any:
     """A foreign JSON value with contract keys and no secret payload, values unchanged.
     Two keys that fold to the same snake_case key keep both values (``_2`` ...). Each
-    key renamed goes to ``spellings``, with its place (``path`` is the value's)."""
+    key renamed goes to ``spellings``, with its place (``path`` is the value's). Past
+    ``MAX_DEPTH`` levels the value is left as read: the contract check refuses it as
+    nested too deep, where recursing on would exhaust the stack first."""
+    if len(path) > MAX_DEPTH:
+        return value
     if isinstance(value, dict):
         out: dict[str, Any] = {}
         for key, item in value.items():

@@ -204,12 +204,12 @@ def parse_lines(text: str) -> list[tuple[int, Any]]:
     numbered = [(lineno, line) for lineno, line in enumerate(text.split("\n"), 1) if line and not line.isspace()]
     values: list[Any] = [UNSURE] * len(numbered)
     if not _COLON_ESCAPE.search(text):
-        try:
-            values = [_COMPILED.decode(line) for _, line in numbered]
-            colons = text.count(":")
-        except (msgspec.DecodeError, RecursionError):  # some line is not (certainly) JSON: each on its own
-            values = [_quick(line) for _, line in numbered]
-            colons = sum(line.count(":") for (_, line), v in zip(numbered, values, strict=True) if v is not UNSURE)
+        # Near the recursion limit the two parsers part (the compiled one reads a level or
+        # two deeper, then a reader recursing into the value would not): a line with more
+        # brackets than half the limit, so perhaps that deep, is read exactly.
+        shallow = sys.getrecursionlimit() // 2
+        values = [_quick(line) if line.count("[") + line.count("{") < shallow else UNSURE for _, line in numbered]
+        colons = sum(line.count(":") for (_, line), v in zip(numbered, values, strict=True) if v is not UNSURE)
         if colons != _ENCODED.encode([v for v in values if v is not UNSURE]).count(b":"):  # a key given twice
             values = [UNSURE] * len(numbered)
     pairs = zip(numbered, values, strict=True)
