@@ -814,3 +814,20 @@ def test_every_real_transcript_as_pdf(path: Path) -> None:
         words = [w for w in block.fields.get("markdown", "").split() if w.isalpha() and len(w) >= 4]
         if block.type == "prose" and message.role in ("user", "assistant") and words:
             assert words[0] in flat, words[0]
+
+
+def test_call_arguments_nested_near_the_recursion_limit_are_read_without_a_crash() -> None:
+    """Arguments given as JSON text are parsed as every reader parses (``jsontext.parse``):
+    nested past what the parser takes, they stay the text they are; nothing crashes."""
+    import sys
+
+    limit = sys.getrecursionlimit()
+    for depth in range(limit - 30, limit + 5):
+        nested = "[" * depth + "]" * depth
+        item = {"type": "function_call", "name": "f", "call_id": "c", "arguments": nested}
+        rollout = [{"timestamp": "2025-01-01T00:00:00Z", "type": "response_item", "payload": item}]
+        call = {"id": "c", "type": "function", "function": {"name": "f", "arguments": nested}}
+        log = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": None, "tool_calls": [call]}]
+        for data in ("".join(json.dumps(v) + "\n" for v in rollout), json.dumps({"messages": log})):
+            for result in read_bytes(data.encode(), "f.json", "f", lenient=True):
+                assert result.session is not None or result.problems, depth
