@@ -88,8 +88,8 @@ def foreign_block(block: dict[str, Any], **values: Any) -> dict[str, Any]:
     spelling of every key renamed in them kept in its ``original_keys``."""
     spellings: Spellings = []
     for name, value in values.items():
-        block[name] = foreign_value(value, spellings, (name,))
-    return _spelled(block, spellings)
+        block[name] = foreign_value(value, spellings, (name,)) if isinstance(value, (dict, list)) else value
+    return _spelled(block, spellings) if spellings else block
 
 
 def foreign_map(value: dict[str, Any], **fixed: Any) -> dict[str, Any]:
