@@ -831,3 +831,27 @@ def test_call_arguments_nested_near_the_recursion_limit_are_read_without_a_crash
         for data in ("".join(json.dumps(v) + "\n" for v in rollout), json.dumps({"messages": log})):
             for result in read_bytes(data.encode(), "f.json", "f", lenient=True):
                 assert result.session is not None or result.problems, depth
+
+
+def test_a_stored_spelling_never_gives_a_key_a_name_of_reasoning() -> None:
+    """``original_keys`` in a stored session may say anything: the provider replay renames
+    a key only to a spelling that names no reasoning (R2), and skips entries that do not fit."""
+    from vis_export.formats.provider import conversation
+
+    spellings = [
+        {"path": ["input", "notes"], "key": "thinkingNotes"},
+        {"path": ["input", "file_path"], "key": "filePath"},
+        {"path": ["input", "gone"], "key": "Gone"},
+        {"path": ["input", "todos", 0, "active_form"], "key": "activeForm"},
+        {"path": "input", "key": 7},
+    ]
+    tool = {"id": "t", "type": "tool", "tool": "Edit", "status": "pending", "original_keys": spellings}
+    tool["input"] = {"notes": "n", "file_path": "a.py", "todos": [{"active_form": "x"}]}
+    message = {"id": "m", "role": "assistant", "status": "completed", "content": [tool], "created_at": 0}
+    session = session_from_json({"id": "s", "messages": [message]}, "s")
+    (call,) = conversation(session, ExportOptions(), "openai")["messages"][0]["tool_calls"]
+    assert json.loads(call["function"]["arguments"]) == {
+        "notes": "n",
+        "filePath": "a.py",
+        "todos": [{"activeForm": "x"}],
+    }

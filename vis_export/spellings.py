@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from vis_export.contract.reasoning_words import names_reasoning
 from vis_export.model import thaw
 
 
@@ -37,7 +38,8 @@ def as_written(fields: Mapping[str, Any], name: str) -> Any:
 
 
 def _entries(found: Any) -> list[Mapping[str, Any]]:
-    """The well-formed entries of an ``original_keys`` field (it may hold anything)."""
+    """The well-formed entries of an ``original_keys`` field (it may hold anything);
+    none that would give a key a name of private reasoning (R2), which an importer never keeps."""
     if not isinstance(found, (list, tuple)):
         return []
     return [
@@ -45,6 +47,7 @@ def _entries(found: Any) -> list[Mapping[str, Any]]:
         for entry in found
         if isinstance(entry, Mapping)
         and isinstance(entry.get("key"), str)
+        and not names_reasoning(entry["key"])
         and isinstance(entry.get("path"), (list, tuple))
         and len(entry["path"]) > 0
         and all(isinstance(step, (str, int)) and not isinstance(step, bool) for step in entry["path"])
