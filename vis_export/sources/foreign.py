@@ -7,13 +7,13 @@ An importer turns entries into plain JSON messages of the canonical contract and
 hands them to ``Transcript.result``, which checks each like any other source: a
 message that still breaks the contract (nesting too deep, a time out of range)
 is refused in strict mode and salvaged in lenient mode, as for Vis files. Keys
-of foreign maps (tool inputs, unknown blocks) are turned to snake_case, since the
-contract allows no other key; values are kept exactly, and so is each renamed
-key's spelling, in the block's ``original_keys`` (where in the block, and the key
-as the source wrote it), except where it names or sits in private reasoning (R2).
-Encrypted or signed
-payloads (``encrypted_content``, ``signature``, redacted thinking's ``data``)
-never enter the model: they are dropped before anything is built.
+of foreign maps (tool inputs and outputs, unknown blocks) are turned to
+snake_case, since the contract allows no other key; values are kept exactly, and
+so is each renamed key's spelling, in the block's ``original_keys`` (where in the
+block, and the key as the source wrote it; see ``vis_export.spellings``), except
+where it names or sits in private reasoning (R2). Encrypted or signed payloads
+(``encrypted_content``, ``signature``, redacted thinking's ``data``) never enter
+the model: they are dropped before anything is built.
 """
 
 from __future__ import annotations
