@@ -237,3 +237,89 @@ def test_the_containers_are_counted_once_whichever_reading_is_kept() -> None:
         parse(crowded)
     error = refused.value
     assert result.problems == (Problem(f"line {error.lineno} column {error.colno}", error.msg),)
+
+
+def _exact_lines(text: str) -> list[tuple[int, Any]]:
+    """JSON Lines read line by line by the exact reading, as ``parse_lines`` must give them."""
+    out: list[tuple[int, Any]] = []
+    for lineno, line in enumerate(text.split("\n"), 1):
+        if line.strip():
+            try:
+                out.append((lineno, parse(line)))
+            except json.JSONDecodeError as error:
+                out.append((lineno, error))
+    return out
+
+
+def _alike(a: Any, b: Any) -> bool:
+    """The same value (as ``_same``), or the same problem at the same place."""
+    if isinstance(a, json.JSONDecodeError) and isinstance(b, json.JSONDecodeError):
+        return (a.msg, a.pos) == (b.msg, b.pos)
+    return _same(a, b)
+
+
+_json_line_texts = st.lists(
+    st.one_of(
+        _texts,
+        st.builds(_near_miss, session_documents(small_blocks).map(lambda d: d["messages"][0]), st.integers(0, 2**16)),
+        _SPACE,
+    ),
+    min_size=1,
+    max_size=6,
+)
+
+
+@given(_json_line_texts, st.sampled_from(["", "\n", '\n{"a": "cut', "\r\n"]), st.booleans())
+def test_json_lines_read_quickly_give_what_the_exact_reading_gives(lines: list[str], end: str, lenient: bool) -> None:
+    """Each line's value (or its problem), line numbers, and so every reader's
+    sessions, problems and places, as reading each line exactly gives them."""
+    from vis_export.sources.jsontext import parse_lines
+
+    text = "\n".join(lines) + end
+    if not text.strip():
+        return
+    with recording():
+        quick = parse_lines(text)
+        quick_duplicates = any_recorded()
+    with recording():
+        exact = _exact_lines(text)
+        exact_duplicates = any_recorded()
+    assert [n for n, _ in quick] == [n for n, _ in exact] and quick_duplicates == exact_duplicates
+    assert all(_alike(q, e) for (_, q), (_, e) in zip(quick, exact, strict=True))
+    data = text.encode()
+    read = read_bytes(data, "f.jsonl", "f", lenient)
+    with mock.patch.object(files, "parse_lines", _exact_lines):
+        assert read == read_bytes(data, "f.jsonl", "f", lenient)
+
+
+def test_a_transcript_is_read_quickly() -> None:
+    """The compiled parser takes every line of a valid Claude Code file, and of a
+    file still being written all but its last, cut line."""
+    from benchmarks.foreign import claude_code_bytes
+    from vis_export.sources import jsontext
+
+    text = claude_code_bytes(100_000).decode()
+    for data, exact_lines in ((text, 0), (text + '{"type": "assistant", "mess', 1)):
+        with mock.patch.object(jsontext, "_exact", wraps=jsontext._exact) as exact:
+            assert all(not isinstance(v, json.JSONDecodeError) for _, v in jsontext.parse_lines(data)[:-1])
+        assert exact.call_count == exact_lines
+
+
+def test_json_lines_nested_near_the_recursion_limit_are_a_located_problem() -> None:
+    """A line nested so deep that the compiled parser reads it but the exact one (or a
+    reader recursing into it) would not is read exactly, and an importer stops at the
+    contract's depth: one located problem, never a crash (Claude Code files crashed
+    from 700 levels on)."""
+    limit = sys.getrecursionlimit()
+    head = json.dumps({"type": "user", "uuid": "u", "message": {"role": "user", "content": "hi"}})
+    call = {"type": "tool_use", "id": "t", "name": "x", "input": "@"}
+    line = json.dumps(
+        {"type": "assistant", "uuid": "a", "message": {"id": "m", "role": "assistant", "content": [call]}}
+    )
+    tool = {"id": "b", "type": "tool", "tool": "t", "status": "completed", "input": "@"}
+    for first, deep in ((head, line), (json.dumps(message()), json.dumps(message(tool)))):
+        for depth in range(limit - 300, limit + 10):
+            text = first + "\n" + deep.replace('"@"', "[" * depth + "]" * depth) + "\n"
+            (result,) = read_bytes(text.encode(), "f.jsonl", "f")
+            (problem,) = result.problems
+            assert result.session is None and "nested deeper" in problem.message and problem.location, depth

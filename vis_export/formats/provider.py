@@ -31,6 +31,7 @@ from vis_export.formats.markdown_syntax import fenced
 from vis_export.formats.options import PROVIDER_FORMATS, ExportOptions, Folder, ProviderFormat, options_given
 from vis_export.model import AttachmentBlock, Block, ErrorBlock, LonisBlock, Message, Session, ToolBlock, UnknownBlock
 from vis_export.policy import DEFAULT_REASONING, Reasoning, visible_session
+from vis_export.spellings import as_written
 
 if TYPE_CHECKING:
     from vis_export.redaction import Redaction
@@ -96,21 +97,24 @@ def _text_of(block: Block) -> str | None:
 
 
 def _call(message: Message, number: int, block: ToolBlock, taken: set[str]) -> _Call:
+    """The block as a call: its input, output and error with keys as the tool wrote them (``spellings``)."""
     fields = block.fields
     call_id = f"vis_{safe_name(message.id, 48)}_{number}"
     while call_id in taken:  # message ids need not be unique; call ids must be
         call_id += "_"
     taken.add(call_id)
+    arguments = as_written(fields, "input") if "input" in fields else {}
     if block.status == "failed":
-        detail = fields.get("error", fields.get("output"))
-        result = json.dumps(detail, ensure_ascii=False, default=dict) if detail is not None else "failed"
-        return _Call(call_id, safe_name(block.tool), fields.get("input", {}), f"Error: {result}", True)
+        name = "error" if "error" in fields else "output"
+        detail = as_written(fields, name) if name in fields else None
+        result = json.dumps(detail, ensure_ascii=False) if detail is not None else "failed"
+        return _Call(call_id, safe_name(block.tool), arguments, f"Error: {result}", True)
     if "output" in fields:
-        output = fields["output"]
-        result = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False, default=dict)
+        output = as_written(fields, "output")
+        result = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
     else:
         result = UNAVAILABLE.format(status=block.status)
-    return _Call(call_id, safe_name(block.tool), fields.get("input", {}), result, False)
+    return _Call(call_id, safe_name(block.tool), arguments, result, False)
 
 
 def _steps(message: Message, attachments: Attachments, taken: set[str]) -> list[_Step]:
@@ -122,13 +126,15 @@ def _steps(message: Message, attachments: Attachments, taken: set[str]) -> list[
             steps[-1].calls.append(_call(message, number, block, taken))
             continue
         text = _text_of(block)
-        if text is None:
+        # Text that says nothing is not replayed, and it parts no steps: a boundary only it
+        # marked would be written as nothing, so a reader could not find it again.
+        if text is None or not text.strip():
             continue
         if steps[-1].calls:  # text after tool calls starts the next step
             steps.append(_Step())
         steps[-1].text.append(text)
     # A step that says nothing and calls nothing is no message a provider takes.
-    return [step for step in steps if step.calls or "".join(step.text).strip()]
+    return [step for step in steps if step.calls or step.text]
 
 
 def _closing_notice(message: Message, said: bool) -> str | None:

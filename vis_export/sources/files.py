@@ -27,7 +27,7 @@ from vis_export.contract.duplicates import recording
 from vis_export.problems import Problem
 from vis_export.sources.events import event_log, is_gateway_event
 from vis_export.sources.imported import foreign_document, foreign_lines
-from vis_export.sources.jsontext import MAX_TEXT_BYTES, UNSURE, TooManyContainers, parse, read_quick
+from vis_export.sources.jsontext import MAX_TEXT_BYTES, UNSURE, TooManyContainers, parse, parse_lines, read_quick
 from vis_export.sources.lonis_blocks import lonis_blocks
 from vis_export.sources.messages import message_array, message_lines, session_document, single_message
 from vis_export.sources.result import LoadResult, failed
@@ -227,13 +227,11 @@ def _document(value: Any, source: str, default_id: str, lenient: bool, trusted: 
 def _json_lines(text: str, source: str, default_id: str, lenient: bool) -> list[LoadResult]:
     lines: list[tuple[int, Any]] = []
     problems: list[Problem] = []
-    for lineno, line in enumerate(text.split("\n"), 1):
-        if not line.strip():
-            continue
-        try:
-            lines.append((lineno, parse(line)))
-        except json.JSONDecodeError as error:
-            problems.append(Problem(f"line {lineno}", f"not JSON: {error.msg} (column {error.colno})"))
+    for lineno, value in parse_lines(text):
+        if isinstance(value, json.JSONDecodeError):
+            problems.append(Problem(f"line {lineno}", f"not JSON: {value.msg} (column {value.colno})"))
+        else:
+            lines.append((lineno, value))
     if not lines:
         return [LoadResult(source, None, tuple(problems))]
     foreign = foreign_lines(lines, problems, text, source, default_id, lenient)

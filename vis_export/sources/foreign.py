@@ -7,10 +7,13 @@ An importer turns entries into plain JSON messages of the canonical contract and
 hands them to ``Transcript.result``, which checks each like any other source: a
 message that still breaks the contract (nesting too deep, a time out of range)
 is refused in strict mode and salvaged in lenient mode, as for Vis files. Keys
-of foreign maps (tool inputs, unknown blocks) are turned to snake_case, since the
-contract allows no other key; values are kept exactly. Encrypted or signed
-payloads (``encrypted_content``, ``signature``, redacted thinking's ``data``)
-never enter the model: they are dropped before anything is built.
+of foreign maps (tool inputs and outputs, unknown blocks) are turned to
+snake_case, since the contract allows no other key; values are kept exactly, and
+so is each renamed key's spelling, in the block's ``original_keys`` (where in the
+block, and the key as the source wrote it; see ``vis_export.spellings``), except
+where it names or sits in private reasoning (R2). Encrypted or signed payloads
+(``encrypted_content``, ``signature``, redacted thinking's ``data``) never enter
+the model: they are dropped before anything is built.
 """
 
 from __future__ import annotations
@@ -25,7 +28,8 @@ from types import MappingProxyType
 from typing import Any
 
 from vis_export.contract import check_message
-from vis_export.contract.check import MAX_TIME
+from vis_export.contract.check import MAX_DEPTH, MAX_TIME
+from vis_export.contract.reasoning_words import is_reasoning_map, names_reasoning
 from vis_export.model import Message, Session, StoredAttachment, freeze, message_from_json
 from vis_export.problems import NOTE, Problem
 from vis_export.sources.result import LoadResult
@@ -49,9 +53,17 @@ def snake_key(key: str) -> str:
     return words if words[0].isalpha() else f"k_{words}"
 
 
-def foreign_value(value: Any) -> Any:
+Spellings = list[tuple[tuple[str | int, ...], str]]  # where a renamed key is, and how the source wrote it
+
+
+def foreign_value(value: Any, spellings: Spellings, path: tuple[str | int, ...] = ()) -> Any:
     """A foreign JSON value with contract keys and no secret payload, values unchanged.
-    Two keys that fold to the same snake_case key keep both values (``_2`` ...)."""
+    Two keys that fold to the same snake_case key keep both values (``_2`` ...). Each
+    key renamed goes to ``spellings``, with its place (``path`` is the value's). Past
+    ``MAX_DEPTH`` levels the value is left as read: the contract check refuses it as
+    nested too deep, where recursing on would exhaust the stack first."""
+    if len(path) > MAX_DEPTH:
+        return value
     if isinstance(value, dict):
         out: dict[str, Any] = {}
         for key, item in value.items():
@@ -62,11 +74,48 @@ def foreign_value(value: Any) -> Any:
             while unique in out:
                 n += 1
                 unique = f"{name}_{n}"
-            out[unique] = foreign_value(item)
+            if unique != key:
+                spellings.append(((*path, unique), str(key)))
+            out[unique] = foreign_value(item, spellings, (*path, unique))
         return out
     if isinstance(value, list):
-        return [foreign_value(item) for item in value]
+        return [foreign_value(item, spellings, (*path, n)) for n, item in enumerate(value)]
     return value
+
+
+def foreign_block(block: dict[str, Any], **values: Any) -> dict[str, Any]:
+    """``block`` given foreign ``values`` as fields (``foreign_value``), and the
+    spelling of every key renamed in them kept in its ``original_keys``."""
+    spellings: Spellings = []
+    for name, value in values.items():
+        block[name] = foreign_value(value, spellings, (name,)) if isinstance(value, (dict, list)) else value
+    return _spelled(block, spellings) if spellings else block
+
+
+def foreign_map(value: dict[str, Any], **fixed: Any) -> dict[str, Any]:
+    """A foreign map as a block of its own (an unknown block): its fields as
+    ``foreign_block`` keeps them, then the ``fixed`` ones (``id``, ``type``)."""
+    spellings: Spellings = []
+    return _spelled({**foreign_value(value, spellings), **fixed}, spellings)
+
+
+def _spelled(block: dict[str, Any], spellings: Spellings) -> dict[str, Any]:
+    kept = [{"path": list(path), "key": key} for path, key in spellings if not _private(block, path)]
+    found = block.get("original_keys", [])
+    if kept and isinstance(found, list):  # a source's own field of that name is kept as it is
+        block["original_keys"] = [*found, *kept]
+    return block
+
+
+def _private(block: dict[str, Any], path: tuple[str | int, ...]) -> bool:
+    """Whether the key at ``path`` names private reasoning or sits in it (R2): its
+    spelling is not kept, since the policy hides the key and all under it."""
+    value: Any = block
+    for step in path:
+        if isinstance(value, dict) and (names_reasoning(step) or is_reasoning_map(value)):
+            return True
+        value = value[step]
+    return False
 
 
 def text_or(value: Any, default: str) -> str:
@@ -160,7 +209,7 @@ class Transcript:
             "status": "pending",
         }
         if tool_input is not NO_INPUT:
-            block["input"] = foreign_value(tool_input)
+            foreign_block(block, input=tool_input)
         message["content"].append(block)
         if call_id not in self.calls:
             self.calls[call_id], self.owners[call_id] = block, message
@@ -225,7 +274,7 @@ class Transcript:
             found: list[Problem] = []
             check_message(value, ("messages", index), found)
             if not found:
-                built.append(message_from_json(value))
+                built.append(message_from_json(value, owned=True))  # built here, held by nobody else
                 continue
             refused += found
             salvaged = salvage_message(value, index) if lenient else None
@@ -250,7 +299,7 @@ class Transcript:
 
 def _settle(block: dict[str, Any], output: Any, failed: bool) -> None:
     block["status"] = "failed" if failed else "completed"
-    block["error" if failed else "output"] = foreign_value(output)
+    foreign_block(block, **{"error" if failed else "output": output})
 
 
 def _orphan(call_id: str, output: Any, failed: bool, at: int) -> dict[str, Any]:

@@ -207,6 +207,43 @@ def read_quick(raw: bytes) -> Quick:
     return Quick(value, True)
 
 
+def parse_lines(text: str) -> list[tuple[int, Any]]:
+    """The line number and value of each non-blank line of JSON Lines, as ``parse``
+    gives them one by one (its ``json.JSONDecodeError`` as the value of a line that
+    is not JSON). Read by the compiled parser where that is certainly the same value
+    (as ``read_quick`` judges it, the duplicate-key count taken over all the lines
+    it read), else by ``parse``. The text's containers are the caller's to
+    count. On a Claude Code file this takes half the time of ``parse`` line by line.
+    """
+    numbered = [(lineno, line) for lineno, line in enumerate(text.split("\n"), 1) if line and not line.isspace()]
+    values: list[Any] = [UNSURE] * len(numbered)
+    if not _COLON_ESCAPE.search(text):
+        # Near the recursion limit the two parsers part (the compiled one reads a level or
+        # two deeper, then a reader recursing into the value would not): a line with more
+        # brackets than half the limit, so perhaps that deep, is read exactly.
+        shallow = sys.getrecursionlimit() // 2
+        values = [_quick(line) if line.count("[") + line.count("{") < shallow else UNSURE for _, line in numbered]
+        colons = sum(line.count(":") for (_, line), v in zip(numbered, values, strict=True) if v is not UNSURE)
+        if colons != _ENCODED.encode([v for v in values if v is not UNSURE]).count(b":"):  # a key given twice
+            values = [UNSURE] * len(numbered)
+    pairs = zip(numbered, values, strict=True)
+    return [(lineno, _exact(line) if value is UNSURE else value) for (lineno, line), value in pairs]
+
+
+def _quick(line: str) -> Any:
+    try:
+        return _COMPILED.decode(line)
+    except (msgspec.DecodeError, RecursionError):
+        return UNSURE
+
+
+def _exact(line: str) -> Any:
+    try:
+        return parse(line, counted=True)
+    except json.JSONDecodeError as error:
+        return error
+
+
 def parse(text: str, budget: int | None = None, counted: bool = False) -> Any:
     """The JSON value of ``text``; anything not JSON or not representable raises
     ``json.JSONDecodeError`` with its position (``lineno``, ``colno``, ``msg``);

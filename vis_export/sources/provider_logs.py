@@ -12,13 +12,13 @@ say where one message's calls end and the next one's begin.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from typing import Any
 
 from vis_export.sources.claude_code import content_blocks
 from vis_export.sources.foreign import NO_INPUT, Transcript, field_text, map_or_empty, text_of_parts, text_or
+from vis_export.sources.jsontext import parse  # as every reader parses: no NaN, no exhausted stack
 from vis_export.sources.result import LoadResult
 
 ROLES = frozenset({"system", "developer", "user", "assistant", "tool", "function"})
@@ -222,7 +222,7 @@ class _Reader:
         detail: Any = content
         if isinstance(content, str) and content.startswith(_ERROR):
             try:
-                detail = json.loads(content[len(_ERROR) :])
+                detail = parse(content[len(_ERROR) :])
             except ValueError:
                 detail = None if content == _ERROR + "failed" else content
         self.transcript.answer(call_id, detail, True, 0)
@@ -248,7 +248,7 @@ def _arguments(arguments: Any) -> Any:
     """Call arguments: JSON text parsed when it is JSON, else kept as the text it is."""
     if isinstance(arguments, str):
         try:
-            return json.loads(arguments)
+            return parse(arguments)
         except ValueError:
             return arguments
     return arguments

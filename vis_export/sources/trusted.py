@@ -1,6 +1,6 @@
 """Sessions built in one pass from the quick reading's values, checked as they are built.
 
-A value the compiled parser read (``jsontext.parse_quick``) has no duplicate
+A value the compiled parser read (``jsontext.read_quick``) has no duplicate
 key and nothing the exact reading would refuse; what is left to know is
 whether it keeps the contract. Checking it (``check_session``) and then
 freezing it into the model (``session_from_json``) walked every container
