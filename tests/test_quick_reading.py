@@ -251,7 +251,7 @@ def _exact_lines(text: str) -> list[tuple[int, Any]]:
     return out
 
 
-def _alike(a: Any, b: Any) -> bool:
+def _same_or_same_problem(a: Any, b: Any) -> bool:
     """The same value (as ``_same``), or the same problem at the same place."""
     if isinstance(a, json.JSONDecodeError) and isinstance(b, json.JSONDecodeError):
         return (a.msg, a.pos) == (b.msg, b.pos)
@@ -285,7 +285,7 @@ def test_json_lines_read_quickly_give_what_the_exact_reading_gives(lines: list[s
         exact = _exact_lines(text)
         exact_duplicates = any_recorded()
     assert [n for n, _ in quick] == [n for n, _ in exact] and quick_duplicates == exact_duplicates
-    assert all(_alike(q, e) for (_, q), (_, e) in zip(quick, exact, strict=True))
+    assert all(_same_or_same_problem(q, e) for (_, q), (_, e) in zip(quick, exact, strict=True))
     data = text.encode()
     read = read_bytes(data, "f.jsonl", "f", lenient)
     with mock.patch.object(files, "parse_lines", _exact_lines):

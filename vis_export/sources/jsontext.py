@@ -165,6 +165,7 @@ UNSURE: Any = object()
 # An escaped colon, or one of a few other characters as rare (a regular expression
 # finds it faster than ``in``).
 _COLON_ESCAPE = re.compile(rb"\\u003")
+_COLON_ESCAPE_TEXT = re.compile(r"\\u003")
 _COMPILED = msgspec.json.Decoder()
 _ENCODED = msgspec.json.Encoder()
 _NOT_COUNTED = bytes(byte for byte in range(256) if byte not in b"{[:")
@@ -217,7 +218,7 @@ def parse_lines(text: str) -> list[tuple[int, Any]]:
     """
     numbered = [(lineno, line) for lineno, line in enumerate(text.split("\n"), 1) if line and not line.isspace()]
     values: list[Any] = [UNSURE] * len(numbered)
-    if not _COLON_ESCAPE.search(text):
+    if not _COLON_ESCAPE_TEXT.search(text):
         # Near the recursion limit the two parsers part (the compiled one reads a level or
         # two deeper, then a reader recursing into the value would not): a line with more
         # brackets than half the limit, so perhaps that deep, is read exactly.
