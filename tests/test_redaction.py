@@ -20,6 +20,7 @@ import string
 import subprocess
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -567,11 +568,11 @@ def test_markers_are_styled_in_html_text_and_nowhere_else(case: tuple[dict[str, 
     with time_limit(60):
         html = get_format("html").render(session, REDACT)  # type: ignore[arg-type]
         real = marked.styled
-        marked.styled = lambda html: html  # type: ignore[assignment]
+        marked.styled = lambda html: html
         try:
             plain = get_format("html").render(session, REDACT)  # type: ignore[arg-type]
         finally:
-            marked.styled = real  # type: ignore[assignment]
+            marked.styled = real
     styled, unstyled = parse(html), parse(plain)
     spans = [e for e in styled.iter() if e.tag == NS + "span" and e.get("class") == "redacted"]
     assert spans and all(MARKER.fullmatch(text_content(span)) for span in spans)
@@ -582,6 +583,97 @@ def test_markers_are_styled_in_html_text_and_nowhere_else(case: tuple[dict[str, 
 
     assert attributes(styled) == attributes(unstyled)
     assert not any(e.tag == NS + "span" for title in styled.iter(NS + "title") for e in title)
+
+
+def _drawn(data: bytes) -> tuple[str, list[bool], int]:
+    """A PDF's text as drawn (line breaks left out), whether each of its characters is
+    set in an italic face, and how many grey grounds (a marker's) are filled."""
+    from io import BytesIO
+
+    from pypdf import PdfReader
+
+    text: list[str] = []
+    italic: list[bool] = []
+    grounds = 0
+    for page in PdfReader(BytesIO(data)).pages:
+        fill: tuple[float, ...] = ()
+
+        def operator(op: bytes, args: list[Any], *_: Any) -> None:
+            nonlocal fill, grounds
+            if op in (b"scn", b"sc", b"rg"):
+                fill = tuple(round(float(arg), 3) for arg in args)
+            elif op in (b"f", b"f*") and fill == (0.498, 0.498, 0.498):
+                grounds += 1
+
+        def shown(piece: str, _cm: Any, _tm: Any, font: Any, _size: Any) -> None:
+            face = str(font.get("/BaseFont", "")) if font else ""
+            piece = piece.replace("\n", "")
+            text.append(piece)
+            italic.extend([("Italic" in face or "Oblique" in face)] * len(piece))
+
+        page.extract_text(visitor_operand_before=operator, visitor_text=shown)
+    return "".join(text), italic, grounds
+
+
+# Markers in code a line wraps, in a long word, under a long custom kind, in a code span and in fenced code.
+TYPST_MARKERS = [
+    {"type": "code", "language": "python", "text": "x = '" + "a" * 70 + " sk-proj-" + "Zq7Lp2Xw9Rt4" * 4 + "' # end\n"},
+    {"type": "prose", "markdown": "see postgres://me:Zq7Lp2Xw9Rt4@db.example.org/path/that/is/long"},
+    {"type": "prose", "markdown": "a code span `key=ab.person@example.org` and ticket-ID-Tq4Wm8Yr2Kd6-and-more-words"},
+    {"type": "prose", "markdown": "```python\nconnect('mysql://admin:Wq7Lp2Xw9Rt5@db/app')\n```"},
+]
+
+
+@settings(max_examples=3, deadline=None)
+@given(everywhere())
+def test_markers_are_styled_in_the_typst_pdf(case: tuple[dict[str, Any], list[str]]) -> None:
+    """In prose, code, tool blocks and every field the template draws, a marker is set in
+    italic on a grey ground, as in HTML; the rest of the text is what it was (R1)."""
+    document, cores = case
+    for number, block in enumerate(TYPST_MARKERS):
+        _blocks(document).append({"id": f"typst{number}", **block})
+    session = _load(document)
+    options = ExportOptions(
+        redact=Redaction(patterns=(("long-custom-kind-of-ticket-number", r"ticket-ID-(\w+)"),)), pdf_engine="typst"
+    )
+    with time_limit(120):
+        data = get_format("pdf").render(session, options)  # type: ignore[arg-type]
+    text, italic, grounds = _drawn(data)
+    _absent([*cores, "Zq7Lp2Xw9Rt4", "Tq4Wm8Yr2Kd6", "Wq7Lp2Xw9Rt5"], data + text.encode(), "typst pdf")
+    markers = list(MARKER.finditer(text))
+    assert len(markers) >= len(PLACES) + len(TYPST_MARKERS)
+    assert "[redacted: long-custom-kind-of-ticket-number 1]" in text
+    for marker in markers:
+        assert all(italic[marker.start() : marker.end()]), marker.group()
+    assert grounds >= len(markers)
+    unstyled = get_format("pdf").render(session, replace(options, redact=None))  # type: ignore[arg-type]
+    assert "redacted:" not in _drawn(unstyled)[0]
+
+
+def test_a_marker_written_in_an_unredacted_session_is_plain_text_in_the_typst_pdf() -> None:
+    """Without --redact nothing is styled: text that reads like a marker is data."""
+    document = _base()
+    PLACES["prose"](document, "[redacted: email 1]")
+    PLACES["code"](document, "[redacted: email 1]")
+    data = get_format("pdf").render(_load(document), ExportOptions(pdf_engine="typst"))  # type: ignore[arg-type]
+    text, italic, grounds = _drawn(data)
+    markers = list(MARKER.finditer(text))
+    assert len(markers) == 2 and grounds == 0
+    assert not any(any(italic[m.start() : m.end()]) for m in markers)
+
+
+@given(st.lists(st.one_of(st.text(max_size=30), st.sampled_from(["[redacted: email 1]", "[redacted: x-y 12]"]))))
+def test_typst_code_runs_keep_the_text_and_make_each_marker_one_run(pieces: list[str]) -> None:
+    """R1 in the Typst tree: the runs hold the code's text exactly (the lexer's classes
+    cut at markers), and each marker is one run of the marker class."""
+    from vis_export.formats.lexing import HighlightBudget
+    from vis_export.formats.typst_tree import MARKER as MARKER_CLASS, code
+
+    text = "".join(pieces) + "."
+    node = code(text, "python", 10**6, HighlightBudget(), marked=True)
+    runs = [run for chunk in node["chunks"] for run in chunk]
+    assert "\n".join("".join(run[1] for run in chunk) for chunk in node["chunks"]) == text
+    assert [run[1] for run in runs if run[0] == MARKER_CLASS] == MARKER.findall(text)
 
 
 def _document_with_links(document: dict[str, Any]) -> dict[str, Any]:
