@@ -414,6 +414,17 @@ def test_code_stays_literal_but_for_the_secret_span() -> None:
     assert code.fields["text"] == text.replace("Pa55w0rdXyZ", "[redacted: uri-credentials 1]")
 
 
+def test_a_lone_surrogate_beside_a_secret_is_kept_and_the_secret_redacted() -> None:
+    """The loader keeps a lone surrogate escape as a string no UTF-8 holds; RE2 reads
+    UTF-8, and --redact stopped with a traceback on such a session."""
+    document = _base()
+    PLACES["prose"](document, "a \ud800 token=Zq7Lp2Xw9Rt4 postgres://u\ud800:Wq7Lp2Xw9Rt5@db/app")
+    view = visible_session(_load(document), "visible", Redaction())
+    (prose,) = [b for b in view.messages[1].blocks if b.id == "planted1"]
+    text = prose.fields["markdown"]
+    assert "\ud800" in text and "Zq7Lp2Xw9Rt4" not in text and "Wq7Lp2Xw9Rt5" not in text
+
+
 _ASCII_FILLER = st.text(string.printable, max_size=40)
 
 
