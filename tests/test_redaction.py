@@ -326,6 +326,32 @@ def test_a_changed_redaction_indexes_an_unchanged_file_again(tmp_path: Path) -> 
     assert not search("jane", where)
 
 
+def test_an_index_folder_names_no_home_folder_user_and_a_rerun_is_a_no_op(tmp_path: Path) -> None:
+    """The index folder is an output: its manifest keeps source paths (so that a rerun
+    knows an unchanged file), but under --redact with the home folder's user as its marker."""
+    pytest.importorskip("tantivy")
+    from click.testing import CliRunner
+
+    from vis_export.cli import main
+
+    home = tmp_path / "machine+" / "home" / "alicezq7"  # "+": the folder reads as a home (/home/<user>/)
+    (home / "project").mkdir(parents=True)
+    for name in ("one", "two"):
+        document = _base()
+        document["id"] = f"session_{name}"
+        PLACES["prose"](document, f"see {home}/project/{name}.py")
+        (home / "project" / f"{name}.json").write_text(json.dumps(document))
+    where = tmp_path / "idx"
+    for run in range(2):
+        argv = ["index", str(home), "--index", str(where), "--redact", "--reasoning", "visible"]
+        result = CliRunner().invoke(main, argv, catch_exceptions=False)
+        assert result.exit_code == 0, result.output
+        assert ("0 added, 0 updated, 2 unchanged" if run else "2 added") in result.output
+    for path in where.rglob("*"):
+        if path.is_file():
+            assert b"alicezq7" not in path.read_bytes(), path
+
+
 def _served_app(folder: Path, redaction: Redaction) -> Any:
     from servedroom import _decoded_once
     from starlette.testclient import TestClient
