@@ -501,6 +501,25 @@ def test_what_is_not_a_secret_gets_no_marker(text: str) -> None:
     assert list(findings(_load(document), Redaction())) == []
 
 
+GOLDEN = Path(__file__).resolve().parent.parent / "golden" / "input"
+
+
+@pytest.mark.parametrize("name", sorted(path.name for path in GOLDEN.iterdir()))
+def test_a_golden_session_holds_no_secret_and_gets_no_marker(name: str) -> None:
+    """The goal of redact.md's false-positive measure, on the sessions the suite knows
+    by heart: nothing found, at any reasoning level, and no text output holds a marker."""
+    from vis_export.sources import read
+
+    sessions = [result.session for result in read([str(GOLDEN / name)]) if result.session is not None]
+    assert sessions
+    for session in sessions:
+        for reasoning in ("none", "visible", "all"):
+            assert list(findings(visible_session(session, reasoning), Redaction())) == []
+        options = ExportOptions(redact=True, reasoning="all")
+        for where, data in _text_outputs(session, options).items():
+            assert b"[redacted: " not in data, where
+
+
 def test_custom_patterns_and_a_rules_file(tmp_path: Path) -> None:
     rules = tmp_path / "rules.toml"
     rules.write_text('allow = ["@example\\\\.org$"]\n[[pattern]]\nkind = "employee-id"\nregex = "EMP-[0-9]{6}"\n')
