@@ -63,6 +63,8 @@ FIGURES = (
     Figure("serve: /api/search p95", "5.2 ms", 5.2, 20, "lower", "ms"),
     Figure("serve: sessions page at 100k, p95", "9.0 ms", 9.0, 50, "lower", "ms"),
     Figure("import vis_export", "1.21x", 1.21, 2, "lower"),
+    Figure("--redact, 16 MB, no secret", "0.44x (0.42-0.48)", 0.44, 0.5, "lower"),
+    Figure("--redact, 16 MB, with secrets", "0.46x (0.43-0.56)", 0.46, 0.5, "lower"),
     Figure("Dask local:2 / in-process: PDF", "0.60x", 0.60, 0.625, "lower"),
     Figure("Dask local:2 / in-process: Markdown", "0.86x", 0.86, 1.5, "lower"),
     Figure("Dask local:2 / in-process: index", "1.03x", 1.03, 1, "lower"),

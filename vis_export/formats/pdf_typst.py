@@ -105,7 +105,8 @@ class TypstProjector(Projector):
     def __init__(self, options: ExportOptions | None = None, image_refusal: str | None = None):
         """``image_refusal``: why no image is shown, when Typst could not decode one."""
         super().__init__(options)
-        self.images = Images(image_refusal)
+        self.marked = self.options.redaction is not None  # markers drawn as inserted, not as data
+        self.images = Images(image_refusal, self.marked)
         self.attachments = Attachments.of(None, self.options.attachments)
         self.indent = 0.0  # points the block being projected is indented by its frames
         self.highlighting = HighlightBudget()
@@ -121,7 +122,7 @@ class TypstProjector(Projector):
 
     def code(self, text: str, language: str | None, extra: float = 0.0) -> Node:
         columns = self.columns(self.indent + extra)
-        return code(text, language, columns, None if self.options.no_highlight else self.highlighting)
+        return code(text, language, columns, None if self.options.no_highlight else self.highlighting, self.marked)
 
     def prose(self, markdown: str, extra: float = 0.0) -> list[Node]:
         assert self._prose is not None
@@ -144,6 +145,7 @@ class TypstProjector(Projector):
             self.columns,
             LAYOUT,
             None if self.options.no_highlight else self.highlighting,
+            self.marked,
         )
         created = facts.created
         moment = datetime.fromtimestamp(created / 1000, tz=UTC) if created is not None else None
@@ -156,6 +158,7 @@ class TypstProjector(Projector):
             "models": list(facts.models),
             "continuation": part is not None and part.number > 0,  # only the running title, then messages
             "numbered": part is None,  # a part's pages are numbered once joined
+            "redacted": self.marked,  # the template draws markers in any string as inserted
             "paper": PAGES[self.options.paper][0],
             "layout": LAYOUT,
             "tokens": token_styles(),

@@ -194,8 +194,16 @@ class _Job:
             return batch.stamp
         return [batch.stamp, self.redaction.describe()]
 
+    def key(self, key: str) -> str:
+        """A file as the manifest names it: the index is an output (R8)."""
+        if self.redaction is None:
+            return key
+        from vis_export.redaction.view import manifest_path
+
+        return manifest_path(key, self.redaction)
+
     def entry(self, batch: Batch) -> dict[str, Any] | None:
-        entry: dict[str, Any] | None = self.manifest["files"].get(batch.key) if batch.key else None
+        entry: dict[str, Any] | None = self.manifest["files"].get(self.key(batch.key)) if batch.key else None
         return entry
 
     def run(self, batch: Batch) -> None:
@@ -224,13 +232,13 @@ class _Job:
         entry = self.entry(batch)
         if complete:
             if batch.key is not None and batch.stamp is not None:
-                self.files_done[batch.key] = {"stamp": self.stamp(batch), "sessions": hashes}
+                self.files_done[self.key(batch.key)] = {"stamp": self.stamp(batch), "sessions": hashes}
             return
         if batch.key is None or batch.stamp is not None:  # not read, yet not gone
             held = {i: h for i, h in (entry["sessions"] if entry else {}).items() if i not in hashes}
             self.unread[batch.key] = set(held)
             if batch.key is not None:  # no stamp: read again next time
-                self.files_done[batch.key] = {"stamp": None, "sessions": {**held, **hashes}}
+                self.files_done[self.key(batch.key)] = {"stamp": None, "sessions": {**held, **hashes}}
         if batch.key is not None and ((batch.named and not hashes) or (batch.path is not None and batch.path.is_dir())):
             # A source named of which nothing was read (a folder gone, empty or
             # a file now: an unmounted share, a typo), or a folder that cannot
