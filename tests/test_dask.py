@@ -31,7 +31,8 @@ from visstore import build_store
 from benchmarks.generate import session
 from vis_export.cli import main
 from vis_export.formats.options import ExportOptions
-from vis_export.jobs.conversion import Lines, Outcome, convert
+from vis_export.jobs.conversion import Outcome, convert
+from vis_export.reporting import Lines
 from vis_export.searchindex import search
 from vis_export.searchindex.job import index_sources
 from vis_export.sources.parts import read_part, units
@@ -887,7 +888,7 @@ def _holding(base: Path) -> tuple[subprocess.Popen[str], Path]:
     """A process that makes a job's folder in ``base`` as a job does, renders a
     file into it, and runs on; and the folder."""
     code = (
-        "import sys, time\nfrom pathlib import Path\nfrom vis_export.jobs.jobfolder import JobFolder\n"
+        "import sys, time\nfrom pathlib import Path\nfrom vis_export.distributed.jobfolder import JobFolder\n"
         "made = JobFolder.make(Path(sys.argv[1]))\n(made.path / 'a.out').write_text('rendered')\n"
         "print(made.path, flush=True)\ntime.sleep(600)\n"
     )

@@ -652,7 +652,7 @@ def test_problem_lines_quote_no_secret(tmp_path: Path, lenient: bool) -> None:
     """A problem's location names a key of the source: under --redact it is redacted
     like the key itself, on the command line (convert, index, scan) and in the API's lines."""
     import vis_export
-    from vis_export.jobs.conversion import Lines
+    from vis_export.reporting import Lines
 
     core = "Zq7Lp2Xw9Rt4Vb6Nm3Kj"
     document = _base()

@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from vis_export import __version__
 from vis_export.contract import MESSAGE_ROLES
 from vis_export.errors import VisExportError
 from vis_export.formats import FORMAT_NAMES, Format
@@ -29,6 +28,7 @@ from vis_export.policy import DEFAULT_REASONING, REASONING_CHOICES, check_reason
 from vis_export.searchindex.documents import INDEX_REASONING, INDEXED_TYPES
 from vis_export.searchindex.engines import MAX_THREADS, engine_names
 from vis_export.timefmt import millis, utc
+from vis_export.version import __version__
 
 if TYPE_CHECKING:
     from vis_export.redaction import Redaction
@@ -465,9 +465,10 @@ def convert(
       vis-export convert archive/ --to pdf -o pdf/ --dask local:4
       vis-export convert vis.db --to html -o shared/ --redact --redact-report shared/redacted.json
     """
+    from vis_export.exporting import missing_attachments
     from vis_export.formats import get_format
     from vis_export.formats.options import ExportOptions
-    from vis_export.jobs.conversion import convert_with, missing_attachments
+    from vis_export.jobs.conversion import convert_with
     from vis_export.sources.result import report_lines
 
     if dask is not None and output in (None, "-"):

@@ -31,7 +31,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from vis_export.distributed.cluster import CONNECT_TIMEOUT, DaskFailure, quiet, reason
+from vis_export.distributed.failures import CONNECT_TIMEOUT, DaskFailure, quiet, reason
 
 START_TIMEOUT = 120.0  # seconds: workers that import WeasyPrint on a busy machine take a while
 ERROR = "error "

@@ -17,9 +17,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from vis_export.distributed.cluster import DaskFailure, result
+from vis_export.distributed.cluster import result
+from vis_export.distributed.failures import DaskFailure
+from vis_export.exporting import Reading, export, rendered
 from vis_export.formats.options import ExportOptions
-from vis_export.jobs.conversion import Reading, export, rendered
 from vis_export.model import Session
 from vis_export.searchindex.documents import IndexReasoning
 from vis_export.searchindex.target import Database

@@ -28,8 +28,8 @@ from vis_export.sources.stamp import file_stamp
 
 if TYPE_CHECKING:
     from vis_export.distributed.indexing import Dask
-    from vis_export.jobs.conversion import Report
     from vis_export.redaction import Redaction
+    from vis_export.reporting import Report
 
 
 # How a job says a source it could not read stopped its pruning (serve, which said so already, leaves it out).
@@ -370,7 +370,7 @@ def index_sources(
     each task) is done. ``redact``: index only the redacted view (``True`` for the
     built-in rules, or a ``Redaction``; R8), as ``--redact`` does."""
     from vis_export.formats.options import ExportOptions
-    from vis_export.jobs.conversion import redacting
+    from vis_export.reporting import redacting
 
     redaction = ExportOptions(redact=redact).redaction
     from vis_export.sources.result import report_lines
