@@ -362,7 +362,7 @@ def test_the_package_api(tmp_path: Path) -> None:
 
 
 def _aged(path: Path, seconds: float = 3600) -> None:
-    """Its last change an hour ago: a file changed a moment ago is read again (see ``file_stamp``)."""
+    """Its last change an hour ago: a file changed a moment ago is read again (see ``sources.stamp``)."""
     os.utime(path, ns=(path.stat().st_atime_ns, time.time_ns() - int(seconds * 1e9)))
 
 

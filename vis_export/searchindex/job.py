@@ -24,7 +24,7 @@ from vis_export.searchindex.directory import RealPaths
 from vis_export.searchindex.documents import IndexReasoning, indexed_view, view_digest, view_documents
 from vis_export.searchindex.engines import MAX_THREADS, Engine
 from vis_export.searchindex.target import DatabaseTarget, Target, target_for
-from vis_export.sources.stamp import file_stamp
+from vis_export.sources.stamp import source_stamp
 
 if TYPE_CHECKING:
     from vis_export.distributed.indexing import Dask
@@ -89,9 +89,7 @@ def source_batches(
 
         stamp, folder = None, None
         if path is not None and path.is_file():
-            stamp = file_stamp(path)
-            wal = file_stamp(Path(f"{path}-wal"))  # a store's recent turns may live only there
-            stamp = stamp + wal if stamp is not None and wal is not None else stamp
+            stamp = source_stamp(path)
             folder = str(path.parent) if walked else None
         key = real_paths.real(path) if path is not None else None
         return Batch(key, stamp, load, lambda: not any(problems), folder, name, path, name == source)
