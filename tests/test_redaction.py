@@ -495,7 +495,7 @@ def test_dask_workers_write_and_index_only_the_redacted_view(tmp_path: Path, mon
     pytest.importorskip("distributed")
     from all_on_workers import waiting
 
-    from vis_export.distributed.local import LocalCluster
+    from vis_export.distributed.local import ClusterProcess
     from vis_export.jobs.conversion import convert
     from vis_export.searchindex import search
     from vis_export.searchindex.job import index_sources
@@ -511,7 +511,7 @@ def test_dask_workers_write_and_index_only_the_redacted_view(tmp_path: Path, mon
             PLACES[place](document, text)
             cores.append(core)
         (folder / f"s{n}.json").write_text(json.dumps(document))
-    monkeypatch.setattr(LocalCluster, "answered", waiting)
+    monkeypatch.setattr(ClusterProcess, "answered", waiting)
     options = ExportOptions(redact=True)
     here = convert([str(folder)], "markdown", tmp_path / "here", options)
     dask = convert([str(folder)], "markdown", tmp_path / "dask", options, dask="local:1")

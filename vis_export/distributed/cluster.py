@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from vis_export.distributed.failures import CONNECT_TIMEOUT, DaskFailure, quiet, reason
 
 if TYPE_CHECKING:
-    from vis_export.distributed.local import LocalCluster
+    from vis_export.distributed.local import ClusterProcess
 
 LOCAL = "local"
 GREETING_MOST = 64 << 10  # bytes a scheduler's first message may take (its handshake: some 60)
@@ -53,7 +53,7 @@ def local_workers(address: str) -> int | None:
 
 
 @contextmanager
-def dask_client(address: str, preload: Sequence[str] = (), local: LocalCluster | None = None) -> Iterator[Any]:
+def dask_client(address: str, preload: Sequence[str] = (), local: ClusterProcess | None = None) -> Iterator[Any]:
     """A client of the cluster ``address`` names (see ``check_address``), with at
     least one worker; a local cluster is stopped when the job ends. Its workers
     have the modules of ``preload`` imported already (see ``local``). ``local``:
@@ -64,9 +64,9 @@ def dask_client(address: str, preload: Sequence[str] = (), local: LocalCluster |
     require_installed("distributed", "--dask")
     count = local_workers(address)
     if count is not None and local is None:
-        from vis_export.distributed.local import LocalCluster
+        from vis_export.distributed.local import ClusterProcess
 
-        local = LocalCluster(count, preload)
+        local = ClusterProcess(count, preload)
     try:
         scheduler = address if local is None else local.started()  # Dask is imported once it has
         library: Any = require("distributed", "--dask")  # untyped
@@ -108,8 +108,8 @@ class Connecting:
         self.address = address
         count = local_workers(address)
         if count is not None:
-            from vis_export.distributed.local import LocalCluster
-        self._local = None if count is None else LocalCluster(count, preload)
+            from vis_export.distributed.local import ClusterProcess
+        self._local = None if count is None else ClusterProcess(count, preload)
         self._context = dask_client(address, preload, self._local)
         self._client: Any = None
 

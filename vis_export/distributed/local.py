@@ -48,8 +48,9 @@ _LOCAL_SETTINGS = {
 }
 
 
-class LocalCluster:
-    """The process running a local cluster, and its scheduler's address."""
+class ClusterProcess:
+    """The process of our own that runs a local Dask cluster (Dask's
+    ``LocalCluster``, in that process), and its scheduler's address."""
 
     def __init__(self, workers: int, preload: Sequence[str]):
         try:

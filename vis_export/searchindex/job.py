@@ -13,15 +13,21 @@ transaction (see ``target``).
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vis_export.model import Session
 from vis_export.problems import NOTE
 from vis_export.searchindex.directory import RealPaths
-from vis_export.searchindex.documents import IndexReasoning, indexed_view, view_digest, view_documents
+from vis_export.searchindex.documents import (
+    IndexReasoning,
+    check_index_reasoning,
+    indexed_view,
+    view_digest,
+    view_documents,
+)
 from vis_export.searchindex.engines import MAX_THREADS, Engine
 from vis_export.searchindex.target import DatabaseTarget, Target, target_for
 from vis_export.sources.stamp import source_stamp
@@ -46,6 +52,39 @@ class IndexCounts:
     def __str__(self) -> str:
         text = f"{self.added} added, {self.updated} updated, {self.unchanged} unchanged"
         return text + (f", {self.removed} removed" if self.removed else "")
+
+
+@dataclass(frozen=True)
+class IndexSettings:
+    """How an index job runs, one value whichever way it is started (the API's
+    ``index`` and ``index_sources``, the command line, ``serve``'s own index).
+    ``engine``: by default the one the index was built with, else tantivy;
+    ``prune``: remove sessions no source holds any more; ``wait``: seconds to
+    wait for another job writing the same index; ``threads``: the engine's
+    (0: its choice); ``origin``: where a database's sessions come from (by
+    default the host name); ``redaction``: index the redacted view (R8)."""
+
+    engine: str | None = None
+    reasoning: IndexReasoning = "none"
+    prune: bool = False
+    wait: float = 0.0
+    threads: int = 0
+    origin: str | None = None
+    redaction: Redaction | None = None
+
+    def __post_init__(self) -> None:
+        check_index_reasoning(self.reasoning)
+        if not 0 <= self.threads <= MAX_THREADS:
+            raise ValueError(f"threads must be 0 to {MAX_THREADS}, not {self.threads}")
+
+    @staticmethod
+    def given(parameters: Mapping[str, Any]) -> IndexSettings:
+        """The settings among a public function's ``parameters`` (its ``locals()``),
+        with ``redact`` as the API takes it (``True``, or a ``Redaction``)."""
+        from vis_export.formats.options import ExportOptions
+
+        named = {f.name: parameters[f.name] for f in fields(IndexSettings) if f.name in parameters}
+        return IndexSettings(**named, redaction=ExportOptions(redact=parameters.get("redact")).redaction)
 
 
 @dataclass
@@ -105,33 +144,25 @@ def source_batches(
 def index_sessions(
     batches: Iterable[Batch],
     location: str | os.PathLike[str],
-    engine: str | None = None,
-    reasoning: IndexReasoning = "none",
-    prune: bool = False,
-    wait: float = 0.0,
-    threads: int = 0,
+    settings: IndexSettings = IndexSettings(),
     progress: Callable[[Session], None] | None = None,
     warn: Callable[[str], None] | None = None,
-    origin: str | None = None,
     dask: Dask | None = None,
-    redaction: Redaction | None = None,
 ) -> IndexCounts:
     """Add or update every session's documents in the index at ``location`` (a
-    folder, or a PostgreSQL URI: see ``target``); with ``prune``, remove sessions
-    that are no longer among them (but not those of a source that failed to
-    load, nor, in a database, another ``origin``'s). ``engine`` is by default
-    the one the index was built with, else tantivy. ``dask`` has the batches'
-    files read, and their documents made, by the workers of a Dask cluster
-    (``vis_export.distributed.indexing``)."""
-    if not 0 <= threads <= MAX_THREADS:
-        raise ValueError(f"threads must be 0 to {MAX_THREADS}, not {threads}")
-    target = target_for(location, engine, origin)
+    folder, or a PostgreSQL URI: see ``target``); with ``settings.prune``, remove
+    sessions that are no longer among them (but not those of a source that
+    failed to load, nor, in a database, another ``origin``'s). ``dask`` has the
+    batches' files read, and their documents made, by the workers of a Dask
+    cluster (``vis_export.distributed.indexing``)."""
+    engine, wait, threads = settings.engine, settings.wait, settings.threads
+    target = target_for(location, engine, settings.origin)
     batches = list(batches)
     target.check([place for batch in batches for place in (batch.folder, batch.key) if place])
     if dask is not None and not threads:
         threads = 1  # the workers have the cores: one thread writes as fast here, with less merging
     with target.writing(engine, wait, threads) as (store, manifest):
-        job = _Job(store, target, manifest, reasoning, progress, warn, redaction)
+        job = _Job(store, target, manifest, settings.reasoning, progress, warn, settings.redaction)
         if dask is None:
             for batch in batches:
                 job.run(batch)
@@ -140,7 +171,7 @@ def index_sessions(
 
             database = target.for_workers(wait) if isinstance(target, DatabaseTarget) else None
             run_on_dask(job, batches, dask, database)
-        if prune:
+        if settings.prune:
             job.prune()
         job.commit()
         return job.counts
@@ -367,13 +398,11 @@ def index_sources(
     ``progress(total)`` returns what is called as each file (or, with ``dask``,
     each task) is done. ``redact``: index only the redacted view (``True`` for the
     built-in rules, or a ``Redaction``; R8), as ``--redact`` does."""
-    from vis_export.formats.options import ExportOptions
     from vis_export.reporting import redacting
-
-    redaction = ExportOptions(redact=redact).redaction
     from vis_export.sources.result import report_lines
 
-    report = redacting(report, redaction)
+    settings = IndexSettings.given(locals())
+    report = redacting(report, settings.redaction)
     names = [os.fspath(source) for source in sources]
     start = progress or (lambda total: lambda: None)
     tick = [lambda: None]
@@ -392,6 +421,4 @@ def index_sources(
         from vis_export.distributed.indexing import Dask
 
         on_dask = Dask(dask, lenient, report, start)
-    return index_sessions(
-        batches, location, engine, reasoning, prune, wait, threads, None, report.warning, origin, on_dask, redaction
-    )
+    return index_sessions(batches, location, settings, warn=report.warning, dask=on_dask)
