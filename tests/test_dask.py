@@ -32,9 +32,9 @@ from benchmarks.generate import session
 from vis_export.cli import main
 from vis_export.formats.options import ExportOptions
 from vis_export.jobs.conversion import Outcome, convert
+from vis_export.jobs.indexing import index_sources
 from vis_export.reporting import Lines
 from vis_export.searchindex import search
-from vis_export.searchindex.job import index_sources
 from vis_export.sources.parts import read_part, units
 
 distributed = pytest.importorskip("distributed")

@@ -310,8 +310,8 @@ def test_a_redacted_value_is_not_found_in_the_index(
 def test_a_changed_redaction_indexes_an_unchanged_file_again(tmp_path: Path) -> None:
     """A file indexed without --redact is read again with it: its stamp alone says nothing of the rules."""
     pytest.importorskip("tantivy")
+    from vis_export.jobs.indexing import index_sources
     from vis_export.searchindex import search
-    from vis_export.searchindex.job import index_sources
 
     document = _base()
     PLACES["prose"](document, "mail jane.q.public@example.org")
@@ -497,8 +497,8 @@ def test_dask_workers_write_and_index_only_the_redacted_view(tmp_path: Path, mon
 
     from vis_export.distributed.local import ClusterProcess
     from vis_export.jobs.conversion import convert
+    from vis_export.jobs.indexing import index_sources
     from vis_export.searchindex import search
-    from vis_export.searchindex.job import index_sources
 
     folder = tmp_path / "in"
     folder.mkdir()

@@ -713,8 +713,8 @@ def index(
       vis-export index ~/.vis/vis.db --index postgresql://me@db.example:5432/vis --prune
       vis-export index /shared/archive/ --index /shared/idx --dask tcp://scheduler:8786
     """
+    from vis_export.jobs.indexing import index_sources
     from vis_export.searchindex import check_placement
-    from vis_export.searchindex.job import index_sources
 
     redaction = _redaction(redact, redact_patterns, redact_allow, redact_rules)
     reporter = Reporter(redaction=redaction)

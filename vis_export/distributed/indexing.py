@@ -1,6 +1,6 @@
 """``index`` on a Dask cluster: workers read the sources and make the documents.
 
-The job (``searchindex.job``) is the same as in one process and takes the
+The job (``searchindex.job``, started by ``jobs.indexing``) is the same as in one process and takes the
 workers' results in source order, so the counts, warnings and problem lines
 are too. A folder index (tantivy, Whoosh) has one writer, this process, which
 adds the documents the workers made; a database is written by the workers
@@ -91,6 +91,10 @@ class Dask:
     lenient: bool
     report: Report
     progress: Callable[[int], Callable[[], None]] = lambda total: lambda: None
+
+    def run(self, job: IndexJob[B], batches: list[B], database: Database | None) -> None:
+        """The job's batches on the cluster (the index job's ``BatchRunner``)."""
+        run_on_dask(job, batches, self, database)
 
 
 def run_on_dask(job: IndexJob[B], batches: list[B], dask: Dask, database: Database | None) -> None:
