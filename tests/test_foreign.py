@@ -685,7 +685,7 @@ def test_validate_reports_skipped_entries_as_a_warning(tmp_path: Path) -> None:
 def test_an_indexed_transcript_is_not_read_again_while_unchanged(tmp_path: Path, monkeypatch: Any) -> None:
     """Entries skipped by design are a note: the file counts as read in full, so a rerun skips it."""
     import vis_export.sources as sources
-    from vis_export.searchindex.job import index_sources
+    from vis_export.jobs.indexing import index_sources
 
     (tmp_path / "t").mkdir()
     path = write_lines(tmp_path / "t" / "sess-1.jsonl", claude_session())

@@ -16,8 +16,8 @@ from unittest import mock
 from hypothesis import example, given, strategies as st
 from strategies import PRIVATE_CANARY, session_documents
 
+from vis_export.exporting import export, rendered
 from vis_export.formats.options import ExportOptions
-from vis_export.jobs.conversion import export, rendered
 from vis_export.sources import parts
 from vis_export.sources.messages import session_document
 

@@ -187,14 +187,14 @@ def test_the_same_bytes_when_fonttools_subsets_the_fonts() -> None:
 
 def test_parts_follow_the_text_so_any_machine_writes_the_same_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
     """Where parts begin shows (each starts a page): it must not depend on the cores."""
-    from vis_export.formats import pdf as module
+    from vis_export.formats import pdf as module, pdf_pages
 
     total = sum(_message_sizes(SESSION))
     monkeypatch.setattr(module, "PART_SIZE", total // 3 + 1)
     assert len(module.split(SESSION)) == 3
     renders = []
     for cores in (1, 4):
-        monkeypatch.setattr(module, "cores", lambda cores=cores: cores)
+        monkeypatch.setattr(pdf_pages, "cores", lambda cores=cores: cores)
         renders.append(to_pdf(SESSION))
     assert renders[0] == renders[1]
 

@@ -311,8 +311,8 @@ def test_a_redacted_value_is_not_found_in_the_index(
 def test_a_changed_redaction_indexes_an_unchanged_file_again(tmp_path: Path) -> None:
     """A file indexed without --redact is read again with it: its stamp alone says nothing of the rules."""
     pytest.importorskip("tantivy")
+    from vis_export.jobs.indexing import index_sources
     from vis_export.searchindex import search
-    from vis_export.searchindex.job import index_sources
 
     document = _base()
     PLACES["prose"](document, "mail jane.q.public@example.org")
@@ -591,10 +591,10 @@ def test_dask_workers_write_and_index_only_the_redacted_view(tmp_path: Path, mon
     pytest.importorskip("distributed")
     from all_on_workers import waiting
 
-    from vis_export.distributed.local import LocalCluster
+    from vis_export.distributed.local import ClusterProcess
     from vis_export.jobs.conversion import convert
+    from vis_export.jobs.indexing import index_sources
     from vis_export.searchindex import search
-    from vis_export.searchindex.job import index_sources
 
     folder = tmp_path / "in"
     folder.mkdir()
@@ -607,7 +607,7 @@ def test_dask_workers_write_and_index_only_the_redacted_view(tmp_path: Path, mon
             PLACES[place](document, text)
             cores.append(core)
         (folder / f"s{n}.json").write_text(json.dumps(document))
-    monkeypatch.setattr(LocalCluster, "answered", waiting)
+    monkeypatch.setattr(ClusterProcess, "answered", waiting)
     options = ExportOptions(redact=True)
     here = convert([str(folder)], "markdown", tmp_path / "here", options)
     dask = convert([str(folder)], "markdown", tmp_path / "dask", options, dask="local:1")
@@ -839,7 +839,7 @@ def test_problem_lines_quote_no_secret(tmp_path: Path, lenient: bool) -> None:
     """A problem's location names a key of the source: under --redact it is redacted
     like the key itself, on the command line (convert, index, scan) and in the API's lines."""
     import vis_export
-    from vis_export.jobs.conversion import Lines
+    from vis_export.reporting import Lines
 
     core = "Zq7Lp2Xw9Rt4Vb6Nm3Kj"
     document = _base()

@@ -18,10 +18,10 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from strategies import PRIVATE_CANARY, session_documents, small_blocks, small_code_blocks
 
 from vis_export import load
+from vis_export.jobs.indexing import index_sources as vis_export_index
 from vis_export.searchindex import IndexFailure, index, search
 from vis_export.searchindex.conformance import CANARY, CODE_SESSION, check_engine
 from vis_export.searchindex.directory import MANIFEST, writer_lock
-from vis_export.searchindex.job import index_sources as vis_export_index
 from vis_export.sources.messages import session_document
 
 ENGINES = ["tantivy", "whoosh"]
@@ -362,7 +362,7 @@ def test_the_package_api(tmp_path: Path) -> None:
 
 
 def _aged(path: Path, seconds: float = 3600) -> None:
-    """Its last change an hour ago: a file changed a moment ago is read again (see ``file_stamp``)."""
+    """Its last change an hour ago: a file changed a moment ago is read again (see ``sources.stamp``)."""
     os.utime(path, ns=(path.stat().st_atime_ns, time.time_ns() - int(seconds * 1e9)))
 
 

@@ -33,7 +33,7 @@ from vis_export.formats.facts import SessionFacts
 from vis_export.formats.highlight import TOKEN_STYLES, inline_style
 from vis_export.formats.lexing import HighlightBudget
 from vis_export.formats.options import ExportOptions
-from vis_export.formats.pdf import MAX_WORKERS, cores, join, split
+from vis_export.formats.pdf_pages import MAX_WORKERS, cores, join, split
 from vis_export.formats.projector import TRUNCATED_NOTE, Projector, ToolPart, json_text, status_note, tool_duration
 from vis_export.formats.tool_lines import LEFT_OUT_NOTE, paper_part
 from vis_export.formats.typst_tree import Images, Node, ProseTree, code
@@ -293,7 +293,7 @@ def render_typst(session: Session, options: ExportOptions) -> bytes:
     each compiled by a process of its own (Typst keeps what it compiled for the
     life of a process), and joined as the WeasyPrint engine joins its parts."""
     session = visible_session(session, options.reasoning, options.redaction)
-    chunks = split(session, size=PART_SIZE, options=options)
+    chunks = split(session, PART_SIZE, options=options)
     facts = SessionFacts.of(session)
     with tempfile.TemporaryDirectory(prefix="vis-export-typst-") as folder:
 
