@@ -107,18 +107,32 @@ def queries() -> dict[str, str]:
 
 
 def p95(location: str | Path, query: str, repeat: int = REPEAT) -> tuple[float, float]:
-    """Wall and CPU p95 of ``search(query)`` after a first answer (in seconds);
-    CPU is this process's only, so a server's time is in the wall figure alone."""
+    """Wall and CPU p95 of ``search(query)`` after a first answer (in seconds).
+    CPU is this process's (tantivy's threads included) and, for a database,
+    the server process's that serves the connection (its ``schedstat``, in
+    nanoseconds): what a query costs, which a loaded machine's wall time hides."""
     from vis_export import search
 
     assert search(query, location, limit=10), f"{query!r} finds nothing in {location}"
+    server = _server_cpu(location)
     walls, cpus = [], []
     for _ in range(repeat):
-        wall, cpu = time.perf_counter(), time.process_time()
+        wall, cpu, served = time.perf_counter(), time.process_time(), server()
         search(query, location, limit=10)
-        cpus.append(time.process_time() - cpu)
+        cpus.append(time.process_time() - cpu + server() - served)
         walls.append(time.perf_counter() - wall)
     return statistics.quantiles(walls, n=20)[18], statistics.quantiles(cpus, n=20)[18]
+
+
+def _server_cpu(location: str | Path) -> Callable[[], float]:
+    """CPU seconds of the server process behind a database's search connection (0 for a folder)."""
+    from vis_export.searchindex import _DATABASES
+
+    engine = _DATABASES.get(str(location))
+    if engine is None:
+        return lambda: 0.0
+    stat = Path(f"/proc/{engine.connection.info.backend_pid}/schedstat")
+    return lambda: int(stat.read_text().split()[0]) / 1e9
 
 
 def _job(sources: Path, index: str | Path, engine: str | None) -> float:
@@ -132,11 +146,11 @@ def measure(engine: str, location: str | Path, sources: Path, label: str) -> tup
     found = {name: p95(location, query) for name, query in queries().items()}
     anchor = found.pop("a rare word")
     results = [
-        Result(f"{name}, {label} ({engine})", wall, "a rare word", anchor[0], "<= 20 ms")
-        for name, (wall, _) in found.items()
+        Result(f"{name}, {label} ({engine}), CPU", cpu, "a rare word", anchor[1], "<= 20 ms")
+        for name, (_, cpu) in found.items()
     ]
     line = f"search at scale ({engine}, {label}; job {job:.0f} s, 0 when unchanged): " + "; ".join(
-        f"{name} p95 {wall * 1000:.1f} ms wall, {cpu * 1000:.1f} ms CPU of this process"
+        f"{name} p95 {wall * 1000:.1f} ms wall, {cpu * 1000:.1f} ms CPU"
         for name, (wall, cpu) in {**found, "a rare word": anchor}.items()
     )
     return results, line
