@@ -2,9 +2,11 @@
 words, through the API (``search``), warm (each query answered once first), on
 tantivy and on PostgreSQL.
 
-Two queries a reader types, each of the two most common words: the words ANDed
-(they match nearly every block: all that can be ranked must be weighed), and
-the two as a quoted phrase (one block in seven or so holds them side by side).
+Queries a reader types, of the most common words: two ANDed (they match
+nearly every block: all that can be ranked must be weighed), the two as a
+quoted phrase (one block in seven or so holds them side by side: its words
+are at its edges, so no engine can narrow it by position), and four as a
+phrase (its two inner words side by side, which the engines narrow by).
 The anchor is a rare word on the same index: what a query costs with little to
 rank.
 
@@ -102,6 +104,7 @@ def queries() -> dict[str, str]:
     return {
         "two common words ANDed": f"{words[0]} {words[1]}",
         "a phrase of two common words": f'"{words[0]} {words[1]}"',
+        "a phrase of four common words": f'"{" ".join(words[:4])}"',
         "a rare word": words[len(words) // 2],
     }
 
