@@ -13,8 +13,8 @@ from postgres import Server, database_fixture, postgres_server_fixture  # noqa: 
 from timelimit import time_limit
 
 from vis_export.searchindex import _close_databases, index, search
-from vis_export.searchindex.engines.postgresql_engine import inner_runs
 from vis_export.searchindex.engines.postgresql_schema import SCHEMA
+from vis_export.searchindex.query import inner_runs
 from vis_export.sources.messages import session_document
 
 

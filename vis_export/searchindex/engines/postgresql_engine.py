@@ -23,11 +23,12 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from vis_export.searchindex.documents import LONGEST_WORD, analysed_words, identifier_key, identifier_words
+from vis_export.searchindex.documents import analysed_words, identifier_key, identifier_words
 from vis_export.searchindex.engines import STORED
 from vis_export.searchindex.engines.postgresql_schema import connect, display, failures, prepare
 from vis_export.searchindex.engines.postgresql_writer import Step, TransactionWriter
 from vis_export.searchindex.guard import IndexFailure
+from vis_export.searchindex.query import inner_runs
 
 _LIKE_SPECIAL = re.compile(r"[\\%_]")
 LONGEST_LOCK_TIMEOUT = 2**31 - 1  # milliseconds
@@ -113,26 +114,6 @@ def words_of(text: str) -> tuple[str, int]:
     if len(" ".join(distinct)) * 4 + _WORD_COST * len(distinct) + 2 * len(words) >= TSVECTOR_BYTES:
         return tsvector_words(distinct), NO_POSITIONS
     return " ".join(words), POSITIONS if len(words) < _FEWEST_CAPPED else CHECKED_POSITIONS
-
-
-_ASCII_WORD = re.compile(r"[A-Za-z0-9]+")
-
-
-def inner_runs(phrase: str) -> list[list[str]]:
-    """The runs of two or more words that a block holding ``phrase`` holds
-    side by side among its words (``analysed_words``): the phrase's words but
-    those at its edges (part of longer words in a block, maybe) and those too
-    long to be indexed (a gap in the positions). ASCII phrases only, where each
-    word is one word of the server's parser too; others are checked in full."""
-    if not phrase.isascii():
-        return []
-    runs: list[list[str]] = [[]]
-    for found in _ASCII_WORD.finditer(phrase):
-        if found.start() > 0 and found.end() < len(phrase) and len(found.group()) <= LONGEST_WORD:
-            runs[-1].append(found.group().lower())
-        elif runs[-1]:
-            runs.append([])
-    return [run for run in runs if len(run) > 1]
 
 
 def lock_timeout(wait: float) -> int:
