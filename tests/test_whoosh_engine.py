@@ -60,3 +60,25 @@ def test_an_index_of_an_earlier_layout_is_refused(tmp_path: Path) -> None:
             f"{tmp_path / folder}: this Whoosh index was written by an earlier vis-export, in another layout; "
             "rebuild it in a new directory"
         )
+
+
+def test_a_job_larger_than_the_writers_memory_finds_the_same(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Postings beyond ``limitmb`` are sorted in runs on disk, read back through
+    the restricted unpickler (empty bytes among them: the language of prose)."""
+    from vis_export.searchindex.engines import whoosh_engine
+    from vis_export.sources.messages import session_document
+
+    words = "parse config server request handler cache index query deploy tests".split()
+    blocks = [
+        {"id": f"b{n}", "type": "prose", "markdown": " ".join(words[(n * k) % 10] + str(k % 7) for k in range(40))}
+        for n in range(400)
+    ]
+    message = {"id": "m", "role": "user", "status": "completed", "created_at": 1, "content": blocks}
+    session = session_document({"id": "s", "messages": [message]}, "", "s").session
+    index([session], tmp_path / "memory", engine="whoosh")
+    monkeypatch.setitem(whoosh_engine.WRITER, "limitmb", 1)  # 6,000 postings of 16,000 or so
+    index([session], tmp_path / "runs", engine="whoosh")
+    for query in ("parse3", "config1 server2", "deploy0"):
+        found = [(hit.block_id, hit.score) for hit in search(query, tmp_path / "runs", limit=50)]
+        assert found == [(hit.block_id, hit.score) for hit in search(query, tmp_path / "memory", limit=50)]
+        assert found, query
