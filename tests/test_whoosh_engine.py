@@ -29,6 +29,21 @@ def test_the_indexed_words_are_whooshs_analysers(text: str) -> None:
     assert analysed(text) == Counter(token.text for token in WORDS(text))
 
 
+@given(st.text())
+def test_an_id_fields_posting_is_whooshs(value: str) -> None:
+    from whoosh.fields import ID
+
+    from vis_export.searchindex.engines.whoosh_engine import _Id
+
+    try:
+        expected = list(ID(stored=True).index(value))
+    except UnicodeEncodeError:  # a lone surrogate: neither can write it
+        with pytest.raises(UnicodeEncodeError):
+            list(_Id(stored=True).index(value))
+        return
+    assert list(_Id(stored=True).index(value)) == expected
+
+
 def test_scores_are_whooshs_bm25f(tmp_path: Path) -> None:
     """The engine's scoring reads lengths its own way: the same scores, in the same order."""
     from whoosh.scoring import BM25F

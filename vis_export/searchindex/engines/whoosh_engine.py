@@ -72,6 +72,14 @@ class _Postings(TEXT):  # type: ignore[misc]
             yield word.encode(), frequency, float(frequency), pack_uint(frequency)  # as ``Frequency`` writes it
 
 
+class _Id(ID):  # type: ignore[misc]
+    """An ID field that makes its one posting itself, as Whoosh's own analysis
+    and format (``IDTokenizer``, ``Existence``) make it: the value whole."""
+
+    def index(self, value: str, **_: Any) -> Iterator[tuple[bytes, int, float, bytes]]:
+        yield value.encode(), 1, 1.0, b""
+
+
 class _Lengths:
     """A new segment's field lengths, as its writer reads them to write the
     postings: each scorable field's read once, not once per posting (half the
@@ -120,13 +128,13 @@ class _Writer(SegmentWriter):  # type: ignore[misc]
 def _schema() -> Schema:
     return Schema(
         key=STORED(),
-        session_id=ID(stored=True),
+        session_id=_Id(stored=True),
         session_title=STORED(),
         message_id=STORED(),
         block_id=STORED(),
-        role=ID(stored=True),
-        block_type=ID(stored=True),
-        language=ID(stored=True),
+        role=_Id(stored=True),
+        block_type=_Id(stored=True),
+        language=_Id(stored=True),
         # Four terms a time, not sixteen (the default step of 4 bits): a third
         # of the postings an index job sorts and writes (see ``WRITER``).
         created_at=NUMERIC(stored=True, bits=64, signed=True, shift_step=16),
