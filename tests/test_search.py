@@ -549,9 +549,13 @@ def test_a_phrase_past_many_candidates_is_found_once(tmp_path: Path, engine: str
     | st.text()
 )
 def test_the_distinct_words_of_a_text_are_those_of_its_analysis(text: str) -> None:
-    """The ASCII short cut of ``distinct_analysed_words`` changes nothing."""
-    from vis_export.searchindex.documents import analysed_words, distinct_analysed_words
+    """The ASCII short cuts of ``analysed_words`` and ``distinct_analysed_words`` change nothing."""
+    import re
 
+    from vis_export.searchindex.cjk import WORD_PATTERN
+    from vis_export.searchindex.documents import LONGEST_WORD, analysed_words, distinct_analysed_words
+
+    assert analysed_words(text) == [w.lower() for w in re.findall(WORD_PATTERN, text) if len(w.lower()) <= LONGEST_WORD]
     assert distinct_analysed_words(text) == set(analysed_words(text))
 
 

@@ -115,6 +115,28 @@ def phrase_words(phrase: str) -> list[str]:
     ]
 
 
+_ASCII_WORD = re.compile(r"[A-Za-z0-9]+")
+
+
+def inner_runs(phrase: str) -> list[list[str]]:
+    """The runs of two or more words that a block holding ``phrase`` holds
+    side by side among its words (``analysed_words``), lowercase: the phrase's
+    words but those at its edges (part of longer words in a block, maybe) and
+    those too long to be indexed (a gap in the positions). ASCII phrases only,
+    where every engine's analysis splits words alike (PostgreSQL's parser
+    included); others are checked in full. The engines that index positions
+    ask for these side by side (PostgreSQL's ``<->``)."""
+    if not phrase.isascii():
+        return []
+    runs: list[list[str]] = [[]]
+    for found in _ASCII_WORD.finditer(phrase):
+        if found.start() > 0 and found.end() < len(phrase) and len(found.group()) <= LONGEST_WORD:
+            runs[-1].append(found.group().lower())
+        elif runs[-1]:
+            runs.append([])
+    return [run for run in runs if len(run) > 1]
+
+
 @dataclass(frozen=True)
 class Snippet:
     """A window on a block's text: its pieces in order, each a match or not,
