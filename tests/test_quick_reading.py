@@ -43,6 +43,8 @@ _STRINGS = st.sampled_from(
     + ['"a\x01b"', '"a\nb"', '"\x7f"', '"é"', '"\\/"', '"\ufeff"', '"{["', '":"']
     # a quote and a colon in a string, after an escaped backslash or not: ``\\":`` ends a key, ``\":`` does not
     + ['"\\":"', '"a\\\\"', '"\\\\\\":"', '"\\u0022:"', '" :"', '"\\" :"']
+    # escapes written again otherwise: as another escape (``\\``), or as the character itself
+    + ['"\\u005c"', '"\\u0075"', '"\\u00e9"']
 ) | st.text(max_size=8).map(lambda s: json.dumps(s, ensure_ascii=False))
 _SPACE = st.sampled_from(["", " ", "\n", "\t", "\r\n", "\x0c", "\xa0"])
 
