@@ -37,9 +37,9 @@ class Figure(NamedTuple):
 
 
 FIGURES = (
-    Figure("load+validate, 16 MB session", "1.79x", 1.79, 1.5, "lower"),
-    Figure("load+validate, 1 MB", "2.15x", 2.15, 3, "lower"),
-    Figure("load+validate, 100 KB", "2.18x", 2.18, 3, "lower"),
+    Figure("load+validate, 16 MB session", "1.86x", 1.86, 1.5, "lower"),
+    Figure("load+validate, 1 MB", "2.28x", 2.28, 3, "lower"),
+    Figure("load+validate, 100 KB", "2.34x", 2.34, 3, "lower"),
     Figure("read Claude Code, 1 MB / Vis JSONL", "2.40x", 2.40, 1.5, "lower"),
     Figure("read Codex, 1 MB / Vis JSONL", "2.67x", 2.67, 1.5, "lower"),
     Figure("text export, 16 MB", "1.57x", 1.57, 2, "lower"),

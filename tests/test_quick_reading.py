@@ -41,11 +41,17 @@ _NUMBERS = (
 _STRINGS = st.sampled_from(
     ['"a:b"', '"\\u003a"', '"\\u003A:"', '"\\\\u003a"', '"\\ud800"', '"\\udc00x"', '"\\ud83d\\ude00"', '"\\"a\\":1"']
     + ['"a\x01b"', '"a\nb"', '"\x7f"', '"é"', '"\\/"', '"\ufeff"', '"{["', '":"']
+    # a quote and a colon in a string, after an escaped backslash or not: ``\\":`` ends a key, ``\":`` does not
+    + ['"\\":"', '"a\\\\"', '"\\\\\\":"', '"\\u0022:"', '" :"', '"\\" :"']
+    # escapes written again otherwise: as another escape (``\\``), or as the character itself
+    + ['"\\u005c"', '"\\u0075"', '"\\u00e9"']
 ) | st.text(max_size=8).map(lambda s: json.dumps(s, ensure_ascii=False))
 _SPACE = st.sampled_from(["", " ", "\n", "\t", "\r\n", "\x0c", "\xa0"])
 
 
-_KEYS = st.sampled_from(["a", "b", "a:b", "\\u0061", "c\\u003ad"])  # few: keys repeat
+_KEYS = st.sampled_from(
+    ["a", "b", "a:b", "\\u0061", "c\\u003ad", "a\\\\", '\\":', '\\\\\\":', "\\u0022:"]
+)  # few: keys repeat
 
 
 def _containers(inner: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
@@ -95,6 +101,44 @@ def test_duplicates_hidden_by_escaped_colons_are_not_read_quickly() -> None:
     text = '{"a":"x","a":"\\u003a"}'
     assert parse_quick(text) is UNSURE
     assert _exact(text)[0] is False
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"a\\\\":1,"a\\\\":2}',  # a key ending in an escaped backslash, twice
+        '{"a":"\\":","a":1}',  # an escaped quote and a colon in a value, then the key again
+        '{"a":"\\\\\\":","a":1}',  # the same after an escaped backslash
+        '{"\\":":1,"\\":":2}',  # a key that is a quote and a colon, twice
+        '{"a":":","a":1}',  # a value that starts with a colon
+        '{"a" :1,"a"\n:2}',  # space before the colons
+        '{"a":1,"\\u0061":2}',  # the same key, escaped once
+        '{"a":{"b":"\\":"},"c":[{"d":1,"d":"\\\\"}]}',  # nested, among near misses
+    ],
+)
+def test_a_duplicate_key_among_near_misses_is_never_read_quickly(text: str) -> None:
+    """msgspec keeps a repeated key's last value without a word: whatever
+    surrounds it (a quote and a colon in a string, escaped or not, spaces
+    before a colon, an escaped key), a text with one is read exactly."""
+    assert parse_quick(text) is UNSURE
+    assert _exact(text)[0] is False
+
+
+def test_quotes_and_colons_in_strings_are_read_quickly() -> None:
+    """What looks like a key's end inside a string (``\\":``, ``\\\\\\":``, a string
+    that starts with a colon) keeps a valid session on the quick reading."""
+    tool = {
+        "id": "b",
+        "type": "tool",
+        "tool": "t",
+        "status": "completed",
+        "input": {"q": '"a": 1, \\": ", ":'},
+        "output": ":+1:",
+    }
+    document = {"id": "s", "messages": [message({"id": "p", "type": "prose", "markdown": '{"k": "v\\"}'}, tool)]}
+    text = json.dumps(document)
+    assert parse_quick(text) is not UNSURE
+    _alike(text, lenient=False)
 
 
 def test_a_valid_session_is_read_quickly() -> None:

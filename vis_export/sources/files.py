@@ -18,8 +18,6 @@ import os
 import re
 import stat
 from codecs import BOM_UTF8
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -125,21 +123,27 @@ def _too_large() -> str:
     return f"larger than the {limit} limit of a file read whole (it keeps memory under 1 GB)"
 
 
-@contextmanager
-def _collector_paused() -> Iterator[None]:
+class _collector_paused:
     """Loading builds hundreds of thousands of acyclic objects; the cyclic garbage
     collector would walk them again and again for nothing (a third of load time).
     Afterwards they go straight to its oldest generation (``gc.freeze`` then
     ``unfreeze``: two list splices), not through the young ones, whose first
     collection would walk them all once more (a sixth of load time); they are
     walked only by full collections, as any long-lived object. Not while any
-    objects are frozen: ``unfreeze`` would release an application's own."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
+    objects are frozen: ``unfreeze`` would release an application's own.
+
+    A class, not a generator: a small file's reading pays for its context
+    managers (each generator-made one about 0.7 µs, this 0.2)."""
+
+    __slots__ = ("enabled",)
+    enabled: bool
+
+    def __enter__(self) -> None:
+        self.enabled = gc.isenabled()
+        gc.disable()
+
+    def __exit__(self, *_: object) -> None:
+        if self.enabled:
             if not gc.get_freeze_count():
                 gc.freeze()
                 gc.unfreeze()
