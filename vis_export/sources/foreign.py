@@ -24,6 +24,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import lru_cache
 from types import MappingProxyType
 from typing import Any
 
@@ -44,9 +45,12 @@ _CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _NOT_WORD = re.compile(r"[^a-z0-9]+")
 
 
+@lru_cache(maxsize=8192)
 def snake_key(key: str) -> str:
     """``key`` as a contract key: ``activeForm`` -> ``active_form``, ``Content-Type``
-    -> ``content_type``; a key with no letter or digit becomes ``key``."""
+    -> ``content_type``; a key with no letter or digit becomes ``key``.
+
+    Cached: a transcript's tool inputs and outputs repeat a few keys thousands of times."""
     if _SNAKE.match(key):
         return key
     words = _NOT_WORD.sub("_", _CAMEL_BOUNDARY.sub("_", key).lower()).strip("_") or "key"
@@ -76,11 +80,18 @@ def foreign_value(value: Any, spellings: Spellings, path: tuple[str | int, ...] 
                 unique = f"{name}_{n}"
             if unique != key:
                 spellings.append(((*path, unique), str(key)))
-            out[unique] = foreign_value(item, spellings, (*path, unique))
+            out[unique] = foreign_value(item, spellings, (*path, unique)) if type(item) in _CONTAINERS else item
         return out
     if isinstance(value, list):
-        return [foreign_value(item, spellings, (*path, n)) for n, item in enumerate(value)]
+        # Scalars are kept as they are, without the call (most of a tool's input and output).
+        return [
+            foreign_value(item, spellings, (*path, n)) if type(item) in _CONTAINERS else item
+            for n, item in enumerate(value)
+        ]
     return value
+
+
+_CONTAINERS = frozenset({dict, list})
 
 
 def foreign_block(block: dict[str, Any], **values: Any) -> dict[str, Any]:
