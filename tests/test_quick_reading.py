@@ -419,3 +419,33 @@ def test_a_transcript_is_decoded_in_one_call() -> None:
         with mock.patch.object(jsontext, "_quick", wraps=jsontext._quick) as per_line:
             values = jsontext.parse_lines(data.decode())
         assert per_line.call_count == 0 and len(values) == data.count(b"\n")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(MAX_DEPTH - 12, MAX_DEPTH + 3), st.booleans(), st.booleans(), st.booleans(), st.integers(0, 2**16))
+def test_imported_messages_built_in_one_pass_are_what_checking_then_building_gives(
+    depth: int, deep_first: bool, lenient: bool, codex: bool, seed: int
+) -> None:
+    """An imported message is checked and built in one pass, which gives up (having
+    frozen part of it) on nesting near the contract's limit: the message is then
+    checked in detail, so sessions and problems are those of checking then building."""
+    from vis_export.sources import foreign
+
+    nested = "[" * depth + "1" + "]" * depth
+    text = _foreign_near_miss(codex, seed, [])
+    lines = text.splitlines()
+    calls = [n for n, line in enumerate(lines) if '"Bash"' in line or '"shell"' in line]
+    target = calls[0] if deep_first else calls[-1]
+    if codex:  # the arguments are JSON text: nest inside it
+        lines[target] = lines[target].replace('\\"workdir\\"', f'\\"deep\\": {nested}, \\"workdir\\"', 1)
+    else:
+        lines[target] = lines[target].replace('"description"', f'"deep": {nested}, "description"', 1)
+    data = ("\n".join(lines) + "\n").encode()
+    with time_limit(20):
+        one_pass = read_bytes(data, "f.jsonl", "f", lenient)
+        with mock.patch.object(foreign, "_in_one_pass", return_value=None):
+            checked = read_bytes(data, "f.jsonl", "f", lenient)
+    assert one_pass == checked
+    for ours, theirs in zip(one_pass, checked, strict=True):
+        if ours.session is not None:
+            assert json.dumps(ours.session.to_json()) == json.dumps(theirs.session.to_json())
