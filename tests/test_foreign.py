@@ -592,6 +592,14 @@ def test_foreign_keys_in_the_contracts_case_and_no_secret_payload() -> None:
     ]
 
 
+def test_a_key_ending_in_a_line_break_is_put_in_the_contracts_case() -> None:
+    """``$`` also matches before a final line break: ``"a\\n"`` was kept as it was, and the
+    session refused for a key not in snake_case (found by the tool-keys property)."""
+    from vis_export.sources.foreign import snake_key
+
+    assert snake_key("a\n") == "a" and snake_key("a_b\n") == "a_b" and snake_key("a_b") == "a_b"
+
+
 # Keys as tools write them: any JSON key, with a few that fold alike or name reasoning.
 _source_keys = st.one_of(
     st.text(max_size=6),

@@ -15,9 +15,10 @@ from typing import Any
 from unittest import mock
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given, settings, strategies as st
 from strategies import invalid_sessions, session_documents, small_blocks
 from test_duplicate_keys import message
+from timelimit import time_limit
 
 from benchmarks.generate import session_bytes
 from vis_export.contract import check
@@ -367,3 +368,128 @@ def test_json_lines_nested_near_the_recursion_limit_are_a_located_problem() -> N
             (result,) = read_bytes(text.encode(), "f.jsonl", "f")
             (problem,) = result.problems
             assert result.session is None and "nested deeper" in problem.message and problem.location, depth
+
+
+def _some_map(value: Any, rng: random.Random) -> dict[str, Any] | None:
+    """A map anywhere in ``value`` (at any depth), or ``None`` if it holds none."""
+    found: list[dict[str, Any]] = []
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            found.append(item)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return rng.choice(found) if found else None
+
+
+def _foreign_near_miss(codex: bool, seed: int, changes: list[int]) -> str:
+    """A small generated Claude Code or Codex file with some of: a key given twice
+    at any depth (``thinking`` and reasoning summaries included), an escaped colon,
+    nesting near the contract's or the recursion limit, a line break inside an
+    entry, two entries on a line, a line that is not an object, blank and CRLF
+    lines, and a last line cut short."""
+    from benchmarks.foreign import claude_code_bytes, codex_bytes
+
+    rng = random.Random(seed)
+    lines = (codex_bytes if codex else claude_code_bytes)(2_000, seed).decode().splitlines()
+    for change in changes:
+        n = rng.randrange(len(lines))
+        if change == 0:  # a key given twice, somewhere in the entry
+            try:
+                entry = json.loads(lines[n])
+            except ValueError:  # a line an earlier change broke
+                continue
+            target = _some_map(entry, rng)
+            if target:
+                key = rng.choice(list(target))
+                target["@dup@"] = 1
+                again = json.dumps(rng.choice(["", "shown", {"x": 1}, [key]]))
+                lines[n] = json.dumps(entry).replace('"@dup@": 1', f"{json.dumps(key)}: {again}")
+        elif change == 1:  # an escaped colon (it would hide a duplicate from the colon count)
+            lines[n] = lines[n].replace(":", "\\u003a", 2).replace('\\u003a"', ':"', 1)
+        elif change == 2:  # nesting near a limit, in a value the importer reads or not
+            depth = rng.choice([MAX_DEPTH - 5, MAX_DEPTH + 1, sys.getrecursionlimit() // 2 - 1, 600])
+            lines[n] = lines[n].replace('"2025', "[" * depth + "1" + "]" * depth + ', "x": "2025', 1)
+        elif change == 3:  # a line break inside an entry, between tokens
+            cuts = [m.end() for m in re.finditer(r"[,{\[]|\}(?=,)", lines[n])]
+            if cuts:
+                at = rng.choice(cuts)
+                lines[n : n + 1] = [lines[n][:at], lines[n][at:]]
+        elif change == 4 and n + 1 < len(lines):  # two entries on one line
+            lines[n : n + 2] = [lines[n] + rng.choice(["", " ", "\t"]) + lines[n + 1]]
+        elif change == 5:
+            lines.insert(n, rng.choice(['["x"]', '"x"', "1", "{}", "{} {}", "{}\r", " ", "\x0c", "\r"]))
+        elif change == 6:  # a key spelled with a colon, and colons in values
+            lines[n] = lines[n].replace('"type"', '"ty:pe": "a:b", "type"', 1)
+    text = "\r\n".join(lines) if 7 in changes else "\n".join(lines)
+    return text[: rng.randrange(len(text) // 2, len(text))] if 8 in changes else text + "\n"
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.booleans(), st.integers(0, 2**16), st.lists(st.integers(0, 8), min_size=1, max_size=6), st.booleans())
+def test_transcripts_read_in_one_call_give_what_the_exact_reading_gives(
+    codex: bool, seed: int, changes: list[int], lenient: bool
+) -> None:
+    """A Claude Code or Codex file, read with its lines decoded in one call where
+    that is certain, gives the sessions and problems (places included) that
+    reading each line exactly gives, for near misses of every kind."""
+    from vis_export.sources.jsontext import parse_lines
+
+    text = _foreign_near_miss(codex, seed, changes)
+    with time_limit(20):
+        with recording():
+            quick = parse_lines(text)
+            quick_duplicates = any_recorded()
+        with recording():
+            exact = _exact_lines(text)
+            exact_duplicates = any_recorded()
+        assert [n for n, _ in quick] == [n for n, _ in exact] and quick_duplicates == exact_duplicates
+        assert all(_same_or_same_problem(q, e) for (_, q), (_, e) in zip(quick, exact, strict=True))
+        data = text.encode()
+        read = read_bytes(data, "f.jsonl", "f", lenient)
+        with mock.patch.object(files, "parse_lines", _exact_lines):
+            assert read == read_bytes(data, "f.jsonl", "f", lenient)
+
+
+def test_a_transcript_is_decoded_in_one_call() -> None:
+    """Each line of a valid Claude Code or Codex file is one object, so the file is
+    decoded by one compiled call, not line by line."""
+    from benchmarks.foreign import claude_code_bytes, codex_bytes
+    from vis_export.sources import jsontext
+
+    for data in (claude_code_bytes(50_000), codex_bytes(50_000)):
+        with mock.patch.object(jsontext, "_quick", wraps=jsontext._quick) as per_line:
+            values = jsontext.parse_lines(data.decode())
+        assert per_line.call_count == 0 and len(values) == data.count(b"\n")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(MAX_DEPTH - 12, MAX_DEPTH + 3), st.booleans(), st.booleans(), st.booleans(), st.integers(0, 2**16))
+def test_imported_messages_built_in_one_pass_are_what_checking_then_building_gives(
+    depth: int, deep_first: bool, lenient: bool, codex: bool, seed: int
+) -> None:
+    """An imported message is checked and built in one pass, which gives up (having
+    frozen part of it) on nesting near the contract's limit: the message is then
+    checked in detail, so sessions and problems are those of checking then building."""
+    from vis_export.sources import foreign
+
+    nested = "[" * depth + "1" + "]" * depth
+    text = _foreign_near_miss(codex, seed, [])
+    lines = text.splitlines()
+    calls = [n for n, line in enumerate(lines) if '"Bash"' in line or '"shell"' in line]
+    target = calls[0] if deep_first else calls[-1]
+    if codex:  # the arguments are JSON text: nest inside it
+        lines[target] = lines[target].replace('\\"workdir\\"', f'\\"deep\\": {nested}, \\"workdir\\"', 1)
+    else:
+        lines[target] = lines[target].replace('"description"', f'"deep": {nested}, "description"', 1)
+    data = ("\n".join(lines) + "\n").encode()
+    with time_limit(20):
+        one_pass = read_bytes(data, "f.jsonl", "f", lenient)
+        with mock.patch.object(foreign, "_in_one_pass", return_value=None):
+            checked = read_bytes(data, "f.jsonl", "f", lenient)
+    assert one_pass == checked
+    for ours, theirs in zip(one_pass, checked, strict=True):
+        if ours.session is not None:
+            assert json.dumps(ours.session.to_json()) == json.dumps(theirs.session.to_json())

@@ -104,8 +104,8 @@ def hides_more(key: str, values: list[Any]) -> Any:
 
 
 def _makes_private(key: str, value: Any) -> bool:
-    if key in ("type", "kind"):
-        return names_reasoning(value)
+    if key in ("type", "kind"):  # a name, or else (a map, a list: never hashed) what it holds
+        return names_reasoning(value) if isinstance(value, str) else holds_reasoning(value)
     if key == "visibility":
         return bool(value != "visible")
     return (value is True and names_reasoning(key)) or holds_reasoning(value)

@@ -24,6 +24,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import lru_cache
 from types import MappingProxyType
 from typing import Any
 
@@ -34,20 +35,24 @@ from vis_export.model import Message, Session, StoredAttachment, freeze, message
 from vis_export.problems import NOTE, Problem
 from vis_export.sources.result import LoadResult
 from vis_export.sources.salvage import salvage_message
+from vis_export.sources.trusted import NotCertain, trusted_messages
 
 # Payloads that are opaque to people and private to the provider: never copied.
 SECRET_KEYS = frozenset({"encrypted_content", "signature", "encrypted_reasoning"})
 NO_INPUT: Any = object()  # a call that holds no input at all (``null`` is an input)
 _LABEL = re.compile(r"[\w .:/-]{1,60}")
-_SNAKE = re.compile(r"^[a-z][a-z0-9]*(_[a-z0-9]+)*$")
+_SNAKE = re.compile(r"[a-z][a-z0-9]*(_[a-z0-9]+)*")
 _CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _NOT_WORD = re.compile(r"[^a-z0-9]+")
 
 
+@lru_cache(maxsize=8192)
 def snake_key(key: str) -> str:
     """``key`` as a contract key: ``activeForm`` -> ``active_form``, ``Content-Type``
-    -> ``content_type``; a key with no letter or digit becomes ``key``."""
-    if _SNAKE.match(key):
+    -> ``content_type``; a key with no letter or digit becomes ``key``.
+
+    Cached: a transcript's tool inputs and outputs repeat a few keys thousands of times."""
+    if _SNAKE.fullmatch(key):
         return key
     words = _NOT_WORD.sub("_", _CAMEL_BOUNDARY.sub("_", key).lower()).strip("_") or "key"
     return words if words[0].isalpha() else f"k_{words}"
@@ -76,11 +81,18 @@ def foreign_value(value: Any, spellings: Spellings, path: tuple[str | int, ...] 
                 unique = f"{name}_{n}"
             if unique != key:
                 spellings.append(((*path, unique), str(key)))
-            out[unique] = foreign_value(item, spellings, (*path, unique))
+            out[unique] = foreign_value(item, spellings, (*path, unique)) if type(item) in _CONTAINERS else item
         return out
     if isinstance(value, list):
-        return [foreign_value(item, spellings, (*path, n)) for n, item in enumerate(value)]
+        # Scalars are kept as they are, without the call (most of a tool's input and output).
+        return [
+            foreign_value(item, spellings, (*path, n)) if type(item) in _CONTAINERS else item
+            for n, item in enumerate(value)
+        ]
     return value
+
+
+_CONTAINERS = frozenset({dict, list})
 
 
 def foreign_block(block: dict[str, Any], **values: Any) -> dict[str, Any]:
@@ -271,6 +283,10 @@ class Transcript:
         built: list[Message] = []
         refused: list[Problem] = []
         for index, value in enumerate(self.messages):
+            one = _in_one_pass(value)
+            if one is not None:
+                built.append(one)
+                continue
             found: list[Problem] = []
             check_message(value, ("messages", index), found)
             if not found:
@@ -295,6 +311,35 @@ class Transcript:
             attachments=MappingProxyType(dict(self.attachments)),
         )
         return LoadResult(self.source, session, tuple(problems + refused))
+
+
+def _in_one_pass(message: dict[str, Any]) -> Message | None:
+    """``message`` checked and built in one pass (``sources.trusted``: what the check
+    and the model make, each container visited once), or ``None`` when that pass
+    cannot vouch for it. The pass freezes in place, so a message it gave up on is
+    first given back its lists and maps, for the detailed check to say what is wrong."""
+    content = message["content"]
+    try:
+        (built,) = trusted_messages([message], 2)
+    except NotCertain:
+        message["content"] = content  # the pass sets it last, but only once every block was built
+        for key, item in message.items():
+            message[key] = _thawed(item, 1)
+        return None
+    return built
+
+
+def _thawed(value: Any, depth: int = 0) -> Any:
+    """A value as JSON again, after the one-pass building froze part of it: the pass
+    stops at the contract's depth, so deeper values are as read (and may be nested
+    far deeper than this could recurse)."""
+    if depth > MAX_DEPTH:
+        return value
+    if isinstance(value, (dict, MappingProxyType)):
+        return {key: _thawed(item, depth + 1) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_thawed(item, depth + 1) for item in value]
+    return value
 
 
 def _settle(block: dict[str, Any], output: Any, failed: bool) -> None:

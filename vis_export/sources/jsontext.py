@@ -220,6 +220,9 @@ def parse_lines(text: str) -> list[tuple[int, Any]]:
     count. On a Claude Code file this takes half the time of ``parse`` line by line.
     """
     numbered = [(lineno, line) for lineno, line in enumerate(text.split("\n"), 1) if line and not line.isspace()]
+    whole = _whole_lines(text, [line for _, line in numbered])
+    if whole is not None:
+        return [(lineno, value) for (lineno, _), value in zip(numbered, whole, strict=True)]
     values: list[Any] = [UNSURE] * len(numbered)
     if not _COLON_ESCAPE_TEXT.search(text):
         # Near the recursion limit the two parsers part (the compiled one reads a level or
@@ -232,6 +235,41 @@ def parse_lines(text: str) -> list[tuple[int, Any]]:
             values = [UNSURE] * len(numbered)
     pairs = zip(numbered, values, strict=True)
     return [(lineno, _exact(line) if value is UNSURE else value) for (lineno, line), value in pairs]
+
+
+_JSON_BLANKS = " \t\r"
+_NOT_SHAPE = bytes(byte for byte in range(256) if byte not in b"{[:\n")
+
+
+def _whole_lines(text: str, lines: list[str]) -> list[Any] | None:
+    """The values of ``lines`` (the text's non-blank lines) read by the compiled
+    parser in one call, when that is certainly what ``parse`` gives line by line;
+    else ``None``, and the lines are read one by one.
+
+    ``decode_lines`` does not hold a value to its line (``[1`` and ``,2]`` are one
+    value), so it is taken only where every line is one object: each starts with
+    ``{`` and ends with ``}``, so each line break sits between a ``}`` and a ``{``,
+    which JSON allows only between values, and there are as many values as lines.
+    The duplicate-key count and the depth rule are ``parse_lines``' own, taken
+    over the whole text at once: one pass over its bytes keeps their brackets,
+    colons and line breaks (counting each in the text took longer)."""
+    if _COLON_ESCAPE_TEXT.search(text):
+        return None
+    for line in lines:
+        if line.lstrip(_JSON_BLANKS)[:1] != "{" or line.rstrip(_JSON_BLANKS)[-1:] != "}":
+            return None
+    shape = text.encode("utf-8", "surrogatepass").translate(None, _NOT_SHAPE)
+    colons = shape.count(b":")
+    shallow = sys.getrecursionlimit() // 2
+    if len(shape) - colons >= shallow and re.search(b"[^\n]{%d}" % shallow, shape.replace(b":", b"")):
+        return None  # a line with brackets enough to be near the recursion limit: read exactly
+    try:
+        values = _COMPILED.decode_lines(text)
+    except (msgspec.DecodeError, RecursionError):
+        return None
+    if len(values) != len(lines) or colons != _ENCODED.encode(values).count(b":"):  # a key given twice
+        return None
+    return values
 
 
 def _quick(line: str) -> Any:
