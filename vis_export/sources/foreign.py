@@ -23,7 +23,7 @@ import binascii
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from functools import lru_cache
 from types import MappingProxyType
 from typing import Any
@@ -36,6 +36,7 @@ from vis_export.problems import NOTE, Problem
 from vis_export.sources.result import LoadResult
 from vis_export.sources.salvage import salvage_message
 from vis_export.sources.trusted import NotCertain, trusted_messages
+from vis_export.timefmt import aware, epoch_ms
 
 # Payloads that are opaque to people and private to the provider: never copied.
 SECRET_KEYS = frozenset({"encrypted_content", "signature", "encrypted_reasoning"})
@@ -154,9 +155,7 @@ def iso_ms(value: Any) -> int | None:
         moment = datetime.fromisoformat(value)  # Python 3.11 reads every ISO 8601 form the tools write
     except ValueError:
         return None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    ms = int(moment.timestamp() * 1000)
+    ms = epoch_ms(aware(moment))
     return ms if 0 <= ms <= MAX_TIME else None
 
 
