@@ -33,9 +33,12 @@ from datetime import UTC, datetime
 from multiprocessing import current_process, get_context
 from typing import TYPE_CHECKING, Any
 
+from markupsafe import Markup
+
 from vis_export import __version__
 from vis_export.formats.facts import SessionFacts
 from vis_export.formats.html import HtmlProjector
+from vis_export.formats.long_runs import breakable
 from vis_export.formats.options import ExportOptions, Folder, Paper, PdfEngine, ToolOutputLimit, options_given
 from vis_export.formats.projector import Projector, ToolPart
 from vis_export.formats.prose_bounds import LayoutBudget
@@ -75,6 +78,10 @@ class PrintProjector(HtmlProjector):
 
     def output_part(self, part: ToolPart) -> ToolPart:
         return paper_part(part, self.options.tool_output_limit)
+
+    def code_html(self, text: str, language: str | None) -> Markup:
+        """A code block's or fenced code's: long runs without white space get break opportunities (``long_runs``)."""
+        return breakable(super().code_html(text, language))
 
     def layout_budget(self) -> LayoutBudget:
         """WeasyPrint's time grows with every list item and table cell: bounded per part."""
