@@ -26,7 +26,7 @@ import io
 import logging
 import os
 from collections.abc import Iterator
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -47,6 +47,8 @@ from vis_export.model import Block, Message, Session, ToolBlock
 from vis_export.policy import DEFAULT_REASONING, Reasoning, visible_session
 
 if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
+
     from vis_export.redaction import Redaction
 
 PART_SIZE = 150_000  # below this much message text a second process costs more than it saves
@@ -151,12 +153,7 @@ def render_pdf(session: Session, options: ExportOptions, parts: int | None = Non
         return render_typst(session, options)
     session = visible_session(session, options.reasoning, options.redaction)  # R2: the parts are made of this view
     chunks = split(session, parts, options=options)
-    pdfs = []
-    start = 0
-    for index, (_, end) in enumerate(chunks):
-        pdf, start = _lay_out(session, options, index, (start, end), index == len(chunks) - 1)
-        pdfs.append(pdf)
-    return join(session, pdfs)
+    return join(session, _lay_out(session, options, chunks))
 
 
 def cores() -> int:
@@ -226,8 +223,10 @@ def _render_part(
             pages = document.pages[:kept]
             if following is not None and starts[following].page == kept - 1:
                 pages[-1] = cut_page(pages[-1], starts[following])
-            pdf = bytes(document.copy(pages).write_pdf())
-            return pdf, end if following is None else start + following
+            after = end if following is None else start + following
+            if _SEAM is not None:  # the next part may start while this one is drawn and written
+                _SEAM.send(after)
+            return bytes(document.copy(pages).write_pdf()), after
     finally:
         logger.setLevel(level)
 
@@ -249,8 +248,10 @@ def _font_dates(created: int) -> Iterator[None]:
 
 
 # The session a forked process renders from: a frozen session holds read-only
-# maps, which cannot be pickled, and a fork shares it for free.
+# maps, which cannot be pickled, and a fork shares it for free. ``_SEAM``: where
+# a forked part says which message the next part starts with, as soon as it knows.
 _WORK: tuple[Session, ExportOptions] | None = None
+_SEAM: Connection | None = None
 
 
 def _render_shared_part(index: int, bounds: tuple[int, int], last: bool) -> tuple[bytes, int]:
@@ -258,29 +259,57 @@ def _render_shared_part(index: int, bounds: tuple[int, int], last: bool) -> tupl
     return _render_part(*_WORK, index, bounds, last)
 
 
-def _lay_out(
-    session: Session, options: ExportOptions, index: int, bounds: tuple[int, int], last: bool
-) -> tuple[bytes, int]:
-    """One part, in a process of its own when there are several (whose memory goes
-    with it), except in a daemonic process (a Dask or multiprocessing pool's worker),
-    which may start none: the same part, laid out here."""
-    global _WORK
-    if (index == 0 and last) or current_process().daemon:
-        return _render_part(session, options, index, bounds, last)
+def _lay_out(session: Session, options: ExportOptions, chunks: list[tuple[int, int]]) -> list[bytes]:
+    """The parts' PDFs, each part in a process of its own when there are several
+    (whose memory goes with it), except in a daemonic process (a Dask or
+    multiprocessing pool's worker), which may start none: the same parts, laid out
+    here one after the other. A part's layout waits for the one before it (where it
+    starts is where that one ends, ``pdf_seams``), but not for its drawing and
+    writing, a fifth of a part's time: while one part is written the next is laid
+    out, so two processes at most."""
+    if len(chunks) == 1 or current_process().daemon:
+        pdfs, start = [], 0
+        for index, (_, end) in enumerate(chunks):
+            pdf, start = _render_part(session, options, index, (start, end), index == len(chunks) - 1)
+            pdfs.append(pdf)
+        return pdfs
+    global _WORK, _SEAM
     _WORK = (session, options)
+    pools: list[ProcessPoolExecutor] = []
     try:
-        with ProcessPoolExecutor(max_workers=1, mp_context=get_context("fork")) as pool:
-            future = pool.submit(_render_shared_part, index, bounds, last)
-            try:
-                return future.result()
-            except BaseException:
-                # A stop (SIGTERM, Ctrl-C) unwinds here while the part is still being laid
-                # out: the pool would wait for it, minutes on a large part, so it ends too.
-                for process in list(pool._processes.values()):
-                    process.terminate()
-                raise
+        futures = []
+        start = 0
+        for index, (_, end) in enumerate(chunks):
+            receiver, _SEAM = get_context("fork").Pipe(duplex=False)
+            pools.append(ProcessPoolExecutor(max_workers=1, mp_context=get_context("fork")))
+            futures.append(pools[-1].submit(_render_shared_part, index, (start, end), index == len(chunks) - 1))
+            _SEAM.close()  # the part's process holds its own end
+            if index < len(chunks) - 1:
+                start = _next_start(receiver, futures[-1])
+            receiver.close()
+        pdfs = [future.result()[0] for future in futures]
+        for pool in pools:
+            pool.shutdown()
+        return pdfs
+    except BaseException:
+        # A stop (SIGTERM, Ctrl-C) unwinds here while a part is still being laid out:
+        # the pool would wait for it, minutes on a large part, so it ends too.
+        for pool in pools:
+            for process in list(pool._processes.values()):
+                process.terminate()
+            pool.shutdown(wait=False, cancel_futures=True)
+        raise
     finally:
-        _WORK = None
+        _WORK = _SEAM = None
+
+
+def _next_start(receiver: Connection, future: Future[tuple[bytes, int]]) -> int:
+    """Where the next part starts, as soon as the part of ``future`` has said it
+    (or its result, if it failed first: its error is raised)."""
+    while not receiver.poll(0.05):
+        if future.done():
+            return future.result()[1]
+    return int(receiver.recv())
 
 
 def join(session: Session, pdfs: list[bytes], engine: str = "WeasyPrint") -> bytes:
