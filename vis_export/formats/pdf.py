@@ -2,7 +2,8 @@
 
 Long transcripts are laid out in parts of about ``PART_SIZE`` characters of
 message text as printed (long tool output cut, see ``tool_lines``), each in a
-process of its own, one after the other, and joined with pypdf (outline
+process of its own, one after the other (a part's layout overlapping only the
+writing of the one before it), and joined with pypdf (outline
 entries kept, in order). A part ends where the message boundaries of its last
 pages leave a page fullest and the next starts there (``pdf_seams``), so the
 parts do not show. The size of a part, not the number of cores, decides where
