@@ -268,29 +268,31 @@ def _lay_out(session: Session, options: ExportOptions, chunks: list[tuple[int, i
     starts is where that one ends, ``pdf_seams``), but not for its drawing and
     writing, a fifth of a part's time: while one part is written the next is laid
     out, so two processes at most."""
+    pdfs: list[bytes] = []
+    start = 0
     if len(chunks) == 1 or current_process().daemon:
-        pdfs, start = [], 0
         for index, (_, end) in enumerate(chunks):
             pdf, start = _render_part(session, options, index, (start, end), index == len(chunks) - 1)
             pdfs.append(pdf)
         return pdfs
     global _WORK, _SEAM
     _WORK = (session, options)
-    pools: list[ProcessPoolExecutor] = []
+    pools: list[ProcessPoolExecutor] = []  # the live ones: the part laid out, and the one before it written
     try:
-        futures = []
-        start = 0
+        futures: list[Future[tuple[bytes, int]]] = []
         for index, (_, end) in enumerate(chunks):
             receiver, _SEAM = get_context("fork").Pipe(duplex=False)
             pools.append(ProcessPoolExecutor(max_workers=1, mp_context=get_context("fork")))
             futures.append(pools[-1].submit(_render_shared_part, index, (start, end), index == len(chunks) - 1))
             _SEAM.close()  # the part's process holds its own end
+            if len(pools) == 2:  # the part before, written while this one is laid out: its process ends
+                pdfs.append(futures[-2].result()[0])
+                pools.pop(0).shutdown()
             if index < len(chunks) - 1:
                 start = _next_start(receiver, futures[-1])
             receiver.close()
-        pdfs = [future.result()[0] for future in futures]
-        for pool in pools:
-            pool.shutdown()
+        pdfs.append(futures[-1].result()[0])
+        pools.pop().shutdown()
         return pdfs
     except BaseException:
         # A stop (SIGTERM, Ctrl-C) unwinds here while a part is still being laid out:
