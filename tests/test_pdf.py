@@ -271,7 +271,7 @@ def test_a_stop_ends_the_part_being_laid_out(tmp_path: Path) -> None:
             pdf._render_part = slow  # the forked process lays out with this
             signal.signal(signal.SIGTERM, lambda number, frame: sys.exit(128 + number))  # as the command line does
             threading.Timer(1.0, os.kill, [os.getpid(), signal.SIGTERM]).start()
-            pdf._lay_out(Session(id="s", messages=()), ExportOptions(), 0, (0, 1), False)
+            pdf._lay_out(Session(id="s", messages=()), ExportOptions(), [(0, 1), (1, 2)])
             """
         )
     )

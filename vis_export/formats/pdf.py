@@ -2,7 +2,8 @@
 
 Long transcripts are laid out in parts of about ``PART_SIZE`` characters of
 message text as printed (long tool output cut, see ``tool_lines``), each in a
-process of its own, one after the other, and joined with pypdf (outline
+process of its own, one after the other (a part's layout overlapping only the
+writing of the one before it), and joined with pypdf (outline
 entries kept, in order). A part ends where the message boundaries of its last
 pages leave a page fullest and the next starts there (``pdf_seams``), so the
 parts do not show. The size of a part, not the number of cores, decides where
@@ -24,14 +25,17 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Iterator
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import replace
 from multiprocessing import current_process, get_context
 from typing import TYPE_CHECKING, Any
 
+from markupsafe import Markup
+
 from vis_export.formats import pdf_pages
 from vis_export.formats.html import HtmlProjector
+from vis_export.formats.long_runs import breakable
 from vis_export.formats.options import ExportOptions, Folder, Paper, PdfEngine, ToolOutputLimit, options_given
 from vis_export.formats.projector import ToolPart
 from vis_export.formats.prose_bounds import LayoutBudget
@@ -40,6 +44,8 @@ from vis_export.model import Message, Session
 from vis_export.policy import DEFAULT_REASONING, Reasoning, visible_session
 
 if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
+
     from vis_export.redaction import Redaction
 
 PART_SIZE = 150_000  # below this much message text a second process costs more than it saves
@@ -67,6 +73,10 @@ class PrintProjector(HtmlProjector):
 
     def output_part(self, part: ToolPart) -> ToolPart:
         return paper_part(part, self.options.tool_output_limit)
+
+    def code_html(self, text: str, language: str | None) -> Markup:
+        """A code block's or fenced code's: long runs without white space get break opportunities (``long_runs``)."""
+        return breakable(super().code_html(text, language))
 
     def layout_budget(self) -> LayoutBudget:
         """WeasyPrint's time grows with every list item and table cell: bounded per part."""
@@ -136,12 +146,7 @@ def render_pdf(session: Session, options: ExportOptions, parts: int | None = Non
         return render_typst(session, options)
     session = visible_session(session, options.reasoning, options.redaction)  # R2: the parts are made of this view
     chunks = split(session, parts, options=options)
-    pdfs = []
-    start = 0
-    for index, (_, end) in enumerate(chunks):
-        pdf, start = _lay_out(session, options, index, (start, end), index == len(chunks) - 1)
-        pdfs.append(pdf)
-    return pdf_pages.join(session, pdfs)
+    return pdf_pages.join(session, _lay_out(session, options, chunks))
 
 
 def split(session: Session, parts: int | None = None, options: ExportOptions | None = None) -> list[tuple[int, int]]:
@@ -178,8 +183,10 @@ def _render_part(
             pages = document.pages[:kept]
             if following is not None and starts[following].page == kept - 1:
                 pages[-1] = cut_page(pages[-1], starts[following])
-            pdf = bytes(document.copy(pages).write_pdf())
-            return pdf, end if following is None else start + following
+            after = end if following is None else start + following
+            if _SEAM is not None:  # the next part may start while this one is drawn and written
+                _SEAM.send(after)
+            return bytes(document.copy(pages).write_pdf()), after
     finally:
         logger.setLevel(level)
 
@@ -201,8 +208,10 @@ def _font_dates(created: int) -> Iterator[None]:
 
 
 # The session a forked process renders from: a frozen session holds read-only
-# maps, which cannot be pickled, and a fork shares it for free.
+# maps, which cannot be pickled, and a fork shares it for free. ``_SEAM``: where
+# a forked part says which message the next part starts with, as soon as it knows.
 _WORK: tuple[Session, ExportOptions] | None = None
+_SEAM: Connection | None = None
 
 
 def _render_shared_part(index: int, bounds: tuple[int, int], last: bool) -> tuple[bytes, int]:
@@ -210,26 +219,56 @@ def _render_shared_part(index: int, bounds: tuple[int, int], last: bool) -> tupl
     return _render_part(*_WORK, index, bounds, last)
 
 
-def _lay_out(
-    session: Session, options: ExportOptions, index: int, bounds: tuple[int, int], last: bool
-) -> tuple[bytes, int]:
-    """One part, in a process of its own when there are several (whose memory goes
-    with it), except in a daemonic process (a Dask or multiprocessing pool's worker),
-    which may start none: the same part, laid out here."""
-    global _WORK
-    if (index == 0 and last) or current_process().daemon:
-        return _render_part(session, options, index, bounds, last)
+def _lay_out(session: Session, options: ExportOptions, chunks: list[tuple[int, int]]) -> list[bytes]:
+    """The parts' PDFs, each part in a process of its own when there are several
+    (whose memory goes with it), except in a daemonic process (a Dask or
+    multiprocessing pool's worker), which may start none: the same parts, laid out
+    here one after the other. A part's layout waits for the one before it (where it
+    starts is where that one ends, ``pdf_seams``), but not for its drawing and
+    writing, a fifth of a part's time: while one part is written the next is laid
+    out, so two processes at most."""
+    pdfs: list[bytes] = []
+    start = 0
+    if len(chunks) == 1 or current_process().daemon:
+        for index, (_, end) in enumerate(chunks):
+            pdf, start = _render_part(session, options, index, (start, end), index == len(chunks) - 1)
+            pdfs.append(pdf)
+        return pdfs
+    global _WORK, _SEAM
     _WORK = (session, options)
+    pools: list[ProcessPoolExecutor] = []  # the live ones: the part laid out, and the one before it written
     try:
-        with ProcessPoolExecutor(max_workers=1, mp_context=get_context("fork")) as pool:
-            future = pool.submit(_render_shared_part, index, bounds, last)
-            try:
-                return future.result()
-            except BaseException:
-                # A stop (SIGTERM, Ctrl-C) unwinds here while the part is still being laid
-                # out: the pool would wait for it, minutes on a large part, so it ends too.
-                for process in list(pool._processes.values()):
-                    process.terminate()
-                raise
+        futures: list[Future[tuple[bytes, int]]] = []
+        for index, (_, end) in enumerate(chunks):
+            receiver, _SEAM = get_context("fork").Pipe(duplex=False)
+            pools.append(ProcessPoolExecutor(max_workers=1, mp_context=get_context("fork")))
+            futures.append(pools[-1].submit(_render_shared_part, index, (start, end), index == len(chunks) - 1))
+            _SEAM.close()  # the part's process holds its own end
+            if len(pools) == 2:  # the part before, written while this one is laid out: its process ends
+                pdfs.append(futures[-2].result()[0])
+                pools.pop(0).shutdown()
+            if index < len(chunks) - 1:
+                start = _next_start(receiver, futures[-1])
+            receiver.close()
+        pdfs.append(futures[-1].result()[0])
+        pools.pop().shutdown()
+        return pdfs
+    except BaseException:
+        # A stop (SIGTERM, Ctrl-C) unwinds here while a part is still being laid out:
+        # the pool would wait for it, minutes on a large part, so it ends too.
+        for pool in pools:
+            for process in list(pool._processes.values()):
+                process.terminate()
+            pool.shutdown(wait=False, cancel_futures=True)
+        raise
     finally:
-        _WORK = None
+        _WORK = _SEAM = None
+
+
+def _next_start(receiver: Connection, future: Future[tuple[bytes, int]]) -> int:
+    """Where the next part starts, as soon as the part of ``future`` has said it
+    (or its result, if it failed first: its error is raised)."""
+    while not receiver.poll(0.05):
+        if future.done():
+            return future.result()[1]
+    return int(receiver.recv())
