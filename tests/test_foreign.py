@@ -13,11 +13,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings, strategies as st
-from strategies import json_values, session_documents, small_blocks
+from hypothesis import assume, given, settings, strategies as st
+from strategies import json_values, reasoning_names, session_documents, small_blocks
 from timelimit import time_limit
 
 from vis_export import to_html, to_json, to_markdown, to_text
+from vis_export.contract.reasoning_words import names_reasoning
 from vis_export.formats.options import ExportOptions
 from vis_export.formats.provider import session_lines
 from vis_export.model import Session, ToolBlock, session_from_json, thaw
@@ -855,3 +856,30 @@ def test_a_stored_spelling_never_gives_a_key_a_name_of_reasoning() -> None:
         "filePath": "a.py",
         "todos": [{"activeForm": "x"}],
     }
+
+
+@settings(max_examples=80, deadline=None)
+@given(name=reasoning_names, flag=st.booleans(), openai=st.booleans())
+def test_a_foreign_key_that_names_reasoning_stays_one_however_it_folds(name: str, flag: bool, openai: bool) -> None:
+    """Importing turns a tool's keys to snake_case, which drops every letter outside
+    ASCII: ``ｔｈｉｎｋｉｎｇ`` would become ``key`` and ``τhinking`` ``hinking``, and the
+    thinking they hold would show. A key that names reasoning is stored as one (R2)."""
+    assume(names_reasoning(name))
+    tool_input = {name: True, "text": THOUGHT} if flag else {name: THOUGHT}
+    if openai:
+        call = {"id": "c", "type": "function", "function": {"name": "f", "arguments": json.dumps(tool_input)}}
+        log = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": None, "tool_calls": [call]}]
+        data = json.dumps({"messages": log}, ensure_ascii=False)
+    else:
+        use = {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": tool_input}
+        lines = [_entry("user", "u1", "hi"), _entry("assistant", "a1", [use])]
+        data = "".join(json.dumps(v, ensure_ascii=False) + "\n" for v in lines)
+    with time_limit(20):
+        (result,) = read_bytes(data.encode(), "f.jsonl", "f")
+        assert result.session is not None, result.problems
+        session = result.session
+        for flavour in ("openai", "anthropic"):
+            assert THOUGHT not in session_lines(session, ExportOptions(provider_format=flavour))
+        for out in (to_text(session), to_markdown(session), to_html(session), to_json(session)):
+            assert THOUGHT not in out
+        assert THOUGHT in to_json(session, reasoning="all")  # kept, shown only when authorised

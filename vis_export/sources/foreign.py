@@ -53,6 +53,18 @@ def snake_key(key: str) -> str:
     return words if words[0].isalpha() else f"k_{words}"
 
 
+# What a key that names reasoning is stored as when its snake_case form would not.
+REASONING_KEY = "private_reasoning"
+
+
+def foreign_key(key: str) -> str:
+    """``snake_key``, except that a key naming reasoning stays one (R2): folding can
+    drop the very letters that name it (fullwidth ``ｔｈｉｎｋｉｎｇ`` becomes ``key``,
+    Greek ``τhinking`` ``hinking``), which would show the value it hides."""
+    name = snake_key(key)
+    return REASONING_KEY if names_reasoning(key) and not names_reasoning(name) else name
+
+
 Spellings = list[tuple[tuple[str | int, ...], str]]  # where a renamed key is, and how the source wrote it
 
 
@@ -67,7 +79,7 @@ def foreign_value(value: Any, spellings: Spellings, path: tuple[str | int, ...] 
     if isinstance(value, dict):
         out: dict[str, Any] = {}
         for key, item in value.items():
-            name = snake_key(str(key))
+            name = foreign_key(str(key))
             if name in SECRET_KEYS:
                 continue
             unique, n = name, 1
