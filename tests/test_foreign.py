@@ -21,7 +21,7 @@ from vis_export import to_html, to_json, to_markdown, to_text
 from vis_export.contract.reasoning_words import names_reasoning
 from vis_export.formats.options import ExportOptions
 from vis_export.formats.provider import session_lines
-from vis_export.model import Session, ToolBlock, session_from_json, thaw
+from vis_export.model import Session, ToolBlock, UnknownBlock, session_from_json, thaw
 from vis_export.sources import read
 from vis_export.sources.files import read_bytes
 
@@ -883,3 +883,19 @@ def test_a_foreign_key_that_names_reasoning_stays_one_however_it_folds(name: str
         for out in (to_text(session), to_markdown(session), to_html(session), to_json(session)):
             assert THOUGHT not in out
         assert THOUGHT in to_json(session, reasoning="all")  # kept, shown only when authorised
+
+
+@pytest.mark.parametrize("kind", ["reasoning", "prose", "code", "tool", "notice", "lonis", "unknown"])
+def test_a_foreign_part_of_a_vis_type_stays_foreign(kind: str) -> None:
+    """A Claude Code part whose type Vis gives a meaning is kept as an unknown block, not
+    taken for a Vis block: ``{"type": "reasoning", "visibility": "visible"}`` would show."""
+    part = {"type": kind, "visibility": "visible", "text": THOUGHT, "markdown": "**x**", "tool": "t"}
+    part.update(status="completed", code="c", message="m")
+    data = "".join(json.dumps(v) + "\n" for v in [_entry("user", "u1", "hi"), _entry("assistant", "a1", [part])])
+    (result,) = read_bytes(data.encode(), "f.jsonl", "f")
+    assert result.session is not None, result.problems
+    (block,) = result.session.messages[1].blocks
+    assert block.type == f"foreign_{kind}" and isinstance(block, UnknownBlock)
+    if kind == "reasoning":
+        for render in (to_text, to_markdown, to_html, to_json):
+            assert THOUGHT not in render(result.session)

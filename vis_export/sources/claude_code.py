@@ -22,6 +22,7 @@ from vis_export.sources.foreign import (
     first_line,
     foreign_block,
     foreign_map,
+    foreign_type,
     map_or_empty,
     text_of_parts,
     text_or,
@@ -232,7 +233,7 @@ def content_blocks(transcript: Transcript, message: dict[str, Any], parts: Any, 
         elif kind in ("image", "document"):
             _media(transcript, message, part, block_id)
         else:
-            blocks.append(foreign_map(part, id=block_id, type=kind))
+            blocks.append(foreign_map(part, id=block_id, type=foreign_type(kind)))
 
 
 def _user_text(blocks: list[dict[str, Any]], text: str, block_id: str) -> None:

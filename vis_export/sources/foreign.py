@@ -28,6 +28,7 @@ from types import MappingProxyType
 from typing import Any
 
 from vis_export.contract import check_message
+from vis_export.contract.blocktypes import RENDERED_TYPES
 from vis_export.contract.check import MAX_DEPTH, MAX_TIME
 from vis_export.contract.reasoning_words import is_reasoning_map, names_reasoning
 from vis_export.model import Message, Session, StoredAttachment, freeze, message_from_json
@@ -102,6 +103,14 @@ def foreign_block(block: dict[str, Any], **values: Any) -> dict[str, Any]:
     for name, value in values.items():
         block[name] = foreign_value(value, spellings, (name,)) if isinstance(value, (dict, list)) else value
     return _spelled(block, spellings) if spellings else block
+
+
+def foreign_type(kind: str) -> str:
+    """The stored type of a foreign block kept as unknown: its own, unless that is
+    a type Vis gives a meaning (``reasoning`` with ``"visibility": "visible"`` would
+    show as visible reasoning, ``prose`` be rendered as Markdown), then ``foreign_``
+    before it, which names reasoning whenever the type did (R2)."""
+    return f"foreign_{kind}" if kind in RENDERED_TYPES else kind
 
 
 def foreign_map(value: dict[str, Any], **fixed: Any) -> dict[str, Any]:
