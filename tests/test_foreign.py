@@ -899,3 +899,50 @@ def test_a_foreign_part_of_a_vis_type_stays_foreign(kind: str) -> None:
     if kind == "reasoning":
         for render in (to_text, to_markdown, to_html, to_json):
             assert THOUGHT not in render(result.session)
+
+
+def _placed(where: str, payload: dict[str, Any]) -> list[dict[str, Any]]:
+    """Claude Code entries holding ``payload`` as a content part, in a tool's input, in a
+    tool's result (a sub-agent's transcript), in an orphaned result or in an unknown part."""
+    call = {"type": "tool_use", "id": "toolu_1", "name": "Task", "input": {"prompt": "go"}}
+    if where == "part":
+        parts = [payload]
+    elif where == "input":
+        parts = [{**call, "input": {"steps": [payload]}}]
+    elif where == "unknown":
+        parts = [{"type": "server_tool_use", "id": "srv_1", "input": payload}]
+    else:
+        parts = [call]
+    entries = [_entry("user", "u1", "hi"), _entry("assistant", "a1", parts)]
+    if where in ("result", "orphan"):
+        result = {"type": "tool_result", "content": [{"type": "text", "text": "done"}, payload]}
+        result["tool_use_id"] = "toolu_1" if where == "result" else "toolu_gone"
+        entries.append(_entry("user", "r1", [result]))
+    return entries
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    where=st.sampled_from(["part", "input", "unknown", "result", "orphan"]),
+    kind=st.sampled_from(["redacted_thinking", "Redacted_Thinking", "thinking", "reasoning"]),
+    type_key=st.sampled_from(["type", "Type", "kind"]),
+    data_key=st.sampled_from(["data", "Data", "encrypted_content", "encryptedContent", "signature"]),
+)
+def test_opaque_reasoning_payloads_never_show_wherever_they_sit(
+    where: str, kind: str, type_key: str, data_key: str
+) -> None:
+    """Redacted thinking's ``data`` and any encrypted payload are copied nowhere, not even
+    with ``--reasoning all``, wherever the map that holds them sits."""
+    payload = {type_key: kind, data_key: REDACTED}
+    data = "".join(json.dumps(v) + "\n" for v in _placed(where, payload))
+    with time_limit(20):
+        (result,) = read_bytes(data.encode(), "f.jsonl", "f")
+        assert result.session is not None, result.problems
+        session = result.session
+        for reasoning in ("visible", "all"):
+            for flavour in ("openai", "anthropic"):
+                assert REDACTED not in session_lines(
+                    session, ExportOptions(provider_format=flavour, reasoning=reasoning)
+                )
+            for render in (to_text, to_markdown, to_html, to_json):
+                assert REDACTED not in render(session, reasoning=reasoning)

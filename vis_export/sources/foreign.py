@@ -38,6 +38,8 @@ from vis_export.sources.salvage import salvage_message
 
 # Payloads that are opaque to people and private to the provider: never copied.
 SECRET_KEYS = frozenset({"encrypted_content", "signature", "encrypted_reasoning"})
+# And in a map typed as reasoning (Anthropic's ``redacted_thinking``), its opaque ``data``.
+REASONING_SECRET_KEYS = SECRET_KEYS | {"data"}
 NO_INPUT: Any = object()  # a call that holds no input at all (``null`` is an input)
 _LABEL = re.compile(r"[\w .:/-]{1,60}")
 _SNAKE = re.compile(r"^[a-z][a-z0-9]*(_[a-z0-9]+)*$")
@@ -79,9 +81,10 @@ def foreign_value(value: Any, spellings: Spellings, path: tuple[str | int, ...] 
         return value
     if isinstance(value, dict):
         out: dict[str, Any] = {}
+        secret = REASONING_SECRET_KEYS if _typed_as_reasoning(value) else SECRET_KEYS
         for key, item in value.items():
             name = foreign_key(str(key))
-            if name in SECRET_KEYS:
+            if name in secret:
                 continue
             unique, n = name, 1
             while unique in out:
@@ -94,6 +97,19 @@ def foreign_value(value: Any, spellings: Spellings, path: tuple[str | int, ...] 
     if isinstance(value, list):
         return [foreign_value(item, spellings, (*path, n)) for n, item in enumerate(value)]
     return value
+
+
+def _typed_as_reasoning(value: dict[Any, Any]) -> bool:
+    """Whether a foreign map's type (or kind), however its key is spelt, names reasoning:
+    redacted thinking sits anywhere (a sub-agent's transcript in a tool result), and
+    its ``data`` must not show even with ``--reasoning all``."""
+    return any(
+        snake_key(str(key)) in ("type", "kind")
+        and any(
+            isinstance(name, str) and names_reasoning(name) for name in (item if isinstance(item, list) else [item])
+        )
+        for key, item in value.items()
+    )
 
 
 def foreign_block(block: dict[str, Any], **values: Any) -> dict[str, Any]:
