@@ -4,6 +4,7 @@ every tool call with exactly one result, unfinished turns closed with a notice."
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
@@ -191,3 +192,28 @@ def test_requests_the_apis_take(document: dict[str, Any], reasoning: str) -> Non
     for message in conversation(session, ExportOptions(reasoning=reasoning))["messages"]:
         if message["role"] == "assistant":
             assert message["content"] is not None or message.get("tool_calls")
+
+
+_CALL_ID = re.compile(r"[A-Za-z0-9_-]{1,40}")
+_LONG_IDS = st.sampled_from(["m", "m", "0f8e2c1a-5b7d-4e3f-9a6b-1c2d3e4f5a6b", "msg_" + "x" * 60, "é" * 50])
+
+
+@given(session_documents(small_blocks), st.lists(_LONG_IDS, min_size=1), st.integers(1, 40))
+def test_tool_call_ids_are_ones_openai_takes(document: dict[str, Any], ids: list[str], calls: int) -> None:
+    """Message ids may be long (a Claude Code entry's uuid) and need not be unique: every
+    call id is still at most 40 characters (OpenAI refuses more), unique, and answered by
+    the tool message right after its call."""
+    tool = {"type": "tool", "tool": "t", "status": "completed", "output": "ok"}
+    for n, message in enumerate(document["messages"]):
+        message["id"] = ids[n % len(ids)]
+        if message["role"] == "assistant":
+            message["content"] += [{**tool, "id": f"t{k}"} for k in range(calls)]
+    messages = conversation(session_of(document), ExportOptions())["messages"]
+    seen: list[str] = []
+    for index, message in enumerate(messages):
+        called = [call["id"] for call in message.get("tool_calls", [])]
+        assert all(_CALL_ID.fullmatch(call) for call in called), called
+        answers = messages[index + 1 : index + 1 + len(called)]
+        assert [(m["role"], m["tool_call_id"]) for m in answers] == [("tool", call) for call in called]
+        seen += called
+    assert len(seen) == len(set(seen))

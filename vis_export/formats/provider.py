@@ -99,9 +99,7 @@ def _text_of(block: Block) -> str | None:
 def _call(message: Message, number: int, block: ToolBlock, taken: set[str]) -> _Call:
     """The block as a call: its input, output and error with keys as the tool wrote them (``spellings``)."""
     fields = block.fields
-    call_id = f"vis_{safe_name(message.id, 48)}_{number}"
-    while call_id in taken:  # message ids need not be unique; call ids must be
-        call_id += "_"
+    call_id = _call_id(message.id, number, taken)
     taken.add(call_id)
     arguments = as_written(fields, "input") if "input" in fields else {}
     if block.status == "failed":
@@ -115,6 +113,23 @@ def _call(message: Message, number: int, block: ToolBlock, taken: set[str]) -> _
     else:
         result = UNAVAILABLE.format(status=block.status)
     return _Call(call_id, safe_name(block.tool), arguments, result, False)
+
+
+# OpenAI refuses a tool call id longer than this ("string_above_max_length").
+CALL_ID_LIMIT = 40
+
+
+def _call_id(message_id: str, number: int, taken: set[str]) -> str:
+    """``vis_<message>_<n>``, the message id cut to fit ``CALL_ID_LIMIT``; message
+    ids need not be unique, call ids must: underscores after a taken one, and past
+    what fits, ``vis_<k>``, the first free."""
+    tail = f"_{number}"
+    while len("vis_") + 1 + len(tail) <= CALL_ID_LIMIT:
+        call_id = f"vis_{safe_name(message_id, CALL_ID_LIMIT - len('vis_') - len(tail))}{tail}"
+        if call_id not in taken:
+            return call_id
+        tail += "_"
+    return next(f"vis_{k}" for k in range(len(taken) + 1) if f"vis_{k}" not in taken)
 
 
 def _steps(message: Message, attachments: Attachments, taken: set[str]) -> list[_Step]:
