@@ -173,6 +173,11 @@ def test_cli_writes_json_lines(flavour: str) -> None:
 
 def _anthropic_rules(messages: list[dict[str, Any]]) -> None:
     assert not messages or messages[0]["role"] == "user"
+    if (
+        messages and messages[-1]["role"] == "assistant"
+    ):  # "final assistant content cannot end with trailing whitespace"
+        last = messages[-1]["content"][-1]
+        assert last["type"] != "text" or last["text"] == last["text"].rstrip()
     assert all(a["role"] != b["role"] for a, b in zip(messages, messages[1:], strict=False))
     for index, message in enumerate(messages):
         assert message["content"]
@@ -217,3 +222,14 @@ def test_tool_call_ids_are_ones_openai_takes(document: dict[str, Any], ids: list
         assert [(m["role"], m["tool_call_id"]) for m in answers] == [("tool", call) for call in called]
         seen += called
     assert len(seen) == len(set(seen))
+
+
+@given(session_documents(small_blocks), st.sampled_from([" ", "\n", "\t\r\n", "  \n\n"]))
+def test_a_closing_assistant_message_ends_without_whitespace(document: dict[str, Any], space: str) -> None:
+    """A conversation that ends with the assistant's text (as most sessions do) is taken by
+    Anthropic only if that text does not end with whitespace."""
+    last = {"id": "closing", "role": "assistant", "status": "completed", "created_at": 0}
+    document["messages"].append({**last, "content": [{"id": "p", "type": "prose", "markdown": f"Done.{space}"}]})
+    messages = conversation(session_of(document), ExportOptions(), "anthropic")["messages"]
+    _anthropic_rules(messages)
+    assert messages[-1]["content"][-1]["text"].endswith("Done.")

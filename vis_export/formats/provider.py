@@ -13,8 +13,9 @@ keep their roles (Anthropic takes them as its ``system`` text).
 What is written is a request the APIs take: OpenAI's tool messages come right
 after the assistant message that called them, and no assistant message is
 empty; Anthropic's first message is the user's, roles alternate, no text is
-empty or blank, and every ``tool_use`` is answered at the start of the next
-user message.
+empty or blank, every ``tool_use`` is answered at the start of the next
+user message, and a closing assistant message does not end with whitespace;
+call ids have at most 40 characters.
 """
 
 from __future__ import annotations
@@ -272,6 +273,11 @@ def _anthropic(session: Session, attachments: Attachments) -> dict[str, Any]:
             say("user", parts)
     if out and out[0]["role"] == "assistant":
         out.insert(0, {"role": "user", "content": [{"type": "text", "text": OPENING}]})
+    last = out[-1]["content"][-1] if out and out[-1]["role"] == "assistant" else None
+    if last is not None and last["type"] == "text":
+        # Anthropic takes a closing assistant message as the start of its answer, and
+        # refuses one that ends with whitespace (the text is not blank: it ends otherwise).
+        last["text"] = last["text"].rstrip()
     result: dict[str, Any] = {"session_id": session.id}
     if system:
         result["system"] = "\n\n".join(system)
