@@ -946,3 +946,20 @@ def test_opaque_reasoning_payloads_never_show_wherever_they_sit(
                 )
             for render in (to_text, to_markdown, to_html, to_json):
                 assert REDACTED not in render(session, reasoning=reasoning)
+
+
+@pytest.mark.parametrize("key", ["a{}".format, "keyNumber{}".format], ids=["folding-alike", "camel-case"])
+def test_a_map_of_many_renamed_keys_reads_in_linear_time(key: Any) -> None:
+    """R6: 20,000 keys in one tool input that fold to one snake_case key (``a一``, ``a丁``...:
+    ``a``, ``a_2``...) or are all renamed (``keyNumber7``) took minutes: each key tried
+    every suffix before it, and each spelling read the whole map again."""
+    tool_input = {key(chr(0x4E00 + n) if key("") == "a" else n): n for n in range(20_000)}
+    use = {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": tool_input}
+    data = "".join(
+        json.dumps(v, ensure_ascii=False) + "\n" for v in [_entry("user", "u1", "hi"), _entry("assistant", "a1", [use])]
+    )
+    with time_limit(10):
+        (result,) = read_bytes(data.encode(), "f.jsonl", "f")
+    assert result.session is not None, result.problems
+    (tool,) = [b for _, b in result.session.blocks() if isinstance(b, ToolBlock)]
+    assert len(tool.input) == len(tool.fields["original_keys"]) == 20_000

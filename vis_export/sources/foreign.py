@@ -82,14 +82,18 @@ def foreign_value(value: Any, spellings: Spellings, path: tuple[str | int, ...] 
     if isinstance(value, dict):
         out: dict[str, Any] = {}
         secret = REASONING_SECRET_KEYS if _typed_as_reasoning(value) else SECRET_KEYS
+        suffixes: dict[str, int] = {}  # the last suffix given each name: no name is tried twice
         for key, item in value.items():
             name = foreign_key(str(key))
             if name in secret:
                 continue
-            unique, n = name, 1
-            while unique in out:
-                n += 1
-                unique = f"{name}_{n}"
+            unique = name
+            if unique in out:
+                n = suffixes.get(name, 1)
+                while unique in out:
+                    n += 1
+                    unique = f"{name}_{n}"
+                suffixes[name] = n
             if unique != key:
                 spellings.append(((*path, unique), str(key)))
             out[unique] = foreign_value(item, spellings, (*path, unique))
@@ -137,20 +141,29 @@ def foreign_map(value: dict[str, Any], **fixed: Any) -> dict[str, Any]:
 
 
 def _spelled(block: dict[str, Any], spellings: Spellings) -> dict[str, Any]:
-    kept = [{"path": list(path), "key": key} for path, key in spellings if not _private(block, path)]
+    judged: dict[int, bool] = {}
+    kept = [{"path": list(path), "key": key} for path, key in spellings if not _private(block, path, judged)]
     found = block.get("original_keys", [])
     if kept and isinstance(found, list):  # a source's own field of that name is kept as it is
         block["original_keys"] = [*found, *kept]
     return block
 
 
-def _private(block: dict[str, Any], path: tuple[str | int, ...]) -> bool:
+def _private(block: dict[str, Any], path: tuple[str | int, ...], judged: dict[int, bool]) -> bool:
     """Whether the key at ``path`` names private reasoning or sits in it (R2): its
-    spelling is not kept, since the policy hides the key and all under it."""
+    spelling is not kept, since the policy hides the key and all under it. Each map
+    is judged once (``judged``, by identity): one with many renamed keys would
+    otherwise be read whole for each of them."""
     value: Any = block
     for step in path:
-        if isinstance(value, dict) and (names_reasoning(step) or is_reasoning_map(value)):
-            return True
+        if isinstance(value, dict):
+            if names_reasoning(step):
+                return True
+            reasoning = judged.get(id(value))
+            if reasoning is None:
+                reasoning = judged[id(value)] = is_reasoning_map(value)
+            if reasoning:
+                return True
         value = value[step]
     return False
 
