@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import assume, given, settings, strategies as st
+from hypothesis import assume, example, given, settings, strategies as st
 from strategies import json_values, reasoning_names, session_documents, small_blocks
 from timelimit import time_limit
 
@@ -628,6 +628,7 @@ def _names_reasoning_anywhere(value: Any) -> bool:
 
 @settings(max_examples=300, deadline=None)
 @given(tool_input=st.dictionaries(_source_keys, _source_values, max_size=5), output=_source_values)
+@example(tool_input={"a\n": None}, output=None)  # a snake_case key but for its newline
 def test_tool_keys_as_the_source_wrote_them_are_kept(
     tool_input: dict[str, Any], output: Any, tmp_path_factory: Any
 ) -> None:

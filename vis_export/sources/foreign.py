@@ -42,7 +42,7 @@ SECRET_KEYS = frozenset({"encrypted_content", "signature", "encrypted_reasoning"
 REASONING_SECRET_KEYS = SECRET_KEYS | {"data"}
 NO_INPUT: Any = object()  # a call that holds no input at all (``null`` is an input)
 _LABEL = re.compile(r"[\w .:/-]{1,60}")
-_SNAKE = re.compile(r"^[a-z][a-z0-9]*(_[a-z0-9]+)*$")
+_SNAKE = re.compile(r"[a-z][a-z0-9]*(_[a-z0-9]+)*")  # whole keys: ``$`` would let "a\n" through
 _CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _NOT_WORD = re.compile(r"[^a-z0-9]+")
 
@@ -50,7 +50,7 @@ _NOT_WORD = re.compile(r"[^a-z0-9]+")
 def snake_key(key: str) -> str:
     """``key`` as a contract key: ``activeForm`` -> ``active_form``, ``Content-Type``
     -> ``content_type``; a key with no letter or digit becomes ``key``."""
-    if _SNAKE.match(key):
+    if _SNAKE.fullmatch(key):
         return key
     words = _NOT_WORD.sub("_", _CAMEL_BOUNDARY.sub("_", key).lower()).strip("_") or "key"
     return words if words[0].isalpha() else f"k_{words}"
