@@ -964,3 +964,22 @@ def test_a_map_of_many_renamed_keys_reads_in_linear_time(key: Any) -> None:
     assert result.session is not None, result.problems
     (tool,) = [b for _, b in result.session.blocks() if isinstance(b, ToolBlock)]
     assert len(tool.input) == len(tool.fields["original_keys"]) == 20_000
+
+
+@given(name=reasoning_names, said=st.sampled_from(["", ": the plan is to stall"]))
+def test_a_skipped_entry_of_a_reasoning_type_is_counted_without_its_name(name: str, said: str) -> None:
+    """Warnings count skipped entries by type; a type that names reasoning may carry the
+    reasoning itself, so it is counted under a neutral label (R2 covers problem lines too)."""
+    kind = f"{name}{said}"
+    assume(names_reasoning(kind) and kind not in ("reasoning", "message"))
+    at = "2025-01-01T00:00:00Z"
+    records = [
+        {"timestamp": at, "type": "response_item", "payload": {"type": "message", "role": "user", "content": "hi"}},
+        {"timestamp": at, "type": "response_item", "payload": {"type": kind}},
+        {"timestamp": at, "type": "event_msg", "payload": {"type": kind}},
+        {"timestamp": at, "type": kind, "payload": {}},
+    ]
+    (result,) = read_bytes("".join(json.dumps(r) + "\n" for r in records).encode(), "f.jsonl", "f")
+    assert result.session is not None and result.problems
+    said_lines = [problem.message.replace("entry of a reasoning type", "") for problem in result.problems]
+    assert all(name not in line and (not said or said not in line) for line in said_lines), said_lines

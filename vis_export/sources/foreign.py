@@ -306,7 +306,10 @@ class Transcript:
 
     def skip(self, kind: str) -> None:
         """One more entry not shown, counted under ``kind`` when it reads as a name (a warning
-        line must stay one plain line, whatever a file calls its entries)."""
+        line must stay one plain line, whatever a file calls its entries) that names no
+        reasoning: a warning never quotes what may be private reasoning (R2)."""
+        if names_reasoning(kind):
+            kind = "entry of a reasoning type"
         self.skipped[kind if _LABEL.fullmatch(kind) else "entry of an unreadable type"] += 1
 
     def result(self, session_id: str, title: str | None, facts: dict[str, Any], lenient: bool) -> LoadResult:
