@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -233,3 +234,26 @@ def test_a_closing_assistant_message_ends_without_whitespace(document: dict[str,
     messages = conversation(session_of(document), ExportOptions(), "anthropic")["messages"]
     _anthropic_rules(messages)
     assert messages[-1]["content"][-1]["text"].endswith("Done.")
+
+
+@pytest.mark.parametrize("flavour", ["openai", "anthropic"])
+@pytest.mark.parametrize("to_file", [False, True])
+def test_a_request_no_api_takes_is_said_in_one_line(tmp_path: Path, flavour: str, to_file: bool) -> None:
+    """A session of system text only (Anthropic takes it as ``system``) or of no message at
+    all gives a request without messages, which the APIs refuse: a warning says so."""
+    from click.testing import CliRunner
+
+    from vis_export.cli import main
+
+    system = {"id": "m", "role": "system", "status": "completed", "created_at": 0}
+    system["content"] = [{"id": "b", "type": "prose", "markdown": "Be brief."}]
+    source = tmp_path / "s.json"
+    source.write_text(json.dumps({"id": "s", "messages": [system]}), encoding="utf-8")
+    out = ["-o", str(tmp_path / "out.jsonl")] if to_file else []
+    args = ["convert", str(source), "--to", "provider", "--provider-format", flavour, *out]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    warned = [line for line in result.stderr.splitlines() if "no message a provider takes" in line]
+    assert len(warned) == (1 if flavour == "anthropic" else 0), result.stderr
+    normal = CliRunner().invoke(main, ["convert", str(INPUT / "session.json"), "--to", "provider", *out[:0]])
+    assert "no message a provider takes" not in normal.stderr

@@ -467,7 +467,7 @@ def convert(
     """
     from vis_export.formats import get_format
     from vis_export.formats.options import ExportOptions
-    from vis_export.jobs.conversion import convert_with, missing_attachments
+    from vis_export.jobs.conversion import conversion_warnings, convert_with
     from vis_export.sources.result import report_lines
 
     if dask is not None and output in (None, "-"):
@@ -509,7 +509,7 @@ def convert(
         if not found:
             sys.exit(1)
         for session in found:
-            for _, line in report_lines(session.source, True, tuple(missing_attachments(session, to, options))):
+            for _, line in report_lines(session.source, True, tuple(conversion_warnings(session, to, options))):
                 reporter.warning(line)
         _to_stdout(fmt, found, options)
         sys.exit(1 if reporter.failed else 0)

@@ -32,6 +32,7 @@ from vis_export.formats.markdown_syntax import fenced
 from vis_export.formats.options import PROVIDER_FORMATS, ExportOptions, Folder, ProviderFormat, options_given
 from vis_export.model import AttachmentBlock, Block, ErrorBlock, LonisBlock, Message, Session, ToolBlock, UnknownBlock
 from vis_export.policy import DEFAULT_REASONING, Reasoning, visible_session
+from vis_export.problems import Problem
 from vis_export.spellings import as_written
 
 if TYPE_CHECKING:
@@ -293,6 +294,20 @@ def conversation(session: Session, options: ExportOptions, flavour: str = "opena
     shown = visible_session(session, "all" if options.reasoning == "all" else "none", options.redaction)
     attachments = Attachments.of(session, options.attachments)
     return (_openai if flavour == "openai" else _anthropic)(shown, attachments)
+
+
+def unreplayable(session: Session, options: ExportOptions) -> list[Problem]:
+    """Why the request written for ``session`` is one no API takes, when it cannot be
+    made one without inventing content: it holds no message (a session of system
+    text only, for Anthropic, or of nothing a provider message carries)."""
+    if conversation(session, options, options.provider_format)["messages"]:
+        return []
+    return [
+        Problem(
+            f"session {session.id}",
+            "has no message a provider takes: the request written holds none, which the API refuses",
+        )
+    ]
 
 
 def to_provider(
