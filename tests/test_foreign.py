@@ -983,3 +983,35 @@ def test_a_skipped_entry_of_a_reasoning_type_is_counted_without_its_name(name: s
     assert result.session is not None and result.problems
     said_lines = [problem.message.replace("entry of a reasoning type", "") for problem in result.problems]
     assert all(name not in line and (not said or said not in line) for line in said_lines), said_lines
+
+
+def _flagged_sources(part: dict[str, Any]) -> list[str]:
+    """Files holding a text ``part``: as a Claude Code assistant part and tool result, and
+    in an OpenAI log's assistant content (with and without calls) and tool message."""
+    call = {"type": "tool_use", "id": "toolu_1", "name": "Task", "input": {}}
+    result = {"type": "tool_result", "tool_use_id": "toolu_1", "content": [part]}
+    claude = [
+        [_entry("user", "u1", "hi"), _entry("assistant", "a1", [part])],
+        [_entry("user", "u1", "hi"), _entry("assistant", "a1", [call]), _entry("user", "r1", [result])],
+    ]
+    function = {"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+    log = [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": [part]},
+        {"role": "assistant", "content": [part], "tool_calls": [function]},
+        {"role": "tool", "tool_call_id": "c", "content": [part]},
+    ]
+    return ["".join(json.dumps(e) + "\n" for e in entries) for entries in claude] + [json.dumps({"messages": log})]
+
+
+@given(flag=reasoning_names, value=st.sampled_from([True, 1, "true"]))
+def test_a_text_part_flagged_as_thought_stays_private(flag: str, value: Any) -> None:
+    """``{"type": "text", "text": ..., "thought": true}`` is reasoning (R2): read as prose or a
+    tool's text output, its flag was lost and the thought shown."""
+    assume(names_reasoning(flag))
+    for data in _flagged_sources({"type": "text", "text": THOUGHT, flag: value}):
+        (result,) = read_bytes(data.encode(), "f.json", "f")
+        assert result.session is not None, result.problems
+        for render in (to_text, to_markdown, to_html, to_json):
+            assert THOUGHT not in render(result.session)
+        assert THOUGHT not in session_lines(result.session, ExportOptions())

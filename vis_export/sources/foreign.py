@@ -209,11 +209,12 @@ def first_line(text: str, limit: int = 100) -> str | None:
 
 def text_of_parts(parts: Any) -> str | None:
     """The text of a tool result's content: a string, or a list of only text parts
-    (joined by blank lines); ``None`` when it holds anything else."""
+    (joined by blank lines); ``None`` when it holds anything else, a text part that
+    is reasoning too (``"thought": true``): kept as read, the policy hides it (R2)."""
     if isinstance(parts, str):
         return parts
     if isinstance(parts, list) and all(isinstance(p, dict) and isinstance(p.get("text"), str) for p in parts):
-        if all(p.get("type") in ("text", "output_text", "input_text") for p in parts):
+        if all(p.get("type") in ("text", "output_text", "input_text") and not is_reasoning_map(p) for p in parts):
             return "\n\n".join(p["text"] for p in parts)
     return None
 
