@@ -986,8 +986,9 @@ def test_a_skipped_entry_of_a_reasoning_type_is_counted_without_its_name(name: s
 
 
 def _flagged_sources(part: dict[str, Any]) -> list[str]:
-    """Files holding a text ``part``: as a Claude Code assistant part and tool result, and
-    in an OpenAI log's assistant content (with and without calls) and tool message."""
+    """Files holding a text ``part``: as a Claude Code assistant part and tool result, a
+    Codex message part, and in an OpenAI log's assistant content (with and without
+    calls) and tool message."""
     call = {"type": "tool_use", "id": "toolu_1", "name": "Task", "input": {}}
     result = {"type": "tool_result", "tool_use_id": "toolu_1", "content": [part]}
     claude = [
@@ -1001,7 +1002,17 @@ def _flagged_sources(part: dict[str, Any]) -> list[str]:
         {"role": "assistant", "content": [part], "tool_calls": [function]},
         {"role": "tool", "tool_call_id": "c", "content": [part]},
     ]
-    return ["".join(json.dumps(e) + "\n" for e in entries) for entries in claude] + [json.dumps({"messages": log})]
+    at = "2025-01-01T00:00:00Z"
+    codex = [
+        {"timestamp": at, "type": "response_item", "payload": {"type": "message", "role": "user", "content": "hi"}},
+        {
+            "timestamp": at,
+            "type": "response_item",
+            "payload": {"type": "message", "role": "assistant", "content": [part]},
+        },
+    ]
+    files = [*claude, codex]
+    return ["".join(json.dumps(e) + "\n" for e in entries) for entries in files] + [json.dumps({"messages": log})]
 
 
 @given(flag=reasoning_names, value=st.sampled_from([True, 1, "true"]))
