@@ -13,14 +13,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings, strategies as st
-from strategies import json_values, session_documents, small_blocks
+from hypothesis import assume, example, given, settings, strategies as st
+from strategies import json_values, reasoning_names, session_documents, small_blocks
 from timelimit import time_limit
 
 from vis_export import to_html, to_json, to_markdown, to_text
+from vis_export.contract.reasoning_words import names_reasoning
 from vis_export.formats.options import ExportOptions
 from vis_export.formats.provider import session_lines
-from vis_export.model import Session, ToolBlock, session_from_json, thaw
+from vis_export.model import Session, ToolBlock, UnknownBlock, session_from_json, thaw
 from vis_export.sources import read
 from vis_export.sources.files import read_bytes
 
@@ -635,6 +636,7 @@ def _names_reasoning_anywhere(value: Any) -> bool:
 
 @settings(max_examples=300, deadline=None)
 @given(tool_input=st.dictionaries(_source_keys, _source_values, max_size=5), output=_source_values)
+@example(tool_input={"a\n": None}, output=None)  # a snake_case key but for its newline
 def test_tool_keys_as_the_source_wrote_them_are_kept(
     tool_input: dict[str, Any], output: Any, tmp_path_factory: Any
 ) -> None:
@@ -863,3 +865,172 @@ def test_a_stored_spelling_never_gives_a_key_a_name_of_reasoning() -> None:
         "filePath": "a.py",
         "todos": [{"activeForm": "x"}],
     }
+
+
+@settings(max_examples=80, deadline=None)
+@given(name=reasoning_names, flag=st.booleans(), openai=st.booleans())
+def test_a_foreign_key_that_names_reasoning_stays_one_however_it_folds(name: str, flag: bool, openai: bool) -> None:
+    """Importing turns a tool's keys to snake_case, which drops every letter outside
+    ASCII: ``ｔｈｉｎｋｉｎｇ`` would become ``key`` and ``τhinking`` ``hinking``, and the
+    thinking they hold would show. A key that names reasoning is stored as one (R2)."""
+    assume(names_reasoning(name))
+    tool_input = {name: True, "text": THOUGHT} if flag else {name: THOUGHT}
+    if openai:
+        call = {"id": "c", "type": "function", "function": {"name": "f", "arguments": json.dumps(tool_input)}}
+        log = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": None, "tool_calls": [call]}]
+        data = json.dumps({"messages": log}, ensure_ascii=False)
+    else:
+        use = {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": tool_input}
+        lines = [_entry("user", "u1", "hi"), _entry("assistant", "a1", [use])]
+        data = "".join(json.dumps(v, ensure_ascii=False) + "\n" for v in lines)
+    with time_limit(20):
+        (result,) = read_bytes(data.encode(), "f.jsonl", "f")
+        assert result.session is not None, result.problems
+        session = result.session
+        for flavour in ("openai", "anthropic"):
+            assert THOUGHT not in session_lines(session, ExportOptions(provider_format=flavour))
+        for out in (to_text(session), to_markdown(session), to_html(session), to_json(session)):
+            assert THOUGHT not in out
+        assert THOUGHT in to_json(session, reasoning="all")  # kept, shown only when authorised
+
+
+@pytest.mark.parametrize("kind", ["reasoning", "prose", "code", "tool", "notice", "lonis", "unknown"])
+def test_a_foreign_part_of_a_vis_type_stays_foreign(kind: str) -> None:
+    """A Claude Code part whose type Vis gives a meaning is kept as an unknown block, not
+    taken for a Vis block: ``{"type": "reasoning", "visibility": "visible"}`` would show."""
+    part = {"type": kind, "visibility": "visible", "text": THOUGHT, "markdown": "**x**", "tool": "t"}
+    part.update(status="completed", code="c", message="m")
+    data = "".join(json.dumps(v) + "\n" for v in [_entry("user", "u1", "hi"), _entry("assistant", "a1", [part])])
+    (result,) = read_bytes(data.encode(), "f.jsonl", "f")
+    assert result.session is not None, result.problems
+    (block,) = result.session.messages[1].blocks
+    assert block.type == f"foreign_{kind}" and isinstance(block, UnknownBlock)
+    if kind == "reasoning":
+        for render in (to_text, to_markdown, to_html, to_json):
+            assert THOUGHT not in render(result.session)
+
+
+def _placed(where: str, payload: dict[str, Any]) -> list[dict[str, Any]]:
+    """Claude Code entries holding ``payload`` as a content part, in a tool's input, in a
+    tool's result (a sub-agent's transcript), in an orphaned result or in an unknown part."""
+    call = {"type": "tool_use", "id": "toolu_1", "name": "Task", "input": {"prompt": "go"}}
+    if where == "part":
+        parts = [payload]
+    elif where == "input":
+        parts = [{**call, "input": {"steps": [payload]}}]
+    elif where == "unknown":
+        parts = [{"type": "server_tool_use", "id": "srv_1", "input": payload}]
+    else:
+        parts = [call]
+    entries = [_entry("user", "u1", "hi"), _entry("assistant", "a1", parts)]
+    if where in ("result", "orphan"):
+        result = {"type": "tool_result", "content": [{"type": "text", "text": "done"}, payload]}
+        result["tool_use_id"] = "toolu_1" if where == "result" else "toolu_gone"
+        entries.append(_entry("user", "r1", [result]))
+    return entries
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    where=st.sampled_from(["part", "input", "unknown", "result", "orphan"]),
+    kind=st.sampled_from(["redacted_thinking", "Redacted_Thinking", "thinking", "reasoning"]),
+    type_key=st.sampled_from(["type", "Type", "kind"]),
+    data_key=st.sampled_from(["data", "Data", "encrypted_content", "encryptedContent", "signature"]),
+)
+def test_opaque_reasoning_payloads_never_show_wherever_they_sit(
+    where: str, kind: str, type_key: str, data_key: str
+) -> None:
+    """Redacted thinking's ``data`` and any encrypted payload are copied nowhere, not even
+    with ``--reasoning all``, wherever the map that holds them sits."""
+    payload = {type_key: kind, data_key: REDACTED}
+    data = "".join(json.dumps(v) + "\n" for v in _placed(where, payload))
+    with time_limit(20):
+        (result,) = read_bytes(data.encode(), "f.jsonl", "f")
+        assert result.session is not None, result.problems
+        session = result.session
+        for reasoning in ("visible", "all"):
+            for flavour in ("openai", "anthropic"):
+                assert REDACTED not in session_lines(
+                    session, ExportOptions(provider_format=flavour, reasoning=reasoning)
+                )
+            for render in (to_text, to_markdown, to_html, to_json):
+                assert REDACTED not in render(session, reasoning=reasoning)
+
+
+@pytest.mark.parametrize("key", ["a{}".format, "keyNumber{}".format], ids=["folding-alike", "camel-case"])
+def test_a_map_of_many_renamed_keys_reads_in_linear_time(key: Any) -> None:
+    """R6: 20,000 keys in one tool input that fold to one snake_case key (``a一``, ``a丁``...:
+    ``a``, ``a_2``...) or are all renamed (``keyNumber7``) took minutes: each key tried
+    every suffix before it, and each spelling read the whole map again."""
+    tool_input = {key(chr(0x4E00 + n) if key("") == "a" else n): n for n in range(20_000)}
+    use = {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": tool_input}
+    data = "".join(
+        json.dumps(v, ensure_ascii=False) + "\n" for v in [_entry("user", "u1", "hi"), _entry("assistant", "a1", [use])]
+    )
+    with time_limit(10):
+        (result,) = read_bytes(data.encode(), "f.jsonl", "f")
+    assert result.session is not None, result.problems
+    (tool,) = [b for _, b in result.session.blocks() if isinstance(b, ToolBlock)]
+    assert len(tool.input) == len(tool.fields["original_keys"]) == 20_000
+
+
+@given(name=reasoning_names, said=st.sampled_from(["", ": the plan is to stall"]))
+def test_a_skipped_entry_of_a_reasoning_type_is_counted_without_its_name(name: str, said: str) -> None:
+    """Warnings count skipped entries by type; a type that names reasoning may carry the
+    reasoning itself, so it is counted under a neutral label (R2 covers problem lines too)."""
+    kind = f"{name}{said}"
+    assume(names_reasoning(kind) and kind not in ("reasoning", "message"))
+    at = "2025-01-01T00:00:00Z"
+    records = [
+        {"timestamp": at, "type": "response_item", "payload": {"type": "message", "role": "user", "content": "hi"}},
+        {"timestamp": at, "type": "response_item", "payload": {"type": kind}},
+        {"timestamp": at, "type": "event_msg", "payload": {"type": kind}},
+        {"timestamp": at, "type": kind, "payload": {}},
+    ]
+    (result,) = read_bytes("".join(json.dumps(r) + "\n" for r in records).encode(), "f.jsonl", "f")
+    assert result.session is not None and result.problems
+    said_lines = [problem.message.replace("entry of a reasoning type", "") for problem in result.problems]
+    assert all(name not in line and (not said or said not in line) for line in said_lines), said_lines
+
+
+def _flagged_sources(part: dict[str, Any]) -> list[str]:
+    """Files holding a text ``part``: as a Claude Code assistant part and tool result, a
+    Codex message part, and in an OpenAI log's assistant content (with and without
+    calls) and tool message."""
+    call = {"type": "tool_use", "id": "toolu_1", "name": "Task", "input": {}}
+    result = {"type": "tool_result", "tool_use_id": "toolu_1", "content": [part]}
+    claude = [
+        [_entry("user", "u1", "hi"), _entry("assistant", "a1", [part])],
+        [_entry("user", "u1", "hi"), _entry("assistant", "a1", [call]), _entry("user", "r1", [result])],
+    ]
+    function = {"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+    log = [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": [part]},
+        {"role": "assistant", "content": [part], "tool_calls": [function]},
+        {"role": "tool", "tool_call_id": "c", "content": [part]},
+    ]
+    at = "2025-01-01T00:00:00Z"
+    codex = [
+        {"timestamp": at, "type": "response_item", "payload": {"type": "message", "role": "user", "content": "hi"}},
+        {
+            "timestamp": at,
+            "type": "response_item",
+            "payload": {"type": "message", "role": "assistant", "content": [part]},
+        },
+    ]
+    files = [*claude, codex]
+    return ["".join(json.dumps(e) + "\n" for e in entries) for entries in files] + [json.dumps({"messages": log})]
+
+
+@given(flag=reasoning_names, value=st.sampled_from([True, 1, "true"]))
+def test_a_text_part_flagged_as_thought_stays_private(flag: str, value: Any) -> None:
+    """``{"type": "text", "text": ..., "thought": true}`` is reasoning (R2): read as prose or a
+    tool's text output, its flag was lost and the thought shown."""
+    assume(names_reasoning(flag))
+    for data in _flagged_sources({"type": "text", "text": THOUGHT, flag: value}):
+        (result,) = read_bytes(data.encode(), "f.json", "f")
+        assert result.session is not None, result.problems
+        for render in (to_text, to_markdown, to_html, to_json):
+            assert THOUGHT not in render(result.session)
+        assert THOUGHT not in session_lines(result.session, ExportOptions())

@@ -31,8 +31,21 @@ class Reading:
         that the format would show but cannot find are problems too (warnings)."""
         problems = result.problems
         if result.session is not None and to is not None and options is not None:
-            problems += tuple(missing_attachments(result.session, to, options))
+            problems += tuple(conversion_warnings(result.session, to, options))
         return Reading(result.source, result.session.id if result.session else None, problems)
+
+
+def conversion_warnings(session: Session, to: str, options: ExportOptions) -> list[Problem]:
+    """What the format ``to`` cannot do for ``session``: attachments it cannot find, a
+    provider request no API takes (``formats.provider.unreplayable``)."""
+    from vis_export.formats import ALIASES
+
+    found = missing_attachments(session, to, options)
+    if ALIASES.get(to, to) == "provider":
+        from vis_export.formats.provider import unreplayable
+
+        found += unreplayable(session, options)
+    return found
 
 
 def missing_attachments(session: Session, to: str, options: ExportOptions) -> list[Problem]:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TextIO
 
 from vis_export.errors import VisExportError
-from vis_export.exporting import Reading, export, missing_attachments
+from vis_export.exporting import Reading, conversion_warnings, export
 from vis_export.formats.options import (
     ExportOptions,
     Folder,
@@ -172,7 +172,7 @@ def convert_to_stream(
     found = chosen([Reading.of(result) for result in results], session_ids, report, outcome)
     sessions = [session for i in found if (session := results[i].session) is not None]
     for session in sessions:
-        for _, line in report_lines(session.source, True, tuple(missing_attachments(session, to, options))):
+        for _, line in report_lines(session.source, True, tuple(conversion_warnings(session, to, options))):
             report.warning(line)
     if sessions:
         _write_stream(

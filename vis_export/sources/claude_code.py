@@ -16,12 +16,14 @@ import re
 from pathlib import PurePath
 from typing import Any
 
+from vis_export.contract.reasoning_words import is_reasoning_map
 from vis_export.sources.foreign import (
     NO_INPUT,
     Transcript,
     first_line,
     foreign_block,
     foreign_map,
+    foreign_type,
     map_or_empty,
     text_of_parts,
     text_or,
@@ -214,15 +216,17 @@ def content_blocks(transcript: Transcript, message: dict[str, Any], parts: Any, 
             transcript.skip("content block without a type (hidden as private)")
             continue
         kind = part["type"]
-        if kind == "text" and isinstance(part.get("text"), str):
+        if kind == "text" and isinstance(part.get("text"), str) and not is_reasoning_map(part):
             text = part["text"]
             if message["role"] == "user":
                 _user_text(blocks, text, block_id)
             else:
                 blocks.append({"id": block_id, "type": "prose", "markdown": text})
-        elif kind in ("thinking", "redacted_thinking"):
-            # Private reasoning: its text only (redacted thinking has none), never its signature or data.
-            text = part.get("thinking") if kind == "thinking" and isinstance(part.get("thinking"), str) else ""
+        elif kind in ("thinking", "redacted_thinking") or (kind == "text" and is_reasoning_map(part)):
+            # Private reasoning: its text only (redacted thinking has none), never its signature or data;
+            # a text part flagged as thought (``"thought": true``) is reasoning too (R2).
+            text = part.get("thinking") if kind == "thinking" else part.get("text") if kind == "text" else ""
+            text = text if isinstance(text, str) else ""
             blocks.append({"id": block_id, "type": "reasoning", "text": text, "visibility": "private"})
         elif kind == "tool_use":
             call_id = text_or(part.get("id"), block_id)
@@ -232,7 +236,7 @@ def content_blocks(transcript: Transcript, message: dict[str, Any], parts: Any, 
         elif kind in ("image", "document"):
             _media(transcript, message, part, block_id)
         else:
-            blocks.append(foreign_map(part, id=block_id, type=kind))
+            blocks.append(foreign_map(part, id=block_id, type=foreign_type(kind)))
 
 
 def _user_text(blocks: list[dict[str, Any]], text: str, block_id: str) -> None:

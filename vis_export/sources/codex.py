@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from vis_export.contract.reasoning_words import is_reasoning_map
 from vis_export.sources.foreign import (
     NO_INPUT,
     Transcript,
@@ -201,7 +202,9 @@ def _parts(transcript: Transcript, message: dict[str, Any], parts: Any, line_id:
         if not isinstance(part, dict):
             continue
         text = part.get("text")
-        if part.get("type") in ("input_text", "output_text", "text") and isinstance(text, str):
+        if isinstance(text, str) and is_reasoning_map(part):  # flagged as a thought, or typed so: private (R2)
+            message["content"].append({"id": block_id, "type": "reasoning", "text": text, "visibility": "private"})
+        elif part.get("type") in ("input_text", "output_text", "text") and isinstance(text, str):
             if message["role"] == "user" and text.lstrip().startswith(_CONTEXT):
                 message["content"].append({"id": block_id, "type": "notice", "code": "codex_context", "message": text})
             else:

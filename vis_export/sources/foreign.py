@@ -29,6 +29,7 @@ from types import MappingProxyType
 from typing import Any
 
 from vis_export.contract import check_message
+from vis_export.contract.blocktypes import RENDERED_TYPES
 from vis_export.contract.check import MAX_DEPTH, MAX_TIME
 from vis_export.contract.reasoning_words import is_reasoning_map, names_reasoning
 from vis_export.model import Message, Session, StoredAttachment, freeze, message_from_json
@@ -40,9 +41,11 @@ from vis_export.timefmt import aware, epoch_ms
 
 # Payloads that are opaque to people and private to the provider: never copied.
 SECRET_KEYS = frozenset({"encrypted_content", "signature", "encrypted_reasoning"})
+# And in a map typed as reasoning (Anthropic's ``redacted_thinking``), its opaque ``data``.
+REASONING_SECRET_KEYS = SECRET_KEYS | {"data"}
 NO_INPUT: Any = object()  # a call that holds no input at all (``null`` is an input)
 _LABEL = re.compile(r"[\w .:/-]{1,60}")
-_SNAKE = re.compile(r"[a-z][a-z0-9]*(_[a-z0-9]+)*")
+_SNAKE = re.compile(r"[a-z][a-z0-9]*(_[a-z0-9]+)*")  # whole keys: ``$`` would let "a\n" through
 _CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _NOT_WORD = re.compile(r"[^a-z0-9]+")
 
@@ -59,6 +62,18 @@ def snake_key(key: str) -> str:
     return words if words[0].isalpha() else f"k_{words}"
 
 
+# What a key that names reasoning is stored as when its snake_case form would not.
+REASONING_KEY = "private_reasoning"
+
+
+def foreign_key(key: str) -> str:
+    """``snake_key``, except that a key naming reasoning stays one (R2): folding can
+    drop the very letters that name it (fullwidth ``ｔｈｉｎｋｉｎｇ`` becomes ``key``,
+    Greek ``τhinking`` ``hinking``), which would show the value it hides."""
+    name = snake_key(key)
+    return REASONING_KEY if names_reasoning(key) and not names_reasoning(name) else name
+
+
 Spellings = list[tuple[tuple[str | int, ...], str]]  # where a renamed key is, and how the source wrote it
 
 
@@ -72,14 +87,19 @@ def foreign_value(value: Any, spellings: Spellings, path: tuple[str | int, ...] 
         return value
     if isinstance(value, dict):
         out: dict[str, Any] = {}
+        secret = REASONING_SECRET_KEYS if _typed_as_reasoning(value) else SECRET_KEYS
+        suffixes: dict[str, int] = {}  # the last suffix given each name: no name is tried twice
         for key, item in value.items():
-            name = snake_key(str(key))
-            if name in SECRET_KEYS:
+            name = foreign_key(str(key))
+            if name in secret:
                 continue
-            unique, n = name, 1
-            while unique in out:
-                n += 1
-                unique = f"{name}_{n}"
+            unique = name
+            if unique in out:
+                n = suffixes.get(name, 1)
+                while unique in out:
+                    n += 1
+                    unique = f"{name}_{n}"
+                suffixes[name] = n
             if unique != key:
                 spellings.append(((*path, unique), str(key)))
             out[unique] = foreign_value(item, spellings, (*path, unique)) if type(item) in _CONTAINERS else item
@@ -96,6 +116,19 @@ def foreign_value(value: Any, spellings: Spellings, path: tuple[str | int, ...] 
 _CONTAINERS = frozenset({dict, list})
 
 
+def _typed_as_reasoning(value: dict[Any, Any]) -> bool:
+    """Whether a foreign map's type (or kind), however its key is spelt, names reasoning:
+    redacted thinking sits anywhere (a sub-agent's transcript in a tool result), and
+    its ``data`` must not show even with ``--reasoning all``."""
+    return any(
+        snake_key(str(key)) in ("type", "kind")
+        and any(
+            isinstance(name, str) and names_reasoning(name) for name in (item if isinstance(item, list) else [item])
+        )
+        for key, item in value.items()
+    )
+
+
 def foreign_block(block: dict[str, Any], **values: Any) -> dict[str, Any]:
     """``block`` given foreign ``values`` as fields (``foreign_value``), and the
     spelling of every key renamed in them kept in its ``original_keys``."""
@@ -103,6 +136,14 @@ def foreign_block(block: dict[str, Any], **values: Any) -> dict[str, Any]:
     for name, value in values.items():
         block[name] = foreign_value(value, spellings, (name,)) if isinstance(value, (dict, list)) else value
     return _spelled(block, spellings) if spellings else block
+
+
+def foreign_type(kind: str) -> str:
+    """The stored type of a foreign block kept as unknown: its own, unless that is
+    a type Vis gives a meaning (``reasoning`` with ``"visibility": "visible"`` would
+    show as visible reasoning, ``prose`` be rendered as Markdown), then ``foreign_``
+    before it, which names reasoning whenever the type did (R2)."""
+    return f"foreign_{kind}" if kind in RENDERED_TYPES else kind
 
 
 def foreign_map(value: dict[str, Any], **fixed: Any) -> dict[str, Any]:
@@ -113,20 +154,29 @@ def foreign_map(value: dict[str, Any], **fixed: Any) -> dict[str, Any]:
 
 
 def _spelled(block: dict[str, Any], spellings: Spellings) -> dict[str, Any]:
-    kept = [{"path": list(path), "key": key} for path, key in spellings if not _private(block, path)]
+    judged: dict[int, bool] = {}
+    kept = [{"path": list(path), "key": key} for path, key in spellings if not _private(block, path, judged)]
     found = block.get("original_keys", [])
     if kept and isinstance(found, list):  # a source's own field of that name is kept as it is
         block["original_keys"] = [*found, *kept]
     return block
 
 
-def _private(block: dict[str, Any], path: tuple[str | int, ...]) -> bool:
+def _private(block: dict[str, Any], path: tuple[str | int, ...], judged: dict[int, bool]) -> bool:
     """Whether the key at ``path`` names private reasoning or sits in it (R2): its
-    spelling is not kept, since the policy hides the key and all under it."""
+    spelling is not kept, since the policy hides the key and all under it. Each map
+    is judged once (``judged``, by identity): one with many renamed keys would
+    otherwise be read whole for each of them."""
     value: Any = block
     for step in path:
-        if isinstance(value, dict) and (names_reasoning(step) or is_reasoning_map(value)):
-            return True
+        if isinstance(value, dict):
+            if names_reasoning(step):
+                return True
+            reasoning = judged.get(id(value))
+            if reasoning is None:
+                reasoning = judged[id(value)] = is_reasoning_map(value)
+            if reasoning:
+                return True
         value = value[step]
     return False
 
@@ -170,11 +220,12 @@ def first_line(text: str, limit: int = 100) -> str | None:
 
 def text_of_parts(parts: Any) -> str | None:
     """The text of a tool result's content: a string, or a list of only text parts
-    (joined by blank lines); ``None`` when it holds anything else."""
+    (joined by blank lines); ``None`` when it holds anything else, a text part that
+    is reasoning too (``"thought": true``): kept as read, the policy hides it (R2)."""
     if isinstance(parts, str):
         return parts
     if isinstance(parts, list) and all(isinstance(p, dict) and isinstance(p.get("text"), str) for p in parts):
-        if all(p.get("type") in ("text", "output_text", "input_text") for p in parts):
+        if all(p.get("type") in ("text", "output_text", "input_text") and not is_reasoning_map(p) for p in parts):
             return "\n\n".join(p["text"] for p in parts)
     return None
 
@@ -267,7 +318,10 @@ class Transcript:
 
     def skip(self, kind: str) -> None:
         """One more entry not shown, counted under ``kind`` when it reads as a name (a warning
-        line must stay one plain line, whatever a file calls its entries)."""
+        line must stay one plain line, whatever a file calls its entries) that names no
+        reasoning: a warning never quotes what may be private reasoning (R2)."""
+        if names_reasoning(kind):
+            kind = "entry of a reasoning type"
         self.skipped[kind if _LABEL.fullmatch(kind) else "entry of an unreadable type"] += 1
 
     def result(self, session_id: str, title: str | None, facts: dict[str, Any], lenient: bool) -> LoadResult:

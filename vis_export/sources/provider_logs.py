@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from vis_export.contract.reasoning_words import is_reasoning_map
 from vis_export.sources.claude_code import content_blocks
 from vis_export.sources.foreign import NO_INPUT, Transcript, field_text, map_or_empty, text_of_parts, text_or
 from vis_export.sources.jsontext import parse  # as every reader parses: no NaN, no exhausted stack
@@ -188,7 +189,7 @@ class _Reader:
             if step is not None:
                 self._step(step[0], None, step[1], step[2])
                 step = None
-            if kind == "text" and isinstance(part.get("text"), str):
+            if kind == "text" and isinstance(part.get("text"), str) and not is_reasoning_map(part):
                 step = (part["text"], [], part_key)
                 continue
             if self.group is None:
