@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import time
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from vis_export import sources
 from vis_export.cli import main
 from vis_export.jobs.indexing import index_sources
 from vis_export.searchindex.directory import MANIFEST, PlacementRefused, check_placement
+from vis_export.sources.stamp import RACY_NS
 
 
 def _sessions(folder: Path, count: int, subfolders: int) -> None:
@@ -49,9 +51,41 @@ def test_a_rerun_walks_each_folder_a_bounded_number_of_times(
     monkeypatch.setattr(sources, "_walk", counted)
     result = CliRunner().invoke(main, ["index", str(source), "--index", str(index)])
     assert (result.exit_code, result.stderr.splitlines()[-1]) == (0, "0 added, 0 updated, 40 unchanged")
-    # The command's check, the job's walk for files, and the job's check: one
-    # walk of the source, and one of each folder it holds, never one per file.
-    assert len(walks) <= 3 + subfolders, walks
+    # One walk of the source gives the files, their stamps and the folders the
+    # placement check needs: the check walks nothing again.
+    assert walks == [source]
+
+
+_OPENED: list[str] | None = None  # the files opened while a test listens (an audit hook cannot be removed)
+
+
+def _listen(event: str, args: tuple[object, ...]) -> None:
+    if _OPENED is not None and event == "open" and isinstance(args[0], (str, bytes, os.PathLike)):
+        _OPENED.append(os.fsdecode(args[0]))
+
+
+sys.addaudithook(_listen)
+
+
+def test_a_no_op_rerun_opens_no_session_file(tmp_path: Path) -> None:
+    """Stamps compared with the manifest decide: an unchanged file is never
+    opened, and the engine is not asked for its sessions."""
+    global _OPENED
+    source = tmp_path / "src"
+    _sessions(source, 12, 3)
+    index = tmp_path / "idx"
+    past = time.time_ns() - 2 * RACY_NS  # files changed within a clock tick of their stamp are read again
+    for file in source.rglob("*.json"):
+        os.utime(file, ns=(past, past))
+    assert CliRunner().invoke(main, ["index", str(source), "--index", str(index)]).exit_code == 0
+    _OPENED = []
+    try:
+        result = CliRunner().invoke(main, ["index", str(source), "--index", str(index)])
+        opened = _OPENED
+    finally:
+        _OPENED = None
+    assert (result.exit_code, result.stderr.splitlines()[-1]) == (0, "0 added, 0 updated, 12 unchanged")
+    assert [name for name in opened if name.startswith(str(source))] == []
 
 
 def test_a_folder_walked_already_is_still_refused_as_the_index_s_place(tmp_path: Path) -> None:
@@ -91,3 +125,14 @@ def test_a_rerun_that_changes_nothing_leaves_the_manifest_as_it_was(tmp_path: Pa
     (source / "part0" / "s0.json").unlink()
     assert str(index_sources([str(source)], index, prune=True)) == "0 added, 0 updated, 2 unchanged, 1 removed"
     assert "s0" not in json.loads(manifest.read_text(encoding="utf-8"))["sessions"]
+
+
+def test_a_source_folder_linked_into_the_index_is_refused_without_a_second_walk(tmp_path: Path) -> None:
+    """The folders the job's one walk went through are checked too: a link in
+    a source folder to a folder inside the index directory is refused."""
+    source, index = tmp_path / "src", tmp_path / "idx"
+    _sessions(index / "kept", 2, 1)
+    source.mkdir()
+    (source / "link").symlink_to(index / "kept")
+    with pytest.raises(PlacementRefused, match="would hold the source"):
+        index_sources([str(source)], index)

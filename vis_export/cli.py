@@ -714,13 +714,10 @@ def index(
       vis-export index /shared/archive/ --index /shared/idx --dask tcp://scheduler:8786
     """
     from vis_export.jobs.indexing import index_sources
-    from vis_export.searchindex import check_placement
 
     redaction = _redaction(redact, redact_patterns, redact_allow, redact_rules)
     reporter = Reporter(redaction=redaction)
     try:
-        if isinstance(directory, Path):
-            check_placement(directory, sources)
         with _progress_bar("Indexing") as progress:
             counts = index_sources(
                 sources,

@@ -20,6 +20,7 @@ from typing import Any, Protocol
 
 from vis_export.searchindex.directory import (
     MANIFEST,
+    Placement,
     PlacementRefused,
     check_ours,
     check_placement,
@@ -45,7 +46,7 @@ def is_database(location: str | os.PathLike[str]) -> bool:
 class Target(Protocol):
     commit_every: int  # documents per commit
 
-    def check(self, sources: list[str]) -> None:
+    def check(self, placement: Placement) -> None:
         """Refuses sources the index may not be written beside (R3)."""
 
     def writing(self, engine: str | None, wait: float, threads: int) -> Any:
@@ -71,8 +72,8 @@ class FolderTarget:
         self.directory = directory
         self.on_disk: dict[str, Any] | None = None  # the manifest as last read or written (None: no file yet)
 
-    def check(self, sources: list[str]) -> None:
-        check_placement(self.directory, sources)
+    def check(self, placement: Placement) -> None:
+        check_placement(self.directory, placement)
 
     @contextmanager
     def writing(self, engine: str | None, wait: float, threads: int) -> Iterator[tuple[Engine, dict[str, Any]]]:
@@ -141,7 +142,7 @@ class DatabaseTarget:
     def for_workers(self, wait: float) -> Database:
         return Database(self.uri, wait, self.origin, self.job)
 
-    def check(self, sources: list[str]) -> None:
+    def check(self, placement: Placement) -> None:
         """Nothing is read back from a database."""
 
     @contextmanager
