@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -136,3 +137,51 @@ def test_a_source_folder_linked_into_the_index_is_refused_without_a_second_walk(
     (source / "link").symlink_to(index / "kept")
     with pytest.raises(PlacementRefused, match="would hold the source"):
         index_sources([str(source)], index)
+
+
+def _unchanged_index(tmp_path: Path) -> tuple[Path, Path]:
+    """A source folder, indexed, whose files are older than a clock tick."""
+    source, index = tmp_path / "src", tmp_path / "idx"
+    _sessions(source, 6, 2)
+    past = time.time_ns() - 2 * RACY_NS
+    for file in source.rglob("*.json"):
+        os.utime(file, ns=(past, past))
+    index_sources([str(source)], index)
+    return source, index
+
+
+def test_a_no_op_rerun_leaves_the_engine_closed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nothing to write, no writer: the engine is opened to write when a file changed."""
+    from vis_export.searchindex import target
+    from vis_export.searchindex.directory import open_index
+
+    source, index = _unchanged_index(tmp_path)
+    opened: list[Path] = []
+
+    def counted(directory: Path, *args: object, **named: object) -> object:
+        if named["writable"]:
+            opened.append(directory)
+        return open_index(directory, *args, **named)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(target, "open_index", counted)
+    assert str(index_sources([str(source)], index)) == "0 added, 0 updated, 6 unchanged"
+    assert opened == []
+    changed = source / "part0" / "s0.json"
+    changed.write_text(json.dumps({**json.loads(changed.read_text()), "title": "changed"}))
+    assert str(index_sources([str(source)], index)) == "0 added, 1 updated, 5 unchanged"
+    assert opened == [index]
+
+
+def test_a_no_op_rerun_imports_no_reader_and_no_renderer(tmp_path: Path) -> None:
+    """The command in a process of its own, as users run it: a no-op rerun
+    pays for none of the readers or the formats' renderers (the engine only
+    opens the index to read: a damaged one is refused, as before)."""
+    source, index = _unchanged_index(tmp_path)
+    heavy = ["whoosh", "msgspec", "vis_export.sources.files", "jinja2", "mistune", "pygments"]
+    script = (
+        "import sys\nfrom vis_export.cli import main\ntry:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
+        f"print(sorted(set({heavy!r}) & set(sys.modules)))"
+    )
+    command = [sys.executable, "-c", script, "index", str(source), "--index", str(index)]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=120, check=True)
+    assert (result.stderr.splitlines()[-1], result.stdout) == ("0 added, 0 updated, 6 unchanged", "[]\n")

@@ -26,4 +26,13 @@ ENGINES_GROUP = "vis_export.engines"
 @cache
 def plugins(group: str, builtin: tuple[str, ...]) -> dict[str, EntryPoint]:
     """The installed entry points of ``group`` by name, built-in names left out."""
-    return {point.name: point for point in entry_points(group=group) if point.name not in builtin}
+    return {point.name: point for point in _installed()[group] if point.name not in builtin}
+
+
+@cache
+def _installed() -> dict[str, list[EntryPoint]]:
+    """The installed entry points of our groups, found at once: each search
+    reads the metadata of every installed package, and the command line asks
+    for both groups."""
+    found = entry_points()
+    return {group: list(found.select(group=group)) for group in (FORMATS_GROUP, ENGINES_GROUP)}

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import socket
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -87,9 +87,14 @@ class FolderTarget:
                 manifest = read_manifest(self.directory, engine)
                 self.on_disk = _snapshot(manifest) if (self.directory / MANIFEST).exists() else None
                 manifest["engine"] = manifest["engine"] or DEFAULT_ENGINE
-                store = open_index(self.directory, manifest["engine"], writable=True, threads=threads)
+                name = manifest["engine"]
+                store = _OpenedToWrite(name, lambda: open_index(self.directory, name, writable=True, threads=threads))
+                if self.on_disk is None:  # a new index: its engine's files are made now, even if nothing is added
+                    store.opened()
                 try:
                     yield store, manifest
+                    if store.engine is None:  # nothing written: the index still opens, or the job says why
+                        open_index(self.directory, name, writable=False).close()
                 finally:
                     store.close()
         except PlacementRefused:
@@ -110,6 +115,45 @@ class FolderTarget:
         if manifest != self.on_disk:
             write_manifest(self.directory, manifest)
             self.on_disk = _snapshot(manifest)
+
+
+class _OpenedToWrite:
+    """An index's engine opened for writing when the job first writes: a job
+    that finds every file unchanged (a no-op rerun) decides that from the
+    manifest alone, and neither takes the engine's writer nor commits (the
+    index is only opened for reading, so a damaged one is still refused)."""
+
+    def __init__(self, name: str, opener: Callable[[], Engine]):
+        self.name, self.opener = name, opener
+        self.engine: Engine | None = None
+
+    def opened(self) -> Engine:
+        if self.engine is None:
+            self.engine = self.opener()
+        return self.engine
+
+    def add(self, documents: list[dict[str, Any]]) -> None:
+        self.opened().add(documents)
+
+    def delete_session(self, session_id: str) -> None:
+        self.opened().delete_session(session_id)
+
+    def commit(self) -> None:
+        """Nothing written, nothing to commit."""
+        if self.engine is not None:
+            self.engine.commit()
+
+    def count(self) -> int:
+        return self.opened().count()
+
+    def search(
+        self, words: list[str], filters: dict[str, str], since: int | None, until: int | None, limit: int, offset: int
+    ) -> list[tuple[float, dict[str, Any]]]:
+        return self.opened().search(words, filters, since, until, limit, offset)
+
+    def close(self) -> None:
+        if self.engine is not None:
+            self.engine.close()
 
 
 def _snapshot(manifest: dict[str, Any]) -> dict[str, Any]:

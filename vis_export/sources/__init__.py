@@ -17,7 +17,6 @@ from typing import Union
 from vis_export.index_marker import is_index
 from vis_export.model import Session
 from vis_export.problems import InvalidInput, Problem
-from vis_export.sources.files import NOT_FOUND, read_file, read_stream, starts_like_store
 from vis_export.sources.result import LoadResult, failed
 from vis_export.sources.stamp import source_stamp
 
@@ -109,6 +108,10 @@ def _source_files(name: str, folders: list[Path]) -> Iterator[tuple[str, Path | 
 
 
 def _read_one(source: Source, lenient: bool) -> Iterator[LoadResult]:
+    # The readers are imported when a file is read: a job that finds every file
+    # unchanged (a no-op rerun) only walks and stamps, and pays nothing for them.
+    from vis_export.sources.files import NOT_FOUND, read_file, read_stream
+
     name = os.fspath(source)
     if name == STDIN:
         yield from read_stream(sys.stdin.buffer, "<stdin>", "stdin", lenient)
@@ -123,6 +126,8 @@ def _read_one(source: Source, lenient: bool) -> Iterator[LoadResult]:
 
 
 def _read_directory(root: Path, lenient: bool) -> Iterator[LoadResult]:
+    from vis_export.sources.files import read_file
+
     found = False
     for path in _session_files(root):
         found = True
@@ -156,8 +161,14 @@ def _session_files(root: Path, folders: list[Path] | None = None) -> Iterator[Pa
             path = folder / name
             if name.startswith(".") or name.endswith(SQLITE_SIDE_FILES):
                 continue
-            if name.endswith(SESSION_SUFFIXES) or starts_like_store(path):
+            if name.endswith(SESSION_SUFFIXES) or _starts_like_store(path):
                 yield path
+
+
+def _starts_like_store(path: Path) -> bool:
+    from vis_export.sources.files import starts_like_store
+
+    return starts_like_store(path)
 
 
 def _walk(root: Path) -> Iterator[tuple[Path, list[str] | None]]:
