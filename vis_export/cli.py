@@ -20,7 +20,7 @@ import click
 
 from vis_export.contract import MESSAGE_ROLES
 from vis_export.errors import VisExportError
-from vis_export.formats import FORMAT_NAMES
+from vis_export.formats import format_names
 from vis_export.formats.options import PAPERS, PDF_ENGINES, PROVIDER_FORMATS, THEMES, ExportOptions, ToolOutputLimit
 from vis_export.output import STOPPING
 from vis_export.policy import DEFAULT_REASONING, REASONING_CHOICES, check_reasoning, visible_session
@@ -133,6 +133,25 @@ def main(ctx: click.Context, debug: bool) -> None:
 
 
 Command = TypeVar("Command", bound=Callable[..., Any])
+
+
+class _InstalledChoice(click.Choice):  # type: ignore[type-arg]  # generic from click 8.2
+    """A choice among names installed packages may add, looked up when the
+    option is given or shown: finding them reads every installed package's
+    metadata, which a command that does not take the option (a no-op index
+    rerun) need not pay for."""
+
+    def __init__(self, names: Callable[[], Sequence[str]]):
+        self.names = names
+        super().__init__(())
+
+    @property
+    def choices(self) -> tuple[str, ...]:
+        return tuple(self.names())
+
+    @choices.setter
+    def choices(self, _: object) -> None:
+        """``click.Choice`` sets its choices as it is made: they are found later."""
 
 
 class ToolOutputLimitType(click.ParamType):  # type: ignore[type-arg]  # generic from click 8.2
@@ -344,7 +363,7 @@ def sessions(sources: Sequence[str], as_json: bool) -> None:
 @click.option(
     "--to",
     "to",
-    type=click.Choice(FORMAT_NAMES),
+    type=_InstalledChoice(format_names),
     required=True,
     help="Output format: json, text, markdown (md), html, pdf, provider (chat messages, JSON Lines).",
 )
@@ -641,7 +660,7 @@ def index_option(help: str, required: bool = True) -> Callable[[Command], Comman
 @index_option("The index directory (created if needed), or a postgresql:// URI (tables created if needed).")
 @click.option(
     "--engine",
-    type=click.Choice(engine_names()),
+    type=_InstalledChoice(engine_names),
     default=None,
     help="Search engine: by default an existing index's own, else tantivy; another one than an existing "
     "index's is refused.",

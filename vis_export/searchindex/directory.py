@@ -23,7 +23,7 @@ from typing import Any, cast
 from vis_export.index_marker import MANIFEST as MANIFEST  # re-exported: where the index code looks for it
 from vis_export.output import write_atomic
 from vis_export.searchindex.documents import SCHEMA_VERSION
-from vis_export.searchindex.engines import Engine, engine_names
+from vis_export.searchindex.engines import Engine, is_engine
 from vis_export.searchindex.engines.opening import open_engine
 from vis_export.searchindex.guard import GuardedEngine, IndexFailure
 
@@ -235,7 +235,7 @@ def _well_formed(manifest: Any) -> bool:
 
     return (
         isinstance(manifest, dict)
-        and manifest.get("engine") in engine_names()
+        and is_engine(manifest.get("engine"))
         and hashes(manifest.get("sessions"))
         and isinstance(manifest.get("files", {}), dict)
         and all(map(file_entry, manifest.get("files", {}).values()))

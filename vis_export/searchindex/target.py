@@ -31,7 +31,7 @@ from vis_export.searchindex.directory import (
     write_manifest,
     writer_lock,
 )
-from vis_export.searchindex.engines import DEFAULT_ENGINE, Engine, engine_names
+from vis_export.searchindex.engines import DEFAULT_ENGINE, Engine, engine_names, is_engine
 from vis_export.searchindex.guard import IndexFailure
 
 DATABASE_SCHEMES = ("postgresql://", "postgres://")
@@ -225,6 +225,6 @@ class DatabaseTarget:
 def target_for(location: str | os.PathLike[str], engine: str | None, origin: str | None) -> Target:
     if is_database(location):
         return DatabaseTarget(str(location), origin)
-    if engine is not None and engine not in engine_names():
+    if engine is not None and not is_engine(engine):
         raise IndexFailure(f"unknown engine {engine!r}; choose one of {', '.join(engine_names())}")
     return FolderTarget(Path(location))
