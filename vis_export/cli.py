@@ -245,10 +245,12 @@ sources_argument = click.argument("sources", nargs=-1, required=True, metavar="S
 
 
 def _dask_address(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    if value is None:  # click calls this for an option not given too: nothing to load then
+        return None
     from vis_export.distributed.cluster import check_address
 
     try:
-        return None if value is None else check_address(value)
+        return check_address(value)
     except ValueError as error:
         raise click.BadParameter(str(error)) from None
 

@@ -10,7 +10,6 @@ one session per transaction.
 from __future__ import annotations
 
 import os
-import socket
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -179,6 +178,8 @@ class DatabaseTarget:
     commit_every = 1  # each session in a transaction of its own
 
     def __init__(self, uri: str, origin: str | None):
+        import socket  # here: a folder's job (a no-op rerun) has no use for it
+
         self.uri, self.origin = uri, origin or socket.gethostname()
         self.own: set[str] = set()
         self.job = uuid.uuid4().hex
