@@ -51,7 +51,7 @@ FIGURES = (
     Figure("PDF Typst / hand-written Typst", "0.57x", 0.57, 2, "lower"),
     Figure("index (tantivy) / raw tantivy-py", "0.08–0.11x wall", 0.11, 0.33, "higher"),
     Figure("index (tantivy) / SQLite FTS5", "0.16–0.19x CPU", 0.19, 1, "higher"),
-    Figure("no-op rerun / full index (tantivy)", "0.021–0.024x CPU", 0.024, 0.02, "lower"),
+    Figure("no-op rerun / full index (tantivy)", "0.015–0.024x CPU", 0.024, 0.02, "lower"),
     Figure("query p95, 96k blocks (tantivy)", "3.4–3.9 ms CPU", 3.9, 2, "lower", "ms"),
     Figure("Whoosh index, 19k blocks", "1.8k/CPU-s", 1.8, 5, "higher", "k/s"),
     Figure("Whoosh query p95, 19k blocks", "59 ms CPU", 59, 20, "lower", "ms"),
