@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -21,6 +23,7 @@ from vis_export import sources
 from vis_export.cli import main
 from vis_export.jobs.indexing import index_sources
 from vis_export.searchindex.directory import MANIFEST, PlacementRefused, check_placement
+from vis_export.sources.stamp import RACY_NS
 
 
 def _sessions(folder: Path, count: int, subfolders: int) -> None:
@@ -49,9 +52,41 @@ def test_a_rerun_walks_each_folder_a_bounded_number_of_times(
     monkeypatch.setattr(sources, "_walk", counted)
     result = CliRunner().invoke(main, ["index", str(source), "--index", str(index)])
     assert (result.exit_code, result.stderr.splitlines()[-1]) == (0, "0 added, 0 updated, 40 unchanged")
-    # The command's check, the job's walk for files, and the job's check: one
-    # walk of the source, and one of each folder it holds, never one per file.
-    assert len(walks) <= 3 + subfolders, walks
+    # One walk of the source gives the files, their stamps and the folders the
+    # placement check needs: the check walks nothing again.
+    assert walks == [source]
+
+
+_OPENED: list[str] | None = None  # the files opened while a test listens (an audit hook cannot be removed)
+
+
+def _listen(event: str, args: tuple[object, ...]) -> None:
+    if _OPENED is not None and event == "open" and isinstance(args[0], (str, bytes, os.PathLike)):
+        _OPENED.append(os.fsdecode(args[0]))
+
+
+sys.addaudithook(_listen)
+
+
+def test_a_no_op_rerun_opens_no_session_file(tmp_path: Path) -> None:
+    """Stamps compared with the manifest decide: an unchanged file is never
+    opened, and the engine is not asked for its sessions."""
+    global _OPENED
+    source = tmp_path / "src"
+    _sessions(source, 12, 3)
+    index = tmp_path / "idx"
+    past = time.time_ns() - 2 * RACY_NS  # files changed within a clock tick of their stamp are read again
+    for file in source.rglob("*.json"):
+        os.utime(file, ns=(past, past))
+    assert CliRunner().invoke(main, ["index", str(source), "--index", str(index)]).exit_code == 0
+    _OPENED = []
+    try:
+        result = CliRunner().invoke(main, ["index", str(source), "--index", str(index)])
+        opened = _OPENED
+    finally:
+        _OPENED = None
+    assert (result.exit_code, result.stderr.splitlines()[-1]) == (0, "0 added, 0 updated, 12 unchanged")
+    assert [name for name in opened if name.startswith(str(source))] == []
 
 
 def test_a_folder_walked_already_is_still_refused_as_the_index_s_place(tmp_path: Path) -> None:
@@ -91,3 +126,62 @@ def test_a_rerun_that_changes_nothing_leaves_the_manifest_as_it_was(tmp_path: Pa
     (source / "part0" / "s0.json").unlink()
     assert str(index_sources([str(source)], index, prune=True)) == "0 added, 0 updated, 2 unchanged, 1 removed"
     assert "s0" not in json.loads(manifest.read_text(encoding="utf-8"))["sessions"]
+
+
+def test_a_source_folder_linked_into_the_index_is_refused_without_a_second_walk(tmp_path: Path) -> None:
+    """The folders the job's one walk went through are checked too: a link in
+    a source folder to a folder inside the index directory is refused."""
+    source, index = tmp_path / "src", tmp_path / "idx"
+    _sessions(index / "kept", 2, 1)
+    source.mkdir()
+    (source / "link").symlink_to(index / "kept")
+    with pytest.raises(PlacementRefused, match="would hold the source"):
+        index_sources([str(source)], index)
+
+
+def _unchanged_index(tmp_path: Path) -> tuple[Path, Path]:
+    """A source folder, indexed, whose files are older than a clock tick."""
+    source, index = tmp_path / "src", tmp_path / "idx"
+    _sessions(source, 6, 2)
+    past = time.time_ns() - 2 * RACY_NS
+    for file in source.rglob("*.json"):
+        os.utime(file, ns=(past, past))
+    index_sources([str(source)], index)
+    return source, index
+
+
+def test_a_no_op_rerun_leaves_the_engine_closed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nothing to write, no writer: the engine is opened to write when a file changed."""
+    from vis_export.searchindex import target
+    from vis_export.searchindex.directory import open_index
+
+    source, index = _unchanged_index(tmp_path)
+    opened: list[Path] = []
+
+    def counted(directory: Path, *args: object, **named: object) -> object:
+        if named["writable"]:
+            opened.append(directory)
+        return open_index(directory, *args, **named)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(target, "open_index", counted)
+    assert str(index_sources([str(source)], index)) == "0 added, 0 updated, 6 unchanged"
+    assert opened == []
+    changed = source / "part0" / "s0.json"
+    changed.write_text(json.dumps({**json.loads(changed.read_text()), "title": "changed"}))
+    assert str(index_sources([str(source)], index)) == "0 added, 1 updated, 5 unchanged"
+    assert opened == [index]
+
+
+def test_a_no_op_rerun_imports_no_reader_and_no_renderer(tmp_path: Path) -> None:
+    """The command in a process of its own, as users run it: a no-op rerun
+    pays for none of the readers or the formats' renderers (the engine only
+    opens the index to read: a damaged one is refused, as before)."""
+    source, index = _unchanged_index(tmp_path)
+    heavy = ["whoosh", "msgspec", "vis_export.sources.files", "jinja2", "mistune", "pygments"]
+    script = (
+        "import sys\nfrom vis_export.cli import main\ntry:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
+        f"print(sorted(set({heavy!r}) & set(sys.modules)))"
+    )
+    command = [sys.executable, "-c", script, "index", str(source), "--index", str(index)]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=120, check=True)
+    assert (result.stderr.splitlines()[-1], result.stdout) == ("0 added, 0 updated, 6 unchanged", "[]\n")

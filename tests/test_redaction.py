@@ -29,7 +29,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from timelimit import time_limit
 
 from vis_export.copying import clipboard
-from vis_export.formats import FORMAT_NAMES, get_format
+from vis_export.formats import format_names, get_format
 from vis_export.formats.options import ExportOptions
 from vis_export.formats.provider import to_provider
 from vis_export.model import LonisBlock, Session, session_from_json
@@ -228,7 +228,7 @@ def _absent(cores: list[str], data: bytes, where: str) -> None:
 
 def _text_outputs(session: Session, options: ExportOptions) -> dict[str, bytes]:
     out = {}
-    for name in FORMAT_NAMES:
+    for name in format_names():
         fmt = get_format(name)
         if fmt.binary:
             continue

@@ -20,7 +20,7 @@ import click
 
 from vis_export.contract import MESSAGE_ROLES
 from vis_export.errors import VisExportError
-from vis_export.formats import FORMAT_NAMES
+from vis_export.formats import format_names
 from vis_export.formats.options import PAPERS, PDF_ENGINES, PROVIDER_FORMATS, THEMES, ExportOptions, ToolOutputLimit
 from vis_export.output import STOPPING
 from vis_export.policy import DEFAULT_REASONING, REASONING_CHOICES, check_reasoning, visible_session
@@ -135,6 +135,25 @@ def main(ctx: click.Context, debug: bool) -> None:
 Command = TypeVar("Command", bound=Callable[..., Any])
 
 
+class _InstalledChoice(click.Choice):  # type: ignore[type-arg]  # generic from click 8.2
+    """A choice among names installed packages may add, looked up when the
+    option is given or shown: finding them reads every installed package's
+    metadata, which a command that does not take the option (a no-op index
+    rerun) need not pay for."""
+
+    def __init__(self, names: Callable[[], Sequence[str]]):
+        self.names = names
+        super().__init__(())
+
+    @property
+    def choices(self) -> tuple[str, ...]:
+        return tuple(self.names())
+
+    @choices.setter
+    def choices(self, _: object) -> None:
+        """``click.Choice`` sets its choices as it is made: they are found later."""
+
+
 class ToolOutputLimitType(click.ParamType):  # type: ignore[type-arg]  # generic from click 8.2
     """``--tool-output-limit``: a number not below 0, or ``all`` (nothing cut, PDF's default limit included)."""
 
@@ -226,10 +245,12 @@ sources_argument = click.argument("sources", nargs=-1, required=True, metavar="S
 
 
 def _dask_address(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    if value is None:  # click calls this for an option not given too: nothing to load then
+        return None
     from vis_export.distributed.cluster import check_address
 
     try:
-        return None if value is None else check_address(value)
+        return check_address(value)
     except ValueError as error:
         raise click.BadParameter(str(error)) from None
 
@@ -344,7 +365,7 @@ def sessions(sources: Sequence[str], as_json: bool) -> None:
 @click.option(
     "--to",
     "to",
-    type=click.Choice(FORMAT_NAMES),
+    type=_InstalledChoice(format_names),
     required=True,
     help="Output format: json, text, markdown (md), html, pdf, provider (chat messages, JSON Lines).",
 )
@@ -641,7 +662,7 @@ def index_option(help: str, required: bool = True) -> Callable[[Command], Comman
 @index_option("The index directory (created if needed), or a postgresql:// URI (tables created if needed).")
 @click.option(
     "--engine",
-    type=click.Choice(engine_names()),
+    type=_InstalledChoice(engine_names),
     default=None,
     help="Search engine: by default an existing index's own, else tantivy; another one than an existing "
     "index's is refused.",
@@ -714,13 +735,10 @@ def index(
       vis-export index /shared/archive/ --index /shared/idx --dask tcp://scheduler:8786
     """
     from vis_export.jobs.indexing import index_sources
-    from vis_export.searchindex import check_placement
 
     redaction = _redaction(redact, redact_patterns, redact_allow, redact_rules)
     reporter = Reporter(redaction=redaction)
     try:
-        if isinstance(directory, Path):
-            check_placement(directory, sources)
         with _progress_bar("Indexing") as progress:
             counts = index_sources(
                 sources,

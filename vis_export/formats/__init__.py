@@ -8,13 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
-from importlib.metadata import EntryPoint
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vis_export.formats.options import ExportOptions
 from vis_export.formats.projector import Projector
 from vis_export.plugins import FORMATS_GROUP, plugins
 from vis_export.policy import SessionView, visible_session
+
+if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,7 +143,9 @@ def _plugins() -> dict[str, EntryPoint]:
     return plugins(FORMATS_GROUP, (*FORMATS, *ALIASES))
 
 
-FORMAT_NAMES = [*FORMATS, *ALIASES, *_plugins()]
+def format_names() -> list[str]:
+    """The built-in formats, their aliases, and those installed packages add."""
+    return [*FORMATS, *ALIASES, *_plugins()]
 
 
 # The format-specific options (``ExportOptions`` fields) each format uses: the
@@ -172,7 +176,7 @@ def get_format(name: str) -> Format:
         return FORMATS[name]()
     plugin = _plugins().get(name)
     if plugin is None:
-        raise ValueError(f"unknown format {name!r}; choose one of {', '.join(FORMAT_NAMES)}")
+        raise ValueError(f"unknown format {name!r}; choose one of {', '.join(format_names())}")
     made = plugin.load()()
     if not isinstance(made, Format):
         raise TypeError(f"format plugin {name!r} ({plugin.value}) did not return a vis_export.formats.Format")

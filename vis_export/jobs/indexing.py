@@ -2,7 +2,8 @@
 on a Dask cluster.
 
 The sources are walked once into batches (a file each, ``searchindex.job``),
-their problems reported in source order, and the index job (``searchindex.job``:
+stamped, and the index's placement checked against what that walk found; their
+problems are reported in source order, and the index job (``searchindex.job``:
 hashes, the manifest, pruning) runs each batch here, or hands them to the
 workers of a cluster (``distributed.indexing``), with the same counts and lines.
 """
@@ -15,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from vis_export.model import Session
 from vis_export.searchindex.documents import IndexReasoning
-from vis_export.searchindex.job import IndexCounts, IndexSettings, index_sessions, source_batches
+from vis_export.searchindex.job import IndexCounts, IndexSettings, index_sessions, planned_batches
 
 if TYPE_CHECKING:
     from vis_export.redaction import Redaction
@@ -60,7 +61,7 @@ def index_sources(
                 (report.problem if fails else report.warning)(line)
         return [result.session for result in results if result.session is not None]
 
-    batches = source_batches(names, lenient, reported, lambda: tick[0]())
+    batches, placement = planned_batches(names, lenient, reported, lambda: tick[0]())
     on_dask = None
     if dask is None:
         tick[0] = start(len(batches))
@@ -68,4 +69,4 @@ def index_sources(
         from vis_export.distributed.indexing import Dask
 
         on_dask = Dask(dask, lenient, report, start)
-    return index_sessions(batches, location, settings, warn=report.warning, elsewhere=on_dask)
+    return index_sessions(batches, location, settings, warn=report.warning, elsewhere=on_dask, placement=placement)

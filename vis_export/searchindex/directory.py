@@ -13,8 +13,9 @@ import os
 import shutil
 import stat
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any, cast
@@ -22,7 +23,7 @@ from typing import Any, cast
 from vis_export.index_marker import MANIFEST as MANIFEST  # re-exported: where the index code looks for it
 from vis_export.output import write_atomic
 from vis_export.searchindex.documents import SCHEMA_VERSION
-from vis_export.searchindex.engines import Engine, engine_names
+from vis_export.searchindex.engines import Engine, is_engine
 from vis_export.searchindex.engines.opening import open_engine
 from vis_export.searchindex.guard import GuardedEngine, IndexFailure
 
@@ -34,38 +35,60 @@ class PlacementRefused(IndexFailure):
     """The index would be where sessions are read from."""
 
 
-def check_placement(directory: Path, sources: Iterable[str]) -> None:
+@dataclass(frozen=True)
+class Placement:
+    """What the placement check looks at: ``sources``, files and folders that
+    are read; ``walks``, the real folders the walk of each source folder went
+    through, when the job has walked them already (``sources.plan_sources``:
+    they are not walked again); ``files``, the real paths of the files read."""
+
+    sources: Sequence[str]
+    walks: Mapping[str, Sequence[Path]] = field(default_factory=dict)
+    files: Sequence[str] = ()
+
+
+def check_placement(directory: Path, sources: Iterable[str] | Placement) -> None:
     """A job never writes where sessions are read from (R3): the index is never
     inside a folder being read (a later run would read its files back as
     sessions), linked folders the walk follows included, and it never is, or
-    holds, a source. ``sources`` are files and folders that are read; beside a
-    file the user named is fine, as that file's folder is not read."""
+    holds, a source (a file or a folder read, through a link too). ``sources``
+    are files and folders that are read; beside a file the user named is fine,
+    as that file's folder is not read."""
     from vis_export.sources import source_folders
 
+    placement = sources if isinstance(sources, Placement) else Placement(list(sources))
     target = directory.resolve()
     around = {target, *target.parents}
     walked: set[str] = set()  # every folder a walk here went through, and so all of its subfolders
     real_paths = RealPaths()
     holds = cache(lambda folder: target in (Path(folder), *Path(folder).parents))  # its files are in the index
-    for source in dict.fromkeys(sources):  # a job names each file's folder: as often as it has files
-        if source in ("-", "<stdin>") or (is_folder := _is_folder(source)) is None:
+    for source in dict.fromkeys(placement.sources):  # a job names each file's folder: as often as it has files
+        known = placement.walks.get(source)
+        if known is not None:
+            is_folder: bool | None = True
+        elif source in ("-", "<stdin>") or (is_folder := _is_folder(source)) is None:
             continue
         real = real_paths.real(source)
-        read = None
+        folders: Sequence[Path] = ()
         if is_folder and real not in walked:  # walked already: its folders were found outside ``around``
-            folders = list(source_folders([source]))
+            folders = known if known is not None else list(source_folders([source]))
             walked.update(map(str, folders))
-            read = next((folder for folder in folders if folder in around), None)
+        read = next((folder for folder in folders if folder in around), None)
         if read is not None:
             through = "" if str(read) == real else f" (through a link, {read})"
             raise PlacementRefused(
                 f"{directory}: the index would be inside {source}{through}, a folder sessions are read "
                 "from; choose a directory outside it"
             )
-        if real == str(target) or holds(os.path.dirname(real)):
+        if real == str(target) or holds(os.path.dirname(real)) or any(holds(str(f)) for f in folders):
             raise PlacementRefused(
                 f"{directory}: the index directory would hold the source {source}; choose another directory"
             )
+    held = next((file for file in placement.files if holds(os.path.dirname(file))), None)
+    if held is not None:
+        raise PlacementRefused(
+            f"{directory}: the index directory would hold the source {held}; choose another directory"
+        )
 
 
 def _is_folder(source: str) -> bool | None:
@@ -212,7 +235,7 @@ def _well_formed(manifest: Any) -> bool:
 
     return (
         isinstance(manifest, dict)
-        and manifest.get("engine") in engine_names()
+        and is_engine(manifest.get("engine"))
         and hashes(manifest.get("sessions"))
         and isinstance(manifest.get("files", {}), dict)
         and all(map(file_entry, manifest.get("files", {}).values()))

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from vis_export.model import Session
 from vis_export.problems import NOTE
-from vis_export.searchindex.directory import RealPaths
+from vis_export.searchindex.directory import Placement, RealPaths
 from vis_export.searchindex.documents import (
     IndexReasoning,
     check_index_reasoning,
@@ -30,7 +30,6 @@ from vis_export.searchindex.documents import (
 )
 from vis_export.searchindex.engines import MAX_THREADS, Engine
 from vis_export.searchindex.target import DatabaseTarget, Target, target_for
-from vis_export.sources.stamp import source_stamp
 
 if TYPE_CHECKING:
     from vis_export.redaction import Redaction
@@ -112,11 +111,24 @@ def source_batches(
 ) -> list[Batch]:
     """One batch per source file (stdin: one without a key). ``report`` receives
     each file's load results, says what is wrong, and returns the sessions."""
-    from vis_export.sources import read, source_files
+    return planned_batches(sources, lenient, report, advance)[0]
 
+
+def planned_batches(
+    sources: Iterable[str],
+    lenient: bool,
+    report: Callable[[list[Any]], list[Session]],
+    advance: Callable[[], None] = lambda: None,
+) -> tuple[list[Batch], Placement]:
+    """``source_batches`` from one walk of the sources, with what that walk
+    found for the placement check (``index_sessions``), which then walks nothing."""
+    from vis_export.sources import plan_sources, read
+
+    sources = list(sources)
+    plan = plan_sources(sources)
     real_paths = RealPaths()
 
-    def batch(name: str, path: Path | None, source: str, walked: bool) -> Batch:
+    def batch(name: str, path: Path | None, source: str, walked: bool, stamp: list[int] | None) -> Batch:
         problems: list[bool] = []
 
         def load() -> list[Session]:
@@ -125,19 +137,13 @@ def source_batches(
             advance()
             return report(results)
 
-        stamp, folder = None, None
-        if path is not None and path.is_file():
-            stamp = source_stamp(path)
-            folder = str(path.parent) if walked else None
+        folder = str(path.parent) if walked and stamp is not None and path is not None else None
         key = real_paths.real(path) if path is not None else None
         return Batch(key, stamp, load, lambda: not any(problems), folder, name, path, name == source)
 
-    return [
-        batch(name, path, source, walked)
-        for source in sources
-        for walked in [Path(source).is_dir()]
-        for name, path in source_files([source])
-    ]
+    batches = [batch(f.name, f.path, f.source, f.walked, f.stamp) for f in plan.files]
+    files = [b.key for b in batches if b.key is not None and b.stamp is not None]
+    return batches, Placement(sources, plan.walks, files)
 
 
 class BatchRunner(Protocol):
@@ -156,17 +162,22 @@ def index_sessions(
     progress: Callable[[Session], None] | None = None,
     warn: Callable[[str], None] | None = None,
     elsewhere: BatchRunner | None = None,
+    placement: Placement | None = None,
 ) -> IndexCounts:
     """Add or update every session's documents in the index at ``location`` (a
     folder, or a PostgreSQL URI: see ``target``); with ``settings.prune``, remove
     sessions that are no longer among them (but not those of a source that
     failed to load, nor, in a database, another ``origin``'s). ``elsewhere``
     has the batches' files read, and their documents made, by the workers of a
-    cluster (``jobs.indexing`` gives ``distributed.indexing.Dask``)."""
+    cluster (``jobs.indexing`` gives ``distributed.indexing.Dask``). ``placement``:
+    what the walk that made the batches found (``planned_batches``), checked
+    without walking again; by default the batches' own folders and files are."""
     engine, wait, threads = settings.engine, settings.wait, settings.threads
     target = target_for(location, engine, settings.origin)
     batches = list(batches)
-    target.check([place for batch in batches for place in (batch.folder, batch.key) if place])
+    if placement is None:
+        placement = Placement([place for batch in batches for place in (batch.folder, batch.key) if place])
+    target.check(placement)
     if elsewhere is not None and not threads:
         threads = 1  # the workers have the cores: one thread writes as fast here, with less merging
     with target.writing(engine, wait, threads) as (store, manifest):
@@ -286,7 +297,7 @@ class _Job:
         if handed_over and session.source and Path(session.source).is_file():
             # A caller's sessions may come from walking their file's folder
             # (load(folder)): that folder counts as read.
-            self.target.check([str(Path(session.source).absolute().parent), session.source])
+            self.target.check(Placement([str(Path(session.source).absolute().parent), session.source]))
         if self.repeated(session.id, session.source, session):
             return None
         view = indexed_view(session, self.reasoning, self.redaction)

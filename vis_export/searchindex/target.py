@@ -10,9 +10,8 @@ one session per transaction.
 from __future__ import annotations
 
 import os
-import socket
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +19,7 @@ from typing import Any, Protocol
 
 from vis_export.searchindex.directory import (
     MANIFEST,
+    Placement,
     PlacementRefused,
     check_ours,
     check_placement,
@@ -30,7 +30,7 @@ from vis_export.searchindex.directory import (
     write_manifest,
     writer_lock,
 )
-from vis_export.searchindex.engines import DEFAULT_ENGINE, Engine, engine_names
+from vis_export.searchindex.engines import DEFAULT_ENGINE, Engine, engine_names, is_engine
 from vis_export.searchindex.guard import IndexFailure
 
 DATABASE_SCHEMES = ("postgresql://", "postgres://")
@@ -45,7 +45,7 @@ def is_database(location: str | os.PathLike[str]) -> bool:
 class Target(Protocol):
     commit_every: int  # documents per commit
 
-    def check(self, sources: list[str]) -> None:
+    def check(self, placement: Placement) -> None:
         """Refuses sources the index may not be written beside (R3)."""
 
     def writing(self, engine: str | None, wait: float, threads: int) -> Any:
@@ -71,8 +71,8 @@ class FolderTarget:
         self.directory = directory
         self.on_disk: dict[str, Any] | None = None  # the manifest as last read or written (None: no file yet)
 
-    def check(self, sources: list[str]) -> None:
-        check_placement(self.directory, sources)
+    def check(self, placement: Placement) -> None:
+        check_placement(self.directory, placement)
 
     @contextmanager
     def writing(self, engine: str | None, wait: float, threads: int) -> Iterator[tuple[Engine, dict[str, Any]]]:
@@ -86,9 +86,14 @@ class FolderTarget:
                 manifest = read_manifest(self.directory, engine)
                 self.on_disk = _snapshot(manifest) if (self.directory / MANIFEST).exists() else None
                 manifest["engine"] = manifest["engine"] or DEFAULT_ENGINE
-                store = open_index(self.directory, manifest["engine"], writable=True, threads=threads)
+                name = manifest["engine"]
+                store = _OpenedToWrite(name, lambda: open_index(self.directory, name, writable=True, threads=threads))
+                if self.on_disk is None:  # a new index: its engine's files are made now, even if nothing is added
+                    store.opened()
                 try:
                     yield store, manifest
+                    if store.engine is None:  # nothing written: the index still opens, or the job says why
+                        open_index(self.directory, name, writable=False).close()
                 finally:
                     store.close()
         except PlacementRefused:
@@ -109,6 +114,45 @@ class FolderTarget:
         if manifest != self.on_disk:
             write_manifest(self.directory, manifest)
             self.on_disk = _snapshot(manifest)
+
+
+class _OpenedToWrite:
+    """An index's engine opened for writing when the job first writes: a job
+    that finds every file unchanged (a no-op rerun) decides that from the
+    manifest alone, and neither takes the engine's writer nor commits (the
+    index is only opened for reading, so a damaged one is still refused)."""
+
+    def __init__(self, name: str, opener: Callable[[], Engine]):
+        self.name, self.opener = name, opener
+        self.engine: Engine | None = None
+
+    def opened(self) -> Engine:
+        if self.engine is None:
+            self.engine = self.opener()
+        return self.engine
+
+    def add(self, documents: list[dict[str, Any]]) -> None:
+        self.opened().add(documents)
+
+    def delete_session(self, session_id: str) -> None:
+        self.opened().delete_session(session_id)
+
+    def commit(self) -> None:
+        """Nothing written, nothing to commit."""
+        if self.engine is not None:
+            self.engine.commit()
+
+    def count(self) -> int:
+        return self.opened().count()
+
+    def search(
+        self, words: list[str], filters: dict[str, str], since: int | None, until: int | None, limit: int, offset: int
+    ) -> list[tuple[float, dict[str, Any]]]:
+        return self.opened().search(words, filters, since, until, limit, offset)
+
+    def close(self) -> None:
+        if self.engine is not None:
+            self.engine.close()
 
 
 def _snapshot(manifest: dict[str, Any]) -> dict[str, Any]:
@@ -134,6 +178,8 @@ class DatabaseTarget:
     commit_every = 1  # each session in a transaction of its own
 
     def __init__(self, uri: str, origin: str | None):
+        import socket  # here: a folder's job (a no-op rerun) has no use for it
+
         self.uri, self.origin = uri, origin or socket.gethostname()
         self.own: set[str] = set()
         self.job = uuid.uuid4().hex
@@ -141,7 +187,7 @@ class DatabaseTarget:
     def for_workers(self, wait: float) -> Database:
         return Database(self.uri, wait, self.origin, self.job)
 
-    def check(self, sources: list[str]) -> None:
+    def check(self, placement: Placement) -> None:
         """Nothing is read back from a database."""
 
     @contextmanager
@@ -180,6 +226,6 @@ class DatabaseTarget:
 def target_for(location: str | os.PathLike[str], engine: str | None, origin: str | None) -> Target:
     if is_database(location):
         return DatabaseTarget(str(location), origin)
-    if engine is not None and engine not in engine_names():
+    if engine is not None and not is_engine(engine):
         raise IndexFailure(f"unknown engine {engine!r}; choose one of {', '.join(engine_names())}")
     return FolderTarget(Path(location))

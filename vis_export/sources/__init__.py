@@ -10,14 +10,15 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Union
 
 from vis_export.index_marker import is_index
 from vis_export.model import Session
 from vis_export.problems import InvalidInput, Problem
-from vis_export.sources.files import NOT_FOUND, read_file, read_stream, starts_like_store
 from vis_export.sources.result import LoadResult, failed
+from vis_export.sources.stamp import source_stamp
 
 Source = Union[str, "os.PathLike[str]"]
 STDIN = "-"
@@ -48,20 +49,69 @@ def source_files(sources: Iterable[Source]) -> Iterator[tuple[str, Path | None]]
     """Every file ``read`` would read, as (name, path); stdin has no path, and a
     directory with no session file or a missing source comes as its own name."""
     for source in sources:
-        name = os.fspath(source)
-        path = Path(name)
-        if name == STDIN or not path.is_dir():
-            yield name, (None if name == STDIN else path)
-            continue
-        found = False
-        for file in _session_files(path):
-            found = True
-            yield str(file), file
-        if not found:
+        for name, path, _ in _source_files(os.fspath(source), []):
             yield name, path
 
 
+@dataclass(frozen=True)
+class PlannedFile:
+    """A file a job reads: ``name`` as the sources name it (``path``: ``None``
+    for stdin), the ``source`` it was found in (``walked``: by walking that
+    folder), and its ``stamp`` (``None``: not a file now)."""
+
+    name: str
+    path: Path | None
+    source: str
+    walked: bool
+    stamp: list[int] | None
+
+
+@dataclass(frozen=True)
+class SourcePlan:
+    """One walk of a job's sources: the files it reads with their stamps, and
+    the real folders each source folder's walk went through (what the guards
+    that keep outputs and indexes out of read folders need), so nothing walks
+    the sources a second time."""
+
+    files: list[PlannedFile] = field(default_factory=list)
+    walks: dict[str, list[Path]] = field(default_factory=dict)
+
+
+def plan_sources(sources: Iterable[Source]) -> SourcePlan:
+    """The files ``read`` would read in ``sources`` (as ``source_files`` gives
+    them), stamped, and the folders walked to find them (as ``source_folders``)."""
+    plan = SourcePlan()
+    for source in sources:
+        name = os.fspath(source)
+        folders: list[Path] = []
+        for found, path, walked in _source_files(name, folders):
+            stamp = source_stamp(path) if path is not None and path.is_file() else None
+            plan.files.append(PlannedFile(found, path, name, walked, stamp))
+        if folders:
+            plan.walks[name] = [folder.resolve() for folder in folders]
+    return plan
+
+
+def _source_files(name: str, folders: list[Path]) -> Iterator[tuple[str, Path | None, bool]]:
+    """The files of one source as (name, path, found by a walk); the folders
+    walked are added to ``folders``."""
+    path = Path(name)
+    if name == STDIN or not path.is_dir():
+        yield name, (None if name == STDIN else path), False
+        return
+    found = False
+    for file in _session_files(path, folders):
+        found = True
+        yield str(file), file, True
+    if not found:
+        yield name, path, True
+
+
 def _read_one(source: Source, lenient: bool) -> Iterator[LoadResult]:
+    # The readers are imported when a file is read: a job that finds every file
+    # unchanged (a no-op rerun) only walks and stamps, and pays nothing for them.
+    from vis_export.sources.files import NOT_FOUND, read_file, read_stream
+
     name = os.fspath(source)
     if name == STDIN:
         yield from read_stream(sys.stdin.buffer, "<stdin>", "stdin", lenient)
@@ -76,6 +126,8 @@ def _read_one(source: Source, lenient: bool) -> Iterator[LoadResult]:
 
 
 def _read_directory(root: Path, lenient: bool) -> Iterator[LoadResult]:
+    from vis_export.sources.files import read_file
+
     found = False
     for path in _session_files(root):
         found = True
@@ -95,10 +147,13 @@ def source_folders(sources: Iterable[Source]) -> Iterator[Path]:
                 yield folder.resolve()
 
 
-def _session_files(root: Path) -> Iterator[Path]:
+def _session_files(root: Path, folders: list[Path] | None = None) -> Iterator[Path]:
     """Session files under ``root``, in name order, hidden names skipped; a
-    folder that cannot be listed is yielded itself, so reading it reports why."""
+    folder that cannot be listed is yielded itself, so reading it reports why.
+    Each folder the walk goes through is added to ``folders``."""
     for folder, names in _walk(root):
+        if folders is not None:
+            folders.append(folder)
         if names is None:
             yield folder
             continue
@@ -106,8 +161,14 @@ def _session_files(root: Path) -> Iterator[Path]:
             path = folder / name
             if name.startswith(".") or name.endswith(SQLITE_SIDE_FILES):
                 continue
-            if name.endswith(SESSION_SUFFIXES) or starts_like_store(path):
+            if name.endswith(SESSION_SUFFIXES) or _starts_like_store(path):
                 yield path
+
+
+def _starts_like_store(path: Path) -> bool:
+    from vis_export.sources.files import starts_like_store
+
+    return starts_like_store(path)
 
 
 def _walk(root: Path) -> Iterator[tuple[Path, list[str] | None]]:
@@ -157,4 +218,14 @@ def _unlisted(errors: list[OSError]) -> Iterator[tuple[Path, None]]:
             yield Path(error.filename), None
 
 
-__all__ = ["LoadResult", "Source", "load", "read", "source_files", "source_folders"]
+__all__ = [
+    "LoadResult",
+    "PlannedFile",
+    "Source",
+    "SourcePlan",
+    "load",
+    "plan_sources",
+    "read",
+    "source_files",
+    "source_folders",
+]

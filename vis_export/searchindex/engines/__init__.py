@@ -76,3 +76,9 @@ class Engine(Protocol):
 def engine_names() -> tuple[str, ...]:
     """The built-in engines and those installed packages add."""
     return (*BUILTIN_ENGINES, *plugins(ENGINES_GROUP, BUILTIN_ENGINES))
+
+
+def is_engine(name: object) -> bool:
+    """Whether ``name`` is an engine's: installed packages are looked through
+    only for a name that is not built in (a search of every package's metadata)."""
+    return name in BUILTIN_ENGINES or name in engine_names()
