@@ -19,6 +19,7 @@ import pytest
 from htmldom import code_elements, elements, fragment, parse, text_content
 from hypothesis import given, strategies as st
 from pygments.lexers import get_all_lexers
+from sessions import one_message
 from timelimit import time_limit
 
 from vis_export.formats import lexing
@@ -252,11 +253,7 @@ RUNAWAY = '"' + "\\" * 40 + "\n" * 100  # maple backtracks for minutes on it; 14
 
 
 def small_blocks_session(count: int, language: str, text: str) -> Any:
-    from vis_export.sources.messages import session_document
-
-    blocks = [{"id": f"c{i}", "type": "code", "language": language, "text": text} for i in range(count)]
-    message = {"id": "m", "role": "assistant", "status": "completed", "created_at": 0, "content": blocks}
-    return session_document({"id": "s", "messages": [message]}, "s.json", "s").session
+    return one_message(*({"type": "code", "language": language, "text": text} for _ in range(count)))
 
 
 @pytest.mark.parametrize("projection", ["html", "typst", "terminal"])

@@ -6,15 +6,11 @@ from typing import Any
 
 import pytest
 from hypothesis import given
+from sessions import one_message, session_of
 from strategies import PRIVATE_CANARY, session_documents
 
 from vis_export.formats.json import to_json
 from vis_export.policy import is_private, shows, visible, visible_session
-from vis_export.sources.messages import session_document
-
-
-def session_of(document: dict[str, Any]):
-    return session_document(document, "s.json", "s").session
 
 
 @given(session_documents())
@@ -40,23 +36,11 @@ def test_policy_keeps_order_of_everything_else(document: dict[str, Any]) -> None
 
 
 def test_levels_on_each_kind_of_reasoning() -> None:
-    session = session_of(
-        {
-            "messages": [
-                {
-                    "id": "m",
-                    "role": "assistant",
-                    "status": "completed",
-                    "created_at": 0,
-                    "content": [
-                        {"id": "p", "type": "reasoning", "text": "private"},
-                        {"id": "q", "type": "reasoning", "text": "p2", "visibility": "private"},
-                        {"id": "v", "type": "reasoning", "text": "shown", "visibility": "visible"},
-                        {"id": "x", "type": "prose", "markdown": "answer"},
-                    ],
-                }
-            ]
-        }
+    session = one_message(
+        {"id": "p", "type": "reasoning", "text": "private"},
+        {"id": "q", "type": "reasoning", "text": "p2", "visibility": "private"},
+        {"id": "v", "type": "reasoning", "text": "shown", "visibility": "visible"},
+        {"id": "x", "type": "prose", "markdown": "answer"},
     )
     ids = lambda reasoning: [b.id for b in visible_session(session, reasoning).messages[0].blocks]  # noqa: E731
     assert ids("none") == ["x"]

@@ -17,6 +17,7 @@ import pytest
 from conftest import INPUT
 from hypothesis import HealthCheck, given, settings, strategies as st
 from postgres import PASSWORD, Server, database_fixture, postgres_server_fixture  # noqa: F401 - fixtures
+from sessions import session_of
 from strategies import PRIVATE_CANARY, blocks, blocks_holding_reasoning, session_documents
 from timelimit import time_limit
 
@@ -25,10 +26,6 @@ from vis_export.searchindex import IndexFailure, _close_databases, index, search
 from vis_export.searchindex.conformance import CANARY, CODE_SESSION, check_engine
 from vis_export.searchindex.job import index_sources
 from vis_export.sources.messages import session_document
-
-
-def session_of(document: dict[str, Any]) -> Any:
-    return session_document(document, "", "s").session
 
 
 def test_conformance(database: str, postgres_server: Server) -> None:  # noqa: F811

@@ -12,12 +12,12 @@ import pytest
 from browser import browser, viewport  # noqa: F401 - the fixture
 from htmldom import classes, elements, parse, text_content
 from pdfpage import outline, page_images, words
+from sessions import session_of
 
 from vis_export.copying import clipboard
 from vis_export.formats.highlight import TOKEN_COLOURS
 from vis_export.formats.html import to_html
 from vis_export.formats.pdf import to_pdf
-from vis_export.sources.messages import session_document
 
 ANSWER = """# Plan
 
@@ -58,7 +58,7 @@ def _session(*answers: str) -> Any:
                 "content": [{"id": f"p{n}", "type": "prose", "markdown": answer}],
             }
         )
-    return session_document({"id": "s", "title": "Engines", "messages": messages}, "s.json", "s").session
+    return session_of({"id": "s", "title": "Engines", "messages": messages})
 
 
 def _rgba(hex_colour: str) -> str:

@@ -15,21 +15,18 @@ from typing import Any
 import pytest
 from conftest import INPUT
 from hypothesis import HealthCheck, given, settings, strategies as st
+from sessions import message_of, session_of
 from strategies import PRIVATE_CANARY, session_documents, small_blocks, small_code_blocks
 
 from vis_export import load
+from vis_export.model import Session
 from vis_export.searchindex import IndexFailure, index, search
 from vis_export.searchindex.conformance import CANARY, CODE_SESSION, check_engine
 from vis_export.searchindex.directory import MANIFEST, writer_lock
 from vis_export.searchindex.job import index_sources as vis_export_index
-from vis_export.sources.messages import session_document
 
 ENGINES = ["tantivy", "whoosh"]
 GOLDEN = list(load(INPUT))
-
-
-def session_of(document: dict[str, Any], source: str = ""):
-    return session_document(document, source, "s").session
 
 
 CODE = {"messages": CODE_SESSION["messages"]}
@@ -133,52 +130,20 @@ def _texts(session, message_id: str, block_id: str) -> list[str]:  # type: ignor
     ]
 
 
+def asked(session_id: str, markdown: str) -> Session:
+    """A session ``session_id`` of one user message, its one prose block ``b``."""
+    return session_of(
+        {"id": session_id, "messages": [message_of({"id": "b", "type": "prose", "markdown": markdown}, role="user")]}
+    )
+
+
 def test_incremental_reruns_changes_and_prune(tmp_path: Path, engine: str) -> None:
     directory = tmp_path / "index"
-    first = session_of(
-        {
-            "id": "a",
-            "messages": [
-                {
-                    "id": "m",
-                    "role": "user",
-                    "status": "completed",
-                    "created_at": 0,
-                    "content": [{"id": "b", "type": "prose", "markdown": "alpha"}],
-                }
-            ],
-        }
-    )
-    second = session_of(
-        {
-            "id": "b",
-            "messages": [
-                {
-                    "id": "m",
-                    "role": "user",
-                    "status": "completed",
-                    "created_at": 0,
-                    "content": [{"id": "b", "type": "prose", "markdown": "beta"}],
-                }
-            ],
-        }
-    )
+    first = asked("a", "alpha")
+    second = asked("b", "beta")
     assert str(index([first, second], directory, engine=engine)) == "2 added, 0 updated, 0 unchanged"
     assert str(index([first, second], directory, engine=engine)) == "0 added, 0 updated, 2 unchanged"
-    changed = session_of(
-        {
-            "id": "a",
-            "messages": [
-                {
-                    "id": "m",
-                    "role": "user",
-                    "status": "completed",
-                    "created_at": 0,
-                    "content": [{"id": "b", "type": "prose", "markdown": "gamma"}],
-                }
-            ],
-        }
-    )
+    changed = asked("a", "gamma")
     assert str(index([changed, second], directory, engine=engine)) == "0 added, 1 updated, 1 unchanged"
     assert ids("alpha", directory) == set() and ids("gamma", directory) == {"b"}
     assert str(index([second], directory, engine=engine)) == "0 added, 0 updated, 1 unchanged"
@@ -276,6 +241,7 @@ def test_one_writer_at_a_time(tmp_path: Path) -> None:
 KILLED_JOB = """
 import sys, time
 from vis_export import load
+from vis_export.model import Session
 from vis_export.searchindex import index
 from vis_export.searchindex.target import FolderTarget
 FolderTarget.commit_every = 50
