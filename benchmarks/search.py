@@ -11,8 +11,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.generate import session
 from benchmarks.harness import Result
+from corpus import session
 from vis_export.sources.stamp import RACY_NS
 
 QUERIES = [

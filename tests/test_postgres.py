@@ -299,7 +299,7 @@ def test_a_connection_dropped_mid_job_is_one_line_and_a_rerun_completes(database
     writes: one line, exit 1, whatever statement it was in (a pipelined one too)."""
     import psycopg
 
-    from benchmarks.generate import session
+    from corpus import session
 
     sources = tmp_path / "sources"
     sources.mkdir()

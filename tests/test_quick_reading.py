@@ -16,7 +16,7 @@ from hypothesis import given, strategies as st
 from strategies import invalid_sessions, session_documents, small_blocks
 from test_duplicate_keys import message
 
-from benchmarks.generate import session_bytes
+from corpus import session_bytes
 from vis_export.contract.duplicates import any_recorded, recording
 from vis_export.problems import Problem
 from vis_export.sources import files
