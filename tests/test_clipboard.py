@@ -14,6 +14,7 @@ from sessions import message_of, session_of
 from strategies import session_documents, small_blocks
 
 from vis_export import clipboard, load
+from vis_export.formats import get_format
 from vis_export.formats.html import pasted_styles
 from vis_export.model import block_from_json
 
@@ -50,6 +51,12 @@ def test_private_reasoning_block_copies_nothing_unless_authorised() -> None:
     secret = block_from_json({"id": "r", "type": "reasoning", "text": "PRIVATE-CANARY plan"})
     assert clipboard(secret) == {"text/plain": "", "text/markdown": "", "text/html": ""}
     assert "PRIVATE-CANARY plan" in clipboard(secret, reasoning="all")["text/plain"]
+
+
+def test_each_flavour_is_named_by_the_media_type_of_the_format_it_is_made_as() -> None:
+    """A pasted flavour and a served download of the same format say the same media type (the format's own)."""
+    flavours = clipboard(SESSION.messages[0])
+    assert list(flavours) == [get_format(name).media_type for name in ("text", "markdown", "html")]
 
 
 def test_copying_one_block_imports_nothing_heavy() -> None:

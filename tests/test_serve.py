@@ -138,6 +138,8 @@ def test_downloads_in_every_format_are_the_exports(golden: Any) -> None:
         assert url in links
         answer = golden.get(url)
         assert answer.status_code == 200 and "attachment" in answer.headers["content-disposition"]
+        text = made.media_type is not None and made.media_type.startswith("text/")
+        assert answer.headers["content-type"] == f"{made.media_type}{'; charset=utf-8' if text else ''}"
         if made.binary:
             assert answer.content.startswith(b"%PDF")
         else:

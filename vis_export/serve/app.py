@@ -52,14 +52,6 @@ MAX_PER_PAGE = 1000
 SEARCH_LIMIT = 10  # as `vis-export search`
 MAX_SEARCH_LIMIT = 200
 KEPT_PAGES = 8  # rendered session pages kept for the next request
-MEDIA_TYPES = {
-    "md": "text/markdown; charset=utf-8",
-    "txt": "text/plain; charset=utf-8",
-    "html": "text/html; charset=utf-8",
-    "json": "application/json",
-    "jsonl": "application/x-ndjson",
-    "pdf": "application/pdf",
-}
 RETRY_AFTER = 10  # seconds a busy server asks a download to wait before it is asked for again
 # What a browser says of where a request comes from (Sec-Fetch-Site) that a download is rendered for: a link
 # of the room's own pages, or one the person typed or opened from outside a page (a bookmark).
@@ -279,7 +271,8 @@ def create_app(
             answer.headers["retry-after"] = str(RETRY_AFTER)
             return answer
         headers = {"content-disposition": f'attachment; filename="{_download_name(session_id, extension)}"'}
-        return Response(body, media_type=MEDIA_TYPES.get(extension), headers=headers)
+        # The format's own media type; Starlette adds "; charset=utf-8" to a text one, as the body is encoded.
+        return Response(body, media_type=made.media_type, headers=headers)
 
     def session_path(request: Request) -> Response:
         # /s/<id>.md is the download of <id> first, as the page links it (pages.session_url).
