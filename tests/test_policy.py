@@ -10,7 +10,15 @@ from sessions import one_message, session_of
 from strategies import PRIVATE_CANARY, session_documents
 
 from vis_export.formats.json import to_json
-from vis_export.policy import is_private, shows, visible, visible_session
+from vis_export.policy import (
+    REASONING_CHOICES,
+    check_index_reasoning,
+    index_level,
+    is_private,
+    shows,
+    visible,
+    visible_session,
+)
 
 
 @given(session_documents())
@@ -50,3 +58,16 @@ def test_levels_on_each_kind_of_reasoning() -> None:
     assert visible(private_block, "visible") is None and visible(private_block, "all") is private_block
     with pytest.raises(ValueError):
         visible_session(session, "everything")  # type: ignore[arg-type]
+
+
+@given(session_documents())
+def test_an_index_for_a_policy_holds_what_it_shows_and_never_private_reasoning(document: dict[str, Any]) -> None:
+    session = session_of(document)
+    for reasoning in REASONING_CHOICES:
+        indexed = visible_session(session, index_level(reasoning))
+        held = [(m.id, b.id) for m, b in indexed.blocks()]
+        shown = [(m.id, b.id) for m, b in visible_session(session, reasoning).blocks()]
+        assert not any(is_private(b) for _, b in indexed.blocks())
+        assert held == shown if reasoning != "all" else set(held) <= set(shown)
+    with pytest.raises(ValueError, match="private reasoning is never indexed"):
+        check_index_reasoning("all")

@@ -32,7 +32,7 @@ from vis_export.formats import FORMATS, Format, get_format
 from vis_export.formats.html import HtmlProjector
 from vis_export.model import Session
 from vis_export.output import encode
-from vis_export.policy import Reasoning, SessionView, visible_session
+from vis_export.policy import Reasoning, SessionView, index_level, visible_session
 from vis_export.searchindex import Hit, IndexFailure, search
 from vis_export.searchindex.documents import INDEXED_TYPES
 from vis_export.serve import pages
@@ -313,8 +313,9 @@ def create_app(
             )
         except (IndexFailure, ValueError) as error:  # ValueError: too many words
             raise BadRequest(str(error)) from None
-        # An index given with --index may hold visible reasoning a policy of none hides.
-        return [hit for hit in found_hits if room.reasoning != "none" or hit.block_type != "reasoning"]
+        # An index given with --index may hold visible reasoning that the server's own, at its policy, would not.
+        reasoning_found = index_level(room.reasoning) == "visible"
+        return [hit for hit in found_hits if reasoning_found or hit.block_type != "reasoning"]
 
     def search_page(request: Request) -> Response:
         form = {
