@@ -27,7 +27,7 @@ from benchmarks.harness import Result, best_time, table
 from corpus import session_bytes
 
 ROOT = Path(__file__).resolve().parent.parent
-# Kinds that real text holds by right: personal data the spec takes out on purpose.
+# Kinds that real text holds by right: personal data the rules (docs/redact.md) take out on purpose.
 PERSONAL = ("email", "home-user")
 
 
