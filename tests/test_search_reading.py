@@ -20,7 +20,7 @@ from strategies import PRIVATE_CANARY
 from vis_export.searchindex import index, search
 from vis_export.searchindex.directory import MANIFEST
 from vis_export.searchindex.documents import INDEXED_TYPES
-from vis_export.searchindex.show import MATCH_END, MATCH_START
+from vis_export.searchindex.hit_text import MATCH_END, MATCH_START
 
 ENGINES = ["tantivy", "whoosh"]
 CODE = "def load(path):\n    cfg = read_cfg(path)\n    return cfg\n"
