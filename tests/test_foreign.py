@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import examples
 from hypothesis import given, settings, strategies as st
 from sessions import sessions_read
 from strategies import json_values, session_documents, small_blocks
@@ -362,7 +363,7 @@ def _roundtrip(line: str, flavour: str) -> str:
     return session_lines(result.session, ExportOptions(provider_format=flavour))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(document=session_documents(small_blocks), flavour=st.sampled_from(["openai", "anthropic"]))
 def test_provider_round_trip(document: dict[str, Any], flavour: str) -> None:
     """What ``--to provider`` writes reads back to a session it writes again byte for byte."""
@@ -539,7 +540,7 @@ PROVIDER_LOG = [
 ]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(data=st.data(), kind=st.sampled_from(["claude", "codex", "provider"]))
 def test_any_field_of_any_entry_may_be_anything(data: st.DataObject, kind: str) -> None:
     """Foreign files change with their tools' versions: any value anywhere replaced by any JSON
