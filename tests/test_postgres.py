@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import INPUT
+from conftest import INPUT, examples
 from hypothesis import HealthCheck, given, settings, strategies as st
 from postgres import PASSWORD, Server, database_fixture, postgres_server_fixture  # noqa: F401 - fixtures
 from sessions import session_of
@@ -254,6 +254,7 @@ def _copies(database: str) -> dict[str, int]:
     return counts
 
 
+@pytest.mark.slow
 def test_two_jobs_at_once_on_the_same_sessions_leave_one_copy(database: str, tmp_path: Path) -> None:
     same = _sources(tmp_path / "same", range(40))
     jobs = [
@@ -276,6 +277,7 @@ def test_two_jobs_at_once_on_the_same_sessions_leave_one_copy(database: str, tmp
     assert rerun.stderr.strip() == "0 added, 0 updated, 40 unchanged"
 
 
+@pytest.mark.slow
 def test_a_killed_job_leaves_whole_sessions_and_a_rerun_completes(database: str, tmp_path: Path) -> None:
     import signal
     import time
@@ -294,6 +296,7 @@ def test_a_killed_job_leaves_whole_sessions_and_a_rerun_completes(database: str,
     assert len(_copies(database)) == 80 and len(set(_copies(database).values())) == 1
 
 
+@pytest.mark.slow
 def test_a_connection_dropped_mid_job_is_one_line_and_a_rerun_completes(database: str, tmp_path: Path) -> None:
     """The server ends the job's connection (``pg_terminate_backend``) while it
     writes: one line, exit 1, whatever statement it was in (a pipelined one too)."""
@@ -366,6 +369,7 @@ def _holding(database: str, session_id: str) -> Any:
     return holder
 
 
+@pytest.mark.slow
 def test_a_job_meeting_a_session_another_holds_says_so_in_one_line(database: str, tmp_path: Path) -> None:
     import threading
 
@@ -563,7 +567,7 @@ def test_strings_are_stored_one_to_one_and_keep_their_phrases(text: str, phrase:
 _LIKE_HOSTILE = st.text(alphabet=st.sampled_from("ab %_\\\x00\U0010fffe01'é\u0301"), max_size=12)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(texts=st.lists(_LIKE_HOSTILE, min_size=1, max_size=4), phrase=_LIKE_HOSTILE.filter(str.strip))
 def test_a_phrase_is_found_by_the_server_exactly_where_it_occurs(database: str, texts: list[str], phrase: str) -> None:
     """LIKE's own characters (``%``, ``_``, ``\\``), NUL and the escape character
