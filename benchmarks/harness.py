@@ -8,7 +8,7 @@ import subprocess
 import sys
 import time
 import tracemalloc
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 
@@ -27,15 +27,31 @@ class Result:
         return self.ours / self.anchor if self.anchor else float("inf")
 
 
-def best_time(fn: Callable[[], object], repeat: int) -> float:
-    """The fastest of ``repeat`` runs, in seconds: the least disturbed by a noisy machine."""
+def best_time(fn: Callable[[], object], repeat: int, clock: Callable[[], float] = time.perf_counter) -> float:
+    """The fastest of ``repeat`` runs, in seconds: the least disturbed by a noisy machine
+    (``clock=time.process_time``: CPU time, which other processes on a shared machine disturb less)."""
     times = []
     for _ in range(repeat):
         gc.collect()
-        start = time.perf_counter()
+        start = clock()
         fn()
-        times.append(time.perf_counter() - start)
+        times.append(clock() - start)
     return min(times)
+
+
+def cpu_medians(fns: Sequence[Callable[[], object]], repeat: int) -> list[float]:
+    """The median CPU time (``time.process_time``) of each of ``fns``, in seconds,
+    run in turn ``repeat`` times: a path and its anchor measured alike, in the
+    same run. CPU time is far less disturbed than wall time by the other work
+    on a shared machine, and the median less by an outlier than the best."""
+    times: list[list[float]] = [[] for _ in fns]
+    for _ in range(repeat):
+        for fn, found in zip(fns, times, strict=True):
+            gc.collect()
+            start = time.process_time()
+            fn()
+            found.append(time.process_time() - start)
+    return [statistics.median(found) for found in times]
 
 
 def peak_mb(fn: Callable[[], object]) -> float:

@@ -3,7 +3,7 @@
 Such a job works through its units in this process while its local cluster
 starts, and a small one (every test's) is done before the cluster is up.
 Here the job waits for the cluster instead, so that what only workers do is
-tested whatever the job's size: ``LocalCluster.answered`` replaced with
+tested whatever the job's size: ``ClusterProcess.answered`` replaced with
 ``waiting`` in a test, or ``python tests/all_on_workers.py ARGS...`` for the
 command line.
 """
@@ -12,16 +12,16 @@ from __future__ import annotations
 
 import sys
 
-from vis_export.distributed.local import LocalCluster
+from vis_export.distributed.local import ClusterProcess
 
 
-def waiting(cluster: LocalCluster) -> bool:
+def waiting(cluster: ClusterProcess) -> bool:
     """``answered``, once the cluster has: it is up, or failed to start."""
     return bool(cluster.started())
 
 
 if __name__ == "__main__":
-    LocalCluster.answered = waiting  # type: ignore[method-assign]
+    ClusterProcess.answered = waiting  # type: ignore[method-assign]
     from vis_export.cli import main
 
     main(sys.argv[1:])

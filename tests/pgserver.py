@@ -98,11 +98,14 @@ def _as_server_user() -> list[str]:
 
 
 @contextmanager
-def running() -> Iterator[Server]:
-    """A new server of the newest installed version, for as long as the context lasts."""
+def running(kept: Path | None = None) -> Iterator[Server]:
+    """A new server of the newest installed version, for as long as the context
+    lasts; with ``kept`` (a folder), its data stays there for the next run (a
+    benchmark's index that takes minutes to build), made on the first."""
     binaries = Path(sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))[-1]).parent
     prefix = _as_server_user()
-    home = Path(tempfile.mkdtemp(prefix="vis-pg-"))
+    home = kept or Path(tempfile.mkdtemp(prefix="vis-pg-"))
+    home.mkdir(parents=True, exist_ok=True)
     data, password_file = home / "data", home / "password"
     password_file.write_text(PASSWORD + "\n")
     if prefix:
@@ -110,25 +113,8 @@ def running() -> Iterator[Server]:
         shutil.chown(password_file, USER)
     port = _free_port()
     try:
-        subprocess.run(
-            [
-                *prefix,
-                str(binaries / "initdb"),
-                "-D",
-                str(data),
-                "-U",
-                USER,
-                "-A",
-                "scram-sha-256",
-                f"--pwfile={password_file}",
-                "-E",
-                "UTF8",
-                "--locale=C.UTF-8",
-            ],
-            check=True,
-            capture_output=True,
-            timeout=120,
-        )
+        if not (data / "PG_VERSION").exists():
+            _initdb(binaries, prefix, data, password_file)
         options = f"-p {port} -c listen_addresses=127.0.0.1 -c unix_socket_directories={home} -c fsync=off"
         subprocess.run(
             [*prefix, str(binaries / "pg_ctl"), "-D", str(data), "-o", options, "-l", str(home / "log"), "-w", "start"],
@@ -139,8 +125,31 @@ def running() -> Iterator[Server]:
         yield Server(binaries, port)
     finally:
         subprocess.run(
-            [*prefix, str(binaries / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop"],
+            [*prefix, str(binaries / "pg_ctl"), "-D", str(data), "-m", "fast" if kept else "immediate", "-w", "stop"],
             capture_output=True,
             timeout=120,
         )
-        shutil.rmtree(home, ignore_errors=True)
+        if kept is None:
+            shutil.rmtree(home, ignore_errors=True)
+
+
+def _initdb(binaries: Path, prefix: list[str], data: Path, password_file: Path) -> None:
+    subprocess.run(
+        [
+            *prefix,
+            str(binaries / "initdb"),
+            "-D",
+            str(data),
+            "-U",
+            USER,
+            "-A",
+            "scram-sha-256",
+            f"--pwfile={password_file}",
+            "-E",
+            "UTF8",
+            "--locale=C.UTF-8",
+        ],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )

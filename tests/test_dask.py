@@ -1,6 +1,6 @@
 """Jobs on a real Dask cluster give what the same job gives in one process.
 
-One ``LocalCluster`` of two worker processes serves the module. Each job runs
+One Dask ``LocalCluster`` of two worker processes serves the module. Each job runs
 twice over the same sources (golden inputs and generated sessions in every
 source format, a Vis store, a log of several sessions, invalid files, a
 repeated session id): once in this process, once on the cluster, and the
@@ -31,9 +31,10 @@ from visstore import build_store
 from corpus import session
 from vis_export.cli import main
 from vis_export.formats.options import ExportOptions
-from vis_export.jobs.conversion import Lines, Outcome, convert
+from vis_export.jobs.conversion import Outcome, convert
+from vis_export.jobs.indexing import index_sources
+from vis_export.reporting import Lines
 from vis_export.searchindex import search
-from vis_export.searchindex.job import index_sources
 from vis_export.sources.parts import read_part, units
 
 distributed = pytest.importorskip("distributed")
@@ -185,9 +186,9 @@ def here_units(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     from contextlib import contextmanager
 
     from vis_export.distributed.cluster import Pace
-    from vis_export.distributed.local import LocalCluster
+    from vis_export.distributed.local import ClusterProcess
 
-    monkeypatch.setattr(LocalCluster, "answered", waiting)
+    monkeypatch.setattr(ClusterProcess, "answered", waiting)
     done: list[int] = []
     timing = Pace.timing
 
@@ -230,7 +231,7 @@ def test_a_source_gone_before_this_process_renders_it_is_one_line(
     its local cluster starts: one line and the job goes on, as when a worker
     reads it (``task_result``), not a worker that cannot see the sources."""
     from vis_export.distributed import conversion
-    from vis_export.distributed.local import LocalCluster
+    from vis_export.distributed.local import ClusterProcess
 
     sources = tmp_path / "sources"
     sources.mkdir()
@@ -244,7 +245,7 @@ def test_a_source_gone_before_this_process_renders_it_is_one_line(
         return plan
 
     monkeypatch.setattr(conversion, "units", units)
-    monkeypatch.setattr(LocalCluster, "answered", lambda cluster: False)  # this process does every unit
+    monkeypatch.setattr(ClusterProcess, "answered", lambda cluster: False)  # this process does every unit
     lines = Lines()
     done = convert([str(sources)], "markdown", tmp_path / "out", dask="local:2", report=lines)
     assert [p.name for p in done.written] == ["gen_0.md", "gen_2.md"]
@@ -331,7 +332,7 @@ def test_a_local_cluster_that_cannot_start_is_one_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, script: str, line: str, ended: bool
 ) -> None:
     from vis_export.distributed.cluster import DaskFailure
-    from vis_export.distributed.local import LocalCluster
+    from vis_export.distributed.local import ClusterProcess
 
     python = tmp_path / "python"
     python.write_text(f"#!/bin/sh\n{script}\n")
@@ -339,7 +340,7 @@ def test_a_local_cluster_that_cannot_start_is_one_line(
     monkeypatch.setattr(sys, "executable", str(python))
     if ended:
         monkeypatch.setattr(subprocess, "Popen", _Ended)
-    cluster = LocalCluster(1, ())
+    cluster = ClusterProcess(1, ())
     with pytest.raises(DaskFailure) as failure:
         cluster.started()
     assert str(failure.value) == f"cannot start a local Dask cluster: {line}"
@@ -353,17 +354,17 @@ def test_a_local_cluster_without_a_python_or_a_temporary_folder_is_one_line(
     import tempfile
 
     from vis_export.distributed.cluster import DaskFailure
-    from vis_export.distributed.local import LocalCluster
+    from vis_export.distributed.local import ClusterProcess
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     monkeypatch.setattr(sys, "executable", str(tmp_path / "gone" / "python"))
     with pytest.raises(DaskFailure) as failure:
-        LocalCluster(1, ())
+        ClusterProcess(1, ())
     assert str(failure.value) == f"cannot start a local Dask cluster: {tmp_path}/gone/python: No such file or directory"
     assert list(tmp_path.iterdir()) == []  # its folder is gone with it
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "gone"))
     with pytest.raises(DaskFailure) as failure:
-        LocalCluster(1, ())
+        ClusterProcess(1, ())
     assert str(failure.value).startswith("cannot start a local Dask cluster: no folder for its files: ")
 
 
@@ -887,7 +888,7 @@ def _holding(base: Path) -> tuple[subprocess.Popen[str], Path]:
     """A process that makes a job's folder in ``base`` as a job does, renders a
     file into it, and runs on; and the folder."""
     code = (
-        "import sys, time\nfrom pathlib import Path\nfrom vis_export.jobs.jobfolder import JobFolder\n"
+        "import sys, time\nfrom pathlib import Path\nfrom vis_export.distributed.jobfolder import JobFolder\n"
         "made = JobFolder.make(Path(sys.argv[1]))\n(made.path / 'a.out').write_text('rendered')\n"
         "print(made.path, flush=True)\ntime.sleep(600)\n"
     )

@@ -217,8 +217,8 @@ def test_a_cluster_without_workers_fails_in_bounded_time(tmp_path: Path) -> None
 
 
 def test_an_index_job_whose_worker_is_killed_gives_the_same_hits(tmp_path: Path) -> None:
+    from vis_export.jobs.indexing import index_sources
     from vis_export.searchindex import search
-    from vis_export.searchindex.job import index_sources
 
     sources = _sources(tmp_path / "sources", 30)
     index_sources([str(sources)], tmp_path / "expected")

@@ -177,3 +177,15 @@ def test_hides_more_keeps_the_private_value_in_either_order() -> None:
     assert hides_more("type", ["prose", "Thinking"]) == "Thinking"
     assert hides_more("thought", [False, True]) is True
     assert hides_more("markdown", ["a", "b"]) == "b"  # neither hides more: the last, as JSON readers take it
+
+
+def test_a_type_given_twice_as_a_map_or_list_is_judged_not_crashed_on() -> None:
+    """A ``type`` (or ``kind``) repeated with a map or list value (found by the foreign
+    near-miss property: the reading crashed, unhashable) keeps the value that holds
+    reasoning, else the last, and the file gets its located problem."""
+    assert hides_more("type", [{"thinking": "x"}, "prose"]) == {"thinking": "x"}
+    assert hides_more("kind", ["prose", ["a"]]) == ["a"]
+    assert hides_more("type", ["Thinking", {"x": 1}]) == "Thinking"
+    entry = '{"type": "user", "type": {"x": 1}, "message": {"role": "user", "content": "hi"}}\n'
+    (result,) = read_bytes(entry.encode(), "f.jsonl", "f")
+    assert result.session is None and any('duplicate key "type"' in p.message for p in result.problems)

@@ -19,8 +19,8 @@ from conftest import INPUT
 
 from vis_export import sources
 from vis_export.cli import main
+from vis_export.jobs.indexing import index_sources
 from vis_export.searchindex.directory import MANIFEST, PlacementRefused, check_placement
-from vis_export.searchindex.job import index_sources
 
 
 def _sessions(folder: Path, count: int, subfolders: int) -> None:

@@ -17,8 +17,8 @@ from hypothesis import example, given, strategies as st
 from sessions import session_of
 from strategies import PRIVATE_CANARY, session_documents
 
+from vis_export.exporting import export, rendered
 from vis_export.formats.options import ExportOptions
-from vis_export.jobs.conversion import export, rendered
 from vis_export.sources import parts
 
 

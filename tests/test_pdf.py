@@ -188,14 +188,14 @@ def test_the_same_bytes_when_fonttools_subsets_the_fonts() -> None:
 
 def test_parts_follow_the_text_so_any_machine_writes_the_same_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
     """Where parts begin shows (each starts a page): it must not depend on the cores."""
-    from vis_export.formats import pdf as module
+    from vis_export.formats import pdf as module, pdf_pages
 
     total = sum(_message_sizes(SESSION))
     monkeypatch.setattr(module, "PART_SIZE", total // 3 + 1)
     assert len(module.split(SESSION)) == 3
     renders = []
     for cores in (1, 4):
-        monkeypatch.setattr(module, "cores", lambda cores=cores: cores)
+        monkeypatch.setattr(pdf_pages, "cores", lambda cores=cores: cores)
         renders.append(to_pdf(SESSION))
     assert renders[0] == renders[1]
 
@@ -270,7 +270,7 @@ def test_a_stop_ends_the_part_being_laid_out(tmp_path: Path) -> None:
             pdf._render_part = slow  # the forked process lays out with this
             signal.signal(signal.SIGTERM, lambda number, frame: sys.exit(128 + number))  # as the command line does
             threading.Timer(1.0, os.kill, [os.getpid(), signal.SIGTERM]).start()
-            pdf._lay_out(Session(id="s", messages=()), ExportOptions(), 0, (0, 1), False)
+            pdf._lay_out(Session(id="s", messages=()), ExportOptions(), [(0, 1), (1, 2)])
             """
         )
     )

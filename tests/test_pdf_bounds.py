@@ -9,7 +9,10 @@ child process whose CPU time and peak memory are measured.
 
 from __future__ import annotations
 
+import io
 import json
+import re
+import resource
 import subprocess
 import sys
 from pathlib import Path
@@ -18,11 +21,14 @@ from typing import Any
 import pytest
 from htmldom import elements, fragment, text_content
 from hypothesis import given, settings, strategies as st
+from markupsafe import Markup
 from sessions import one_message
 from strategies import LAST, huge_list_markdown, huge_table_markdown
+from timelimit import time_limit
 
 from vis_export.formats.html import to_html
 from vis_export.formats.html_prose import ProseToHtml
+from vis_export.formats.pdf import to_pdf
 from vis_export.formats.pdf_typst import TypstProjector
 from vis_export.formats.prose_bounds import LINE_MARK, MAX_BLOCK_PIECES, MAX_DOCUMENT_PIECES, LayoutBudget
 from vis_export.model import Session
@@ -151,3 +157,60 @@ def test_a_nul_in_a_degraded_block_reads_as_the_replacement_character_in_both_en
     html = text_content(fragment(str(ProseToHtml(lambda reference: None, layout=LayoutBudget())(markdown))))
     for text in (typst_text(block["c"]), html):
         assert "\x00" not in text and "\ufffd " + LAST in text
+
+
+# --- one very long line of code (issue 21, found by the adversarial helper) ---------------------------
+
+
+@given(st.text(alphabet=st.sampled_from("ab<&>'\"\r\n\t [x]é字"), max_size=900), st.sampled_from([None, "python"]))
+@settings(max_examples=60, deadline=None)
+def test_break_opportunities_add_no_character_and_bound_every_run(text: str, language: str | None) -> None:
+    """R1: the print projector's code is the code's text exactly once ``<wbr>`` (an
+    element, no character) is read as the browser's DOM reads it; no run longer than
+    ``RUN`` characters is left without a break opportunity."""
+    from vis_export.formats.highlight import highlight
+    from vis_export.formats.long_runs import RUN, WBR, breakable
+
+    text = text.replace("x", "x" * 150)  # runs of hundreds of characters
+    html = breakable(highlight(text, language))
+    assert text_content(fragment(f"<pre><code>{html}</code></pre>")) == text.replace("\x00", "\ufffd")
+    shown = re.sub(r"&#?\w+;", "_", re.sub(r"<(?!wbr>)[^>]*>", "", html))  # a reference is one character
+    assert all(len(run) <= RUN for piece in shown.split(WBR) for run in re.split(r"[ \t\n\r]", piece))
+
+
+def test_a_redaction_marker_in_a_long_run_is_kept_whole() -> None:
+    from vis_export.formats.long_runs import breakable
+
+    marker = "[redacted: email 1]"
+    html = breakable(Markup("y" * 195 + marker + "z" * 400))
+    assert marker in html and html.count("<wbr>") == 3
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("engine", ["weasyprint", "typst"])
+@pytest.mark.parametrize(("length", "most"), [(100_000, 10), (1_000_000, 40)])
+def test_one_very_long_line_of_fenced_code_takes_seconds_and_stays_literal(engine: str, length: int, most: int) -> None:
+    """100,000 characters on one line of code fenced in prose took WeasyPrint 48 s
+    (2 MB over 150 s): it laid out what was left of the line again for every printed
+    line. CPU seconds of this process and its parts' (1.5 and 13 here, on a loaded
+    machine); the text extracted is the code's, whatever the wrap points (R1)."""
+    from pypdf import PdfReader
+
+    line = "".join(chr(97 + (i * 7) % 26) for i in range(length))
+    session = prose_session(f"Before.\n\n```python\n{line}\n```\n\nAfter.")
+    start = _cpu()
+    with time_limit(most * 10):  # wall seconds: a hang fails, a loaded machine does not
+        pdf = to_pdf(session, engine=engine)  # type: ignore[arg-type]
+    used = _cpu() - start
+    assert used < most, used
+    # The text within the page margins (A4 in points): the running title and page numbers sit in them.
+    crop = ["-x", "0", "-y", "45", "-W", "595", "-H", "752"]
+    text = subprocess.run(["pdftotext", *crop, "-", "-"], input=pdf, capture_output=True, check=True).stdout.decode()
+    squeezed = "".join(text.split())
+    assert line in squeezed and squeezed.index("Before.") < squeezed.index(line) < squeezed.index("After.")
+    assert len(PdfReader(io.BytesIO(pdf)).pages) > length // 10_000
+
+
+def _cpu() -> float:
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime

@@ -418,3 +418,22 @@ def test_the_command_line_option(tmp_path: Path) -> None:
     assert bad.returncode == 2 and "latex" in bad.stderr and not (tmp_path / "x.pdf").exists()
     with pytest.raises(ValueError, match="pdf_engine"):
         to_pdf(SESSION, engine="latex")
+
+
+def test_the_running_title_keeps_its_descenders() -> None:
+    """The running title is clipped to one line: its box ended at the text's baseline, so
+    the tails of g, j, p, q and y were cut off on every page."""
+    session = next(load(INPUT / "session.json"))
+    pdf = to_pdf(session, engine="typst")
+    content = PdfReader(io.BytesIO(pdf)).pages[0].get_contents().get_data().decode("latin-1")  # type: ignore[union-attr]
+    number = r"(-?[\d.]+)"
+    header = re.search(
+        rf"/Subtype/Header.*?q {number} {number} m {number} {number} l {number} {number} l"
+        rf".*?1 0 0 -1 {number} {number} cm.*?/f\d+ {number} Tf",
+        content,
+        re.DOTALL,
+    )
+    assert header is not None, content[:500]
+    clip_bottom = min(float(header.group(2)), float(header.group(6)))  # PDF y runs upwards
+    baseline, size = float(header.group(8)), float(header.group(9))
+    assert baseline - clip_bottom >= 0.2 * size, (baseline, clip_bottom)

@@ -117,9 +117,9 @@ def test_a_plugin_format_on_a_path_the_script_adds_converts_on_a_local_cluster(t
         "import sys\n"
         f"sys.path[:0] = [{str(tmp_path / 'site')!r}, {str(Path(__file__).parent)!r}]\n"
         "from all_on_workers import waiting\n"
-        "from vis_export.distributed.local import LocalCluster\n"
+        "from vis_export.distributed.local import ClusterProcess\n"
         "from vis_export.cli import main\n\n"
-        "LocalCluster.answered = waiting\n"
+        "ClusterProcess.answered = waiting\n"
         "main(sys.argv[1:])\n"
     )
     args = ["convert", str(INPUT / "session.json"), "--to", "shout", "-o"]

@@ -22,9 +22,10 @@ from strategies import PRIVATE_CANARY, blocks, blocks_holding_reasoning, session
 from timelimit import time_limit
 
 from vis_export import load
+from vis_export.jobs.indexing import index_sources
 from vis_export.searchindex import IndexFailure, _close_databases, index, search
 from vis_export.searchindex.conformance import CANARY, CODE_SESSION, check_engine
-from vis_export.searchindex.job import index_sources
+from vis_export.searchindex.engines.postgresql_schema import SCHEMA
 from vis_export.sources.messages import session_document
 
 
@@ -163,7 +164,8 @@ def test_an_index_of_a_newer_schema_is_refused(database: str, postgres_server: S
 
 
 def test_an_index_of_schema_version_1_is_migrated(database: str, postgres_server: Server) -> None:
-    """Version 1 kept a trigram index no query read; version 2 drops it, and keeps every session."""
+    """Version 1 kept a trigram index no query read; version 2 drops it, and keeps
+    every session (which version 4 writes anew, with the positions of its words)."""
     name = database.rsplit("/", 1)[1]
     index(list(load(INPUT / "session.json")), database)
     postgres_server.sql(
@@ -172,8 +174,8 @@ def test_an_index_of_schema_version_1_is_migrated(database: str, postgres_server
         name,
     )
     found = search("parseConfig", database)
-    assert index(list(load(INPUT / "session.json")), database).unchanged == 1
-    assert postgres_server.sql("SELECT value FROM vis_meta WHERE name = 'schema_version'", name).strip() == "3"
+    assert index(list(load(INPUT / "session.json")), database).updated == 1
+    assert postgres_server.sql("SELECT value FROM vis_meta WHERE name = 'schema_version'", name).strip() == str(SCHEMA)
     assert postgres_server.sql("SELECT to_regclass('vis_blocks_trigrams')", name).strip() == ""
     assert search("parseConfig", database) == found != []
 
@@ -199,7 +201,7 @@ def test_an_index_of_schema_version_2_is_written_anew_by_the_next_job(
     _close_databases()
     assert search("日本語", database) == []
     assert index_sources([source], database).updated == 1
-    assert postgres_server.sql("SELECT value FROM vis_meta WHERE name = 'schema_version'", name).strip() == "3"
+    assert postgres_server.sql("SELECT value FROM vis_meta WHERE name = 'schema_version'", name).strip() == str(SCHEMA)
     assert [hit.block_id for hit in search("日本語", database)] == ["ja"]
 
 

@@ -4,6 +4,8 @@ every tool call with exactly one result, unfinished turns closed with a notice."
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -135,6 +137,11 @@ def test_cli_writes_json_lines(flavour: str) -> None:
 
 def _anthropic_rules(messages: list[dict[str, Any]]) -> None:
     assert not messages or messages[0]["role"] == "user"
+    if (
+        messages and messages[-1]["role"] == "assistant"
+    ):  # "final assistant content cannot end with trailing whitespace"
+        last = messages[-1]["content"][-1]
+        assert last["type"] != "text" or last["text"] == last["text"].rstrip()
     assert all(a["role"] != b["role"] for a, b in zip(messages, messages[1:], strict=False))
     for index, message in enumerate(messages):
         assert message["content"]
@@ -154,3 +161,62 @@ def test_requests_the_apis_take(document: dict[str, Any], reasoning: str) -> Non
     for message in conversation(session, ExportOptions(reasoning=reasoning))["messages"]:
         if message["role"] == "assistant":
             assert message["content"] is not None or message.get("tool_calls")
+
+
+_CALL_ID = re.compile(r"[A-Za-z0-9_-]{1,40}")
+_LONG_IDS = st.sampled_from(["m", "m", "0f8e2c1a-5b7d-4e3f-9a6b-1c2d3e4f5a6b", "msg_" + "x" * 60, "é" * 50])
+
+
+@given(session_documents(small_blocks), st.lists(_LONG_IDS, min_size=1), st.integers(1, 40))
+def test_tool_call_ids_are_ones_openai_takes(document: dict[str, Any], ids: list[str], calls: int) -> None:
+    """Message ids may be long (a Claude Code entry's uuid) and need not be unique: every
+    call id is still at most 40 characters (OpenAI refuses more), unique, and answered by
+    the tool message right after its call."""
+    tool = {"type": "tool", "tool": "t", "status": "completed", "output": "ok"}
+    for n, message in enumerate(document["messages"]):
+        message["id"] = ids[n % len(ids)]
+        if message["role"] == "assistant":
+            message["content"] += [{**tool, "id": f"t{k}"} for k in range(calls)]
+    messages = conversation(session_of(document), ExportOptions())["messages"]
+    seen: list[str] = []
+    for index, message in enumerate(messages):
+        called = [call["id"] for call in message.get("tool_calls", [])]
+        assert all(_CALL_ID.fullmatch(call) for call in called), called
+        answers = messages[index + 1 : index + 1 + len(called)]
+        assert [(m["role"], m["tool_call_id"]) for m in answers] == [("tool", call) for call in called]
+        seen += called
+    assert len(seen) == len(set(seen))
+
+
+@given(session_documents(small_blocks), st.sampled_from([" ", "\n", "\t\r\n", "  \n\n"]))
+def test_a_closing_assistant_message_ends_without_whitespace(document: dict[str, Any], space: str) -> None:
+    """A conversation that ends with the assistant's text (as most sessions do) is taken by
+    Anthropic only if that text does not end with whitespace."""
+    last = {"id": "closing", "role": "assistant", "status": "completed", "created_at": 0}
+    document["messages"].append({**last, "content": [{"id": "p", "type": "prose", "markdown": f"Done.{space}"}]})
+    messages = conversation(session_of(document), ExportOptions(), "anthropic")["messages"]
+    _anthropic_rules(messages)
+    assert messages[-1]["content"][-1]["text"].endswith("Done.")
+
+
+@pytest.mark.parametrize("flavour", ["openai", "anthropic"])
+@pytest.mark.parametrize("to_file", [False, True])
+def test_a_request_no_api_takes_is_said_in_one_line(tmp_path: Path, flavour: str, to_file: bool) -> None:
+    """A session of system text only (Anthropic takes it as ``system``) or of no message at
+    all gives a request without messages, which the APIs refuse: a warning says so."""
+    from click.testing import CliRunner
+
+    from vis_export.cli import main
+
+    system = {"id": "m", "role": "system", "status": "completed", "created_at": 0}
+    system["content"] = [{"id": "b", "type": "prose", "markdown": "Be brief."}]
+    source = tmp_path / "s.json"
+    source.write_text(json.dumps({"id": "s", "messages": [system]}), encoding="utf-8")
+    out = ["-o", str(tmp_path / "out.jsonl")] if to_file else []
+    args = ["convert", str(source), "--to", "provider", "--provider-format", flavour, *out]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    warned = [line for line in result.stderr.splitlines() if "no message a provider takes" in line]
+    assert len(warned) == (1 if flavour == "anthropic" else 0), result.stderr
+    normal = CliRunner().invoke(main, ["convert", str(INPUT / "session.json"), "--to", "provider", *out[:0]])
+    assert "no message a provider takes" not in normal.stderr

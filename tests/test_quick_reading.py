@@ -1,27 +1,33 @@
-"""A file is read first by a compiled parser (``parse_quick``); whatever it reads
-is exactly what the exact reading (``parse``) gives, and every input with a
-problem gets the exact reading's problems, messages and places."""
+"""A file is read first by a compiled parser (``read_quick``), from its bytes;
+whatever it reads is exactly what the exact reading (``parse``) gives, the
+session built from it in one pass (``sources.trusted``) is exactly the one the
+checks and the model make, and every input with a problem gets the exact
+reading's problems, messages and places."""
 
 from __future__ import annotations
 
 import copy
 import json
 import random
+import re
 import sys
 from typing import Any
 from unittest import mock
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given, settings, strategies as st
 from strategies import invalid_sessions, session_documents, small_blocks
 from test_duplicate_keys import message
+from timelimit import time_limit
 
 from corpus import session_bytes
+from vis_export.contract import check
+from vis_export.contract.check import MAX_DEPTH
 from vis_export.contract.duplicates import any_recorded, recording
 from vis_export.problems import Problem
-from vis_export.sources import files
+from vis_export.sources import files, messages as messages_module
 from vis_export.sources.files import read_bytes
-from vis_export.sources.jsontext import UNSURE, TooManyContainers, parse, parse_quick
+from vis_export.sources.jsontext import UNSURE, Quick, TooManyContainers, parse, read_quick
 
 # Pieces of JSON text, valid or nearly: what the compiled parser must refuse,
 # or read as the exact reading does.
@@ -36,11 +42,17 @@ _NUMBERS = (
 _STRINGS = st.sampled_from(
     ['"a:b"', '"\\u003a"', '"\\u003A:"', '"\\\\u003a"', '"\\ud800"', '"\\udc00x"', '"\\ud83d\\ude00"', '"\\"a\\":1"']
     + ['"a\x01b"', '"a\nb"', '"\x7f"', '"é"', '"\\/"', '"\ufeff"', '"{["', '":"']
+    # a quote and a colon in a string, after an escaped backslash or not: ``\\":`` ends a key, ``\":`` does not
+    + ['"\\":"', '"a\\\\"', '"\\\\\\":"', '"\\u0022:"', '" :"', '"\\" :"']
+    # escapes written again otherwise: as another escape (``\\``), or as the character itself
+    + ['"\\u005c"', '"\\u0075"', '"\\u00e9"']
 ) | st.text(max_size=8).map(lambda s: json.dumps(s, ensure_ascii=False))
 _SPACE = st.sampled_from(["", " ", "\n", "\t", "\r\n", "\x0c", "\xa0"])
 
 
-_KEYS = st.sampled_from(["a", "b", "a:b", "\\u0061", "c\\u003ad"])  # few: keys repeat
+_KEYS = st.sampled_from(
+    ["a", "b", "a:b", "\\u0061", "c\\u003ad", "a\\\\", '\\":', '\\\\\\":', "\\u0022:"]
+)  # few: keys repeat
 
 
 def _containers(inner: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
@@ -62,6 +74,11 @@ def _exact(text: str) -> tuple[bool, Any]:
         except json.JSONDecodeError as error:
             return False, error.msg
         return not any_recorded(), value
+
+
+def parse_quick(text: str) -> Any:
+    """The quick reading's value for ``text``, as a file holds it."""
+    return read_quick(text.encode()).value
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -87,6 +104,44 @@ def test_duplicates_hidden_by_escaped_colons_are_not_read_quickly() -> None:
     assert _exact(text)[0] is False
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"a\\\\":1,"a\\\\":2}',  # a key ending in an escaped backslash, twice
+        '{"a":"\\":","a":1}',  # an escaped quote and a colon in a value, then the key again
+        '{"a":"\\\\\\":","a":1}',  # the same after an escaped backslash
+        '{"\\":":1,"\\":":2}',  # a key that is a quote and a colon, twice
+        '{"a":":","a":1}',  # a value that starts with a colon
+        '{"a" :1,"a"\n:2}',  # space before the colons
+        '{"a":1,"\\u0061":2}',  # the same key, escaped once
+        '{"a":{"b":"\\":"},"c":[{"d":1,"d":"\\\\"}]}',  # nested, among near misses
+    ],
+)
+def test_a_duplicate_key_among_near_misses_is_never_read_quickly(text: str) -> None:
+    """msgspec keeps a repeated key's last value without a word: whatever
+    surrounds it (a quote and a colon in a string, escaped or not, spaces
+    before a colon, an escaped key), a text with one is read exactly."""
+    assert parse_quick(text) is UNSURE
+    assert _exact(text)[0] is False
+
+
+def test_quotes_and_colons_in_strings_are_read_quickly() -> None:
+    """What looks like a key's end inside a string (``\\":``, ``\\\\\\":``, a string
+    that starts with a colon) keeps a valid session on the quick reading."""
+    tool = {
+        "id": "b",
+        "type": "tool",
+        "tool": "t",
+        "status": "completed",
+        "input": {"q": '"a": 1, \\": ", ":'},
+        "output": ":+1:",
+    }
+    document = {"id": "s", "messages": [message({"id": "p", "type": "prose", "markdown": '{"k": "v\\"}'}, tool)]}
+    text = json.dumps(document)
+    assert parse_quick(text) is not UNSURE
+    _alike(text, lenient=False)
+
+
 def test_a_valid_session_is_read_quickly() -> None:
     """The fast reading is taken for what it is for: a large valid session."""
     text = session_bytes(200_000).decode()
@@ -97,15 +152,28 @@ def test_a_valid_session_is_read_quickly() -> None:
 def _read(text: str, lenient: bool, quick: bool) -> list[Any]:
     if quick:
         return read_bytes(text.encode(), "f.json", "f", lenient)
-    with mock.patch.object(files, "parse_quick", return_value=UNSURE):
+    with mock.patch.object(files, "read_quick", return_value=Quick(UNSURE, False)):
         return read_bytes(text.encode(), "f.json", "f", lenient)
 
 
-def _near_miss(document: dict[str, Any], seed: int) -> str:
-    """The document's text, perhaps with a key given twice, an escaped colon, or a number out of range."""
+def _alike(text: str, lenient: bool) -> None:
+    """Read quickly and exactly, ``text`` gives equal results, and sessions that
+    write back the same JSON, every map in the same order (model equality
+    compares maps, which ignores their order)."""
+    quick, exact = _read(text, lenient, quick=True), _read(text, lenient, quick=False)
+    assert quick == exact
+    for ours, theirs in zip(quick, exact, strict=True):
+        if ours.session is not None:
+            assert json.dumps(ours.session.to_json()) == json.dumps(theirs.session.to_json())
+
+
+def _near_miss(document: Any, seed: int) -> str:
+    """The document's text, perhaps with a key given twice, an escaped colon, a
+    number out of range, or a valid shape the one-pass building does not vouch
+    for (a time written as a float, a Lonis block, nesting at the limit)."""
     text = json.dumps(document, ensure_ascii=bool(seed & 1))
     rng = random.Random(seed)
-    change = rng.randrange(5)
+    change = rng.randrange(8)
     if change == 1:
         text = text.replace('"id": ', '"id": "x", "id": ', 1)
     elif change == 2:
@@ -114,7 +182,34 @@ def _near_miss(document: dict[str, Any], seed: int) -> str:
         text = text.replace('"created_at": ', '"created_at": 1e400, "y": ', 1)
     elif change == 4:
         text = text.replace('"status": ', '"status": "\\ud800", "z": ', 1)
-    return text
+    elif change == 5:
+        text = re.sub(r'"created_at": (\d+)', r'"created_at": \1.0', text, count=1)
+    elif change == 6:
+        lonis = '{"id": "l", "type": "lonis", "envelope": {"schema_version": "lonis.block/v1"}}, '
+        text = text.replace('"content": [', f'"content": [{lonis}', 1)
+    elif change == 7:
+        text = text.replace('"content": [', '"content": [' + _nested(MAX_DEPTH - rng.randrange(2, 8)) + ", ", 1)
+    return "\ufeff" + text if seed & 2 else text  # a byte order mark, which the compiled parser does not read
+
+
+def _nested(depth: int) -> str:
+    """A tool block whose input nests ``depth`` arrays and an object, about where the limit falls."""
+    return json.dumps({"id": "n", "type": "tool", "tool": "t", "status": "completed", "input": "@"}).replace(
+        '"@"', "[" * depth + '{"k": 1}' + "]" * depth
+    )
+
+
+def _shape(document: dict[str, Any], seed: int) -> Any:
+    """The document as one of the shapes a file may hold: a session, an array of
+    its messages, its first message alone, an array of sessions."""
+    shape = seed >> 8 & 3
+    if shape == 1:
+        return document["messages"]
+    if shape == 2:
+        return document["messages"][0]
+    if shape == 3:
+        return [document, document]
+    return document
 
 
 @given(
@@ -125,9 +220,39 @@ def _near_miss(document: dict[str, Any], seed: int) -> str:
 def test_a_file_read_quickly_gives_what_the_exact_reading_gives(
     document: dict[str, Any], seed: int, lenient: bool
 ) -> None:
-    """The same sessions (models), problems, messages and places, valid or not."""
-    text = _near_miss(copy.deepcopy(document), seed)
-    assert _read(text, lenient, quick=True) == _read(text, lenient, quick=False)
+    """The same sessions (models), problems, messages and places, valid or not,
+    in every shape a file may hold them."""
+    _alike(_near_miss(_shape(copy.deepcopy(document), seed), seed), lenient)
+
+
+@given(session_documents(small_blocks), st.integers(0, 3), st.booleans(), st.booleans())
+def test_a_valid_file_is_checked_as_it_is_built(
+    document: dict[str, Any], shape: int, deepest: bool, marked: bool
+) -> None:
+    """Valid input, nested as deep as allowed too, needs neither the exact
+    reading nor a checking pass of its own: each container is visited once,
+    checked and frozen (``sources.trusted``); the first file a process reads too,
+    whose keys no check has seen before, and one that starts with a byte order mark."""
+    if deepest:  # as deep as a block's field may nest: a lone message's blocks are two levels up
+        document["messages"][0]["content"].append(json.loads(_nested(MAX_DEPTH - (4 if shape == 2 else 6))))
+    text = ("\ufeff" if marked else "") + json.dumps(_shape(document, shape << 8))
+    with (
+        mock.patch.object(check, "_GOOD_KEYS", set()),
+        mock.patch.object(files, "parse", side_effect=AssertionError("read exactly")),
+        mock.patch.object(messages_module, "check_session", side_effect=AssertionError("checked apart")),
+        mock.patch.object(messages_module, "check_message", side_effect=AssertionError("checked apart")),
+    ):
+        results = read_bytes(text.encode(), "f.json", "f")
+    assert all(result.ok for result in results)
+
+
+@pytest.mark.parametrize("shape", [0, 1 << 8, 2 << 8, 3 << 8])
+def test_nesting_at_the_limit_is_judged_alike_in_every_shape(shape: int) -> None:
+    """Each level about the depth limit, in a session, an array of messages, a
+    lone message and an array of sessions: where a path is counted from differs."""
+    for depth in range(MAX_DEPTH - 8, MAX_DEPTH + 1):
+        document = {"id": "s", "messages": [message(json.loads(_nested(depth)))]}
+        _alike(json.dumps(_shape(document, shape)), lenient=False)
 
 
 def test_nesting_near_the_recursion_limit_gets_the_exact_readings_problem() -> None:
@@ -157,3 +282,214 @@ def test_the_containers_are_counted_once_whichever_reading_is_kept() -> None:
         parse(crowded)
     error = refused.value
     assert result.problems == (Problem(f"line {error.lineno} column {error.colno}", error.msg),)
+
+
+def _exact_lines(text: str) -> list[tuple[int, Any]]:
+    """JSON Lines read line by line by the exact reading, as ``parse_lines`` must give them."""
+    out: list[tuple[int, Any]] = []
+    for lineno, line in enumerate(text.split("\n"), 1):
+        if line.strip():
+            try:
+                out.append((lineno, parse(line)))
+            except json.JSONDecodeError as error:
+                out.append((lineno, error))
+    return out
+
+
+def _same_or_same_problem(a: Any, b: Any) -> bool:
+    """The same value (as ``_same``), or the same problem at the same place."""
+    if isinstance(a, json.JSONDecodeError) and isinstance(b, json.JSONDecodeError):
+        return (a.msg, a.pos) == (b.msg, b.pos)
+    return _same(a, b)
+
+
+_json_line_texts = st.lists(
+    st.one_of(
+        _texts,
+        st.builds(_near_miss, session_documents(small_blocks).map(lambda d: d["messages"][0]), st.integers(0, 2**16)),
+        _SPACE,
+    ),
+    min_size=1,
+    max_size=6,
+)
+
+
+@given(_json_line_texts, st.sampled_from(["", "\n", '\n{"a": "cut', "\r\n"]), st.booleans())
+def test_json_lines_read_quickly_give_what_the_exact_reading_gives(lines: list[str], end: str, lenient: bool) -> None:
+    """Each line's value (or its problem), line numbers, and so every reader's
+    sessions, problems and places, as reading each line exactly gives them."""
+    from vis_export.sources.jsontext import parse_lines
+
+    text = "\n".join(lines) + end
+    if not text.strip():
+        return
+    with recording():
+        quick = parse_lines(text)
+        quick_duplicates = any_recorded()
+    with recording():
+        exact = _exact_lines(text)
+        exact_duplicates = any_recorded()
+    assert [n for n, _ in quick] == [n for n, _ in exact] and quick_duplicates == exact_duplicates
+    assert all(_same_or_same_problem(q, e) for (_, q), (_, e) in zip(quick, exact, strict=True))
+    data = text.encode()
+    read = read_bytes(data, "f.jsonl", "f", lenient)
+    with mock.patch.object(files, "parse_lines", _exact_lines):
+        assert read == read_bytes(data, "f.jsonl", "f", lenient)
+
+
+def test_a_transcript_is_read_quickly() -> None:
+    """The compiled parser takes every line of a valid Claude Code file, and of a
+    file still being written all but its last, cut line."""
+    from benchmarks.foreign import claude_code_bytes
+    from vis_export.sources import jsontext
+
+    text = claude_code_bytes(100_000).decode()
+    for data, exact_lines in ((text, 0), (text + '{"type": "assistant", "mess', 1)):
+        with mock.patch.object(jsontext, "_exact", wraps=jsontext._exact) as exact:
+            assert all(not isinstance(v, json.JSONDecodeError) for _, v in jsontext.parse_lines(data)[:-1])
+        assert exact.call_count == exact_lines
+
+
+def test_json_lines_nested_near_the_recursion_limit_are_a_located_problem() -> None:
+    """A line nested so deep that the compiled parser reads it but the exact one (or a
+    reader recursing into it) would not is read exactly, and an importer stops at the
+    contract's depth: one located problem, never a crash (Claude Code files crashed
+    from 700 levels on)."""
+    limit = sys.getrecursionlimit()
+    head = json.dumps({"type": "user", "uuid": "u", "message": {"role": "user", "content": "hi"}})
+    call = {"type": "tool_use", "id": "t", "name": "x", "input": "@"}
+    line = json.dumps(
+        {"type": "assistant", "uuid": "a", "message": {"id": "m", "role": "assistant", "content": [call]}}
+    )
+    tool = {"id": "b", "type": "tool", "tool": "t", "status": "completed", "input": "@"}
+    for first, deep in ((head, line), (json.dumps(message()), json.dumps(message(tool)))):
+        for depth in range(limit - 300, limit + 10):
+            text = first + "\n" + deep.replace('"@"', "[" * depth + "]" * depth) + "\n"
+            (result,) = read_bytes(text.encode(), "f.jsonl", "f")
+            (problem,) = result.problems
+            assert result.session is None and "nested deeper" in problem.message and problem.location, depth
+
+
+def _some_map(value: Any, rng: random.Random) -> dict[str, Any] | None:
+    """A map anywhere in ``value`` (at any depth), or ``None`` if it holds none."""
+    found: list[dict[str, Any]] = []
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            found.append(item)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return rng.choice(found) if found else None
+
+
+def _foreign_near_miss(codex: bool, seed: int, changes: list[int]) -> str:
+    """A small generated Claude Code or Codex file with some of: a key given twice
+    at any depth (``thinking`` and reasoning summaries included), an escaped colon,
+    nesting near the contract's or the recursion limit, a line break inside an
+    entry, two entries on a line, a line that is not an object, blank and CRLF
+    lines, and a last line cut short."""
+    from benchmarks.foreign import claude_code_bytes, codex_bytes
+
+    rng = random.Random(seed)
+    lines = (codex_bytes if codex else claude_code_bytes)(2_000, seed).decode().splitlines()
+    for change in changes:
+        n = rng.randrange(len(lines))
+        if change == 0:  # a key given twice, somewhere in the entry
+            try:
+                entry = json.loads(lines[n])
+            except ValueError:  # a line an earlier change broke
+                continue
+            target = _some_map(entry, rng)
+            if target:
+                key = rng.choice(list(target))
+                target["@dup@"] = 1
+                again = json.dumps(rng.choice(["", "shown", {"x": 1}, [key]]))
+                lines[n] = json.dumps(entry).replace('"@dup@": 1', f"{json.dumps(key)}: {again}")
+        elif change == 1:  # an escaped colon (it would hide a duplicate from the colon count)
+            lines[n] = lines[n].replace(":", "\\u003a", 2).replace('\\u003a"', ':"', 1)
+        elif change == 2:  # nesting near a limit, in a value the importer reads or not
+            depth = rng.choice([MAX_DEPTH - 5, MAX_DEPTH + 1, sys.getrecursionlimit() // 2 - 1, 600])
+            lines[n] = lines[n].replace('"2025', "[" * depth + "1" + "]" * depth + ', "x": "2025', 1)
+        elif change == 3:  # a line break inside an entry, between tokens
+            cuts = [m.end() for m in re.finditer(r"[,{\[]|\}(?=,)", lines[n])]
+            if cuts:
+                at = rng.choice(cuts)
+                lines[n : n + 1] = [lines[n][:at], lines[n][at:]]
+        elif change == 4 and n + 1 < len(lines):  # two entries on one line
+            lines[n : n + 2] = [lines[n] + rng.choice(["", " ", "\t"]) + lines[n + 1]]
+        elif change == 5:
+            lines.insert(n, rng.choice(['["x"]', '"x"', "1", "{}", "{} {}", "{}\r", " ", "\x0c", "\r"]))
+        elif change == 6:  # a key spelled with a colon, and colons in values
+            lines[n] = lines[n].replace('"type"', '"ty:pe": "a:b", "type"', 1)
+    text = "\r\n".join(lines) if 7 in changes else "\n".join(lines)
+    return text[: rng.randrange(len(text) // 2, len(text))] if 8 in changes else text + "\n"
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.booleans(), st.integers(0, 2**16), st.lists(st.integers(0, 8), min_size=1, max_size=6), st.booleans())
+def test_transcripts_read_in_one_call_give_what_the_exact_reading_gives(
+    codex: bool, seed: int, changes: list[int], lenient: bool
+) -> None:
+    """A Claude Code or Codex file, read with its lines decoded in one call where
+    that is certain, gives the sessions and problems (places included) that
+    reading each line exactly gives, for near misses of every kind."""
+    from vis_export.sources.jsontext import parse_lines
+
+    text = _foreign_near_miss(codex, seed, changes)
+    with time_limit(20):
+        with recording():
+            quick = parse_lines(text)
+            quick_duplicates = any_recorded()
+        with recording():
+            exact = _exact_lines(text)
+            exact_duplicates = any_recorded()
+        assert [n for n, _ in quick] == [n for n, _ in exact] and quick_duplicates == exact_duplicates
+        assert all(_same_or_same_problem(q, e) for (_, q), (_, e) in zip(quick, exact, strict=True))
+        data = text.encode()
+        read = read_bytes(data, "f.jsonl", "f", lenient)
+        with mock.patch.object(files, "parse_lines", _exact_lines):
+            assert read == read_bytes(data, "f.jsonl", "f", lenient)
+
+
+def test_a_transcript_is_decoded_in_one_call() -> None:
+    """Each line of a valid Claude Code or Codex file is one object, so the file is
+    decoded by one compiled call, not line by line."""
+    from benchmarks.foreign import claude_code_bytes, codex_bytes
+    from vis_export.sources import jsontext
+
+    for data in (claude_code_bytes(50_000), codex_bytes(50_000)):
+        with mock.patch.object(jsontext, "_quick", wraps=jsontext._quick) as per_line:
+            values = jsontext.parse_lines(data.decode())
+        assert per_line.call_count == 0 and len(values) == data.count(b"\n")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(MAX_DEPTH - 12, MAX_DEPTH + 3), st.booleans(), st.booleans(), st.booleans(), st.integers(0, 2**16))
+def test_imported_messages_built_in_one_pass_are_what_checking_then_building_gives(
+    depth: int, deep_first: bool, lenient: bool, codex: bool, seed: int
+) -> None:
+    """An imported message is checked and built in one pass, which gives up (having
+    frozen part of it) on nesting near the contract's limit: the message is then
+    checked in detail, so sessions and problems are those of checking then building."""
+    from vis_export.sources import foreign
+
+    nested = "[" * depth + "1" + "]" * depth
+    text = _foreign_near_miss(codex, seed, [])
+    lines = text.splitlines()
+    calls = [n for n, line in enumerate(lines) if '"Bash"' in line or '"shell"' in line]
+    target = calls[0] if deep_first else calls[-1]
+    if codex:  # the arguments are JSON text: nest inside it
+        lines[target] = lines[target].replace('\\"workdir\\"', f'\\"deep\\": {nested}, \\"workdir\\"', 1)
+    else:
+        lines[target] = lines[target].replace('"description"', f'"deep": {nested}, "description"', 1)
+    data = ("\n".join(lines) + "\n").encode()
+    with time_limit(20):
+        one_pass = read_bytes(data, "f.jsonl", "f", lenient)
+        with mock.patch.object(foreign, "_in_one_pass", return_value=None):
+            checked = read_bytes(data, "f.jsonl", "f", lenient)
+    assert one_pass == checked
+    for ours, theirs in zip(one_pass, checked, strict=True):
+        if ours.session is not None:
+            assert json.dumps(ours.session.to_json()) == json.dumps(theirs.session.to_json())

@@ -19,11 +19,11 @@ from sessions import message_of, session_of
 from strategies import PRIVATE_CANARY, session_documents, small_blocks, small_code_blocks
 
 from vis_export import load
+from vis_export.jobs.indexing import index_sources as vis_export_index
 from vis_export.model import Session
 from vis_export.searchindex import IndexFailure, index, search
 from vis_export.searchindex.conformance import CANARY, CODE_SESSION, check_engine
 from vis_export.searchindex.directory import MANIFEST, writer_lock
-from vis_export.searchindex.job import index_sources as vis_export_index
 
 ENGINES = ["tantivy", "whoosh"]
 GOLDEN = list(load(INPUT))
@@ -328,7 +328,7 @@ def test_the_package_api(tmp_path: Path) -> None:
 
 
 def _aged(path: Path, seconds: float = 3600) -> None:
-    """Its last change an hour ago: a file changed a moment ago is read again (see ``file_stamp``)."""
+    """Its last change an hour ago: a file changed a moment ago is read again (see ``sources.stamp``)."""
     os.utime(path, ns=(path.stat().st_atime_ns, time.time_ns() - int(seconds * 1e9)))
 
 
@@ -437,6 +437,61 @@ def test_snippets_mark_words_not_parts_of_words() -> None:
     assert marked("config", "parse_config parseConfig configured reconfig") == ["config", "Config", "configured"]
 
 
+# Letters whose case folds are odd (Kelvin sign, long s, dotted and dotless i,
+# sharp s), an underscore and hyphen that join an identifier's parts, CJK.
+_SNIPPET_ALPHABET = list('aKkKſsSİıiIßẞ_-. \n"日本語の') + ["Config", "parse", "HTTP", "Server"]
+_ASCII_ALPHABET = list('aKkSsiI_-. \n"0') + ["Config", "parse", "HTTP", "Server", "configured", "a1", "ks0"]
+
+
+_QUERY_WORDS = ["config", "Config", "parse", "server", "a", "ks", "ſerver", "日本", "HTTPServer", "parse_config"]
+_QUERY_WORDS.append('"g_x"')  # a phrase
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.sampled_from(_QUERY_WORDS), min_size=1, max_size=4).map(" ".join)
+    | st.lists(st.sampled_from(_SNIPPET_ALPHABET), min_size=1, max_size=12).map("".join),
+    st.lists(st.sampled_from(_SNIPPET_ALPHABET), max_size=60).map("".join)
+    | st.lists(st.sampled_from(_ASCII_ALPHABET), max_size=60).map("".join),
+)
+def test_a_snippet_pattern_finds_what_its_alternatives_find(query: str, text: str) -> None:
+    """The pattern a snippet uses for a text (behind a look-ahead for the
+    characters a match can start with; on ASCII text, with ASCII classes
+    where the classes of every script cost milliseconds to compile) finds
+    exactly what the alternatives alone, with every script's classes, find."""
+    import re
+
+    from vis_export.searchindex.query import _LETTER, _WORD_REST, SnippetMaker, parse
+
+    parsed = parse(query)
+    maker = SnippetMaker(parsed.words, parsed.phrases)
+    pattern, full = maker._pattern(text), maker._compile(_LETTER, _WORD_REST)
+    if full is None:
+        assert pattern is None
+        return
+    assert pattern is not None
+    unguarded = re.compile(full.pattern.partition("(?:")[2][:-1], re.IGNORECASE)
+
+    def found(p: re.Pattern[str]) -> list[tuple[int, int, str | None]]:
+        return [(m.start(), m.end(), m.lastgroup) for m in p.finditer(text)]
+
+    assert found(pattern) == found(unguarded)
+
+
+def test_a_snippet_of_ascii_text_leaves_every_scripts_classes_uncompiled() -> None:
+    """A query not searched before pays for compiling its pattern: over ASCII
+    text (most), not for the classes of every script (3-7 ms, more than the
+    rest of the query)."""
+    from vis_export.searchindex.query import SnippetMaker
+
+    maker = SnippetMaker(("index", "queries", "a"), ('"x"',))
+    assert maker.of_prose("An index of queries, a **x** and more").text.startswith("An **index** of **queries**")
+    maker("an index\nof code")
+    assert list(maker._patterns) == [True]
+    assert maker("日本語の index").text == "日本語の **index**"
+    assert sorted(maker._patterns) == [False, True]
+
+
 def test_a_phrase_past_many_candidates_is_found_once(tmp_path: Path, engine: str) -> None:
     """Candidates for a phrase come in longer and longer lists: one that only
     the fourth list reaches is found, and no hit comes twice."""
@@ -460,9 +515,13 @@ def test_a_phrase_past_many_candidates_is_found_once(tmp_path: Path, engine: str
     | st.text()
 )
 def test_the_distinct_words_of_a_text_are_those_of_its_analysis(text: str) -> None:
-    """The ASCII short cut of ``distinct_analysed_words`` changes nothing."""
-    from vis_export.searchindex.documents import analysed_words, distinct_analysed_words
+    """The ASCII short cuts of ``analysed_words`` and ``distinct_analysed_words`` change nothing."""
+    import re
 
+    from vis_export.searchindex.cjk import WORD_PATTERN
+    from vis_export.searchindex.documents import LONGEST_WORD, analysed_words, distinct_analysed_words
+
+    assert analysed_words(text) == [w.lower() for w in re.findall(WORD_PATTERN, text) if len(w.lower()) <= LONGEST_WORD]
     assert distinct_analysed_words(text) == set(analysed_words(text))
 
 

@@ -703,8 +703,8 @@ def test_a_named_source_that_cannot_be_read_prunes_nothing(tmp_path: Path, engin
     """A folder named as a source that is gone, empty or no folder now (an
     unmounted share, a typo) says nothing of what it held: nothing is pruned,
     from it or from the other sources, and the other sources are still indexed."""
-    from vis_export.jobs.conversion import Lines
-    from vis_export.searchindex.job import index_sources
+    from vis_export.jobs.indexing import index_sources
+    from vis_export.reporting import Lines
 
     share = _two_sources(tmp_path)
     other = tmp_path / "other"

@@ -650,19 +650,20 @@ def test_a_kept_download_is_bounded_in_bytes_oldest_out_first() -> None:
     assert list(renders.kept) == [3, 4, 1, 5] and renders.size == 400
 
 
-@pytest.mark.parametrize(
-    ("headers", "status"),
-    [
-        ({"sec-fetch-site": "cross-site"}, 403),
-        ({"sec-fetch-site": "same-site"}, 403),  # another port of 127.0.0.1 is another server
-        ({"sec-fetch-site": "none", "origin": "null"}, 403),
-        ({"origin": "http://evil.example"}, 403),
-        ({"origin": "http://127.0.0.1:8766"}, 403),
-        ({"sec-fetch-site": "same-origin", "origin": "http://127.0.0.1:8765"}, 200),
-        ({"sec-fetch-site": "none"}, 200),  # typed, or a bookmark
-        ({}, 200),  # not a browser
-    ],
-)
+# What a browser says of where a request comes from, and whether a session's page or download is given for it.
+SITES = [
+    ({"sec-fetch-site": "cross-site"}, 403),
+    ({"sec-fetch-site": "same-site"}, 403),  # another port of 127.0.0.1 is another server
+    ({"sec-fetch-site": "none", "origin": "null"}, 403),
+    ({"origin": "http://evil.example"}, 403),
+    ({"origin": "http://127.0.0.1:8766"}, 403),
+    ({"sec-fetch-site": "same-origin", "origin": "http://127.0.0.1:8765"}, 200),
+    ({"sec-fetch-site": "none"}, 200),  # typed, or a bookmark
+    ({}, 200),  # not a browser
+]
+
+
+@pytest.mark.parametrize(("headers", "status"), SITES)
 def test_a_download_another_site_asks_for_is_refused_unrendered(
     tmp_path: Path, headers: dict[str, str], status: int
 ) -> None:
@@ -672,4 +673,27 @@ def test_a_download_another_site_asks_for_is_refused_unrendered(
         for url in (f"/s/{session_id}.pdf", f"/session?id={session_id}&as=md"):
             assert client.get(url, headers=headers).status_code == status
         assert renders.calls == (2 if status == 200 else 0)
-        assert client.get(f"/s/{session_id}", headers=headers).status_code == 200  # a page is for any link
+
+
+@pytest.mark.parametrize(("headers", "status"), SITES)
+def test_a_sessions_page_search_or_copy_another_site_asks_for_is_refused(
+    tmp_path: Path, headers: dict[str, str], status: int
+) -> None:
+    """The same policy as downloads for everything that shows what a session holds;
+    the list of sessions stays open to a link from anywhere."""
+    (session_id,) = sessions_in(tmp_path, 1)
+    with room([tmp_path]) as client:
+        for url in (
+            f"/s/{session_id}",
+            f"/session?id={session_id}",
+            "/search?q=config",
+            "/api/search?q=config",
+            f"/api/copy?session={session_id}&anchor={anchor('m', 'msg_asst_1')}",
+        ):
+            for method in (client.get, client.head):
+                answer = method(url, headers=headers)
+                assert answer.status_code == status, (url, method, answer.status_code)
+        refused = client.get(f"/s/{session_id}", headers=headers)
+        assert ("own pages only" in refused.text) == (status == 403)
+        assert ("Parse the config" in refused.text) == (status == 200)
+        assert client.get("/", headers=headers).status_code == 200

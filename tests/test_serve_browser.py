@@ -295,15 +295,18 @@ def test_a_download_is_given_to_the_rooms_own_pages_not_to_another_sites(
     tmp_path: Path,
 ) -> None:
     """Chromium's own Sec-Fetch-Site: a fetch from the room's page gets the
-    download; a link on another server's page (another port of 127.0.0.1,
-    "same-site" to a browser) gets the 403 page, nothing rendered."""
+    download, a link of the room's list opens the session's page; a link on
+    another server's page (another port of 127.0.0.1, "same-site" to a browser)
+    to either gets the 403 page, nothing rendered."""
     import threading
     from functools import partial
     from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 
     from selenium.webdriver.common.by import By
 
-    browser.get(golden_server + "s/golden_session")
+    browser.get(golden_server)
+    browser.find_element(By.CSS_SELECTOR, 'a[href$="/s/golden_session"]').click()  # same-origin navigation
+    assert wait_for(lambda: "Parse the config" in browser.page_source), browser.page_source[:400]
     script = (
         "const done = arguments[arguments.length - 1];"
         "fetch('/s/golden_session.md').then(async (r) => done([r.status, (await r.text()).slice(0, 40)]),"
@@ -312,12 +315,18 @@ def test_a_download_is_given_to_the_rooms_own_pages_not_to_another_sites(
     status, start = browser.execute_async_script(script)
     assert status == 200 and start.startswith("#"), start
     download = golden_server + "s/golden_session.md"
-    (tmp_path / "index.html").write_text(f'<a id="go" href="{download}">a session</a>', encoding="utf-8")
+    page = golden_server + "s/golden_session"
+    (tmp_path / "index.html").write_text(
+        f'<a id="go" href="{download}">a download</a> <a id="page" href="{page}">a page</a>', encoding="utf-8"
+    )
     other = ThreadingHTTPServer(("127.0.0.1", 0), partial(SimpleHTTPRequestHandler, directory=str(tmp_path)))
     threading.Thread(target=other.serve_forever, daemon=True).start()
     try:
         browser.get(f"http://127.0.0.1:{other.server_address[1]}/index.html")
         browser.find_element(By.ID, "go").click()
+        assert wait_for(lambda: "own pages only" in browser.page_source), browser.page_source[:400]
+        browser.get(f"http://127.0.0.1:{other.server_address[1]}/index.html")
+        browser.find_element(By.ID, "page").click()  # a session's page, asked for by another site
         assert wait_for(lambda: "own pages only" in browser.page_source), browser.page_source[:400]
     finally:
         other.shutdown()

@@ -13,7 +13,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from vis_export.version import __version__
 
 _LAZY = {
     "load": "vis_export.api",
@@ -27,7 +27,7 @@ _LAZY = {
     "to_pdf": "vis_export.formats.pdf",
     "to_provider": "vis_export.formats.provider",
     "index": "vis_export.searchindex",
-    "index_sources": "vis_export.searchindex.job",
+    "index_sources": "vis_export.jobs.indexing",
     "convert": "vis_export.jobs.conversion",
     "search": "vis_export.searchindex",
     "Session": "vis_export.model",
@@ -75,10 +75,10 @@ if TYPE_CHECKING:
     from vis_export.formats.provider import to_provider
     from vis_export.formats.text import to_text
     from vis_export.jobs.conversion import convert
+    from vis_export.jobs.indexing import index_sources
     from vis_export.model import Block, Message, Session
     from vis_export.problems import InvalidInput, Problem
     from vis_export.searchindex import index, search
-    from vis_export.searchindex.job import index_sources
 
 
 def __getattr__(name: str) -> Any:

@@ -18,17 +18,16 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from vis_export import __version__
 from vis_export.contract import MESSAGE_ROLES
 from vis_export.errors import VisExportError
-from vis_export.formats import FORMAT_NAMES, Format
+from vis_export.formats import FORMAT_NAMES
 from vis_export.formats.options import PAPERS, PDF_ENGINES, PROVIDER_FORMATS, THEMES, ExportOptions, ToolOutputLimit
-from vis_export.model import Session
 from vis_export.output import STOPPING
 from vis_export.policy import DEFAULT_REASONING, REASONING_CHOICES, check_reasoning, visible_session
 from vis_export.searchindex.documents import INDEX_REASONING, INDEXED_TYPES
 from vis_export.searchindex.engines import MAX_THREADS, engine_names
 from vis_export.timefmt import millis, utc
+from vis_export.version import __version__
 
 if TYPE_CHECKING:
     from vis_export.redaction import Redaction
@@ -467,8 +466,7 @@ def convert(
     """
     from vis_export.formats import get_format
     from vis_export.formats.options import ExportOptions
-    from vis_export.jobs.conversion import convert_with, missing_attachments
-    from vis_export.sources.result import report_lines
+    from vis_export.jobs.conversion import NotStreamable, Outcome, convert_to_stream, convert_with
 
     if dask is not None and output in (None, "-"):
         raise click.UsageError("--dask writes files: name an output directory with -o")
@@ -502,17 +500,15 @@ def convert(
         if reporter.failed:
             sys.exit(1)
     if output is None or output == "-":
-        found = reporter.results(_read(sources, lenient))
-        if reporter.refused and not lenient:
-            _hint_lenient(reporter.refused)
-        found = _picked(reporter, found, session_ids)
-        if not found:
-            sys.exit(1)
-        for session in found:
-            for _, line in report_lines(session.source, True, tuple(missing_attachments(session, to, options))):
-                reporter.warning(line)
-        _to_stdout(fmt, found, options)
-        sys.exit(1 if reporter.failed else 0)
+        outcome = Outcome()
+        try:
+            convert_to_stream(sources, to, sys.stdout, options, session_ids, lenient, reporter, outcome)
+        except NotStreamable as refused:
+            raise click.UsageError(str(refused)) from None
+        finally:
+            if outcome.refused and not lenient:
+                _hint_lenient(outcome.refused)
+        sys.exit(1 if outcome.failed else 0)
 
     def rendering(session: Any) -> None:
         if fmt.binary and sys.stderr.isatty():  # a long PDF takes seconds: say what is happening
@@ -537,20 +533,6 @@ def _write_redact_report(
     chosen = [s for s in sessions if not session_ids or s.id in session_ids]
     report = scan(chosen, options.reasoning, options.redaction)
     write_atomic(path, json.dumps(report.to_json(), ensure_ascii=False, indent=2) + "\n")
-
-
-def _picked(reporter: Reporter, found: list[Any], session_ids: Sequence[str]) -> list[Any]:
-    """The sessions ``--session`` names (all without it); a name not found is a
-    problem, and so is having nothing to convert."""
-    from vis_export.jobs.conversion import NOTHING, unknown_ids
-
-    if session_ids:
-        for line in unknown_ids(set(session_ids), [s.id for s in found]):
-            reporter.problem(line)
-        found = [s for s in found if s.id in session_ids]
-    if not found and not reporter.failed:
-        reporter.problem(NOTHING)
-    return found
 
 
 def _hint_lenient(refused: list[str]) -> None:
@@ -584,33 +566,6 @@ def _warn_unused_options(reporter: Reporter, format_name: str) -> None:
                 f"vis-export: warning: {flag} does not apply to {format_name} "
                 f"(only to {', '.join(formats_taking(name))}); ignored"
             )
-
-
-def _to_stdout(fmt: Format, sessions: list[Session], options: ExportOptions) -> None:
-    from vis_export.output import encode
-    from vis_export.terminal import for_stream
-
-    found = [
-        visible_session(session, options.reasoning, options.redaction) for session in sessions
-    ]  # R2: all the format receives
-    if fmt.binary and sys.stdout.isatty():
-        raise click.UsageError(f"{fmt.name} is binary: name an output file with -o, or pipe it")
-    if len(found) > 1:
-        if fmt.render_many is None:
-            raise click.UsageError(
-                f"{len(found)} sessions cannot share one {fmt.name} document: name an output directory with -o"
-            )
-        pieces: Iterable[Any] = [fmt.render_many(found, options)]
-    elif fmt.binary:
-        sys.stdout.buffer.write(fmt.render(found[0], options))
-        sys.stdout.flush()
-        return
-    else:
-        pieces = fmt.pieces(found[0], options) if fmt.pieces else [fmt.render(found[0], options)]
-    sys.stdout.flush()
-    for piece in pieces:
-        sys.stdout.buffer.write(encode(for_stream(piece, sys.stdout)))
-    sys.stdout.buffer.flush()
 
 
 @contextmanager
@@ -758,8 +713,8 @@ def index(
       vis-export index ~/.vis/vis.db --index postgresql://me@db.example:5432/vis --prune
       vis-export index /shared/archive/ --index /shared/idx --dask tcp://scheduler:8786
     """
+    from vis_export.jobs.indexing import index_sources
     from vis_export.searchindex import check_placement
-    from vis_export.searchindex.job import index_sources
 
     redaction = _redaction(redact, redact_patterns, redact_allow, redact_rules)
     reporter = Reporter(redaction=redaction)

@@ -494,6 +494,16 @@ def check_session(session: Any, path: Path, out: Out) -> None:
     if not isinstance(session, dict):
         _problem(out, path, f"a session must be an object, not {_json_type(session)}")
         return
+    check_session_fields(session, path, out)
+    messages = session.get("messages")
+    if isinstance(messages, list):
+        for index, message in enumerate(messages):
+            check_message(message, (*path, "messages", index), out)
+
+
+def check_session_fields(session: dict[str, Any], path: Path, out: Out) -> None:
+    """The problems of a session object's own fields (``messages`` only as far as
+    being an array): a reader that checks the messages its own way checks these."""
     _check_own_keys(session, path, out, _SESSION_STRUCTURE)
     _require(out, path, session, ("messages",))
     if "id" in session:
@@ -505,9 +515,6 @@ def check_session(session: Any, path: Path, out: Out) -> None:
     messages = session.get("messages")
     if "messages" in session and not isinstance(messages, list):
         _problem(out, (*path, "messages"), f"must be an array, not {_json_type(messages)}")
-    elif isinstance(messages, list):
-        for index, message in enumerate(messages):
-            check_message(message, (*path, "messages", index), out)
 
 
 _EVENT_STRUCTURE = frozenset({"block"})
@@ -561,13 +568,28 @@ def check_event(event: dict[str, Any], path: Path, out: Out) -> None:
 # paths to the JSON Schemas' verdicts.
 
 
+def snake_keys(obj: dict[str, Any]) -> bool:
+    """Whether every key of ``obj`` is snake_case: keys not seen before are judged
+    (and remembered, within the bound) here, so the first session a process reads
+    takes the fast paths too."""
+    if _GOOD_KEYS.issuperset(obj):
+        return True
+    for key in obj:
+        if key not in _GOOD_KEYS:
+            if not _SNAKE_CASE_EXACT.fullmatch(key):
+                return False
+            if len(_GOOD_KEYS) < _GOOD_KEYS_LIMIT:
+                _GOOD_KEYS.add(key)
+    return True
+
+
 def _keys_ok(value: Any, depth: int) -> bool:
     """``depth`` is the length of the path to ``value``, as in ``check_keys``."""
     if depth >= MAX_DEPTH:
         return False
     depth += 1
     if type(value) is dict:
-        if not _GOOD_KEYS.issuperset(value):
+        if not snake_keys(value):
             return False
         for item in value.values():
             if type(item) in _CONTAINERS and not _keys_ok(item, depth):
@@ -620,13 +642,19 @@ def _code_ok(block: dict[str, Any]) -> bool:
 
 
 def _block_ok(block: Any, depth: int) -> bool:
-    if type(block) is not dict or not _GOOD_KEYS.issuperset(block) or not _text_ok(block.get("id")):
+    return block_shape_ok(block) and _values_ok(block, depth)
+
+
+def block_shape_ok(block: Any) -> bool:
+    """Whether ``block`` is certainly valid, its fields' own containers aside
+    (whose keys and depth ``_keys_ok`` judges, or a caller that walks them anyway)."""
+    if type(block) is not dict or not snake_keys(block):
         return False
-    kind = block.get("type")
-    if type(kind) is not str:
-        return False
+    identity, kind = block.get("id"), block.get("type")
+    if type(identity) is not str or not identity or identity.isspace() or type(kind) is not str:
+        return False  # ``_text_ok`` written out: this runs for every block
     fast = _FAST_BLOCK.get(kind)
-    return (fast is None or fast(block)) and _values_ok(block, depth)
+    return fast is None or fast(block)
 
 
 def _time_ok(value: Any) -> bool:
@@ -634,7 +662,13 @@ def _time_ok(value: Any) -> bool:
 
 
 def _envelope_ok(message: Any, depth: int) -> bool:
-    if type(message) is not dict or not _GOOD_KEYS.issuperset(message):
+    return envelope_shape_ok(message) and _values_ok(message, depth, skip="content")
+
+
+def envelope_shape_ok(message: Any) -> bool:
+    """Whether a message envelope is certainly valid, its blocks and its fields'
+    own containers aside (as ``block_shape_ok``)."""
+    if type(message) is not dict or not snake_keys(message):
         return False
     created = message.get("created_at")
     completed = message.get("completed_at")
@@ -651,4 +685,4 @@ def _envelope_ok(message: Any, depth: int) -> bool:
         value = message.get(field)
         if value is not None and (type(value) is not str or value.startswith(":")):
             return False
-    return _values_ok(message, depth, skip="content")
+    return True

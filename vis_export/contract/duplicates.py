@@ -16,9 +16,7 @@ record holds the map itself, so its identity stays valid while reading.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
+from contextvars import ContextVar, Token
 from typing import Any
 
 from vis_export.contract.private import holds_reasoning
@@ -28,14 +26,19 @@ _Found = dict[int, tuple[dict[str, Any], tuple[str, ...]]]
 _FOUND: ContextVar[_Found | None] = ContextVar("duplicate_keys", default=None)
 
 
-@contextmanager
-def recording() -> Iterator[None]:
-    """Record the maps with duplicate keys that are parsed while reading one source."""
-    token = _FOUND.set({})
-    try:
-        yield
-    finally:
-        _FOUND.reset(token)
+class recording:
+    """Record the maps with duplicate keys that are parsed while reading one source.
+    A class, not a generator: every file read enters one (a small file's reading
+    pays for a generator's context manager)."""
+
+    __slots__ = ("token",)
+    token: Token[_Found | None]
+
+    def __enter__(self) -> None:
+        self.token = _FOUND.set({})
+
+    def __exit__(self, *_: object) -> None:
+        _FOUND.reset(self.token)
 
 
 def record(obj: dict[str, Any], keys: tuple[str, ...]) -> bool:
@@ -101,8 +104,8 @@ def hides_more(key: str, values: list[Any]) -> Any:
 
 
 def _makes_private(key: str, value: Any) -> bool:
-    if key in ("type", "kind"):
-        return names_reasoning(value)
+    if key in ("type", "kind"):  # a name, or else (a map, a list: never hashed) what it holds
+        return names_reasoning(value) if isinstance(value, str) else holds_reasoning(value)
     if key == "visibility":
         return bool(value != "visible")
     return (value is True and names_reasoning(key)) or holds_reasoning(value)

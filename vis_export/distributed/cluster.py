@@ -8,7 +8,6 @@ within seconds, never a job that waits forever.
 
 from __future__ import annotations
 
-import logging
 import math
 import os
 import re
@@ -19,20 +18,15 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from vis_export.errors import VisExportError
+from vis_export.distributed.failures import CONNECT_TIMEOUT, DaskFailure, quiet, reason
 
 if TYPE_CHECKING:
-    from vis_export.distributed.local import LocalCluster
+    from vis_export.distributed.local import ClusterProcess
 
 LOCAL = "local"
-CONNECT_TIMEOUT = 5.0  # seconds to reach a scheduler and hear its greeting
 GREETING_MOST = 64 << 10  # bytes a scheduler's first message may take (its handshake: some 60)
 NO_WORKERS_TIMEOUT = 30.0  # seconds a job waits with no worker at all
 MOST_LOCAL_WORKERS = 512
-
-
-class DaskFailure(VisExportError):
-    """The cluster cannot run the job: one line for a person."""
 
 
 _SCHEDULER = re.compile(r"(?:(?:tcp|tls|ws|wss|ucx)://)?(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+):\d{1,5}")
@@ -59,7 +53,7 @@ def local_workers(address: str) -> int | None:
 
 
 @contextmanager
-def dask_client(address: str, preload: Sequence[str] = (), local: LocalCluster | None = None) -> Iterator[Any]:
+def dask_client(address: str, preload: Sequence[str] = (), local: ClusterProcess | None = None) -> Iterator[Any]:
     """A client of the cluster ``address`` names (see ``check_address``), with at
     least one worker; a local cluster is stopped when the job ends. Its workers
     have the modules of ``preload`` imported already (see ``local``). ``local``:
@@ -70,9 +64,9 @@ def dask_client(address: str, preload: Sequence[str] = (), local: LocalCluster |
     require_installed("distributed", "--dask")
     count = local_workers(address)
     if count is not None and local is None:
-        from vis_export.distributed.local import LocalCluster
+        from vis_export.distributed.local import ClusterProcess
 
-        local = LocalCluster(count, preload)
+        local = ClusterProcess(count, preload)
     try:
         scheduler = address if local is None else local.started()  # Dask is imported once it has
         library: Any = require("distributed", "--dask")  # untyped
@@ -114,8 +108,8 @@ class Connecting:
         self.address = address
         count = local_workers(address)
         if count is not None:
-            from vis_export.distributed.local import LocalCluster
-        self._local = None if count is None else LocalCluster(count, preload)
+            from vis_export.distributed.local import ClusterProcess
+        self._local = None if count is None else ClusterProcess(count, preload)
         self._context = dask_client(address, preload, self._local)
         self._client: Any = None
 
@@ -261,15 +255,6 @@ def _greeting(message: bytes) -> None:
         raise OSError("what answered there is not a Dask scheduler")
 
 
-def quiet() -> None:
-    """No log lines from Dask on stderr (a lost worker, a task run again): what
-    the job must say, it says in its own lines. Dask's configuration gives its
-    loggers levels of their own, so each is set."""
-    for name in ["distributed", "tornado", *logging.root.manager.loggerDict]:
-        if name.split(".")[0] in ("distributed", "tornado"):
-            logging.getLogger(name).setLevel(logging.CRITICAL)
-
-
 def worker_count(client: Any) -> int:
     return max(1, len(client.scheduler_info(n_workers=-1)["workers"]))
 
@@ -331,7 +316,3 @@ def result(client: Any, future: Any, address: str) -> Any:
 
 def _lost(address: str) -> DaskFailure:
     return DaskFailure(f"lost the connection to the Dask scheduler at {address} mid-job")
-
-
-def reason(error: BaseException) -> str:
-    return str(error).split("\n", 1)[0] or type(error).__name__

@@ -9,7 +9,7 @@ process names the files as a job in one process does and renames each
 rendered file to its name: a rename, so no file is ever seen half-written,
 and a task killed mid-way and run again elsewhere leaves nothing behind (the
 job's folder goes at the end, whatever happens; one a killed job left, the
-next job removes: ``jobs.jobfolder``). Formats that take seconds a
+next job removes: ``jobfolder``). Formats that take seconds a
 session (HTML, PDF) are rendered a session per task, a file holding many
 sessions included. Results are taken in session order, so the lines are the
 same as without Dask.
@@ -28,10 +28,10 @@ from pathlib import Path
 from typing import Any
 
 from vis_export.distributed.cluster import Connecting, Pace, completed, local_workers, worker_count
+from vis_export.distributed.jobfolder import JobFolder
 from vis_export.distributed.tasks import Rendered, convert_unit, echoed, task_result
+from vis_export.exporting import Reading, export, not_exported
 from vis_export.formats.options import ExportOptions
-from vis_export.jobs.conversion import Reading, export, not_exported
-from vis_export.jobs.jobfolder import JobFolder
 from vis_export.model import Session
 from vis_export.output import place, write_atomic
 from vis_export.sources import source_files

@@ -1,6 +1,6 @@
 """``index`` on a Dask cluster: workers read the sources and make the documents.
 
-The job (``searchindex.job``) is the same as in one process and takes the
+The job (``searchindex.job``, started by ``jobs.indexing``) is the same as in one process and takes the
 workers' results in source order, so the counts, warnings and problem lines
 are too. A folder index (tantivy, Whoosh) has one writer, this process, which
 adds the documents the workers made; a database is written by the workers
@@ -18,18 +18,67 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from vis_export.distributed.cluster import Connecting, Pace, local_workers, worker_count
 from vis_export.distributed.tasks import echoed, index_unit, task_result
-from vis_export.jobs.conversion import Report
 from vis_export.problems import NOTE
+from vis_export.reporting import Report
 from vis_export.sources.parts import Part, file_size, units
 from vis_export.sources.result import report_lines
 
 if TYPE_CHECKING:
-    from vis_export.searchindex.job import Batch, _Job
+    from vis_export.model import Session
+    from vis_export.redaction import Redaction
+    from vis_export.searchindex.documents import IndexReasoning
     from vis_export.searchindex.target import Database
+
+
+class Batch(Protocol):
+    """What this side needs of a batch of the job's: the file its workers read
+    (``path``; ``None``: standard input, read here), as the sources name it."""
+
+    name: str | None
+    path: Path | None
+
+
+B = TypeVar("B", bound=Batch)
+B_contra = TypeVar("B_contra", bound=Batch, contravariant=True)
+
+
+class IndexJob(Protocol[B_contra]):
+    """What an index job (``searchindex.job``) lets the Dask side do: this side
+    takes the workers' results in source order, as the job takes its own, and
+    imports no job."""
+
+    known: dict[str, str]  # session id -> hash, as the index has them
+    reasoning: IndexReasoning
+    redaction: Redaction | None
+    # Where each session's first copy is, kept (not ``None``) when workers
+    # write a database: see ``restore``.
+    firsts: dict[str, str | Session] | None
+
+    def run(self, batch: B_contra) -> None:
+        """Indexes a batch here, as a job in one process does."""
+
+    def unchanged(self, batch: B_contra) -> bool:
+        """Whether the index has the batch's file as it is."""
+
+    def skip(self, batch: B_contra) -> bool:
+        """Counts an unchanged batch's sessions without reading it (``False``: it changed)."""
+
+    def repeated(self, session_id: str, source: str) -> bool:
+        """A session indexed from another source already: skipped, with a warning."""
+
+    def made(self, session_id: str, digest: str, docs: Callable[[], list[dict[str, Any]]] | None) -> str:
+        """Indexes a session whose documents a worker made (``None``: it wrote them itself)."""
+
+    def file_done(self, batch: B_contra, hashes: dict[str, str], complete: bool) -> None:
+        """Records what the batch's file held once read."""
+
+    def restore(self, session_id: str, lenient: bool) -> None:
+        """Writes a session's first copy again, over a later one a worker wrote."""
 
 
 @dataclass(frozen=True)
@@ -43,8 +92,12 @@ class Dask:
     report: Report
     progress: Callable[[int], Callable[[], None]] = lambda total: lambda: None
 
+    def run(self, job: IndexJob[B], batches: list[B], database: Database | None) -> None:
+        """The job's batches on the cluster (the index job's ``BatchRunner``)."""
+        run_on_dask(job, batches, self, database)
 
-def run_on_dask(job: _Job, batches: list[Batch], dask: Dask, database: Database | None) -> None:
+
+def run_on_dask(job: IndexJob[B], batches: list[B], dask: Dask, database: Database | None) -> None:
     """While a local cluster starts, this process indexes the first files itself
     (see ``Pace``); the workers make the documents of the rest."""
     writing = ("psycopg", "vis_export.searchindex.engines.postgresql_engine") if database else ()
@@ -69,7 +122,7 @@ def run_on_dask(job: _Job, batches: list[Batch], dask: Dask, database: Database 
 
 
 def _on_workers(
-    job: _Job, batches: list[Batch], dask: Dask, database: Database | None, client: Any, advance: _Progress
+    job: IndexJob[B], batches: list[B], dask: Dask, database: Database | None, client: Any, advance: _Progress
 ) -> None:
     sent = [b for b in batches if b.path is not None and b.path.is_file() and not job.unchanged(b)]
     plan = units([(b.name or str(b.path), b.path) for b in sent], worker_count(client))

@@ -31,7 +31,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from vis_export.distributed.cluster import CONNECT_TIMEOUT, DaskFailure, quiet, reason
+from vis_export.distributed.failures import CONNECT_TIMEOUT, DaskFailure, quiet, reason
 
 START_TIMEOUT = 120.0  # seconds: workers that import WeasyPrint on a busy machine take a while
 ERROR = "error "
@@ -48,8 +48,9 @@ _LOCAL_SETTINGS = {
 }
 
 
-class LocalCluster:
-    """The process running a local cluster, and its scheduler's address."""
+class ClusterProcess:
+    """The process of our own that runs a local Dask cluster (Dask's
+    ``LocalCluster``, in that process), and its scheduler's address."""
 
     def __init__(self, workers: int, preload: Sequence[str]):
         try:

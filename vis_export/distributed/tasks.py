@@ -17,15 +17,16 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from vis_export.distributed.cluster import DaskFailure, result
+from vis_export.distributed.cluster import result
+from vis_export.distributed.failures import DaskFailure
+from vis_export.exporting import Reading, export, rendered
 from vis_export.formats.options import ExportOptions
-from vis_export.jobs.conversion import Reading, export, rendered
 from vis_export.model import Session
 from vis_export.searchindex.documents import IndexReasoning
 from vis_export.searchindex.target import Database
 from vis_export.sources.parts import Part, read_part
 from vis_export.sources.result import LoadResult
-from vis_export.sources.stamp import file_stamp
+from vis_export.sources.stamp import source_stamp
 
 if TYPE_CHECKING:
     from vis_export.redaction import Redaction
@@ -93,7 +94,7 @@ def results_of(part: Part, lenient: bool) -> list[LoadResult]:
     """``read_part``, kept for the next few tasks: a file holding many sessions is
     rendered a session per task, and each would otherwise read it again."""
     assert part.path is not None
-    stamp = file_stamp(Path(part.path))  # a worker outlives jobs: the next may follow a rewrite
+    stamp = source_stamp(Path(part.path))  # a worker outlives jobs: the next may follow a rewrite
     if stamp is None:  # gone since the job was planned: ``read_part`` says so
         return read_part(part, lenient)
     key = (part, lenient)

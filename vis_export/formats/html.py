@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any
 
 from markupsafe import Markup
 
-from vis_export import __version__
 from vis_export.attachments import Attachments, human_size
 from vis_export.formats.anchors import Anchors
 from vis_export.formats.facts import SessionFacts
@@ -74,6 +73,7 @@ from vis_export.policy import DEFAULT_REASONING, Exportable, Reasoning
 from vis_export.resources import builtin_templates
 from vis_export.strings import single_line
 from vis_export.timefmt import iso, utc
+from vis_export.version import __version__
 
 if TYPE_CHECKING:
     from vis_export.redaction import Redaction

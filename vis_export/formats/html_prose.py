@@ -55,6 +55,7 @@ ALLOWED_TAGS = {
     "span",
     "sup",
     "section",
+    "wbr",  # the print projector's break opportunities in long runs of fenced code (``long_runs``)
 }
 ALLOWED_ATTRIBUTES = {
     "a": {"href", "title"},

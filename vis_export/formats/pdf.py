@@ -2,7 +2,8 @@
 
 Long transcripts are laid out in parts of about ``PART_SIZE`` characters of
 message text as printed (long tool output cut, see ``tool_lines``), each in a
-process of its own, one after the other, and joined with pypdf (outline
+process of its own, one after the other (a part's layout overlapping only the
+writing of the one before it), and joined with pypdf (outline
 entries kept, in order). A part ends where the message boundaries of its last
 pages leave a page fullest and the next starts there (``pdf_seams``), so the
 parts do not show. The size of a part, not the number of cores, decides where
@@ -21,36 +22,33 @@ deterministic: dates come from the session, the identifier from the content.
 
 from __future__ import annotations
 
-import hashlib
-import io
 import logging
 import os
 from collections.abc import Iterator
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import replace
-from datetime import UTC, datetime
 from multiprocessing import current_process, get_context
 from typing import TYPE_CHECKING, Any
 
-from vis_export import __version__
-from vis_export.formats.facts import SessionFacts
+from markupsafe import Markup
+
+from vis_export.formats import pdf_pages
 from vis_export.formats.html import HtmlProjector
+from vis_export.formats.long_runs import breakable
 from vis_export.formats.options import ExportOptions, Folder, Paper, PdfEngine, ToolOutputLimit, options_given
-from vis_export.formats.projector import Projector, ToolPart
+from vis_export.formats.projector import ToolPart
 from vis_export.formats.prose_bounds import LayoutBudget
 from vis_export.formats.tool_lines import paper_part
-from vis_export.model import Block, Message, Session, ToolBlock
+from vis_export.model import Message, Session
 from vis_export.policy import DEFAULT_REASONING, Reasoning, visible_session
 
 if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
+
     from vis_export.redaction import Redaction
 
 PART_SIZE = 150_000  # below this much message text a second process costs more than it saves
-MAX_WORKERS = 4  # Typst parts compiled at once (WeasyPrint parts wait for each other: pdf_seams)
-FOOTER_SIZE = 8
-FOOTER_RISE = 22  # points above the bottom edge, below the 16 mm margin
-FOOTER_COLOUR = "0.35 0.39 0.43"  # the stylesheet's muted grey, #59636e
 
 
 PAGE_SIZES = {"A4": "A4", "Letter": "letter"}
@@ -75,6 +73,10 @@ class PrintProjector(HtmlProjector):
 
     def output_part(self, part: ToolPart) -> ToolPart:
         return paper_part(part, self.options.tool_output_limit)
+
+    def code_html(self, text: str, language: str | None) -> Markup:
+        """A code block's or fenced code's: long runs without white space get break opportunities (``long_runs``)."""
+        return breakable(super().code_html(text, language))
 
     def layout_budget(self) -> LayoutBudget:
         """WeasyPrint's time grows with every list item and table cell: bounded per part."""
@@ -144,50 +146,12 @@ def render_pdf(session: Session, options: ExportOptions, parts: int | None = Non
         return render_typst(session, options)
     session = visible_session(session, options.reasoning, options.redaction)  # R2: the parts are made of this view
     chunks = split(session, parts, options=options)
-    pdfs = []
-    start = 0
-    for index, (_, end) in enumerate(chunks):
-        pdf, start = _lay_out(session, options, index, (start, end), index == len(chunks) - 1)
-        pdfs.append(pdf)
-    return join(session, pdfs)
+    return pdf_pages.join(session, _lay_out(session, options, chunks))
 
 
-def cores() -> int:
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-
-
-def split(
-    session: Session, parts: int | None = None, size: int | None = None, options: ExportOptions | None = None
-) -> list[tuple[int, int]]:
-    """Message ranges of about equal text: ``parts`` of them (at most one per message),
-    by default as many as keep each within about ``size`` (``PART_SIZE``). Text is
-    counted as ``options`` show it: a 4,000-line log printed as 60 lines counts as 60
-    (counted whole, it split a short document into parts, each starting a page)."""
-    shown = _Shown(options or ExportOptions())
-    sizes = [sum(shown.size(b) for b in shown.blocks(m)) + 200 for m in session.messages]
-    total = sum(sizes)
-    parts = max(1, min(parts if parts is not None else -(-total // (size or PART_SIZE)), len(sizes)))
-    bounds: list[tuple[int, int]] = []
-    start = running = 0
-    for index, size in enumerate(sizes):
-        running += size
-        if len(bounds) < parts - 1 and running >= total * (len(bounds) + 1) / parts and index + 1 < len(sizes):
-            bounds.append((start, index + 1))
-            start = index + 1
-    bounds.append((start, len(sizes)))
-    return bounds
-
-
-class _Shown(Projector):
-    """What a page shows of each block, to measure: tool output as ``tool_lines`` keeps it."""
-
-    def output_part(self, part: ToolPart) -> ToolPart:
-        return paper_part(part, self.options.tool_output_limit)
-
-    def size(self, block: Block) -> int:
-        if isinstance(block, ToolBlock):
-            return sum(len(part.label) + len(part.text) + len(part.tail) for part in self.tool_parts(block))
-        return sum(len(str(value)) for value in block.fields.values())
+def split(session: Session, parts: int | None = None, options: ExportOptions | None = None) -> list[tuple[int, int]]:
+    """WeasyPrint's parts (``pdf_pages.split``): by default one per ``PART_SIZE`` of text."""
+    return pdf_pages.split(session, PART_SIZE, parts, options)
 
 
 def _render_part(
@@ -210,7 +174,7 @@ def _render_part(
     level = logger.level
     logger.setLevel(logging.ERROR)
     try:
-        with _font_dates(_created(session)):
+        with _font_dates(pdf_pages.created(session)):
             document = HTML(string=html, url_fetcher=_fetcher(), base_url="data:,").render()
             starts = message_starts(document.pages)
             if last or len(starts) != end - start:  # a template of its own may not mark messages
@@ -219,8 +183,10 @@ def _render_part(
             pages = document.pages[:kept]
             if following is not None and starts[following].page == kept - 1:
                 pages[-1] = cut_page(pages[-1], starts[following])
-            pdf = bytes(document.copy(pages).write_pdf())
-            return pdf, end if following is None else start + following
+            after = end if following is None else start + following
+            if _SEAM is not None:  # the next part may start while this one is drawn and written
+                _SEAM.send(after)
+            return bytes(document.copy(pages).write_pdf()), after
     finally:
         logger.setLevel(level)
 
@@ -242,8 +208,10 @@ def _font_dates(created: int) -> Iterator[None]:
 
 
 # The session a forked process renders from: a frozen session holds read-only
-# maps, which cannot be pickled, and a fork shares it for free.
+# maps, which cannot be pickled, and a fork shares it for free. ``_SEAM``: where
+# a forked part says which message the next part starts with, as soon as it knows.
 _WORK: tuple[Session, ExportOptions] | None = None
+_SEAM: Connection | None = None
 
 
 def _render_shared_part(index: int, bounds: tuple[int, int], last: bool) -> tuple[bytes, int]:
@@ -251,109 +219,56 @@ def _render_shared_part(index: int, bounds: tuple[int, int], last: bool) -> tupl
     return _render_part(*_WORK, index, bounds, last)
 
 
-def _lay_out(
-    session: Session, options: ExportOptions, index: int, bounds: tuple[int, int], last: bool
-) -> tuple[bytes, int]:
-    """One part, in a process of its own when there are several (whose memory goes
-    with it), except in a daemonic process (a Dask or multiprocessing pool's worker),
-    which may start none: the same part, laid out here."""
-    global _WORK
-    if (index == 0 and last) or current_process().daemon:
-        return _render_part(session, options, index, bounds, last)
+def _lay_out(session: Session, options: ExportOptions, chunks: list[tuple[int, int]]) -> list[bytes]:
+    """The parts' PDFs, each part in a process of its own when there are several
+    (whose memory goes with it), except in a daemonic process (a Dask or
+    multiprocessing pool's worker), which may start none: the same parts, laid out
+    here one after the other. A part's layout waits for the one before it (where it
+    starts is where that one ends, ``pdf_seams``), but not for its drawing and
+    writing, a fifth of a part's time: while one part is written the next is laid
+    out, so two processes at most."""
+    pdfs: list[bytes] = []
+    start = 0
+    if len(chunks) == 1 or current_process().daemon:
+        for index, (_, end) in enumerate(chunks):
+            pdf, start = _render_part(session, options, index, (start, end), index == len(chunks) - 1)
+            pdfs.append(pdf)
+        return pdfs
+    global _WORK, _SEAM
     _WORK = (session, options)
+    pools: list[ProcessPoolExecutor] = []  # the live ones: the part laid out, and the one before it written
     try:
-        with ProcessPoolExecutor(max_workers=1, mp_context=get_context("fork")) as pool:
-            future = pool.submit(_render_shared_part, index, bounds, last)
-            try:
-                return future.result()
-            except BaseException:
-                # A stop (SIGTERM, Ctrl-C) unwinds here while the part is still being laid
-                # out: the pool would wait for it, minutes on a large part, so it ends too.
-                for process in list(pool._processes.values()):
-                    process.terminate()
-                raise
+        futures: list[Future[tuple[bytes, int]]] = []
+        for index, (_, end) in enumerate(chunks):
+            receiver, _SEAM = get_context("fork").Pipe(duplex=False)
+            pools.append(ProcessPoolExecutor(max_workers=1, mp_context=get_context("fork")))
+            futures.append(pools[-1].submit(_render_shared_part, index, (start, end), index == len(chunks) - 1))
+            _SEAM.close()  # the part's process holds its own end
+            if len(pools) == 2:  # the part before, written while this one is laid out: its process ends
+                pdfs.append(futures[-2].result()[0])
+                pools.pop(0).shutdown()
+            if index < len(chunks) - 1:
+                start = _next_start(receiver, futures[-1])
+            receiver.close()
+        pdfs.append(futures[-1].result()[0])
+        pools.pop().shutdown()
+        return pdfs
+    except BaseException:
+        # A stop (SIGTERM, Ctrl-C) unwinds here while a part is still being laid out:
+        # the pool would wait for it, minutes on a large part, so it ends too.
+        for pool in pools:
+            for process in list(pool._processes.values()):
+                process.terminate()
+            pool.shutdown(wait=False, cancel_futures=True)
+        raise
     finally:
-        _WORK = None
+        _WORK = _SEAM = None
 
 
-def join(session: Session, pdfs: list[bytes], engine: str = "WeasyPrint") -> bytes:
-    """The parts as one PDF: outlines kept, ``N / M`` stamped, the session's metadata."""
-    from pypdf import PdfReader, PdfWriter
-    from pypdf.generic import ArrayObject, ByteStringObject
-
-    writer = PdfWriter()
-    for pdf in pdfs:
-        writer.append(PdfReader(io.BytesIO(pdf)))
-    _stamp_page_numbers(writer)
-    writer.add_metadata(_metadata(session, engine))
-    identifier = ByteStringObject(hashlib.sha256(b"".join(pdfs)).digest()[:16])
-    writer._ID = ArrayObject([identifier, identifier])  # deterministic, unlike pypdf's random one
-    out = io.BytesIO()
-    writer.write(out)
-    return out.getvalue()
-
-
-def _created(session: Session) -> int:
-    """Milliseconds: the date every stamp in the PDF carries."""
-    return SessionFacts.of(session).created or 0
-
-
-def _metadata(session: Session, engine: str) -> dict[str, str]:
-    stamp = datetime.fromtimestamp(_created(session) / 1000, tz=UTC).strftime("D:%Y%m%d%H%M%SZ")
-    facts = SessionFacts.of(session)
-    models, title = facts.models, facts.title
-    return {
-        "/Title": title,
-        "/Subject": f"Vis session {session.id}",
-        "/Keywords": ", ".join(models),
-        "/Creator": f"vis-export {__version__}",
-        "/Producer": f"vis-export {__version__} ({engine}, pypdf)",
-        "/CreationDate": stamp,
-        "/ModDate": stamp,
-    }
-
-
-def _stamp_page_numbers(writer: Any) -> None:
-    """``N / M`` centred in each page's footer, in Helvetica (every PDF reader has it)."""
-    from pypdf.generic import DictionaryObject, NameObject
-
-    font = writer._add_object(
-        DictionaryObject(
-            {
-                NameObject("/Type"): NameObject("/Font"),
-                NameObject("/Subtype"): NameObject("/Type1"),
-                NameObject("/BaseFont"): NameObject("/Helvetica"),
-                NameObject("/Encoding"): NameObject("/WinAnsiEncoding"),
-            }
-        )
-    )
-    total = len(writer.pages)
-    for number, page in enumerate(writer.pages, 1):
-        label = f"{number} / {total}"
-        box = page.mediabox
-        width = FOOTER_SIZE * sum(0.556 if ch.isdigit() else 0.278 for ch in label)
-        x = float(box.left) + (float(box.width) - width) / 2
-        y = float(box.bottom) + FOOTER_RISE
-        resources = page.setdefault(NameObject("/Resources"), DictionaryObject()).get_object()
-        fonts = resources.setdefault(NameObject("/Font"), DictionaryObject()).get_object()
-        fonts[NameObject("/VisExportFooter")] = font
-        text = f"BT /VisExportFooter {FOOTER_SIZE} Tf {x:.2f} {y:.2f} Td ({label}) Tj ET"
-        _draw_over(writer, page, f"{FOOTER_COLOUR} rg {text}")
-
-
-def _draw_over(writer: Any, page: Any, operators: str) -> None:
-    """Draw ``operators`` over the page in default user space (origin at the
-    bottom left, y up). WeasyPrint's content ends with its own flipped and
-    scaled matrix still in effect, so it is wrapped in ``q`` … ``Q`` first:
-    drawn after it bare, the footer came out upside down at the top."""
-    from pypdf.generic import ArrayObject, DecodedStreamObject, NameObject
-
-    def stream(data: str) -> Any:
-        content = DecodedStreamObject()
-        content.set_data(data.encode())
-        return writer._add_object(content)
-
-    contents = page.get("/Contents")
-    existing = contents.get_object() if contents is not None else ArrayObject()
-    layers = list(existing) if isinstance(existing, ArrayObject) else [contents]
-    page[NameObject("/Contents")] = ArrayObject([stream("q\n"), *layers, stream(f"\nQ\nq {operators} Q\n")])
+def _next_start(receiver: Connection, future: Future[tuple[bytes, int]]) -> int:
+    """Where the next part starts, as soon as the part of ``future`` has said it
+    (or its result, if it failed first: its error is raised)."""
+    while not receiver.poll(0.05):
+        if future.done():
+            return future.result()[1]
+    return int(receiver.recv())

@@ -33,7 +33,7 @@ from vis_export.formats.facts import SessionFacts
 from vis_export.formats.highlight import TOKEN_STYLES, inline_style
 from vis_export.formats.lexing import HighlightBudget
 from vis_export.formats.options import ExportOptions
-from vis_export.formats.pdf import MAX_WORKERS, cores, join, split
+from vis_export.formats.pdf_pages import MAX_WORKERS, cores, join, split
 from vis_export.formats.projector import TRUNCATED_NOTE, Projector, ToolPart, json_text, status_note, tool_duration
 from vis_export.formats.tool_lines import LEFT_OUT_NOTE, paper_part
 from vis_export.formats.typst_tree import Images, Node, ProseTree, code
@@ -105,7 +105,8 @@ class TypstProjector(Projector):
     def __init__(self, options: ExportOptions | None = None, image_refusal: str | None = None):
         """``image_refusal``: why no image is shown, when Typst could not decode one."""
         super().__init__(options)
-        self.images = Images(image_refusal)
+        self.marked = self.options.redaction is not None  # markers drawn as inserted, not as data
+        self.images = Images(image_refusal, self.marked)
         self.attachments = Attachments.of(None, self.options.attachments)
         self.indent = 0.0  # points the block being projected is indented by its frames
         self.highlighting = HighlightBudget()
@@ -121,7 +122,7 @@ class TypstProjector(Projector):
 
     def code(self, text: str, language: str | None, extra: float = 0.0) -> Node:
         columns = self.columns(self.indent + extra)
-        return code(text, language, columns, None if self.options.no_highlight else self.highlighting)
+        return code(text, language, columns, None if self.options.no_highlight else self.highlighting, self.marked)
 
     def prose(self, markdown: str, extra: float = 0.0) -> list[Node]:
         assert self._prose is not None
@@ -144,6 +145,7 @@ class TypstProjector(Projector):
             self.columns,
             LAYOUT,
             None if self.options.no_highlight else self.highlighting,
+            self.marked,
         )
         created = facts.created
         moment = datetime.fromtimestamp(created / 1000, tz=UTC) if created is not None else None
@@ -156,6 +158,7 @@ class TypstProjector(Projector):
             "models": list(facts.models),
             "continuation": part is not None and part.number > 0,  # only the running title, then messages
             "numbered": part is None,  # a part's pages are numbered once joined
+            "redacted": self.marked,  # the template draws markers in any string as inserted
             "paper": PAGES[self.options.paper][0],
             "layout": LAYOUT,
             "tokens": token_styles(),
@@ -290,7 +293,7 @@ def render_typst(session: Session, options: ExportOptions) -> bytes:
     each compiled by a process of its own (Typst keeps what it compiled for the
     life of a process), and joined as the WeasyPrint engine joins its parts."""
     session = visible_session(session, options.reasoning, options.redaction)
-    chunks = split(session, size=PART_SIZE, options=options)
+    chunks = split(session, PART_SIZE, options=options)
     facts = SessionFacts.of(session)
     with tempfile.TemporaryDirectory(prefix="vis-export-typst-") as folder:
 

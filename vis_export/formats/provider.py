@@ -13,8 +13,9 @@ keep their roles (Anthropic takes them as its ``system`` text).
 What is written is a request the APIs take: OpenAI's tool messages come right
 after the assistant message that called them, and no assistant message is
 empty; Anthropic's first message is the user's, roles alternate, no text is
-empty or blank, and every ``tool_use`` is answered at the start of the next
-user message.
+empty or blank, every ``tool_use`` is answered at the start of the next
+user message, and a closing assistant message does not end with whitespace;
+call ids have at most 40 characters.
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ from vis_export.formats.markdown_syntax import fenced
 from vis_export.formats.options import PROVIDER_FORMATS, ExportOptions, Folder, ProviderFormat, options_given
 from vis_export.model import AttachmentBlock, Block, ErrorBlock, LonisBlock, Message, Session, ToolBlock, UnknownBlock
 from vis_export.policy import DEFAULT_REASONING, Reasoning, visible_session
+from vis_export.problems import Problem
+from vis_export.spellings import as_written
 
 if TYPE_CHECKING:
     from vis_export.redaction import Redaction
@@ -96,21 +99,39 @@ def _text_of(block: Block) -> str | None:
 
 
 def _call(message: Message, number: int, block: ToolBlock, taken: set[str]) -> _Call:
+    """The block as a call: its input, output and error with keys as the tool wrote them (``spellings``)."""
     fields = block.fields
-    call_id = f"vis_{safe_name(message.id, 48)}_{number}"
-    while call_id in taken:  # message ids need not be unique; call ids must be
-        call_id += "_"
+    call_id = _call_id(message.id, number, taken)
     taken.add(call_id)
+    arguments = as_written(fields, "input") if "input" in fields else {}
     if block.status == "failed":
-        detail = fields.get("error", fields.get("output"))
-        result = json.dumps(detail, ensure_ascii=False, default=dict) if detail is not None else "failed"
-        return _Call(call_id, safe_name(block.tool), fields.get("input", {}), f"Error: {result}", True)
+        name = "error" if "error" in fields else "output"
+        detail = as_written(fields, name) if name in fields else None
+        result = json.dumps(detail, ensure_ascii=False) if detail is not None else "failed"
+        return _Call(call_id, safe_name(block.tool), arguments, f"Error: {result}", True)
     if "output" in fields:
-        output = fields["output"]
-        result = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False, default=dict)
+        output = as_written(fields, "output")
+        result = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
     else:
         result = UNAVAILABLE.format(status=block.status)
-    return _Call(call_id, safe_name(block.tool), fields.get("input", {}), result, False)
+    return _Call(call_id, safe_name(block.tool), arguments, result, False)
+
+
+# OpenAI refuses a tool call id longer than this ("string_above_max_length").
+CALL_ID_LIMIT = 40
+
+
+def _call_id(message_id: str, number: int, taken: set[str]) -> str:
+    """``vis_<message>_<n>``, the message id cut to fit ``CALL_ID_LIMIT``; message
+    ids need not be unique, call ids must: underscores after a taken one, and past
+    what fits, ``vis_<k>``, the first free."""
+    tail = f"_{number}"
+    while len("vis_") + 1 + len(tail) <= CALL_ID_LIMIT:
+        call_id = f"vis_{safe_name(message_id, CALL_ID_LIMIT - len('vis_') - len(tail))}{tail}"
+        if call_id not in taken:
+            return call_id
+        tail += "_"
+    return next(f"vis_{k}" for k in range(len(taken) + 1) if f"vis_{k}" not in taken)
 
 
 def _steps(message: Message, attachments: Attachments, taken: set[str]) -> list[_Step]:
@@ -122,13 +143,15 @@ def _steps(message: Message, attachments: Attachments, taken: set[str]) -> list[
             steps[-1].calls.append(_call(message, number, block, taken))
             continue
         text = _text_of(block)
-        if text is None:
+        # Text that says nothing is not replayed, and it parts no steps: a boundary only it
+        # marked would be written as nothing, so a reader could not find it again.
+        if text is None or not text.strip():
             continue
         if steps[-1].calls:  # text after tool calls starts the next step
             steps.append(_Step())
         steps[-1].text.append(text)
     # A step that says nothing and calls nothing is no message a provider takes.
-    return [step for step in steps if step.calls or "".join(step.text).strip()]
+    return [step for step in steps if step.calls or step.text]
 
 
 def _closing_notice(message: Message, said: bool) -> str | None:
@@ -251,6 +274,11 @@ def _anthropic(session: Session, attachments: Attachments) -> dict[str, Any]:
             say("user", parts)
     if out and out[0]["role"] == "assistant":
         out.insert(0, {"role": "user", "content": [{"type": "text", "text": OPENING}]})
+    last = out[-1]["content"][-1] if out and out[-1]["role"] == "assistant" else None
+    if last is not None and last["type"] == "text":
+        # Anthropic takes a closing assistant message as the start of its answer, and
+        # refuses one that ends with whitespace (the text is not blank: it ends otherwise).
+        last["text"] = last["text"].rstrip()
     result: dict[str, Any] = {"session_id": session.id}
     if system:
         result["system"] = "\n\n".join(system)
@@ -266,6 +294,20 @@ def conversation(session: Session, options: ExportOptions, flavour: str = "opena
     shown = visible_session(session, "all" if options.reasoning == "all" else "none", options.redaction)
     attachments = Attachments.of(session, options.attachments)
     return (_openai if flavour == "openai" else _anthropic)(shown, attachments)
+
+
+def unreplayable(session: Session, options: ExportOptions) -> list[Problem]:
+    """Why the request written for ``session`` is one no API takes, when it cannot be
+    made one without inventing content: it holds no message (a session of system
+    text only, for Anthropic, or of nothing a provider message carries)."""
+    if conversation(session, options, options.provider_format)["messages"]:
+        return []
+    return [
+        Problem(
+            f"session {session.id}",
+            "has no message a provider takes: the request written holds none, which the API refuses",
+        )
+    ]
 
 
 def to_provider(

@@ -26,7 +26,7 @@ from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 
-from vis_export.formats.terminal_view import LiteralText, styled_lines
+from vis_export.formats.terminal_code import LiteralText, styled_lines
 from vis_export.terminal import escaped
 
 # CommonMark, raw HTML read as text, with the two GitHub extensions rich draws, and footnotes.

@@ -21,7 +21,9 @@ import base64
 import hashlib
 import re
 import unicodedata
+from bisect import bisect_right
 from collections.abc import Callable, Mapping, Sequence
+from itertools import accumulate
 from typing import Any
 
 from vis_export.formats import lexing
@@ -33,6 +35,7 @@ Node = dict[str, Any]
 Run = list[Any]  # [token class, text] or, for a tab, [token class, "\t", columns]
 
 TAB_SIZE = 4
+MARKER = "redacted"  # the class of a code run, and the type of a prose node, that is a redaction marker
 CHUNK_LINES = 40
 LONG_WORD = 24  # characters of prose without a break opportunity kept in one box
 MAX_DEPTH = 24  # nodes below this are shown as their text: the template recurses once a level
@@ -101,14 +104,46 @@ def wrap(runs: Sequence[Sequence[str]], columns: int) -> list[Run]:
     return out
 
 
-def code(text: str, language: str | None, columns: int, budget: lexing.HighlightBudget | None = None) -> Node:
+def code(
+    text: str, language: str | None, columns: int, budget: lexing.HighlightBudget | None = None, marked: bool = False
+) -> Node:
     """A code node: its runs add up to ``text`` once the wrap points are taken out;
-    highlighted within the document's ``budget``, plain without one."""
-    runs = budget.runs(language, text) if budget is not None and language and text else None
-    wrapped = wrap(runs if runs is not None else [("", text)], columns)
+    highlighted within the document's ``budget``, plain without one. ``marked`` (a
+    redacted view): each redaction marker is a run of its own, of class ``MARKER``."""
+    runs: Sequence[Sequence[str]] | None = (
+        budget.runs(language, text) if budget is not None and language and text else None
+    )
+    runs = runs if runs is not None else [("", text)]
+    if marked and "[redacted: " in text:
+        runs = _marker_runs(runs, text)
+    wrapped = wrap(runs, columns)
     if wrapped and len(wrapped[-1]) == 2 and wrapped[-1][1].endswith("\n"):
         wrapped[-1][1] = wrapped[-1][1][:-1]  # a final newline ends the last line, as in a browser's <pre>
     return {"t": "code", "chunks": chunks(wrapped)}
+
+
+def _marker_runs(runs: Sequence[Sequence[str]], text: str) -> list[tuple[str, str]]:
+    """``runs`` (which add up to ``text``) cut at each marker, the marker one run of
+    class ``MARKER``: the lexer's classes inside it are dropped, the text is not changed."""
+    from vis_export.redaction.rules import MARKERS
+
+    starts = list(accumulate((len(run[1]) for run in runs), initial=0))
+    out: list[tuple[str, str]] = []
+
+    def between(start: int, end: int) -> None:
+        index = bisect_right(starts, start) - 1
+        while start < end:
+            stop = min(end, starts[index + 1])
+            out.append((runs[index][0], text[start:stop]))
+            start, index = stop, index + 1
+
+    last = 0
+    for found in MARKERS.finditer(text):
+        between(last, found.start())
+        out.append((MARKER, found.group()))
+        last = found.end()
+    between(last, len(text))
+    return out
 
 
 def chunks(runs: list[Run], lines: int = CHUNK_LINES) -> list[list[Run]]:
@@ -136,8 +171,12 @@ def chunks(runs: list[Run], lines: int = CHUNK_LINES) -> list[list[Run]]:
     return pieces
 
 
-def words(text: str) -> Node:
-    """Text, with each long word cut into boxes the template may break between."""
+def words(text: str, marked: bool = False) -> Node:
+    """Text, with each long word cut into boxes the template may break between;
+    ``marked`` (a redacted view): each redaction marker a node of type ``MARKER``
+    (never cut, and drawn as inserted)."""
+    if marked and "[redacted: " in text:
+        return _marker_words(text)
     if not _LONG_WORD.search(text):
         return {"t": "text", "x": text}
     parts: list[str | list[str]] = []
@@ -151,6 +190,21 @@ def words(text: str) -> Node:
     return {"t": "words", "c": [part for part in parts if part]}
 
 
+def _marker_words(text: str) -> Node:
+    from vis_export.redaction.rules import MARKERS
+
+    parts: list[Node] = []
+    last = 0
+    for found in MARKERS.finditer(text):
+        if found.start() > last:
+            parts.append(words(text[last : found.start()]))
+        parts.append({"t": MARKER, "x": found.group()})
+        last = found.end()
+    if last < len(text):
+        parts.append(words(text[last:]))
+    return {"t": "span", "c": parts}
+
+
 def safe_link(url: str) -> str | None:
     """A link target a PDF reader may open: an allowed scheme (no ``data:``, no
     ``javascript:``), else ``None`` and the text is shown without a link."""
@@ -161,18 +215,20 @@ def safe_link(url: str) -> str | None:
 class Images:
     """The image files of one document: the checked bytes under a name of their
     content, inside the private folder Typst reads from; nothing else is there.
-    ``refusal``: why no image is shown at all (Typst could not decode one of them)."""
+    ``refusal``: why no image is shown at all (Typst could not decode one of them);
+    ``marked``: a redacted view's (markers in a placeholder's name drawn as inserted)."""
 
-    def __init__(self, refusal: str | None = None) -> None:
+    def __init__(self, refusal: str | None = None, marked: bool = False) -> None:
         self.files: dict[str, bytes] = {}
         self.refusal = refusal
+        self.marked = marked
 
     def node(self, image: Embedded, name: str) -> Node:
         """The image, or a placeholder that names it and says why not."""
         if image.uri is not None and self.refusal is None:
             return {"t": "img", "src": self.path(image), "alt": name}
         refused = Embedded(refusal=image.refusal or self.refusal)
-        return {"t": "refused", "c": [words(refused.placeholder(name).unescape())]}
+        return {"t": "refused", "c": [words(refused.placeholder(name).unescape(), self.marked)]}
 
     def path(self, image: Embedded) -> str:
         assert image.uri is not None
@@ -199,9 +255,11 @@ class ProseTree:
         columns: Callable[[float], int],
         indents: Mapping[str, float],
         highlighting: lexing.HighlightBudget | None = None,
+        marked: bool = False,
     ):
         """``highlighting``: the document's lexing budget, which colours fenced code as a
-        code block of its language is coloured; ``None``: fenced code plain."""
+        code block of its language is coloured; ``None``: fenced code plain. ``marked``:
+        the prose of a redacted view, whose markers are drawn as inserted."""
         import mistune
 
         self._parse = mistune.create_markdown(
@@ -214,6 +272,10 @@ class ProseTree:
         self.images = images
         self.columns = columns
         self.indents = indents
+        self.marked = marked
+
+    def words(self, text: str) -> Node:
+        return words(text, self.marked)
 
     def __call__(self, markdown: str, indent: float = 0.0) -> list[Node]:
         tokens = self._parse(markdown)
@@ -231,9 +293,9 @@ class ProseTree:
         kind = token.get("type")
         attrs = token.get("attrs") or {}
         if depth >= MAX_DEPTH:
-            return words(plain_text(token))
+            return self.words(plain_text(token))
         if kind in _PARAGRAPHS and _pieces(token) > MAX_PIECES:
-            return {"t": "p", "c": [words(plain_text(token))]}
+            return {"t": "p", "c": [self.words(plain_text(token))]}
         children = token.get("children")
         inner = depth + 1
 
@@ -250,11 +312,11 @@ class ProseTree:
             "table_row": "row",
         }
         if kind in ("text", "inline_html", "block_html"):
-            return words(token.get("raw", ""))
+            return self.words(token.get("raw", ""))
         if kind in simple:
             return {"t": simple[kind], "c": kids()}
         if kind == "codespan":
-            return {"t": "codespan", "c": [words(token.get("raw", ""))]}
+            return {"t": "codespan", "c": [self.words(token.get("raw", ""))]}
         if kind == "softbreak":
             return {"t": "text", "x": " "}
         if kind == "linebreak":
@@ -267,7 +329,7 @@ class ProseTree:
             return {"t": "quote", "c": kids(self.indents["quote"])}
         if kind == "block_code":
             language = fence_language(attrs.get("info"))
-            return code(token.get("raw", ""), language, self.columns(indent), self.highlighting)
+            return code(token.get("raw", ""), language, self.columns(indent), self.highlighting, self.marked)
         if kind == "footnote_ref":
             return {"t": "fnref", "n": int(attrs.get("index", 0))}
         if kind == "footnotes":
@@ -297,7 +359,7 @@ class ProseTree:
             return {"t": "cell", "head": bool(attrs.get("head")), "align": attrs.get("align"), "c": kids()}
         if kind == "blank_line":
             return None
-        return {"t": "span", "c": kids()} if children else words(str(token.get("raw", "")))
+        return {"t": "span", "c": kids()} if children else self.words(str(token.get("raw", "")))
 
     def _image(self, url: str, alt: str, label: list[Node]) -> Node:
         """As ``html_prose``: an attachment of the session or a ``data:image``,
@@ -305,11 +367,11 @@ class ProseTree:
         if url.startswith("attachment:"):
             found = self.attachment(url[len("attachment:") :])
             if found is None:
-                return {"t": "missing", "c": [words(alt or url)]}
+                return {"t": "missing", "c": [self.words(alt or url)]}
             return self.images.node(found, alt or "image")
         if url.strip().lower().startswith(EMBEDDABLE_IMAGES):
             return self.images.node(embed_uri(url, self.budget), alt or "image")
-        return {"t": "link", "url": safe_link(url), "c": label or [words(url)]}
+        return {"t": "link", "url": safe_link(url), "c": label or [self.words(url)]}
 
     @staticmethod
     def _table(parts: list[Node]) -> Node:

@@ -15,8 +15,10 @@ import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, TextIO
 
+from vis_export.errors import VisExportError
+from vis_export.exporting import Reading, conversion_warnings, export
 from vis_export.formats.options import (
     ExportOptions,
     Folder,
@@ -28,90 +30,13 @@ from vis_export.formats.options import (
     options_given,
 )
 from vis_export.model import Session
-from vis_export.policy import DEFAULT_REASONING, Reasoning, visible_session
-from vis_export.problems import Problem
-from vis_export.sources.result import LoadResult, report_lines
+from vis_export.policy import DEFAULT_REASONING, Reasoning, SessionView, visible_session
+from vis_export.reporting import Report, redacting
+from vis_export.sources.result import report_lines
 
 if TYPE_CHECKING:
+    from vis_export.formats import Format
     from vis_export.redaction import Redaction
-
-
-class Report(Protocol):
-    """Where a job's lines go: problems fail the job, warnings do not."""
-
-    def problem(self, line: str) -> None: ...
-    def warning(self, line: str) -> None: ...
-
-
-@dataclass
-class Lines:
-    """A ``Report`` that keeps the lines (the API's default)."""
-
-    problems: list[str] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-
-    def problem(self, line: str) -> None:
-        self.problems.append(line)
-
-    def warning(self, line: str) -> None:
-        self.warnings.append(line)
-
-
-@dataclass(frozen=True)
-class Redacting:
-    """A ``Report`` whose lines quote no secret (R8): a problem's location may name a
-    source's key, its message a value."""
-
-    report: Report
-    redaction: Redaction
-
-    def problem(self, line: str) -> None:
-        self.report.problem(self._shown(line))
-
-    def warning(self, line: str) -> None:
-        self.report.warning(self._shown(line))
-
-    def _shown(self, line: str) -> str:
-        from vis_export.redaction.view import redacted_line  # only a redacting caller needs its dependencies
-
-        return redacted_line(line, self.redaction)
-
-
-def redacting(report: Report | None, redaction: Redaction | None) -> Report:
-    """``report`` (by default a new ``Lines``), redacting its lines when ``redaction`` is given."""
-    report = report if report is not None else Lines()
-    return report if redaction is None else Redacting(report, redaction)
-
-
-@dataclass(frozen=True, slots=True)
-class Reading:
-    """What reading found of one session (or of a source that gave none):
-    enough to report it and to name its file, without the session itself."""
-
-    source: str
-    session_id: str | None  # None: nothing loaded
-    problems: tuple[Problem, ...]
-
-    @staticmethod
-    def of(result: LoadResult, to: str | None = None, options: ExportOptions | None = None) -> Reading:
-        """With the format and options of a conversion, the session's attachments
-        that the format would show but cannot find are problems too (warnings)."""
-        problems = result.problems
-        if result.session is not None and to is not None and options is not None:
-            problems += tuple(missing_attachments(result.session, to, options))
-        return Reading(result.source, result.session.id if result.session else None, problems)
-
-
-def missing_attachments(session: Session, to: str, options: ExportOptions) -> list[Problem]:
-    """The attachments of ``session`` not found in ``options.attachments``, when
-    format ``to`` uses that folder (a plugin's format is taken to)."""
-    from vis_export.formats import ALIASES, SPECIFIC_OPTIONS, TAKES
-
-    if options.attachments is None or "attachments" not in TAKES.get(ALIASES.get(to, to), SPECIFIC_OPTIONS):
-        return []
-    from vis_export.attachments import missing
-
-    return missing(session, options.attachments)
 
 
 @dataclass
@@ -215,6 +140,72 @@ def convert_with(
         return job.run(strategy, session_ids, report, None, outcome)
 
 
+class NotStreamable(VisExportError):
+    """The sessions cannot go to that stream as asked (a binary format to a
+    terminal, several sessions in a format of one document each): the
+    command line says it as a usage error."""
+
+
+def convert_to_stream(
+    sources: Sequence[str | os.PathLike[str]],
+    to: str,
+    stream: TextIO,
+    options: ExportOptions,
+    session_ids: Iterable[str] = (),
+    lenient: bool = False,
+    report: Report | None = None,
+    outcome: Outcome | None = None,
+) -> Outcome:
+    """``convert`` to ``stream`` (standard output: no ``-o``, or ``-o -``): the
+    sessions read and reported, and chosen, as a job writing files does, then
+    a missing attachment of each chosen session is a warning, and the sessions
+    are written as one document (``render_many`` for several), escaped for a
+    terminal when ``stream`` is one. ``NotStreamable``: they cannot be; what
+    was reported is in ``outcome`` (given, it is filled in)."""
+    from vis_export.formats import get_format
+    from vis_export.sources import read
+
+    fmt = get_format(to)
+    report = redacting(report, options.redaction)
+    outcome = outcome if outcome is not None else Outcome()
+    results = list(read([os.fspath(source) for source in sources], lenient))
+    found = chosen([Reading.of(result) for result in results], session_ids, report, outcome)
+    sessions = [session for i in found if (session := results[i].session) is not None]
+    for session in sessions:
+        for _, line in report_lines(session.source, True, tuple(conversion_warnings(session, to, options))):
+            report.warning(line)
+    if sessions:
+        _write_stream(
+            fmt, [visible_session(s, options.reasoning, options.redaction) for s in sessions], options, stream
+        )
+    return outcome
+
+
+def _write_stream(fmt: Format, sessions: list[SessionView], options: ExportOptions, stream: TextIO) -> None:
+    """``sessions`` (the views the format receives, R2) written to ``stream``."""
+    from vis_export.output import encode
+    from vis_export.terminal import for_stream
+
+    if fmt.binary and stream.isatty():
+        raise NotStreamable(f"{fmt.name} is binary: name an output file with -o, or pipe it")
+    if len(sessions) > 1:
+        if fmt.render_many is None:
+            raise NotStreamable(
+                f"{len(sessions)} sessions cannot share one {fmt.name} document: name an output directory with -o"
+            )
+        pieces: Iterable[str] = [fmt.render_many(sessions, options)]
+    elif fmt.binary:
+        stream.buffer.write(fmt.render(sessions[0], options))
+        stream.flush()
+        return
+    else:
+        pieces = fmt.pieces(sessions[0], options) if fmt.pieces else [fmt.render(sessions[0], options)]
+    stream.flush()
+    for piece in pieces:
+        stream.buffer.write(encode(for_stream(piece, stream)))
+    stream.buffer.flush()
+
+
 @dataclass(frozen=True)
 class _Job:
     sources: list[str]
@@ -233,7 +224,7 @@ class _Job:
         outcome: Outcome,
     ) -> Outcome:
         """Reads, reports, names, writes: the same steps and lines whatever the strategy."""
-        from vis_export.jobs.jobfolder import sweep
+        from vis_export.distributed.jobfolder import sweep
         from vis_export.output import OutputError, output_paths, source_guard
         from vis_export.sources import SESSION_SUFFIXES
 
@@ -241,23 +232,9 @@ class _Job:
             outcome.failed = True
             report.problem(line)
 
-        found: list[int] = []
         readings = strategy.read(self.sources, self.lenient, self.to, self.options, self.output)
-        for position, reading in enumerate(readings):
-            if reading.session_id is None:
-                outcome.refused.append(reading.source)
-            for fails, line in report_lines(reading.source, reading.session_id is not None, reading.problems):
-                (problem if fails else report.warning)(line)
-            if reading.session_id is not None:
-                found.append(position)
-        wanted = set(session_ids)
-        if wanted:
-            for line in unknown_ids(wanted, [readings[i].session_id or "" for i in found]):
-                problem(line)
-            found = [i for i in found if readings[i].session_id in wanted]
+        found = chosen(readings, session_ids, report, outcome)
         if not found:
-            if not outcome.failed:
-                problem(NOTHING)
             return outcome
         try:
             targets = output_paths(self.output, [readings[i].session_id or "" for i in found], self.extension)
@@ -287,46 +264,36 @@ class _Job:
 NOTHING = "vis-export: no sessions to convert"
 
 
+def chosen(readings: Sequence[Reading], session_ids: Iterable[str], report: Report, outcome: Outcome) -> list[int]:
+    """Reports what reading found, in source order, and gives the positions of
+    the sessions to convert: every one that loaded, or those ``session_ids``
+    names (an id no source holds is a problem, and so is nothing to convert)."""
+
+    def problem(line: str) -> None:
+        outcome.failed = True
+        report.problem(line)
+
+    found: list[int] = []
+    for position, reading in enumerate(readings):
+        if reading.session_id is None:
+            outcome.refused.append(reading.source)
+        for fails, line in report_lines(reading.source, reading.session_id is not None, reading.problems):
+            (problem if fails else report.warning)(line)
+        if reading.session_id is not None:
+            found.append(position)
+    wanted = set(session_ids)
+    if wanted:
+        for line in unknown_ids(wanted, [readings[i].session_id or "" for i in found]):
+            problem(line)
+        found = [i for i in found if readings[i].session_id in wanted]
+    if not found and not outcome.failed:
+        problem(NOTHING)
+    return found
+
+
 def unknown_ids(wanted: set[str], found: Iterable[str]) -> list[str]:
     """A line for each ``--session`` id that no source holds, in order."""
     return [f"vis-export: no session with id {missing!r} in the sources" for missing in sorted(wanted - set(found))]
-
-
-def export(session: Session, target: Path, to: str, options: ExportOptions, make_folder: bool = True) -> str | None:
-    """Writes one session's file: ``None``, or the line that says why it was not
-    (one session that cannot be written never stops the others)."""
-    from vis_export.output import write_atomic
-
-    try:
-        write_atomic(target, _output(session, to, options), make_folder)
-    except Exception as error:  # noqa: BLE001 - reported, and the batch goes on
-        return not_exported(session.source, session.id, to, error)
-    return None
-
-
-def rendered(session: Session, to: str, options: ExportOptions) -> bytes | str:
-    """One session's file made in memory: its bytes, or the line that says why not."""
-    from vis_export.output import as_bytes
-
-    try:
-        return as_bytes(_output(session, to, options))
-    except Exception as error:  # noqa: BLE001 - reported, and the batch goes on
-        return not_exported(session.source, session.id, to, error)
-
-
-def _output(session: Session, to: str, options: ExportOptions) -> str | bytes | Iterable[str]:
-    from vis_export.formats import get_format
-
-    fmt = get_format(to)
-    view = visible_session(session, options.reasoning, options.redaction)  # R2: all the format receives
-    return fmt.pieces(view, options) if fmt.pieces else fmt.render(view, options)
-
-
-def not_exported(source: str, session_id: str, to: str, error: Exception) -> str:
-    from vis_export.formats import get_format
-
-    reason = getattr(error, "strerror", None) or error
-    return f"{source}: session {session_id}: not exported to {get_format(to).name}: {reason}"
 
 
 class InProcess:

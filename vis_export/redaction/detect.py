@@ -10,7 +10,9 @@ keyword and entropy plugins only on their lines with a secret-like assignment.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from bisect import bisect_right
+from collections.abc import Iterator, Sequence
+from itertools import accumulate
 
 import re2
 from detect_secrets.filters.heuristic import (
@@ -30,6 +32,7 @@ from detect_secrets.plugins.keyword import KeywordDetector
 
 from vis_export.redaction.rules import (
     BUILT_IN,
+    KEYWORD_LINE,
     KEYWORDS,
     MARKERS,
     TRIGGER,
@@ -63,7 +66,44 @@ _LINE_PLUGINS: tuple[tuple[BasePlugin, str], ...] = (
 
 
 _TRIGGER = re2.compile(TRIGGER)
+_KEYWORDS = re2.compile(KEYWORD_LINE)  # as ``KEYWORDS``, in linear time (Python's tries every word at every place)
 _RULES = BUILT_IN + plugin_rules()
+_HINTS = tuple(sorted({hint for rule in _RULES for hint in rule.hints}))
+
+
+def _hint_set() -> re2.Set:
+    """Every rule's hints in one RE2 set: which of them a text holds, in one pass."""
+    hints = re2.Set.SearchSet()
+    for hint in _HINTS:
+        hints.Add(re2.escape(hint))
+    hints.Compile()
+    return hints
+
+
+_HINT_SET = _hint_set()
+_INLINE_FLAGS = {re.IGNORECASE: "i", re.DOTALL: "s", re.MULTILINE: "m"}
+
+
+def _ascii_twin(regex: re.Pattern[str]) -> re2._Regexp | None:
+    """``regex`` in RE2, for ASCII text, where its matches and groups are the same as
+    Python's (RE2 finds the match a backtracking engine would, and ``\\w``, ``\\d`` and
+    ``\\b`` agree on ASCII); ``None`` when it cannot be: a look-around, a flag of its
+    own, ``$``, or ``\\s`` (RE2's leaves out the vertical tab and the separators 0x1c-0x1f)."""
+    flags, pattern = regex.flags & ~re.UNICODE, regex.pattern
+    if any(part in pattern for part in ("\\s", "\\S", "$", "(?<", "(?=", "(?!")) or flags & ~sum(_INLINE_FLAGS):
+        return None  # ``$`` too: Python's also matches before a last newline
+    inline = "".join(letter for flag, letter in _INLINE_FLAGS.items() if flags & flag)
+    options = re2.Options()
+    options.log_errors = False
+    try:
+        return re2.compile(f"(?{inline}){pattern}" if inline else pattern, options=options)
+    except re2.error:
+        return None
+
+
+_TWINS = {id(rule): _ascii_twin(rule.regex) for rule in _RULES}
+# ``_NOT_SECRET`` for ASCII text, where RE2's ``\b`` and an explicit ``\s`` mean what Python's do.
+_NOT_SECRET_ASCII = re2.compile(_NOT_SECRET.pattern.replace(r"\s", r"\t\n\x0b\x0c\r\x1c-\x1f "))  # \s: in classes only
 
 
 # Markdown shows a backslash before ASCII punctuation as the punctuation alone
@@ -90,21 +130,72 @@ def shown(text: str) -> tuple[str, list[int]] | None:
     return "".join(pieces), origin
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _utf8(text: str) -> bytes:
+    """``text`` as RE2 reads it: UTF-8, a lone surrogate (which no UTF-8 holds) as U+FFFD,
+    one character for one, so character offsets stay. RE2 is given bytes: on ``str`` its
+    wrapper decodes every match's offsets from the start of the text."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _SURROGATE.sub("\ufffd", text).encode("utf-8")
+
+
+def _hit(regex: re2._Regexp, text: str) -> bool:
+    return regex.search(_utf8(text)) is not None
+
+
+def _starts(regex: re2._Regexp, text: str) -> Iterator[int]:
+    """Where ``regex`` finds something in ``text``, as character offsets."""
+    data = _utf8(text)
+    if len(data) == len(text):  # ASCII: a byte is a character
+        yield from (match.start() for match in regex.finditer(data))
+        return
+    chars = done = 0
+    for match in regex.finditer(data):  # each match starts on a character: counted from the one before
+        chars += len(data[done : match.start()].decode("utf-8"))
+        done = match.start()
+        yield chars
+
+
 def triggered(text: str) -> bool:
     """Whether ``text`` may hold a built-in find, as written or as Markdown shows
     it (none is missed when it says no)."""
-    if _TRIGGER.search(text) is not None:
-        return True
+    return _hit(_TRIGGER, text) or _unescaped_hit(text)
+
+
+def _unescaped_hit(text: str) -> bool:
     unescaped = shown(text)
-    return unescaped is not None and _TRIGGER.search(unescaped[0]) is not None
+    return unescaped is not None and _hit(_TRIGGER, unescaped[0])
+
+
+def triggered_among(texts: Sequence[str], batch: int = 1 << 20) -> Iterator[int]:
+    """Which of ``texts`` are ``triggered``, in order: they are joined in batches of about
+    ``batch`` characters, each searched in one RE2 pass (a search has a cost of its own,
+    and most texts hold nothing). No hint can take in the newline between two texts and
+    a character after it, so a batch misses none of them."""
+    start = 0
+    while start < len(texts):
+        end, size = start, 0
+        while end < len(texts) and size < batch:
+            size += len(texts[end]) + 1
+            end += 1
+        ends = list(accumulate(len(text) + 1 for text in texts[start:end]))
+        hits = {start + bisect_right(ends, at) for at in _starts(_TRIGGER, "\n".join(texts[start:end]))}
+        for index in range(start, end):
+            if index in hits or ("\\" in texts[index] and _unescaped_hit(texts[index])):
+                yield index
+        start = end
 
 
 def trigger_starts(text: str) -> Iterator[int]:
     """Where in ``text`` something that may be a find starts (as written, then as Markdown shows it)."""
-    yield from (match.start() for match in _TRIGGER.finditer(text))
+    yield from _starts(_TRIGGER, text)
     unescaped = shown(text)
     if unescaped is not None:
-        yield from (unescaped[1][match.start()] for match in _TRIGGER.finditer(unescaped[0]))
+        yield from (unescaped[1][start] for start in _starts(_TRIGGER, unescaped[0]))
 
 
 def _group_span(match: re.Match[str], group: int | str | None) -> tuple[int, int]:
@@ -153,7 +244,7 @@ class Detector:
 
     def _found(self, text: str) -> list[Span]:
         found: list[Span] = []
-        if len(text) > 5 and _TRIGGER.search(text) is not None:
+        if len(text) > 5 and _hit(_TRIGGER, text):
             found = list(self._built_in_spans(text))
             if found:
                 found = self._not_excluded(text, found)
@@ -162,24 +253,32 @@ class Detector:
         return found
 
     def _built_in_spans(self, text: str) -> Iterator[Span]:
-        keyworded = KEYWORDS.search(text) is not None
+        data = _utf8(text)
+        keyworded = _KEYWORDS.search(data) is not None
+        present = {_HINTS[index] for index in _HINT_SET.Match(data) or ()}  # None: no hint
+        ascii = len(data) == len(text)
         for rule in _RULES:
-            if (rule.keyworded and not keyworded) or (rule.hints and not any(hint in text for hint in rule.hints)):
+            if (rule.keyworded and not keyworded) or (rule.hints and present.isdisjoint(rule.hints)):
                 continue
-            yield from self._rule_spans(text, rule)
+            twin = _TWINS[id(rule)] if ascii else None
+            yield from self._rule_spans(text, rule, twin, data)
         if keyworded:
             yield from _line_plugin_spans(text)
 
     @staticmethod
-    def _rule_spans(text: str, rule: Rule) -> Iterator[Span]:
-        for match in rule.regex.finditer(text):
+    def _rule_spans(text: str, rule: Rule, twin: re2._Regexp | None = None, data: bytes = b"") -> Iterator[Span]:
+        """``rule``'s finds in ``text``; by ``twin``, its RE2 form, in ``data`` (``text`` in ASCII) when given."""
+        for match in twin.finditer(data) if twin is not None else rule.regex.finditer(text):
             start, end = _trimmed(text, *_group_span(match, rule.group))
             if start < end and (rule.check is None or rule.check(text[start:end])):
                 yield start, end, rule.kind
 
     @staticmethod
     def _not_excluded(text: str, found: list[Span]) -> list[Span]:
-        masks = [match.span() for match in _NOT_SECRET.finditer(text)]
+        if text.isascii():  # bytes: no offset to decode
+            masks = [match.span() for match in _NOT_SECRET_ASCII.finditer(text.encode("ascii"))]
+        else:
+            masks = [match.span() for match in _NOT_SECRET.finditer(text)]
         credentials = {start for start, _, kind in found if kind == "uri-credentials"}
         return [
             (start, end, kind)

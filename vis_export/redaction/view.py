@@ -25,7 +25,7 @@ from types import MappingProxyType
 from typing import Any, TypeVar
 
 from vis_export.model import Block, Message, Session, StoredAttachment
-from vis_export.redaction.detect import Detector, trigger_starts, triggered
+from vis_export.redaction.detect import Detector, trigger_starts, triggered_among
 from vis_export.redaction.rules import MARKER, SECRET_KEY, Redaction, literal_secret
 from vis_export.sources.files import _collector_paused
 
@@ -117,33 +117,25 @@ class Redactor:
         }
         return MappingProxyType({**fields, **changed}) if changed else fields
 
-    def _held(self, parts: list[Mapping[str, Any]]) -> set[int] | None:
-        """Which of ``parts`` (a message's fields, then its blocks' fields) may hold a
-        find (``None``: all may, under custom rules): one RE2 search over all their
-        strings joined, each hit placed in its part, and a look at their keys."""
+    def _helds(self, messages: tuple[Message, ...]) -> list[set[int] | None]:
+        """For each message, which of its parts (its fields, then its blocks' fields) may
+        hold a find (``None``: all may, under custom rules): their strings joined, one RE2
+        pass over many messages at once, and in a message it hits each hit placed in its
+        part; and a look at their keys."""
         if self.detector.custom:
-            return None
-        strings: list[str] = []
-        firsts, held = [], set()  # where each part's strings start in ``strings``
-        for number, part in enumerate(parts):
-            firsts.append(len(strings))
-            keyed = [False]
-            _collect(part, strings, keyed)
-            if keyed[0]:
-                held.add(number)
-        joined = "\n".join(strings)
-        if triggered(joined):  # rare: only then is each hit placed in its part
-            ends = list(accumulate(len(string) + 1 for string in strings))
-            for start in trigger_starts(joined):
-                held.add(bisect_right(firsts, bisect_right(ends, start)) - 1)
-        return held
+            return [None] * len(messages)
+        gathered = [_gathered(message) for message in messages]
+        hit = set(triggered_among([joined for _, _, _, joined in gathered]))
+        return [_placed(*found) if index in hit else found[2] for index, found in enumerate(gathered)]
 
     def block(self, block: Block, where: tuple[str | int, ...]) -> Block:
         fields = self.fields(block.fields, where, _BLOCK_STRUCTURE)
         return block if fields is block.fields else type(block)(fields)
 
-    def message(self, message: Message, index: int) -> Message:
-        held = self._held([message.fields, *(block.fields for block in message.blocks)])
+    def message(self, message: Message, index: int, held: set[int] | None | bool = True) -> Message:
+        """``held``: which parts may hold a find, when the caller knows (``_helds``)."""
+        if held is True:
+            (held,) = self._helds((message,))
         if held is not None and not held:
             return message
         where = ("messages", index)
@@ -193,28 +185,32 @@ class Redactor:
     def _session(self, session: S) -> S:
         title = self.value(session.title, ("title",))
         metadata = self.value(session.metadata, ())
-        messages = tuple(self.message(message, index) for index, message in enumerate(session.messages))
+        helds = self._helds(session.messages)
+        messages = tuple(self.message(message, index, helds[index]) for index, message in enumerate(session.messages))
         attachments = MappingProxyType({key: self.attachment(item) for key, item in session.attachments.items()})
         return replace(session, title=title, metadata=metadata, messages=messages, attachments=attachments)
 
 
 _names_secret = cache(lambda key: SECRET_KEY.fullmatch(key) is not None)
 _CONTAINERS = frozenset({MappingProxyType, dict, tuple, list})
+# Keys seen not to name a secret (bounded): a map whose keys are all here is judged by one set operation.
+_INNOCENT_KEYS: set[str] = set()
+_MAX_INNOCENT_KEYS = 100_000
 
 
 def _collect(value: Any, strings: list[str], keyed: list[bool]) -> None:
-    """Append every string ``value`` holds (map keys too) to ``strings``; set ``keyed``
-    when a string sits under a key that names a secret. Written for speed: it runs
-    over every string of every redacted view."""
+    """Append every string ``value`` holds (map keys too, in no particular order) to
+    ``strings``; set ``keyed`` when a string sits under a key that names a secret.
+    Written for speed: it runs over every string of every redacted view."""
     kind = type(value)
     if kind is MappingProxyType or kind is dict:
-        for key, item in value.items():
-            strings.append(key)
+        strings.extend(value)
+        if not _INNOCENT_KEYS.issuperset(value):
+            _judge_keys(value, keyed)
+        for item in value.values():
             kind = type(item)
             if kind is str:
                 strings.append(item)
-                if _names_secret(key):
-                    keyed[0] = True
             elif kind in _CONTAINERS:
                 _collect(item, strings, keyed)
     elif kind is tuple or kind is list:
@@ -226,6 +222,49 @@ def _collect(value: Any, strings: list[str], keyed: list[bool]) -> None:
                 _collect(item, strings, keyed)
     elif kind is str:
         strings.append(value)
+
+
+def _judge_keys(value: Mapping[str, Any], keyed: list[bool]) -> None:
+    """Set ``keyed`` when a key of ``value`` names a secret and holds a string; remember the innocent keys."""
+    for key, item in value.items():
+        if _names_secret(key):
+            if type(item) is str:
+                keyed[0] = True
+        elif len(_INNOCENT_KEYS) < _MAX_INNOCENT_KEYS:
+            _INNOCENT_KEYS.add(key)
+
+
+def _gathered(message: Message) -> tuple[list[str], list[int], set[int], str]:
+    """A message's strings, where each of its parts' (its fields', then its blocks')
+    strings start among them, the parts with a string under a key that names a secret,
+    and the strings joined. The parts' own level is walked here, not by ``_collect``:
+    this runs for every block of every redacted view."""
+    strings: list[str] = []
+    firsts, held = [], set()
+    keyed = [False]
+    for number, part in enumerate([message.fields, *[block.fields for block in message.blocks]]):
+        firsts.append(len(strings))
+        strings.extend(part)
+        if not _INNOCENT_KEYS.issuperset(part):
+            _judge_keys(part, keyed)
+        for item in part.values():
+            kind = type(item)
+            if kind is str:
+                strings.append(item)
+            elif kind in _CONTAINERS:
+                _collect(item, strings, keyed)
+        if keyed[0]:
+            held.add(number)
+            keyed[0] = False
+    return strings, firsts, held, "\n".join(strings)
+
+
+def _placed(strings: list[str], firsts: list[int], held: set[int], joined: str) -> set[int]:
+    """``held`` and the parts where a trigger hits ``joined``."""
+    ends = list(accumulate(len(string) + 1 for string in strings))
+    for start in trigger_starts(joined):
+        held.add(bisect_right(firsts, bisect_right(ends, start)) - 1)
+    return held
 
 
 def _where(path: tuple[str | int, ...]) -> str:
@@ -253,6 +292,14 @@ def redacted_line(line: str, redaction: Redaction) -> str:
     """A problem or warning line with the secrets it quotes (a key named in a location,
     a value in a message) replaced by markers numbered within the line."""
     return Redactor(redaction).text(line, ())
+
+
+def manifest_path(path: str, redaction: Redaction) -> str:
+    """A source file's path as an index's manifest keeps it under redaction: the user
+    of a home folder (or any other find) as its marker, numbered within the path. The
+    same path gives the same text, so a rerun still knows an unchanged file; two users'
+    files at the same place share it, and the one not named last is read again."""
+    return redacted_line(path, redaction)
 
 
 def redacted(session: S, redaction: Redaction) -> S:

@@ -20,7 +20,7 @@ from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from vis_export.searchindex.documents import IndexReasoning, check_index_reasoning
+from vis_export.searchindex.documents import IndexReasoning
 from vis_export.timefmt import Moment
 
 if TYPE_CHECKING:
@@ -88,18 +88,13 @@ def index(
     records where sessions come from: ``prune`` removes only its own. ``redact``
     (``True`` or a ``Redaction``): secrets are replaced by markers before
     anything is indexed (R8)."""
-    from vis_export.searchindex.job import Batch, index_sessions
+    from vis_export.searchindex.job import Batch, IndexSettings, index_sessions
     from vis_export.searchindex.target import is_database
 
-    check_index_reasoning(reasoning)
+    settings = IndexSettings.given(locals())
     batches = [Batch(None, None, lambda: sessions)]
     location = directory if is_database(directory) else Path(directory)
-    from vis_export.formats.options import ExportOptions
-
-    redaction = ExportOptions(redact=redact).redaction
-    return index_sessions(
-        batches, location, engine, reasoning, prune, wait, threads, progress, warn, origin, None, redaction
-    )
+    return index_sessions(batches, location, settings, progress, warn)
 
 
 def search(

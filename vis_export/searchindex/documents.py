@@ -60,8 +60,10 @@ def analysed_words(text: str) -> list[str]:
     (an underscore splits) but those of ``cjk`` (indexed as bigrams among the
     terms), lowercase, none longer than ``LONGEST_WORD``; the
     engine stems them (Snowball English). Engines whose library splits words
-    its own way (PostgreSQL's parser keeps ``example.com`` whole) are given these."""
-    return [word for word in map(str.lower, _ANALYSED_WORD.findall(text)) if len(word) <= LONGEST_WORD]
+    its own way (PostgreSQL's parser keeps ``example.com`` whole) are given these.
+    An ASCII text is split by one ``translate`` (``distinct_analysed_words``)."""
+    words = text.translate(_ASCII_WORDS).split() if text.isascii() else map(str.lower, _ANALYSED_WORD.findall(text))
+    return [word for word in words if len(word) <= LONGEST_WORD]
 
 
 def distinct_analysed_words(text: str) -> set[str]:

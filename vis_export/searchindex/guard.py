@@ -138,8 +138,9 @@ def _panic(error: BaseException) -> bool:
 
 
 def _engine_failure(error: BaseException) -> bool:
-    """Exceptions, and Rust panics; but a missing engine package is no damage to the index."""
-    if isinstance(error, ImportError):
+    """Exceptions, and Rust panics; but a missing engine package is no damage to
+    the index, and an engine's own ``IndexFailure`` line says what is."""
+    if isinstance(error, (ImportError, IndexFailure)):
         return False
     return isinstance(error, Exception) or _panic(error)
 

@@ -13,23 +13,28 @@ transaction (see ``target``).
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from vis_export.model import Session
 from vis_export.problems import NOTE
 from vis_export.searchindex.directory import RealPaths
-from vis_export.searchindex.documents import IndexReasoning, indexed_view, view_digest, view_documents
+from vis_export.searchindex.documents import (
+    IndexReasoning,
+    check_index_reasoning,
+    indexed_view,
+    view_digest,
+    view_documents,
+)
 from vis_export.searchindex.engines import MAX_THREADS, Engine
 from vis_export.searchindex.target import DatabaseTarget, Target, target_for
-from vis_export.sources.stamp import file_stamp
+from vis_export.sources.stamp import source_stamp
 
 if TYPE_CHECKING:
-    from vis_export.distributed.indexing import Dask
-    from vis_export.jobs.conversion import Report
     from vis_export.redaction import Redaction
+    from vis_export.searchindex.target import Database
 
 
 # How a job says a source it could not read stopped its pruning (serve, which said so already, leaves it out).
@@ -46,6 +51,39 @@ class IndexCounts:
     def __str__(self) -> str:
         text = f"{self.added} added, {self.updated} updated, {self.unchanged} unchanged"
         return text + (f", {self.removed} removed" if self.removed else "")
+
+
+@dataclass(frozen=True)
+class IndexSettings:
+    """How an index job runs, one value whichever way it is started (the API's
+    ``index`` and ``index_sources``, the command line, ``serve``'s own index).
+    ``engine``: by default the one the index was built with, else tantivy;
+    ``prune``: remove sessions no source holds any more; ``wait``: seconds to
+    wait for another job writing the same index; ``threads``: the engine's
+    (0: its choice); ``origin``: where a database's sessions come from (by
+    default the host name); ``redaction``: index the redacted view (R8)."""
+
+    engine: str | None = None
+    reasoning: IndexReasoning = "none"
+    prune: bool = False
+    wait: float = 0.0
+    threads: int = 0
+    origin: str | None = None
+    redaction: Redaction | None = None
+
+    def __post_init__(self) -> None:
+        check_index_reasoning(self.reasoning)
+        if not 0 <= self.threads <= MAX_THREADS:
+            raise ValueError(f"threads must be 0 to {MAX_THREADS}, not {self.threads}")
+
+    @staticmethod
+    def given(parameters: Mapping[str, Any]) -> IndexSettings:
+        """The settings among a public function's ``parameters`` (its ``locals()``),
+        with ``redact`` as the API takes it (``True``, or a ``Redaction``)."""
+        from vis_export.formats.options import ExportOptions
+
+        named = {f.name: parameters[f.name] for f in fields(IndexSettings) if f.name in parameters}
+        return IndexSettings(**named, redaction=ExportOptions(redact=parameters.get("redact")).redaction)
 
 
 @dataclass
@@ -89,9 +127,7 @@ def source_batches(
 
         stamp, folder = None, None
         if path is not None and path.is_file():
-            stamp = file_stamp(path)
-            wal = file_stamp(Path(f"{path}-wal"))  # a store's recent turns may live only there
-            stamp = stamp + wal if stamp is not None and wal is not None else stamp
+            stamp = source_stamp(path)
             folder = str(path.parent) if walked else None
         key = real_paths.real(path) if path is not None else None
         return Batch(key, stamp, load, lambda: not any(problems), folder, name, path, name == source)
@@ -104,45 +140,44 @@ def source_batches(
     ]
 
 
+class BatchRunner(Protocol):
+    """What runs a job's batches other than here, one by one: the workers of a
+    cluster (``distributed.indexing.Dask``), which hand their results back to
+    the job in source order. ``database``: where workers write themselves
+    (``None``: a folder index, which only this process writes)."""
+
+    def run(self, job: _Job, batches: list[Batch], database: Database | None) -> None: ...
+
+
 def index_sessions(
     batches: Iterable[Batch],
     location: str | os.PathLike[str],
-    engine: str | None = None,
-    reasoning: IndexReasoning = "none",
-    prune: bool = False,
-    wait: float = 0.0,
-    threads: int = 0,
+    settings: IndexSettings = IndexSettings(),
     progress: Callable[[Session], None] | None = None,
     warn: Callable[[str], None] | None = None,
-    origin: str | None = None,
-    dask: Dask | None = None,
-    redaction: Redaction | None = None,
+    elsewhere: BatchRunner | None = None,
 ) -> IndexCounts:
     """Add or update every session's documents in the index at ``location`` (a
-    folder, or a PostgreSQL URI: see ``target``); with ``prune``, remove sessions
-    that are no longer among them (but not those of a source that failed to
-    load, nor, in a database, another ``origin``'s). ``engine`` is by default
-    the one the index was built with, else tantivy. ``dask`` has the batches'
-    files read, and their documents made, by the workers of a Dask cluster
-    (``vis_export.distributed.indexing``)."""
-    if not 0 <= threads <= MAX_THREADS:
-        raise ValueError(f"threads must be 0 to {MAX_THREADS}, not {threads}")
-    target = target_for(location, engine, origin)
+    folder, or a PostgreSQL URI: see ``target``); with ``settings.prune``, remove
+    sessions that are no longer among them (but not those of a source that
+    failed to load, nor, in a database, another ``origin``'s). ``elsewhere``
+    has the batches' files read, and their documents made, by the workers of a
+    cluster (``jobs.indexing`` gives ``distributed.indexing.Dask``)."""
+    engine, wait, threads = settings.engine, settings.wait, settings.threads
+    target = target_for(location, engine, settings.origin)
     batches = list(batches)
     target.check([place for batch in batches for place in (batch.folder, batch.key) if place])
-    if dask is not None and not threads:
+    if elsewhere is not None and not threads:
         threads = 1  # the workers have the cores: one thread writes as fast here, with less merging
     with target.writing(engine, wait, threads) as (store, manifest):
-        job = _Job(store, target, manifest, reasoning, progress, warn, redaction)
-        if dask is None:
+        job = _Job(store, target, manifest, settings.reasoning, progress, warn, settings.redaction)
+        if elsewhere is None:
             for batch in batches:
                 job.run(batch)
         else:
-            from vis_export.distributed.indexing import run_on_dask
-
             database = target.for_workers(wait) if isinstance(target, DatabaseTarget) else None
-            run_on_dask(job, batches, dask, database)
-        if prune:
+            elsewhere.run(job, batches, database)
+        if settings.prune:
             job.prune()
         job.commit()
         return job.counts
@@ -194,8 +229,16 @@ class _Job:
             return batch.stamp
         return [batch.stamp, self.redaction.describe()]
 
+    def key(self, key: str) -> str:
+        """A file as the manifest names it: the index is an output (R8)."""
+        if self.redaction is None:
+            return key
+        from vis_export.redaction.view import manifest_path
+
+        return manifest_path(key, self.redaction)
+
     def entry(self, batch: Batch) -> dict[str, Any] | None:
-        entry: dict[str, Any] | None = self.manifest["files"].get(batch.key) if batch.key else None
+        entry: dict[str, Any] | None = self.manifest["files"].get(self.key(batch.key)) if batch.key else None
         return entry
 
     def run(self, batch: Batch) -> None:
@@ -224,13 +267,13 @@ class _Job:
         entry = self.entry(batch)
         if complete:
             if batch.key is not None and batch.stamp is not None:
-                self.files_done[batch.key] = {"stamp": self.stamp(batch), "sessions": hashes}
+                self.files_done[self.key(batch.key)] = {"stamp": self.stamp(batch), "sessions": hashes}
             return
         if batch.key is None or batch.stamp is not None:  # not read, yet not gone
             held = {i: h for i, h in (entry["sessions"] if entry else {}).items() if i not in hashes}
             self.unread[batch.key] = set(held)
             if batch.key is not None:  # no stamp: read again next time
-                self.files_done[batch.key] = {"stamp": None, "sessions": {**held, **hashes}}
+                self.files_done[self.key(batch.key)] = {"stamp": None, "sessions": {**held, **hashes}}
         if batch.key is not None and ((batch.named and not hashes) or (batch.path is not None and batch.path.is_dir())):
             # A source named of which nothing was read (a folder gone, empty or
             # a file now: an unmounted share, a typo), or a folder that cannot
@@ -344,56 +387,3 @@ class _Job:
         self.target.commit(self.store, self.manifest, self.done, self.files_done, self.files_gone)
         self.done, self.files_done, self.files_gone = {}, {}, set()
         self.pending = 0
-
-
-def index_sources(
-    sources: Iterable[str | os.PathLike[str]],
-    location: str | os.PathLike[str],
-    engine: str | None = None,
-    reasoning: IndexReasoning = "none",
-    prune: bool = False,
-    wait: float = 0.0,
-    threads: int = 0,
-    lenient: bool = False,
-    origin: str | None = None,
-    dask: str | None = None,
-    report: Report | None = None,
-    progress: Callable[[int], Callable[[], None]] | None = None,
-    redact: Redaction | bool | None = None,
-) -> IndexCounts:
-    """``vis-export index``: the sessions of ``sources`` (files, folders) into the
-    index at ``location``, each source file skipped when the index has it as it
-    is; problems and warnings go to ``report`` (by default kept in a ``Lines``).
-    ``dask`` (a scheduler's address or ``local[:N]``) has the workers of a Dask
-    cluster read the sources and make the documents, with the same outcome.
-    ``progress(total)`` returns what is called as each file (or, with ``dask``,
-    each task) is done. ``redact``: index only the redacted view (``True`` for the
-    built-in rules, or a ``Redaction``; R8), as ``--redact`` does."""
-    from vis_export.formats.options import ExportOptions
-    from vis_export.jobs.conversion import redacting
-
-    redaction = ExportOptions(redact=redact).redaction
-    from vis_export.sources.result import report_lines
-
-    report = redacting(report, redaction)
-    names = [os.fspath(source) for source in sources]
-    start = progress or (lambda total: lambda: None)
-    tick = [lambda: None]
-
-    def reported(results: list[Any]) -> list[Session]:
-        for result in results:
-            for fails, line in report_lines(result.source, result.session is not None, result.problems):
-                (report.problem if fails else report.warning)(line)
-        return [result.session for result in results if result.session is not None]
-
-    batches = source_batches(names, lenient, reported, lambda: tick[0]())
-    on_dask = None
-    if dask is None:
-        tick[0] = start(len(batches))
-    else:
-        from vis_export.distributed.indexing import Dask
-
-        on_dask = Dask(dask, lenient, report, start)
-    return index_sessions(
-        batches, location, engine, reasoning, prune, wait, threads, None, report.warning, origin, on_dask, redaction
-    )

@@ -32,6 +32,12 @@ _WORD_START = "(?-i:(?<![A-Za-z0-9])|(?<=[a-z])(?=[A-Z]))"
 # rest of a word from a stem on.
 _LETTER = f"[^\\W_{CJK_CHARACTERS}]"
 _WORD_REST = f"(?:(?![{CJK_CHARACTERS}])\\w)*"
+# The same two on ASCII text (most texts: every character of theirs is ASCII).
+# A pattern holding the classes above takes 3-7 ms to compile (their ranges
+# case-folded one character at a time), paid by every query not searched
+# before; one of these takes a twentieth of that.
+_ASCII_LETTER = "[A-Za-z0-9]"
+_ASCII_WORD_REST = "[A-Za-z0-9_]*"
 _BLANK_LINES = re.compile(r"(?:[ \t]*\n)+")
 _LINE_BREAK_NEXT = re.compile(r"[ \t]*\n")
 SNIPPET_WIDTH = 160  # characters
@@ -109,6 +115,28 @@ def phrase_words(phrase: str) -> list[str]:
     ]
 
 
+_ASCII_WORD = re.compile(r"[A-Za-z0-9]+")
+
+
+def inner_runs(phrase: str) -> list[list[str]]:
+    """The runs of two or more words that a block holding ``phrase`` holds
+    side by side among its words (``analysed_words``), lowercase: the phrase's
+    words but those at its edges (part of longer words in a block, maybe) and
+    those too long to be indexed (a gap in the positions). ASCII phrases only,
+    where every engine's analysis splits words alike (PostgreSQL's parser
+    included); others are checked in full. The engines that index positions
+    ask for these side by side (PostgreSQL's ``<->``)."""
+    if not phrase.isascii():
+        return []
+    runs: list[list[str]] = [[]]
+    for found in _ASCII_WORD.finditer(phrase):
+        if found.start() > 0 and found.end() < len(phrase) and len(found.group()) <= LONGEST_WORD:
+            runs[-1].append(found.group().lower())
+        elif runs[-1]:
+            runs.append([])
+    return [run for run in runs if len(run) > 1]
+
+
 @dataclass(frozen=True)
 class Snippet:
     """A window on a block's text: its pieces in order, each a match or not,
@@ -140,23 +168,47 @@ class Snippet:
 class SnippetMaker:
     words: tuple[str, ...]
     phrases: tuple[str, ...]
-    _pattern: re.Pattern[str] | None = field(init=False, default=None)
+    _patterns: dict[bool, re.Pattern[str] | None] = field(init=False, default_factory=dict)
 
-    def __post_init__(self) -> None:
-        """One named group per phrase and word (``_best_match`` tells them apart)."""
+    def _pattern(self, text: str) -> re.Pattern[str] | None:
+        """The pattern for ``text``: one for ASCII text, made once asked for,
+        and one for the rest (see ``_ASCII_LETTER``)."""
+        ascii_only = text.isascii()
+        if ascii_only not in self._patterns:
+            self._patterns[ascii_only] = (
+                self._compile(_ASCII_LETTER, _ASCII_WORD_REST) if ascii_only else self._compile(_LETTER, _WORD_REST)
+            )
+        return self._patterns[ascii_only]
+
+    def _compile(self, letter: str, word_rest: str) -> re.Pattern[str] | None:
+        """One named group per phrase and word (``_best_match`` tells them apart).
+
+        The groups are behind a look-ahead for the characters a match can
+        start with: tried at every position of a text, the alternatives and
+        their look-behinds cost three times as much as that one test, which
+        fails at most positions (a fifth of a query's time, in snippets)."""
         alternatives = [re.escape(p) for p in self.phrases]
+        firsts = {p[0] for p in self.phrases}
         for word in self.words:
             parts = _WORDS_OF_IDENTIFIER.findall(word)
             if is_run(word):  # the run, else its bigrams where the text holds them apart
-                alternatives.append("|".join(map(re.escape, dict.fromkeys((word, *query_grams(word)[:MAX_TERMS])))))
+                options = dict.fromkeys((word, *query_grams(word)[:MAX_TERMS]))
+                alternatives.append("|".join(map(re.escape, options)))
+                firsts.update(option[0] for option in options)
             elif len(parts) > 1:  # parseConfig marks parse_config too
                 alternatives.append(_WORD_START + "[_-]?".join(re.escape(p) for p in parts))
+                firsts.add(parts[0][0])
             elif len(word) < 4:  # too short to have a stem: the word itself
-                alternatives.append(_WORD_START + re.escape(word) + f"(?!{_LETTER})")
+                alternatives.append(_WORD_START + re.escape(word) + f"(?!{letter})")
+                firsts.add(word[0])
             else:  # a stem's forms: config marks configured
-                alternatives.append(_WORD_START + re.escape(word[: max(4, len(word) - 3)]) + _WORD_REST)
-        grouped = (f"(?P<t{n}>{alternative})" for n, alternative in enumerate(alternatives))
-        self._pattern = re.compile("|".join(grouped), re.IGNORECASE) if alternatives else None
+                alternatives.append(_WORD_START + re.escape(word[: max(4, len(word) - 3)]) + word_rest)
+                firsts.add(word[0])
+        if not alternatives:
+            return None
+        grouped = "|".join(f"(?P<t{n}>{alternative})" for n, alternative in enumerate(alternatives))
+        starts = "".join(map(re.escape, sorted(firsts)))
+        return re.compile(f"(?=[{starts}])(?:{grouped})", re.IGNORECASE)
 
     def _best_match(self, text: str) -> re.Match[str] | None:
         """The match a snippet shows: one of the query's word or phrase that the
@@ -166,9 +218,10 @@ class SnippetMaker:
         every engine, and no question to the index: how rare a word is across
         the index says less of which line of this block a reader wants than how
         rare it is in the block. At most ``SNIPPET_SCAN`` matches are weighed."""
-        if self._pattern is None:
+        pattern = self._pattern(text)
+        if pattern is None:
             return None
-        matches = [m for m in islice(self._pattern.finditer(text), SNIPPET_SCAN) if m.end() > m.start()]
+        matches = [m for m in islice(pattern.finditer(text), SNIPPET_SCAN) if m.end() > m.start()]
         if not matches:
             return None
         counts = Counter(m.lastgroup for m in matches)
@@ -223,7 +276,8 @@ class SnippetMaker:
         window = text[start:end]
         pieces: list[tuple[str, bool]] = []
         done = 0
-        for found in self._pattern.finditer(window) if self._pattern else ():
+        pattern = self._pattern(window)
+        for found in pattern.finditer(window) if pattern else ():
             if found.start() == found.end():
                 continue
             if pieces and found.start() == done:  # matches side by side are marked as one

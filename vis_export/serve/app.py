@@ -53,9 +53,11 @@ SEARCH_LIMIT = 10  # as `vis-export search`
 MAX_SEARCH_LIMIT = 200
 KEPT_PAGES = 8  # rendered session pages kept for the next request
 RETRY_AFTER = 10  # seconds a busy server asks a download to wait before it is asked for again
-# What a browser says of where a request comes from (Sec-Fetch-Site) that a download is rendered for: a link
-# of the room's own pages, or one the person typed or opened from outside a page (a bookmark).
+# What a browser says of where a request comes from (Sec-Fetch-Site) that a session's page, a search or a
+# download is answered for: a link of the room's own pages, or one the person typed or opened from outside a
+# page (a bookmark).
 OWN_REQUEST = frozenset({"same-origin", "none"})
+OTHER_SITE = "A session, its downloads and searches are given to this server's own pages only: open it here."
 
 
 class Guard:
@@ -127,9 +129,9 @@ def _download_name(session_id: str, extension: str) -> str:
 
 def cross_site(request: Request) -> bool:
     """Whether a browser made the request for another site's page: any web page
-    can make a browser ask 127.0.0.1 for a download (a link, an image), which
-    costs a render. A request without the headers (not from a browser, or an
-    old one) is not."""
+    can make a browser ask 127.0.0.1 for a session's page, a search or a download
+    (a link, an image, a form), each a render of what a session holds. A request
+    without the headers (not from a browser, or an old one) is not."""
     if request.headers.get("sec-fetch-site", "none") not in OWN_REQUEST:
         return True
     origin = request.headers.get("origin")
@@ -193,8 +195,13 @@ def create_app(
             raise BadRequest(f"{name} must be one of {', '.join(allowed)}")
         return value
 
-    def handled(endpoint: Callable[[Request], Response]) -> Callable[[Request], Response]:
+    def handled(endpoint: Callable[[Request], Response], own: bool = False) -> Callable[[Request], Response]:
+        """``endpoint`` with a bad parameter answered 400; ``own``: it shows what a session
+        holds, so another site's request for it is refused (403) before anything is read."""
+
         def answer(request: Request) -> Response:
+            if own and cross_site(request):
+                return problem(request, 403, OTHER_SITE)
             try:
                 return endpoint(request)
             except BadRequest as error:
@@ -252,8 +259,6 @@ def create_app(
         made = formats.get(extension)
         if made is None:
             return None
-        if cross_site(request):
-            return problem(request, 403, "A download is given to this server's own pages only: open the session here.")
         hit = found(session_id)
         if hit is None:
             return None
@@ -341,12 +346,12 @@ def create_app(
 
     routes = [
         Route("/", handled(sessions_list)),
-        Route("/s/{rest:path}", handled(session_path)),
-        Route("/session", handled(session_query)),
-        Route("/search", handled(search_page)),
+        Route("/s/{rest:path}", handled(session_path, own=True)),
+        Route("/session", handled(session_query, own=True)),
+        Route("/search", handled(search_page, own=True)),
         Route("/api/sessions", handled(sessions_api)),
-        Route("/api/search", handled(search_api)),
-        Route("/api/copy", handled(copy)),
+        Route("/api/search", handled(search_api, own=True)),
+        Route("/api/copy", handled(copy, own=True)),
         Route(pages.SCRIPT, static("copy.js", "text/javascript; charset=utf-8")),
         Route(pages.STYLESHEET, static("serve.css", "text/css; charset=utf-8")),
     ]

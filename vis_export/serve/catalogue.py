@@ -15,12 +15,14 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vis_export.listing import SessionSummary
 from vis_export.model import Session
 from vis_export.searchindex.job import Batch, source_batches
 from vis_export.serve.keeper import IndexKeeper
+from vis_export.sources.stamp import source_stamp
 
 if TYPE_CHECKING:
     from vis_export.redaction import Redaction
@@ -234,8 +236,9 @@ class Catalogue:
         return sessions[entry.position], stamp
 
     def _stamp(self, key: str) -> list[int] | None:
-        (batch,) = source_batches([key], False, _sessions)
-        return batch.stamp
+        """The stamp the listing keeps for ``key``'s file (``None``: no file there now)."""
+        path = Path(key)
+        return source_stamp(path) if path.is_file() else None
 
     def page(
         self, query: str, since: int | None, until: int | None, sort: str, offset: int, limit: int

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from vis_export.policy import IndexReasoning, Reasoning, index_level
 from vis_export.searchindex.guard import IndexFailure
-from vis_export.searchindex.job import NOT_PRUNED, Batch, IndexCounts, index_sessions
+from vis_export.searchindex.job import NOT_PRUNED, Batch, IndexCounts, IndexSettings, index_sessions
 
 if TYPE_CHECKING:
     from vis_export.redaction import Redaction
@@ -39,14 +39,8 @@ class IndexKeeper:
         a later one that fails is told and leaves the index as it was, so the
         pages stay current even when their search falls behind."""
         try:
-            counts = index_sessions(
-                batches,
-                self.directory,
-                reasoning=self.reasoning,
-                prune=prune,
-                warn=self._warn,
-                redaction=self.redaction,
-            )
+            settings = IndexSettings(reasoning=self.reasoning, prune=prune, redaction=self.redaction)
+            counts = index_sessions(batches, self.directory, settings, warn=self._warn)
         except IndexFailure as failure:
             if not self.built:
                 raise

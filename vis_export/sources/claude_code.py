@@ -16,11 +16,14 @@ import re
 from pathlib import PurePath
 from typing import Any
 
+from vis_export.contract.reasoning_words import is_reasoning_map
 from vis_export.sources.foreign import (
     NO_INPUT,
     Transcript,
     first_line,
-    foreign_value,
+    foreign_block,
+    foreign_map,
+    foreign_type,
     map_or_empty,
     text_of_parts,
     text_or,
@@ -61,8 +64,10 @@ def claude_code(lines: list[tuple[int, Any]], source: str, default_id: str, leni
         entry = _entry(value)
         if entry["type"] == "summary" and isinstance(entry.get("summary"), str) and title is None:
             title = entry["summary"]
-        agent = entry.get("agentId") if entry.get("isSidechain") is True else None
-        key = (agent if isinstance(agent, str) and agent else "sidechain") if entry.get("isSidechain") is True else None
+        key = None
+        if entry.get("isSidechain") is True:
+            agent = entry.get("agentId")
+            key = agent if isinstance(agent, str) and agent else "sidechain"
         groups.setdefault(key, []).append((lineno, entry))
     session_id = next(
         (
@@ -95,22 +100,23 @@ def _session(
     for lineno, entry in entries:
         kind = entry["type"]
         at = transcript.time(entry.get("timestamp"))
-        entry_id = entry["uuid"] if isinstance(entry.get("uuid"), str) and entry["uuid"].strip() else f"line{lineno}"
+        uuid = entry.get("uuid")
+        entry_id = uuid if isinstance(uuid, str) and uuid.strip() else f"line{lineno}"
+        api = entry.get("message")
         if kind == "system" or (kind in CONVERSATION and entry.get("isMeta") is True):
             _notice_entry(transcript, entry, entry_id, at)
-        elif kind == "assistant" and isinstance(entry.get("message"), dict):
-            api = entry["message"]
-            api_id = api.get("id") if isinstance(api.get("id"), str) else None
-            message = by_api_id.get(api_id) if api_id else None
+        elif kind == "assistant" and isinstance(api, dict):
+            api_id = api.get("id")
+            message = by_api_id.get(api_id) if isinstance(api_id, str) and api_id else None
             if message is None:
-                model = api.get("model") if isinstance(api.get("model"), str) and api["model"].strip() else None
+                model = text_or(api.get("model"), "") or None
                 message = transcript.message(entry_id, "assistant", at, model=model, provider="anthropic")
-                if api_id:
+                if isinstance(api_id, str) and api_id:
                     by_api_id[api_id] = message
             elif at > message["created_at"]:
                 message["completed_at"] = at
             content_blocks(transcript, message, api.get("content"), entry_id, entry)
-        elif kind == "user" and isinstance(entry.get("message"), dict):
+        elif kind == "user" and isinstance(api, dict):
             message = _user_entry(transcript, entry, entry_id, at)
             if prompt is None and message is not None:
                 prompt = next((b["markdown"] for b in message["content"] if b["type"] == "prose"), None)
@@ -202,7 +208,7 @@ def content_blocks(transcript: Transcript, message: dict[str, Any], parts: Any, 
     for part in parts:
         block_id = f"{prefix}_{len(blocks)}"
         if not isinstance(part, dict):
-            blocks.append({"id": block_id, "type": "unknown", "value": foreign_value(part)})
+            blocks.append(foreign_block({"id": block_id, "type": "unknown"}, value=part))
             continue
         if not isinstance(part.get("type"), str):
             # A block that does not say what it is may be thinking: private, and counted (R2).
@@ -210,15 +216,17 @@ def content_blocks(transcript: Transcript, message: dict[str, Any], parts: Any, 
             transcript.skip("content block without a type (hidden as private)")
             continue
         kind = part["type"]
-        if kind == "text" and isinstance(part.get("text"), str):
+        if kind == "text" and isinstance(part.get("text"), str) and not is_reasoning_map(part):
             text = part["text"]
             if message["role"] == "user":
                 _user_text(blocks, text, block_id)
             else:
                 blocks.append({"id": block_id, "type": "prose", "markdown": text})
-        elif kind in ("thinking", "redacted_thinking"):
-            # Private reasoning: its text only (redacted thinking has none), never its signature or data.
-            text = part.get("thinking") if kind == "thinking" and isinstance(part.get("thinking"), str) else ""
+        elif kind in ("thinking", "redacted_thinking") or (kind == "text" and is_reasoning_map(part)):
+            # Private reasoning: its text only (redacted thinking has none), never its signature or data;
+            # a text part flagged as thought (``"thought": true``) is reasoning too (R2).
+            text = part.get("thinking") if kind == "thinking" else part.get("text") if kind == "text" else ""
+            text = text if isinstance(text, str) else ""
             blocks.append({"id": block_id, "type": "reasoning", "text": text, "visibility": "private"})
         elif kind == "tool_use":
             call_id = text_or(part.get("id"), block_id)
@@ -228,7 +236,7 @@ def content_blocks(transcript: Transcript, message: dict[str, Any], parts: Any, 
         elif kind in ("image", "document"):
             _media(transcript, message, part, block_id)
         else:
-            blocks.append({**foreign_value(part), "id": block_id, "type": kind})
+            blocks.append(foreign_map(part, id=block_id, type=foreign_type(kind)))
 
 
 def _user_text(blocks: list[dict[str, Any]], text: str, block_id: str) -> None:
@@ -259,4 +267,4 @@ def _media(transcript: Transcript, message: dict[str, Any], part: dict[str, Any]
     elif source.get("type") == "url" and text_or(source.get("url"), ""):
         message["content"].append({"id": block_id, "type": "prose", "markdown": f"<{source.get('url')}>"})
     else:
-        message["content"].append({**foreign_value(part), "id": block_id, "type": part["type"]})
+        message["content"].append(foreign_map(part, id=block_id, type=part["type"]))

@@ -11,10 +11,10 @@ assistant message. ``event_msg`` records repeat those items for the terminal
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from vis_export.contract.reasoning_words import is_reasoning_map
 from vis_export.sources.foreign import (
     NO_INPUT,
     Transcript,
@@ -24,6 +24,7 @@ from vis_export.sources.foreign import (
     text_of_parts,
     text_or,
 )
+from vis_export.sources.jsontext import parse  # as every reader parses: no NaN, no exhausted stack
 from vis_export.sources.result import LoadResult
 
 RECORD_TYPES = frozenset({"session_meta", "response_item", "turn_context", "event_msg"})
@@ -102,10 +103,10 @@ class _Rollout:
     turn: dict[str, Any] | None = None
 
     def record(self, lineno: int, record: dict[str, Any]) -> None:
-        payload, kind = record.get("payload"), field_text(record, "type")
+        payload, kind = record.get("payload"), record.get("type")  # compared, never looked up: may be anything
         at = self.transcript.time(record.get("timestamp"))
         if not isinstance(payload, dict):
-            self.transcript.skip(str(kind) if isinstance(kind, str) else "record without a type")
+            self.transcript.skip(kind if isinstance(kind, str) else "record without a type")
         elif kind == "session_meta":
             self.session_meta(payload)
         elif kind == "turn_context":
@@ -184,7 +185,7 @@ def _assistant_item(transcript: Transcript, turn: dict[str, Any], item: dict[str
         value = item.get(_CALLS[str(kind)], NO_INPUT)
         if kind == "function_call" and isinstance(value, str):
             try:
-                value = json.loads(value)
+                value = parse(value)
             except ValueError:
                 pass  # not JSON: kept as the text it is
         name = "local_shell_call" if kind == "local_shell_call" else item.get("name")
@@ -201,7 +202,9 @@ def _parts(transcript: Transcript, message: dict[str, Any], parts: Any, line_id:
         if not isinstance(part, dict):
             continue
         text = part.get("text")
-        if part.get("type") in ("input_text", "output_text", "text") and isinstance(text, str):
+        if isinstance(text, str) and is_reasoning_map(part):  # flagged as a thought, or typed so: private (R2)
+            message["content"].append({"id": block_id, "type": "reasoning", "text": text, "visibility": "private"})
+        elif part.get("type") in ("input_text", "output_text", "text") and isinstance(text, str):
             if message["role"] == "user" and text.lstrip().startswith(_CONTEXT):
                 message["content"].append({"id": block_id, "type": "notice", "code": "codex_context", "message": text})
             else:

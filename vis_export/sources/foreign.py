@@ -7,10 +7,13 @@ An importer turns entries into plain JSON messages of the canonical contract and
 hands them to ``Transcript.result``, which checks each like any other source: a
 message that still breaks the contract (nesting too deep, a time out of range)
 is refused in strict mode and salvaged in lenient mode, as for Vis files. Keys
-of foreign maps (tool inputs, unknown blocks) are turned to snake_case, since the
-contract allows no other key; values are kept exactly. Encrypted or signed
-payloads (``encrypted_content``, ``signature``, redacted thinking's ``data``)
-never enter the model: they are dropped before anything is built.
+of foreign maps (tool inputs and outputs, unknown blocks) are turned to
+snake_case, since the contract allows no other key; values are kept exactly, and
+so is each renamed key's spelling, in the block's ``original_keys`` (where in the
+block, and the key as the source wrote it; see ``vis_export.spellings``), except
+where it names or sits in private reasoning (R2). Encrypted or signed payloads
+(``encrypted_content``, ``signature``, redacted thinking's ``data``) never enter
+the model: they are dropped before anything is built.
 """
 
 from __future__ import annotations
@@ -20,53 +23,162 @@ import binascii
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
+from functools import lru_cache
 from types import MappingProxyType
 from typing import Any
 
 from vis_export.contract import check_message
-from vis_export.contract.check import MAX_TIME
+from vis_export.contract.blocktypes import RENDERED_TYPES
+from vis_export.contract.check import MAX_DEPTH, MAX_TIME
+from vis_export.contract.reasoning_words import is_reasoning_map, names_reasoning
 from vis_export.model import Message, Session, StoredAttachment, freeze, message_from_json
 from vis_export.problems import NOTE, Problem
 from vis_export.sources.result import LoadResult
 from vis_export.sources.salvage import salvage_message
+from vis_export.sources.trusted import NotCertain, trusted_messages
+from vis_export.timefmt import aware, epoch_ms
 
 # Payloads that are opaque to people and private to the provider: never copied.
 SECRET_KEYS = frozenset({"encrypted_content", "signature", "encrypted_reasoning"})
+# And in a map typed as reasoning (Anthropic's ``redacted_thinking``), its opaque ``data``.
+REASONING_SECRET_KEYS = SECRET_KEYS | {"data"}
 NO_INPUT: Any = object()  # a call that holds no input at all (``null`` is an input)
 _LABEL = re.compile(r"[\w .:/-]{1,60}")
-_SNAKE = re.compile(r"^[a-z][a-z0-9]*(_[a-z0-9]+)*$")
+_SNAKE = re.compile(r"[a-z][a-z0-9]*(_[a-z0-9]+)*")  # whole keys: ``$`` would let "a\n" through
 _CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _NOT_WORD = re.compile(r"[^a-z0-9]+")
 
 
+@lru_cache(maxsize=8192)
 def snake_key(key: str) -> str:
     """``key`` as a contract key: ``activeForm`` -> ``active_form``, ``Content-Type``
-    -> ``content_type``; a key with no letter or digit becomes ``key``."""
-    if _SNAKE.match(key):
+    -> ``content_type``; a key with no letter or digit becomes ``key``.
+
+    Cached: a transcript's tool inputs and outputs repeat a few keys thousands of times."""
+    if _SNAKE.fullmatch(key):
         return key
     words = _NOT_WORD.sub("_", _CAMEL_BOUNDARY.sub("_", key).lower()).strip("_") or "key"
     return words if words[0].isalpha() else f"k_{words}"
 
 
-def foreign_value(value: Any) -> Any:
+# What a key that names reasoning is stored as when its snake_case form would not.
+REASONING_KEY = "private_reasoning"
+
+
+def foreign_key(key: str) -> str:
+    """``snake_key``, except that a key naming reasoning stays one (R2): folding can
+    drop the very letters that name it (fullwidth ``ｔｈｉｎｋｉｎｇ`` becomes ``key``,
+    Greek ``τhinking`` ``hinking``), which would show the value it hides."""
+    name = snake_key(key)
+    return REASONING_KEY if names_reasoning(key) and not names_reasoning(name) else name
+
+
+Spellings = list[tuple[tuple[str | int, ...], str]]  # where a renamed key is, and how the source wrote it
+
+
+def foreign_value(value: Any, spellings: Spellings, path: tuple[str | int, ...] = ()) -> Any:
     """A foreign JSON value with contract keys and no secret payload, values unchanged.
-    Two keys that fold to the same snake_case key keep both values (``_2`` ...)."""
+    Two keys that fold to the same snake_case key keep both values (``_2`` ...). Each
+    key renamed goes to ``spellings``, with its place (``path`` is the value's). Past
+    ``MAX_DEPTH`` levels the value is left as read: the contract check refuses it as
+    nested too deep, where recursing on would exhaust the stack first."""
+    if len(path) > MAX_DEPTH:
+        return value
     if isinstance(value, dict):
         out: dict[str, Any] = {}
+        secret = REASONING_SECRET_KEYS if _typed_as_reasoning(value) else SECRET_KEYS
+        suffixes: dict[str, int] = {}  # the last suffix given each name: no name is tried twice
         for key, item in value.items():
-            name = snake_key(str(key))
-            if name in SECRET_KEYS:
+            name = foreign_key(str(key))
+            if name in secret:
                 continue
-            unique, n = name, 1
-            while unique in out:
-                n += 1
-                unique = f"{name}_{n}"
-            out[unique] = foreign_value(item)
+            unique = name
+            if unique in out:
+                n = suffixes.get(name, 1)
+                while unique in out:
+                    n += 1
+                    unique = f"{name}_{n}"
+                suffixes[name] = n
+            if unique != key:
+                spellings.append(((*path, unique), str(key)))
+            out[unique] = foreign_value(item, spellings, (*path, unique)) if type(item) in _CONTAINERS else item
         return out
     if isinstance(value, list):
-        return [foreign_value(item) for item in value]
+        # Scalars are kept as they are, without the call (most of a tool's input and output).
+        return [
+            foreign_value(item, spellings, (*path, n)) if type(item) in _CONTAINERS else item
+            for n, item in enumerate(value)
+        ]
     return value
+
+
+_CONTAINERS = frozenset({dict, list})
+
+
+def _typed_as_reasoning(value: dict[Any, Any]) -> bool:
+    """Whether a foreign map's type (or kind), however its key is spelt, names reasoning:
+    redacted thinking sits anywhere (a sub-agent's transcript in a tool result), and
+    its ``data`` must not show even with ``--reasoning all``."""
+    return any(
+        snake_key(str(key)) in ("type", "kind")
+        and any(
+            isinstance(name, str) and names_reasoning(name) for name in (item if isinstance(item, list) else [item])
+        )
+        for key, item in value.items()
+    )
+
+
+def foreign_block(block: dict[str, Any], **values: Any) -> dict[str, Any]:
+    """``block`` given foreign ``values`` as fields (``foreign_value``), and the
+    spelling of every key renamed in them kept in its ``original_keys``."""
+    spellings: Spellings = []
+    for name, value in values.items():
+        block[name] = foreign_value(value, spellings, (name,)) if isinstance(value, (dict, list)) else value
+    return _spelled(block, spellings) if spellings else block
+
+
+def foreign_type(kind: str) -> str:
+    """The stored type of a foreign block kept as unknown: its own, unless that is
+    a type Vis gives a meaning (``reasoning`` with ``"visibility": "visible"`` would
+    show as visible reasoning, ``prose`` be rendered as Markdown), then ``foreign_``
+    before it, which names reasoning whenever the type did (R2)."""
+    return f"foreign_{kind}" if kind in RENDERED_TYPES else kind
+
+
+def foreign_map(value: dict[str, Any], **fixed: Any) -> dict[str, Any]:
+    """A foreign map as a block of its own (an unknown block): its fields as
+    ``foreign_block`` keeps them, then the ``fixed`` ones (``id``, ``type``)."""
+    spellings: Spellings = []
+    return _spelled({**foreign_value(value, spellings), **fixed}, spellings)
+
+
+def _spelled(block: dict[str, Any], spellings: Spellings) -> dict[str, Any]:
+    judged: dict[int, bool] = {}
+    kept = [{"path": list(path), "key": key} for path, key in spellings if not _private(block, path, judged)]
+    found = block.get("original_keys", [])
+    if kept and isinstance(found, list):  # a source's own field of that name is kept as it is
+        block["original_keys"] = [*found, *kept]
+    return block
+
+
+def _private(block: dict[str, Any], path: tuple[str | int, ...], judged: dict[int, bool]) -> bool:
+    """Whether the key at ``path`` names private reasoning or sits in it (R2): its
+    spelling is not kept, since the policy hides the key and all under it. Each map
+    is judged once (``judged``, by identity): one with many renamed keys would
+    otherwise be read whole for each of them."""
+    value: Any = block
+    for step in path:
+        if isinstance(value, dict):
+            if names_reasoning(step):
+                return True
+            reasoning = judged.get(id(value))
+            if reasoning is None:
+                reasoning = judged[id(value)] = is_reasoning_map(value)
+            if reasoning:
+                return True
+        value = value[step]
+    return False
 
 
 def text_or(value: Any, default: str) -> str:
@@ -93,9 +205,7 @@ def iso_ms(value: Any) -> int | None:
         moment = datetime.fromisoformat(value)  # Python 3.11 reads every ISO 8601 form the tools write
     except ValueError:
         return None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    ms = int(moment.timestamp() * 1000)
+    ms = epoch_ms(aware(moment))
     return ms if 0 <= ms <= MAX_TIME else None
 
 
@@ -110,11 +220,12 @@ def first_line(text: str, limit: int = 100) -> str | None:
 
 def text_of_parts(parts: Any) -> str | None:
     """The text of a tool result's content: a string, or a list of only text parts
-    (joined by blank lines); ``None`` when it holds anything else."""
+    (joined by blank lines); ``None`` when it holds anything else, a text part that
+    is reasoning too (``"thought": true``): kept as read, the policy hides it (R2)."""
     if isinstance(parts, str):
         return parts
     if isinstance(parts, list) and all(isinstance(p, dict) and isinstance(p.get("text"), str) for p in parts):
-        if all(p.get("type") in ("text", "output_text", "input_text") for p in parts):
+        if all(p.get("type") in ("text", "output_text", "input_text") and not is_reasoning_map(p) for p in parts):
             return "\n\n".join(p["text"] for p in parts)
     return None
 
@@ -160,7 +271,7 @@ class Transcript:
             "status": "pending",
         }
         if tool_input is not NO_INPUT:
-            block["input"] = foreign_value(tool_input)
+            foreign_block(block, input=tool_input)
         message["content"].append(block)
         if call_id not in self.calls:
             self.calls[call_id], self.owners[call_id] = block, message
@@ -207,7 +318,10 @@ class Transcript:
 
     def skip(self, kind: str) -> None:
         """One more entry not shown, counted under ``kind`` when it reads as a name (a warning
-        line must stay one plain line, whatever a file calls its entries)."""
+        line must stay one plain line, whatever a file calls its entries) that names no
+        reasoning: a warning never quotes what may be private reasoning (R2)."""
+        if names_reasoning(kind):
+            kind = "entry of a reasoning type"
         self.skipped[kind if _LABEL.fullmatch(kind) else "entry of an unreadable type"] += 1
 
     def result(self, session_id: str, title: str | None, facts: dict[str, Any], lenient: bool) -> LoadResult:
@@ -222,10 +336,14 @@ class Transcript:
         built: list[Message] = []
         refused: list[Problem] = []
         for index, value in enumerate(self.messages):
+            one = _in_one_pass(value)
+            if one is not None:
+                built.append(one)
+                continue
             found: list[Problem] = []
             check_message(value, ("messages", index), found)
             if not found:
-                built.append(message_from_json(value))
+                built.append(message_from_json(value, owned=True))  # built here, held by nobody else
                 continue
             refused += found
             salvaged = salvage_message(value, index) if lenient else None
@@ -248,9 +366,38 @@ class Transcript:
         return LoadResult(self.source, session, tuple(problems + refused))
 
 
+def _in_one_pass(message: dict[str, Any]) -> Message | None:
+    """``message`` checked and built in one pass (``sources.trusted``: what the check
+    and the model make, each container visited once), or ``None`` when that pass
+    cannot vouch for it. The pass freezes in place, so a message it gave up on is
+    first given back its lists and maps, for the detailed check to say what is wrong."""
+    content = message["content"]
+    try:
+        (built,) = trusted_messages([message], 2)
+    except NotCertain:
+        message["content"] = content  # the pass sets it last, but only once every block was built
+        for key, item in message.items():
+            message[key] = _thawed(item, 1)
+        return None
+    return built
+
+
+def _thawed(value: Any, depth: int = 0) -> Any:
+    """A value as JSON again, after the one-pass building froze part of it: the pass
+    stops at the contract's depth, so deeper values are as read (and may be nested
+    far deeper than this could recurse)."""
+    if depth > MAX_DEPTH:
+        return value
+    if isinstance(value, (dict, MappingProxyType)):
+        return {key: _thawed(item, depth + 1) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_thawed(item, depth + 1) for item in value]
+    return value
+
+
 def _settle(block: dict[str, Any], output: Any, failed: bool) -> None:
     block["status"] = "failed" if failed else "completed"
-    block["error" if failed else "output"] = foreign_value(output)
+    foreign_block(block, **{"error" if failed else "output": output})
 
 
 def _orphan(call_id: str, output: Any, failed: bool, at: int) -> dict[str, Any]:

@@ -56,8 +56,8 @@ def foreign_lines(
     if reader is None:
         return None
     warnings: list[Problem] = []
-    last = text.rstrip("\n").count("\n") + 1
-    if problems and problems[-1].location == f"line {last}" and not text.endswith("\n"):
+    cut_short = problems and not text.endswith("\n")  # counting the lines is for a file that ends so
+    if cut_short and problems[-1].location == "line {}".format(text.count("\n") + 1):
         cut = problems.pop()
         warnings.append(
             Problem(cut.location, "incomplete last line (still being written?); read up to the line before", NOTE)

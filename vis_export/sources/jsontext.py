@@ -25,7 +25,7 @@ as ``PER_CHARACTER`` bytes per character and ``PER_CONTAINER`` per ``{`` or
   2.4 million; one of up to 5.9 MB cannot hold too many) is refused at the bracket
   past that, as ``TooManyContainers``, before anything is built. The count is
   one fast pass (``str.count`` a chunk at a time, made only for a text long
-  enough to hold too many; for a whole file, ``parse_quick``'s one pass). The
+  enough to hold too many; for a whole file, ``read_quick``'s one pass). The
   estimate is generous: a 37 MB session of tiny blocks, estimated at 0.89 GB,
   took 0.49 GB; 60 MB of empty lists, which took 1.9 GB before, are refused.
 
@@ -45,22 +45,28 @@ but slower on many small ones (1.3-1.5x), and reads ``1e400`` as infinity,
 which another scan of the text must rule out (0.4x): no faster in all, and
 another dependency. So the hook, for the exact reading.
 
-A whole file is first read by ``parse_quick``, with a compiled parser
-(msgspec) that refuses everything the exact reading refuses or locates (NaN,
-``1e400``, lone surrogates, integers past 4300 digits, control characters):
-its value is taken when it is certainly the one ``parse`` gives, and the reader
-checks it; input with any problem is read again by ``parse`` and checked again,
-so every problem line comes from the exact reading (nesting near the
-recursion limit, where the two parsers stop at slightly different depths, is
-always a problem: deeper than ``MAX_DEPTH``). Duplicate keys, which it
-keeps quiet, show in a count: each key in the text has a colon, and so has the
-value written out again (msgspec's encoder), less a colon for each key given
-twice; other colons are in strings, the same in both unless an escape
-(``\\u003a``) wrote one, and then the text is not read quickly.
-On the 16 MB benchmark session (CPU time, best of 9) the quick reading takes
-47 ms against the exact one's 65 (``json.loads`` 40): msgspec itself 25,
-encoding again for the key count 9, one pass over the bytes counting brackets
-and colons together 5 (three ``count`` passes took 14), the escape search 4.
+A whole file is first read by ``read_quick``, from its bytes, with a compiled
+parser (msgspec) that refuses everything the exact reading refuses or locates
+(NaN, ``1e400``, lone surrogates, integers past 4300 digits, control
+characters, bytes that are not UTF-8): its value is taken when it is certainly
+the one ``parse`` gives, and the reader checks it as it builds the session
+(``sources.trusted``); input with any problem is decoded and read again by
+``parse`` and checked again, so every problem line comes from the exact
+reading (nesting near the recursion limit, where the two parsers stop at
+slightly different depths, is always a problem: deeper than ``MAX_DEPTH``).
+Duplicate keys, which it keeps quiet, show in a count: each key in the text
+has a colon, and so has the value written out again (msgspec's encoder), less
+a colon for each key given twice; other colons are in strings, the same in
+both unless an escape (``\\u003a``) wrote one, and then the text is not read
+quickly. On the 16 MB benchmark session (CPU time, median of 9, a loaded
+machine) the quick reading takes 36 ms against ``json.loads``'s 40: msgspec
+itself 17, encoding again and counting its colons 12, one pass over the bytes
+counting brackets and colons together 5 (three ``count`` passes took 14), the
+escape search 4. It reads the bytes, not a text decoded from them: valid input
+never needs the text, and decoding 16 MB took up to 14 ms more in place.
+Counting keys as the session is built, against the colons that end a key
+found in the bytes (a quote before them, spaces allowed, its backslashes'
+parity judged), costs more: about 22 ms (docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -70,6 +76,7 @@ import math
 import re
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import msgspec
@@ -160,37 +167,123 @@ def _crowded(text: str, budget: int) -> TooManyContainers | None:
 UNSURE: Any = object()
 # An escaped colon, or one of a few other characters as rare (a regular expression
 # finds it faster than ``in``).
-_COLON_ESCAPE = re.compile(r"\\u003")
+_COLON_ESCAPE = re.compile(rb"\\u003")
+_COLON_ESCAPE_TEXT = re.compile(r"\\u003")
 _COMPILED = msgspec.json.Decoder()
 _ENCODED = msgspec.json.Encoder()
 _NOT_COUNTED = bytes(byte for byte in range(256) if byte not in b"{[:")
 
 
-def parse_quick(text: str, raw: bytes | None = None) -> Any:
-    """The value ``parse`` gives for ``text``, read by a compiled parser; ``UNSURE``
-    where it may not be that value, or ``parse`` refuses the text. A value whose
-    reading has a contract problem may still be read differently by ``parse``
-    (nesting past the recursion limit): problems are for ``parse`` to locate.
-    ``TooManyContainers`` as ``parse`` raises it; if not raised, ``parse`` need
-    not count again (``counted``). ``raw``: the UTF-8 bytes of ``text``, if the
-    caller has them."""
-    raw = text.encode("utf-8", "surrogatepass") if raw is None else raw
+@dataclass(frozen=True, slots=True)
+class Quick:
+    """What the quick reading found: ``value``, the value ``parse`` gives for the
+    text, or ``UNSURE``; ``counted``, whether the text's containers are known to
+    be within the memory budget (``parse`` need not count them again)."""
+
+    value: Any
+    counted: bool
+
+
+def read_quick(raw: bytes) -> Quick:
+    """The quick reading of a whole file's bytes, by a compiled parser, before
+    they are decoded (a text is made only for the exact reading). ``UNSURE``
+    where the value may not be the one ``parse`` gives, where ``parse`` refuses
+    the text, or where the bytes are not UTF-8 text (the compiled parser checks
+    them, and refuses a byte order mark): the exact reading then says what is
+    wrong. A value whose reading has a contract problem may still be read
+    differently by ``parse`` (nesting past the recursion limit): problems are
+    for ``parse`` to locate."""
     # Brackets and colons in one pass, over the bytes: no ASCII byte is part of
     # another character in UTF-8, so the counts are the text's.
     counted = raw.translate(None, _NOT_COUNTED)
-    if counted.count(b"{") + counted.count(b"[") > containers_allowed(len(text), MEMORY_BUDGET):
-        crowded = _crowded(text, MEMORY_BUDGET)  # where: counted again, a chunk at a time
-        assert crowded is not None
-        raise crowded
-    if _COLON_ESCAPE.search(text):
-        return UNSURE
+    # Against the budget of as many characters as there are bytes, which allows
+    # no more than the text's: more is for ``parse`` to count exactly, and locate.
+    if counted.count(b"{") + counted.count(b"[") > containers_allowed(len(raw), MEMORY_BUDGET):
+        return Quick(UNSURE, False)
+    if _COLON_ESCAPE.search(raw):
+        return Quick(UNSURE, True)
     try:
-        value = _COMPILED.decode(text)
+        value = _COMPILED.decode(raw)
+    except (msgspec.DecodeError, RecursionError):
+        return Quick(UNSURE, True)
+    if counted.count(b":") != _ENCODED.encode(value).count(b":"):  # a key given twice
+        return Quick(UNSURE, True)
+    return Quick(value, True)
+
+
+def parse_lines(text: str) -> list[tuple[int, Any]]:
+    """The line number and value of each non-blank line of JSON Lines, as ``parse``
+    gives them one by one (its ``json.JSONDecodeError`` as the value of a line that
+    is not JSON). Read by the compiled parser where that is certainly the same value
+    (as ``read_quick`` judges it, the duplicate-key count taken over all the lines
+    it read), else by ``parse``. The text's containers are the caller's to
+    count. On a Claude Code file this takes half the time of ``parse`` line by line.
+    """
+    numbered = [(lineno, line) for lineno, line in enumerate(text.split("\n"), 1) if line and not line.isspace()]
+    whole = _whole_lines(text, [line for _, line in numbered])
+    if whole is not None:
+        return [(lineno, value) for (lineno, _), value in zip(numbered, whole, strict=True)]
+    values: list[Any] = [UNSURE] * len(numbered)
+    if not _COLON_ESCAPE_TEXT.search(text):
+        # Near the recursion limit the two parsers part (the compiled one reads a level or
+        # two deeper, then a reader recursing into the value would not): a line with more
+        # brackets than half the limit, so perhaps that deep, is read exactly.
+        shallow = sys.getrecursionlimit() // 2
+        values = [_quick(line) if line.count("[") + line.count("{") < shallow else UNSURE for _, line in numbered]
+        colons = sum(line.count(":") for (_, line), v in zip(numbered, values, strict=True) if v is not UNSURE)
+        if colons != _ENCODED.encode([v for v in values if v is not UNSURE]).count(b":"):  # a key given twice
+            values = [UNSURE] * len(numbered)
+    pairs = zip(numbered, values, strict=True)
+    return [(lineno, _exact(line) if value is UNSURE else value) for (lineno, line), value in pairs]
+
+
+_JSON_BLANKS = " \t\r"
+_NOT_SHAPE = bytes(byte for byte in range(256) if byte not in b"{[:\n")
+
+
+def _whole_lines(text: str, lines: list[str]) -> list[Any] | None:
+    """The values of ``lines`` (the text's non-blank lines) read by the compiled
+    parser in one call, when that is certainly what ``parse`` gives line by line;
+    else ``None``, and the lines are read one by one.
+
+    ``decode_lines`` does not hold a value to its line (``[1`` and ``,2]`` are one
+    value), so it is taken only where every line is one object: each starts with
+    ``{`` and ends with ``}``, so each line break sits between a ``}`` and a ``{``,
+    which JSON allows only between values, and there are as many values as lines.
+    The duplicate-key count and the depth rule are ``parse_lines``' own, taken
+    over the whole text at once: one pass over its bytes keeps their brackets,
+    colons and line breaks (counting each in the text took longer)."""
+    if _COLON_ESCAPE_TEXT.search(text):
+        return None
+    for line in lines:
+        if line.lstrip(_JSON_BLANKS)[:1] != "{" or line.rstrip(_JSON_BLANKS)[-1:] != "}":
+            return None
+    shape = text.encode("utf-8", "surrogatepass").translate(None, _NOT_SHAPE)
+    colons = shape.count(b":")
+    shallow = sys.getrecursionlimit() // 2
+    if len(shape) - colons >= shallow and re.search(b"[^\n]{%d}" % shallow, shape.replace(b":", b"")):
+        return None  # a line with brackets enough to be near the recursion limit: read exactly
+    try:
+        values = _COMPILED.decode_lines(text)
+    except (msgspec.DecodeError, RecursionError):
+        return None
+    if len(values) != len(lines) or colons != _ENCODED.encode(values).count(b":"):  # a key given twice
+        return None
+    return values
+
+
+def _quick(line: str) -> Any:
+    try:
+        return _COMPILED.decode(line)
     except (msgspec.DecodeError, RecursionError):
         return UNSURE
-    if counted.count(b":") != _ENCODED.encode(value).count(b":"):  # a key given twice
-        return UNSURE
-    return value
+
+
+def _exact(line: str) -> Any:
+    try:
+        return parse(line, counted=True)
+    except json.JSONDecodeError as error:
+        return error
 
 
 def parse(text: str, budget: int | None = None, counted: bool = False) -> Any:

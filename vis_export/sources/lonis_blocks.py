@@ -17,6 +17,7 @@ from vis_export.contract.lonis_check import check_lonis_block
 from vis_export.model import LonisBlock, Message, Session, freeze, message_from_json
 from vis_export.problems import Problem
 from vis_export.sources.result import LoadResult, failed
+from vis_export.timefmt import aware, epoch_ms
 
 
 def _created(block: dict[str, Any]) -> int:
@@ -24,7 +25,7 @@ def _created(block: dict[str, Any]) -> int:
     may lie a few hours past the year 9999 in UTC)."""
     when = ((block.get("attribution") or {}).get("provenance") or {}).get("when")
     try:
-        moment = int(datetime.fromisoformat(str(when).replace("Z", "+00:00")).timestamp() * 1000)
+        moment = epoch_ms(aware(datetime.fromisoformat(str(when).replace("Z", "+00:00"))))
     except (ValueError, OverflowError):
         return 0
     return min(max(0, moment), MAX_TIME)

@@ -12,13 +12,14 @@ say where one message's calls end and the next one's begin.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from typing import Any
 
+from vis_export.contract.reasoning_words import is_reasoning_map
 from vis_export.sources.claude_code import content_blocks
 from vis_export.sources.foreign import NO_INPUT, Transcript, field_text, map_or_empty, text_of_parts, text_or
+from vis_export.sources.jsontext import parse  # as every reader parses: no NaN, no exhausted stack
 from vis_export.sources.result import LoadResult
 
 ROLES = frozenset({"system", "developer", "user", "assistant", "tool", "function"})
@@ -188,7 +189,7 @@ class _Reader:
             if step is not None:
                 self._step(step[0], None, step[1], step[2])
                 step = None
-            if kind == "text" and isinstance(part.get("text"), str):
+            if kind == "text" and isinstance(part.get("text"), str) and not is_reasoning_map(part):
                 step = (part["text"], [], part_key)
                 continue
             if self.group is None:
@@ -222,7 +223,7 @@ class _Reader:
         detail: Any = content
         if isinstance(content, str) and content.startswith(_ERROR):
             try:
-                detail = json.loads(content[len(_ERROR) :])
+                detail = parse(content[len(_ERROR) :])
             except ValueError:
                 detail = None if content == _ERROR + "failed" else content
         self.transcript.answer(call_id, detail, True, 0)
@@ -248,7 +249,7 @@ def _arguments(arguments: Any) -> Any:
     """Call arguments: JSON text parsed when it is JSON, else kept as the text it is."""
     if isinstance(arguments, str):
         try:
-            return json.loads(arguments)
+            return parse(arguments)
         except ValueError:
             return arguments
     return arguments

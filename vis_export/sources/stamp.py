@@ -3,7 +3,9 @@ a guard for a change within one tick of the file system's clock.
 
 The index job's manifest, ``serve``'s listing and page caches, and a Dask
 worker's cache of the files it has read all take an equal stamp to mean
-"unchanged"; this is the one place that says what a stamp is.
+"unchanged"; this is the one place that says what a stamp is, and all of
+them take a source's stamp from ``source_stamp``, its SQLite ``-wal`` part
+included.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from pathlib import Path
 RACY_NS = 2_000_000_000  # the coarsest file time we expect (FAT and some network file systems: 2 s)
 
 
-def file_stamp(path: Path) -> list[int] | None:
+def _file_stamp(path: Path) -> list[int] | None:
     """A file's size and modification time (``None``: no file). A file rewritten at the same size
     within one tick of its file system's clock keeps both; so a stamp taken
     that soon after a change also holds the moment it was taken, which no
@@ -32,3 +34,14 @@ def file_stamp(path: Path) -> list[int] | None:
     if -RACY_NS < now - info.st_mtime_ns < RACY_NS:
         return [info.st_size, info.st_mtime_ns, now]
     return [info.st_size, info.st_mtime_ns]
+
+
+def source_stamp(path: Path) -> list[int] | None:
+    """A source file's stamp (``None``: no file), with its SQLite write-ahead
+    log's when it has one: a Vis store's recent turns may live only in its
+    ``-wal``, and the main file does not change while they are written there
+    (a stamp of the main file alone kept a worker's copy of a store whose
+    ``-wal`` had grown: the old sessions, missing the new turns)."""
+    stamp = _file_stamp(path)
+    wal = _file_stamp(Path(f"{path}-wal"))
+    return stamp + wal if stamp is not None and wal is not None else stamp

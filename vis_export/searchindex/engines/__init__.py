@@ -1,4 +1,5 @@
-"""Search engines behind one interface; each is imported only when chosen.
+"""Search engines behind one interface; each is imported only when chosen
+(``opening``, which imports them: they import this contract).
 
 An engine stores the documents of ``search.documents`` and answers one kind of
 question: documents that match every query word, the required terms, the
@@ -13,7 +14,6 @@ CJK runs (``cjk``), which a query's run finds as its bigrams, each a query word.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, Protocol
 
 from vis_export.plugins import ENGINES_GROUP, plugins
@@ -71,26 +71,6 @@ class Engine(Protocol):
         self, words: list[str], filters: dict[str, str], since: int | None, until: int | None, limit: int, offset: int
     ) -> list[tuple[float, dict[str, Any]]]: ...
     def close(self) -> None: ...
-
-
-def open_engine(name: str, directory: Path, writable: bool, threads: int = 0) -> Engine:
-    from vis_export.extras import require
-
-    if name in BUILTIN_ENGINES:
-        require("tantivy" if name == "tantivy" else "whoosh", f"the {name} search engine")
-    if name == "tantivy":
-        from vis_export.searchindex.engines.tantivy_engine import TantivyEngine
-
-        return TantivyEngine(directory, writable, threads)
-    if name == "whoosh":
-        from vis_export.searchindex.engines.whoosh_engine import WhooshEngine
-
-        return WhooshEngine(directory, writable)
-    plugin = plugins(ENGINES_GROUP, BUILTIN_ENGINES).get(name)
-    if plugin is None:
-        raise ValueError(f"unknown engine {name!r}; choose one of {', '.join(engine_names())}")
-    engine: Engine = plugin.load()(directory, writable, threads)
-    return engine
 
 
 def engine_names() -> tuple[str, ...]:

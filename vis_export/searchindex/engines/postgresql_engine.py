@@ -23,11 +23,12 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from vis_export.searchindex.documents import analysed_words, distinct_analysed_words, identifier_key, identifier_words
+from vis_export.searchindex.documents import analysed_words, identifier_key, identifier_words
 from vis_export.searchindex.engines import STORED
 from vis_export.searchindex.engines.postgresql_schema import connect, display, failures, prepare
 from vis_export.searchindex.engines.postgresql_writer import Step, TransactionWriter
 from vis_export.searchindex.guard import IndexFailure
+from vis_export.searchindex.query import inner_runs
 
 _LIKE_SPECIAL = re.compile(r"[\\%_]")
 LONGEST_LOCK_TIMEOUT = 2**31 - 1  # milliseconds
@@ -93,6 +94,28 @@ def tsvector_words(words: set[str]) -> str:
     return " ".join(kept)
 
 
+# How a block's words become its tsvector (``vis_words`` in the schema).
+NO_POSITIONS, POSITIONS, CHECKED_POSITIONS = 0, 1, 2
+# A tsvector keeps at most 255 positions of a word, and counts positions up to
+# 16,383 (later words all stand at 16,383): a text within both holds exact
+# positions, and one beyond either none (a phrase's words side by side could
+# not be told apart from the lost positions).
+_FEWEST_CAPPED = 255
+
+
+def words_of(text: str) -> tuple[str, int]:
+    """A block's words for ``vis_words``: in order, with positions (phrases are
+    narrowed by their words side by side), when they fit in a tsvector
+    (``TSVECTOR_BYTES``, two more bytes per position); else each once, without
+    positions (``tsvector_words``). A text of fewer words than a tsvector caps
+    holds exact positions; the server checks a longer one's."""
+    words = analysed_words(text)
+    distinct = set(words)
+    if len(" ".join(distinct)) * 4 + _WORD_COST * len(distinct) + 2 * len(words) >= TSVECTOR_BYTES:
+        return tsvector_words(distinct), NO_POSITIONS
+    return " ".join(words), POSITIONS if len(words) < _FEWEST_CAPPED else CHECKED_POSITIONS
+
+
 def lock_timeout(wait: float) -> int:
     """``--wait`` seconds as ``lock_timeout`` milliseconds: at least 1 (0 means
     no limit), at most PostgreSQL's (an int: 24.8 days), and no limit for an
@@ -133,8 +156,8 @@ _TEXT_FIELDS = frozenset(name for name in STORED if name != "created_at")
 # found without ranking the rest.
 CANDIDATES = 1000
 _INSERT = (
-    f"INSERT INTO vis_blocks ({_COLUMNS}, terms, words) "
-    f"VALUES ({', '.join(['%s'] * len(STORED))}, %s, strip(to_tsvector('vis_english', %s)))"
+    f"INSERT INTO vis_blocks ({_COLUMNS}, terms, words, positional) "
+    f"SELECT {', '.join(['%s'] * len(STORED))}, %s, w.vector, w.positional FROM vis_words(%s, %s) AS w"
 )
 # A session's transaction is a few round trips (lock and delete; copy; the rest
 # and commit), since the writer thread waits for the GIL after each one (up to
@@ -150,11 +173,11 @@ _DELETE = (
 _STAGE = (
     "CREATE TEMPORARY TABLE vis_stage ("
     + ", ".join(f"{name} {'bigint' if name == 'created_at' else 'text'}" for name in STORED)
-    + ", terms text[], words text) ON COMMIT DELETE ROWS"
+    + ", terms text[], words text, positions smallint) ON COMMIT DELETE ROWS"
 )
 _FROM_STAGE = (
-    f"INSERT INTO vis_blocks ({_COLUMNS}, terms, words) "
-    f"SELECT {_COLUMNS}, terms, strip(to_tsvector('vis_english', words)) FROM vis_stage"
+    f"INSERT INTO vis_blocks ({_COLUMNS}, terms, words, positional) "
+    f"SELECT {_COLUMNS}, terms, w.vector, w.positional FROM vis_stage, LATERAL vis_words(words, positions) AS w"
 )
 
 
@@ -184,7 +207,8 @@ class PostgresEngine:
         self._stage_holds = False  # whether vis_stage holds rows (until the commit empties it)
         try:
             with failures(uri, self.command):
-                prepare(self.connection, uri, writable)
+                # Tables before version 4 hold no positions (nor the column saying so).
+                self.positions = prepare(self.connection, uri, writable) >= 4
                 if not writable:  # one order of rows per plan (see ``phrase_search``)
                     self.connection.execute("SET max_parallel_workers_per_gather = 0")
                     self.connection.execute("SET synchronize_seqscans = off")
@@ -225,7 +249,7 @@ class PostgresEngine:
             (
                 *(storable(document[name]) if name in _TEXT_FIELDS else document[name] for name in STORED),
                 document["terms"].split(),
-                tsvector_words(distinct_analysed_words(document["text"])),
+                *words_of(document["text"]),
             )
             for document in documents
         ]
@@ -396,6 +420,9 @@ class PostgresEngine:
                 parameters.append(identifier_words(word))
             conditions.append(f"({' OR '.join(ways)})")
         for phrase in phrases:
+            for run in inner_runs(phrase) if self.positions else ():
+                conditions.append("(NOT positional OR words @@ phraseto_tsquery('vis_english', %s))")
+                parameters.append(" ".join(run))
             conditions.append("text LIKE %s ESCAPE '\\'")
             parameters.append(f"%{like_literal(storable(phrase))}%")
         for field, value in filters.items():
@@ -415,10 +442,12 @@ class PostgresEngine:
         # words had thousands (16 ms of a 20 ms query at 92k blocks). The
         # connection plans without parallel workers or synchronized scans, so
         # a plan meets rows in one order (see ``__init__``). Unranked matches
-        # come by key, so a page of them stops at its end. Only the rows
-        # returned are joined back for their stored fields. A page past
-        # CANDIDATES ranks every match.
-        bound = CANDIDATES if offset + limit <= CANDIDATES else None
+        # (a phrase with no whole word) come by key, all of score 0: the page
+        # is the first of them, and the scan stops at its end rather than at
+        # CANDIDATES (a phrase of two common words at 1M blocks checked a
+        # hundred times the rows it showed). Only the rows returned are joined
+        # back for their stored fields. A page past CANDIDATES ranks every match.
+        bound = offset + limit if not ranked else CANDIDATES if offset + limit <= CANDIDATES else None
         order = "" if ranked else " ORDER BY key"
         query = (
             f"SELECT best.score, {_COLUMNS} FROM ("

@@ -21,12 +21,26 @@ from typing import Any
 
 from vis_export.searchindex.guard import IndexFailure
 
-SCHEMA = 3
+SCHEMA = 4
 _CREATE_LOCK = 0x76697365  # advisory lock key while tables are made or migrated
 # Stop words kept, as tantivy keeps them: a Snowball dictionary with no stop
 # word list, mapped for every kind of word the parser finds (the input is
 # already split into words by ``documents.analysed_words``).
 _WORD_TOKENS = "asciiword, word, numword, asciihword, hword, numhword, hword_asciipart, hword_part, hword_numpart"
+# A block's tsvector from its words (``postgresql_engine.words_of``), and
+# whether it keeps their positions: kind 1 keeps them, 2 keeps them where the
+# server finds none capped (see ``words_of``), 0 none. A phrase's words side
+# by side are asked only of blocks with positions: PostgreSQL finds no phrase
+# in a tsvector without them.
+_WORDS_FUNCTION = """
+CREATE OR REPLACE FUNCTION vis_words(text, smallint, OUT vector tsvector, OUT positional boolean)
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+SELECT CASE WHEN kept THEN v ELSE strip(v) END, kept
+FROM to_tsvector('vis_english', $1) AS t(v), LATERAL (SELECT $2 = 1 OR $2 = 2 AND coalesce((
+    SELECT bool_and(cardinality(w.positions) < 255 AND w.positions[cardinality(w.positions)] < 16383)
+    FROM unnest(v) AS w), true)) AS k(kept)
+$$;
+"""
 _TABLES = f"""
 CREATE TEXT SEARCH DICTIONARY vis_english_stem (TEMPLATE = snowball, LANGUAGE = english);
 CREATE TEXT SEARCH CONFIGURATION vis_english (COPY = english);
@@ -39,12 +53,12 @@ CREATE TABLE vis_files (origin text NOT NULL, key text NOT NULL, entry jsonb NOT
 CREATE TABLE vis_blocks (key text PRIMARY KEY, session_id text NOT NULL, session_title text NOT NULL,
     message_id text NOT NULL, block_id text NOT NULL, role text NOT NULL, block_type text NOT NULL,
     language text NOT NULL, created_at bigint NOT NULL, text text NOT NULL, terms text[] NOT NULL,
-    words tsvector NOT NULL);
+    words tsvector NOT NULL, positional boolean NOT NULL);
 CREATE INDEX vis_blocks_session ON vis_blocks (session_id);
 CREATE INDEX vis_blocks_words ON vis_blocks USING gin (words);
 CREATE INDEX vis_blocks_terms ON vis_blocks USING gin (terms);
 CREATE INDEX vis_blocks_created ON vis_blocks (created_at);
-"""
+{_WORDS_FUNCTION}"""
 # From each version, the statements that make it the next one. Version 2 drops
 # the trigram index of version 1: no query read it (a phrase's candidates are
 # the blocks holding its words, found by the word and term indexes, then checked
@@ -53,8 +67,16 @@ CREATE INDEX vis_blocks_created ON vis_blocks (created_at);
 # Version 3 indexes Chinese, Japanese and Korean as bigrams among the terms
 # (``searchindex.cjk``): the file stamps go, so each origin's next job reads its
 # files again and writes every session anew (the content hash of a session
-# holds the schema version, so none counts as unchanged).
-_MIGRATIONS = {1: "DROP INDEX IF EXISTS vis_blocks_trigrams", 2: "DELETE FROM vis_files"}
+# holds the schema version, so none counts as unchanged). Version 4 keeps the
+# words' positions (``vis_words``), for phrases: every session is written anew
+# by the next job of its origin (its files read again, its hash forgotten);
+# until then its words match a phrase's as before, wherever they stand.
+_MIGRATIONS = {
+    1: "DROP INDEX IF EXISTS vis_blocks_trigrams",
+    2: "DELETE FROM vis_files",
+    3: "ALTER TABLE vis_blocks ADD COLUMN IF NOT EXISTS positional boolean NOT NULL DEFAULT false;"
+    f"{_WORDS_FUNCTION} DELETE FROM vis_files; UPDATE vis_sessions SET digest = ''",
+}
 
 
 def server(conninfo: dict[str, Any]) -> str:
@@ -196,18 +218,20 @@ def _refuse_newer(uri: str, version: int) -> None:
         )
 
 
-def prepare(connection: Any, uri: str, writable: bool) -> None:
-    """Tables made (or migrated) for a writer; for a searcher, an index that is there."""
+def prepare(connection: Any, uri: str, writable: bool) -> int:
+    """Tables made (or migrated) for a writer; for a searcher, an index that is
+    there (of an older version until its next job, which the search allows for).
+    Returns the version of the tables."""
 
     if not writable:
         version = _version(connection)
         if version is None:
             raise IndexFailure(f"{display(uri)}: no index here (run vis-export index first)")
         _refuse_newer(uri, version)
-        return
+        return version
     with connection.transaction():
         if _version(connection) == SCHEMA:
-            return
+            return SCHEMA
     # A lock held across transactions, so the look after it starts a transaction
     # of its own: a transaction that waited on a lock may still see the catalog
     # (tables, configurations) as it was before another job made them.
@@ -219,6 +243,7 @@ def prepare(connection: Any, uri: str, writable: bool) -> None:
     finally:
         connection.execute("SELECT pg_advisory_unlock(%s)", (_CREATE_LOCK,))
         connection.commit()
+    return SCHEMA
 
 
 def _create(connection: Any, uri: str) -> None:

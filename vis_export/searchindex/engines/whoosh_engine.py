@@ -3,18 +3,25 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+import re
+from collections import Counter
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
 from whoosh import index as whoosh_index, query as q
 from whoosh.analysis import LowercaseFilter, RegexTokenizer, SpaceSeparatedTokenizer, StemFilter, StopFilter
+from whoosh.externalsort import SortingPool
 from whoosh.fields import ID, NUMERIC, STORED, TEXT, Schema
 from whoosh.lang import stemmer_for_language
+from whoosh.scoring import BM25F, BM25FScorer
+from whoosh.system import pack_uint
+from whoosh.writing import PostingPool, SegmentWriter
 
 from vis_export.searchindex.cjk import WORD_PATTERN
-from vis_export.searchindex.documents import identifier_key, identifier_words
+from vis_export.searchindex.documents import LONGEST_WORD, identifier_key, identifier_words
 from vis_export.searchindex.engines.whoosh_pickle import install, restricted
+from vis_export.searchindex.guard import IndexFailure
 
 install()
 P = ParamSpec("P")
@@ -30,23 +37,134 @@ WORDS = (
 )
 
 
+_WORD = re.compile(WORD_PATTERN)
+_TERM = re.compile(r"[^ \t\r\n]+")  # ``SpaceSeparatedTokenizer``'s
+_stem = functools.lru_cache(maxsize=1 << 16)(stemmer_for_language("en"))
+
+
+def analysed(text: str) -> Counter[str]:
+    """How often each of ``WORDS(text)``'s words occurs, made without a token
+    object per word (the analysis was a third of an index job's time): each
+    distinct spelling is lowered, measured and stemmed once. The query's words
+    still go through ``WORDS``; a test holds the two to the same words."""
+    counts: Counter[str] = Counter()
+    for word, count in Counter(_WORD.findall(text)).items():
+        if len(word) <= LONGEST_WORD:
+            counts[_stem(word.lower())] += count
+    return counts
+
+
+def _terms(text: str) -> Counter[str]:
+    return Counter(_TERM.findall(text))
+
+
+class _Postings(TEXT):  # type: ignore[misc]
+    """A text field that makes its postings from its words' frequencies
+    (``frequencies``), without positions (no query of this engine asks for
+    them: phrases are checked in the text)."""
+
+    def __init__(self, analyzer: Any, frequencies: Callable[[str], Counter[str]]):
+        super().__init__(analyzer=analyzer, phrase=False)
+        self.frequencies = frequencies
+
+    def index(self, value: str, **_: Any) -> Iterator[tuple[bytes, int, float, bytes]]:
+        for word, frequency in self.frequencies(value).items():
+            yield word.encode(), frequency, float(frequency), pack_uint(frequency)  # as ``Frequency`` writes it
+
+
+class _Id(ID):  # type: ignore[misc]
+    """An ID field that makes its one posting itself, as Whoosh's own analysis
+    and format (``IDTokenizer``, ``Existence``) make it: the value whole."""
+
+    def index(self, value: str, **_: Any) -> Iterator[tuple[bytes, int, float, bytes]]:
+        yield value.encode(), 1, 1.0, b""
+
+
+class _Lengths:
+    """A new segment's field lengths, as its writer reads them to write the
+    postings: each scorable field's read once, not once per posting (half the
+    time of a commit, with a file system check per posting of a field that
+    has none)."""
+
+    def __init__(self, reader: Any, schema: Schema):
+        self.reader = reader
+        self.lengths = {
+            name: [reader.doc_field_length(n, name) for n in range(reader.doc_count_all())]
+            for name, field in schema.items()
+            if field.scorable
+        }
+
+    def doc_field_length(self, docnum: int, fieldname: str, default: int = 0) -> int:
+        lengths = self.lengths.get(fieldname)
+        return default if lengths is None else lengths[docnum]
+
+    def close(self) -> None:
+        self.reader.close()
+
+
+class _Pool(PostingPool):  # type: ignore[misc]
+    """Whoosh's pool of postings to sort, bounded by their count rather than by
+    an estimate of each one's size made as it is added (a tenth of a job's
+    time): as many as ``limitmb`` holds at Whoosh's estimate of a posting."""
+
+    POSTING_BYTES = 170  # ``PostingPool.add``'s estimate, for a word of 8 letters
+
+    def __init__(self, tempstore: Any, segment: Any, limitmb: int):
+        super().__init__(tempstore, segment, limitmb=limitmb)
+        self.maxsize = self.limit // self.POSTING_BYTES
+
+    add = SortingPool.add
+
+
+class _Writer(SegmentWriter):  # type: ignore[misc]
+    def __init__(self, index: Any, limitmb: int):
+        super().__init__(index, limitmb=limitmb)
+        self.pool = _Pool(self._tempstorage, self.newsegment, limitmb)
+
+    def per_document_reader(self) -> _Lengths:
+        return _Lengths(super().per_document_reader(), self.schema)
+
+
 def _schema() -> Schema:
     return Schema(
-        key=ID(stored=True, unique=True),
-        session_id=ID(stored=True),
+        key=STORED(),
+        session_id=_Id(stored=True),
         session_title=STORED(),
         message_id=STORED(),
         block_id=STORED(),
-        role=ID(stored=True),
-        block_type=ID(stored=True),
-        language=ID(stored=True),
+        role=_Id(stored=True),
+        block_type=_Id(stored=True),
+        language=_Id(stored=True),
         # Four terms a time, not sixteen (the default step of 4 bits): a third
         # of the postings an index job sorts and writes (see ``WRITER``).
         created_at=NUMERIC(stored=True, bits=64, signed=True, shift_step=16),
         text=STORED(),
-        words=TEXT(analyzer=WORDS),
-        terms=TEXT(analyzer=SpaceSeparatedTokenizer()),
+        words=_Postings(WORDS, analysed),
+        terms=_Postings(SpaceSeparatedTokenizer(), _terms),
     )
+
+
+class _Scoring(BM25F):  # type: ignore[misc]
+    """Whoosh's BM25F, the same scores, with each field's lengths read once per
+    searcher into a list (``_lengths``): a search scores every match, and
+    reading each match's length from its column was a quarter of its time."""
+
+    def scorer(self, searcher: Any, fieldname: str, text: bytes, qf: int = 1) -> Any:
+        scorer = super().scorer(searcher, fieldname, text, qf)
+        if isinstance(scorer, BM25FScorer):
+            scorer.dfl = _lengths(searcher, fieldname).__getitem__
+        return scorer
+
+
+def _lengths(searcher: Any, fieldname: str) -> list[int]:
+    """A field's length in each document of a searcher's segment, as its
+    scorer reads them (1 where none), kept with the searcher (the engine keeps
+    the searcher until the index changes)."""
+    kept = vars(searcher).setdefault("vis_lengths", {})
+    if fieldname not in kept:
+        kept[fieldname] = [searcher.doc_field_length(n, fieldname, 1) for n in range(searcher.doc_count_all())]
+    lengths: list[int] = kept[fieldname]
+    return lengths
 
 
 def _restricted(method: Callable[P, R]) -> Callable[P, R]:
@@ -68,6 +186,21 @@ def _restricted(method: Callable[P, R]) -> Callable[P, R]:
 WRITER = {"limitmb": 256}
 
 
+# The layout of the engine's files, beside the manifest's schema version (which
+# all engines share): 2 holds words and terms without positions and the key
+# unindexed (a third less to write, and postings read in one piece). Whoosh
+# cannot merge segments of two layouts, so an index of another is refused.
+LAYOUT = "2"
+LAYOUT_FILE = "vis-export-layout"
+
+
+def _layout(directory: Path) -> str:
+    try:
+        return (directory / LAYOUT_FILE).read_text().strip()
+    except FileNotFoundError:
+        return "1"
+
+
 class WhooshEngine:
     name = "whoosh"
 
@@ -79,6 +212,13 @@ class WhooshEngine:
             self.index = whoosh_index.open_dir(str(directory), schema=schema)
         except whoosh_index.EmptyIndexError:
             self.index = whoosh_index.create_in(str(directory), schema)
+            (directory / LAYOUT_FILE).write_text(LAYOUT)
+        if _layout(directory) != LAYOUT:
+            self.index.close()
+            raise IndexFailure(
+                f"{directory.parent}: this Whoosh index was written by an earlier vis-export, "
+                "in another layout; rebuild it in a new directory"
+            )
         self.writer: Any = None
         self.writable = writable
         # Kept between searches (opening one costs more than a query of a rare
@@ -87,12 +227,12 @@ class WhooshEngine:
 
     def _searcher(self) -> Any:
         """The kept searcher, made current (a cheap check when nothing was committed)."""
-        self.searcher = self.index.searcher() if self.searcher is None else self.searcher.refresh()
+        self.searcher = self.index.searcher(weighting=_Scoring()) if self.searcher is None else self.searcher.refresh()
         return self.searcher
 
     def _writing(self) -> Any:
         if self.writer is None:
-            self.writer = self.index.writer(**WRITER)
+            self.writer = _Writer(self.index, **WRITER)
         return self.writer
 
     @_restricted

@@ -1,0 +1,68 @@
+"""A source's stamp, the one that index, ``serve`` and Dask workers take to
+mean "unchanged", includes a Vis store's ``-wal``: the store's recent turns
+live there, and its main file does not change while they are written."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from pathlib import Path
+
+from conftest import GOLDEN
+from visstore import build_store, insert
+
+from vis_export.distributed.tasks import results_of
+from vis_export.sources.parts import Part
+
+ROWS = json.loads((GOLDEN / "store" / "rows.json").read_text())
+# Two more messages of the golden store's main session: a turn and its answer.
+RECENT = {
+    "session_turn_soul": [
+        {
+            "id": "turn_5",
+            "session_state_id": "state_main_v2",
+            "position": 5,
+            "user_request": "Only in the WAL",
+            "created_at": 1740000009000,
+        }
+    ],
+    "session_turn_state": [
+        {
+            "id": "ts_5",
+            "session_turn_soul_id": "turn_5",
+            "version": 1,
+            "status": "done",
+            "content_json": [{"id": "w", "type": "prose", "markdown": "From the WAL"}],
+            "created_at": 1740000009100,
+        }
+    ],
+}
+AN_HOUR_AGO = 3600
+
+
+def _main_messages(part: Part) -> int:
+    main = next(r.session for r in results_of(part, False) if r.session is not None and r.session.id == "soul_main")
+    return len(main.messages)
+
+
+def test_a_worker_reads_a_store_again_once_its_wal_grew(tmp_path: Path) -> None:
+    """A Dask worker keeps the sessions of the files it read for its next
+    tasks, however many jobs later (``tasks.results_of``): after the
+    application wrote two messages to the store's ``-wal`` (the main file the
+    same size and time as before), the worker still gave the old messages."""
+    store = build_store(tmp_path / "vis.db", ROWS)
+    past = os.stat(store).st_mtime_ns - AN_HOUR_AGO * 10**9
+    os.utime(store, ns=(past, past))
+    part = Part(str(store), str(store))
+    before = _main_messages(part)
+    writer = sqlite3.connect(store)  # the application, still running: its turns stay in the -wal
+    try:
+        writer.execute("PRAGMA wal_autocheckpoint=0")
+        insert(writer, RECENT)
+        writer.commit()
+        os.utime(store, ns=(past, past))
+        assert Path(f"{store}-wal").stat().st_size > 0
+        assert _main_messages(part) == before + 2
+    finally:
+        writer.close()

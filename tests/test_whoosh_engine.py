@@ -1,0 +1,99 @@
+"""The Whoosh engine's own ways to its speed keep what Whoosh itself would
+index and rank: the words its analyser finds, BM25F's scores, and an index of
+an earlier layout refused in one line rather than merged into a broken one."""
+
+from __future__ import annotations
+
+import shutil
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from conftest import INPUT
+from hypothesis import given, strategies as st
+
+from vis_export import load
+from vis_export.searchindex import IndexFailure, index, search
+from vis_export.searchindex.directory import ENGINE_DATA
+from vis_export.searchindex.engines.whoosh_engine import LAYOUT_FILE, WORDS, WhooshEngine, analysed, q, restricted
+
+# Words of every kind the analysis treats apart: letters of other scripts and
+# cases (some lower to more characters), digits, underscores, Chinese (left out),
+# and lengths about the longest indexed word.
+_PIECES = st.sampled_from(["a", "Parse", "config", "İ", "ǅ", "ß", "9", "_", "設定", "x" * 39, "y" * 40, "é", "Ⅻ"])
+_TEXT = st.lists(st.one_of(_PIECES, st.text(max_size=5)), max_size=30).map(" ".join)
+
+
+@given(_TEXT)
+def test_the_indexed_words_are_whooshs_analysers(text: str) -> None:
+    assert analysed(text) == Counter(token.text for token in WORDS(text))
+
+
+@given(st.text())
+def test_an_id_fields_posting_is_whooshs(value: str) -> None:
+    from whoosh.fields import ID
+
+    from vis_export.searchindex.engines.whoosh_engine import _Id
+
+    try:
+        expected = list(ID(stored=True).index(value))
+    except UnicodeEncodeError:  # a lone surrogate: neither can write it
+        with pytest.raises(UnicodeEncodeError):
+            list(_Id(stored=True).index(value))
+        return
+    assert list(_Id(stored=True).index(value)) == expected
+
+
+def test_scores_are_whooshs_bm25f(tmp_path: Path) -> None:
+    """The engine's scoring reads lengths its own way: the same scores, in the same order."""
+    from whoosh.scoring import BM25F
+
+    index(list(load(INPUT)), tmp_path, engine="whoosh", reasoning="visible")
+    engine = WhooshEngine(tmp_path / ENGINE_DATA, writable=False)
+    with restricted():
+        ours = engine._searcher()
+        theirs = engine.index.searcher(weighting=BM25F())
+        for word in ("the", "config", "test", "parse"):
+            query = q.Or([q.Term("words", word), q.Term("terms", word)])
+            found = [(hit.score, hit["key"]) for hit in ours.search(query, limit=None)]
+            assert found == [(hit.score, hit["key"]) for hit in theirs.search(query, limit=None)]
+            assert found, word
+        theirs.close()
+    engine.close()
+
+
+def test_an_index_of_an_earlier_layout_is_refused(tmp_path: Path) -> None:
+    sessions = list(load(INPUT))
+    index(sessions[:1], tmp_path / "old", engine="whoosh")
+    (tmp_path / "old" / ENGINE_DATA / LAYOUT_FILE).unlink()  # as every vis-export before layouts wrote it
+    shutil.copytree(tmp_path / "old", tmp_path / "copy")  # a folder no search has opened yet
+    attempts = {"old": lambda: index(sessions, tmp_path / "old"), "copy": lambda: search("the", tmp_path / "copy")}
+    for folder, attempt in attempts.items():
+        with pytest.raises(IndexFailure) as failure:
+            attempt()
+        assert str(failure.value) == (  # one line, as the engine says it
+            f"{tmp_path / folder}: this Whoosh index was written by an earlier vis-export, in another layout; "
+            "rebuild it in a new directory"
+        )
+
+
+def test_a_job_larger_than_the_writers_memory_finds_the_same(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Postings beyond ``limitmb`` are sorted in runs on disk, read back through
+    the restricted unpickler (empty bytes among them: the language of prose)."""
+    from vis_export.searchindex.engines import whoosh_engine
+    from vis_export.sources.messages import session_document
+
+    words = "parse config server request handler cache index query deploy tests".split()
+    blocks = [
+        {"id": f"b{n}", "type": "prose", "markdown": " ".join(words[(n * k) % 10] + str(k % 7) for k in range(40))}
+        for n in range(400)
+    ]
+    message = {"id": "m", "role": "user", "status": "completed", "created_at": 1, "content": blocks}
+    session = session_document({"id": "s", "messages": [message]}, "", "s").session
+    index([session], tmp_path / "memory", engine="whoosh")
+    monkeypatch.setitem(whoosh_engine.WRITER, "limitmb", 1)  # 6,000 postings of 16,000 or so
+    index([session], tmp_path / "runs", engine="whoosh")
+    for query in ("parse3", "config1 server2", "deploy0"):
+        found = [(hit.block_id, hit.score) for hit in search(query, tmp_path / "runs", limit=50)]
+        assert found == [(hit.block_id, hit.score) for hit in search(query, tmp_path / "memory", limit=50)]
+        assert found, query

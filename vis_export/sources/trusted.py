@@ -1,0 +1,87 @@
+"""Sessions built in one pass from the quick reading's values, checked as they are built.
+
+A value the compiled parser read (``jsontext.read_quick``) has no duplicate
+key and nothing the exact reading would refuse; what is left to know is
+whether it keeps the contract. Checking it (``check_session``) and then
+freezing it into the model (``session_from_json``) walked every container
+twice; here each is visited once: its keys judged, its depth counted and it
+is frozen in place, with the contract's own fast predicates
+(``block_shape_ok``, ``envelope_shape_ok``, ``snake_keys``), so what is built
+is exactly what the check and the model would have made.
+
+Anything those predicates cannot vouch for (a problem, or a rare valid shape
+such as a time written ``3.0``) raises ``NotCertain``. The value may by then be
+partly frozen, so the reader drops it and reads the text again, exactly:
+every problem line still comes from the exact reading and the detailed checks.
+"""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+from typing import Any
+
+from vis_export.contract.check import MAX_DEPTH, block_shape_ok, check_session_fields, envelope_shape_ok, snake_keys
+from vis_export.contract.duplicates import any_recorded
+from vis_export.model import Block, Message, Session, block_of, message_of, session_of
+
+
+class NotCertain(Exception):
+    """The value may break the contract: read the text exactly (the value may have been changed)."""
+
+
+def trusted_session(value: dict[str, Any], default_id: str, source: str) -> Session:
+    """The session of a session object, as ``check_session`` and then ``session_from_json`` would make it."""
+    found: list[Any] = []
+    check_session_fields(value, (), found)
+    if found or any_recorded():
+        raise NotCertain
+    return session_of(value, trusted_messages(value["messages"], 2), default_id, source, owned=True)
+
+
+def trusted_messages(values: list[Any], depth: int) -> tuple[Message, ...]:
+    """The messages of ``values``, each at ``depth`` (the length of its path in the
+    document: 2 in a session's ``messages`` or an array's, 0 for a lone message)."""
+    if any_recorded():
+        raise NotCertain
+    return tuple([_message(value, depth) for value in values])
+
+
+def _message(envelope: Any, depth: int) -> Message:
+    if not envelope_shape_ok(envelope):
+        raise NotCertain
+    inner = depth + 2
+    blocks = tuple([_block(block, inner) for block in envelope["content"]])
+    depth += 1
+    for key, item in envelope.items():
+        if key == "content":
+            envelope[key] = ()
+        elif type(item) in _CONTAINERS:
+            envelope[key] = _frozen(item, depth)
+    return message_of(MappingProxyType(envelope), blocks)
+
+
+def _block(block: Any, depth: int) -> Block:
+    if not block_shape_ok(block):
+        raise NotCertain
+    depth += 1
+    for key, item in block.items():
+        if type(item) in _CONTAINERS:
+            block[key] = _frozen(item, depth)
+    return block_of(MappingProxyType(block))
+
+
+def _frozen(value: Any, depth: int) -> Any:
+    if depth >= MAX_DEPTH:
+        raise NotCertain
+    depth += 1
+    if type(value) is dict:
+        if not snake_keys(value):
+            raise NotCertain
+        for key, item in value.items():
+            if type(item) in _CONTAINERS:
+                value[key] = _frozen(item, depth)
+        return MappingProxyType(value)
+    return tuple([_frozen(item, depth) if type(item) in _CONTAINERS else item for item in value])
+
+
+_CONTAINERS = frozenset({dict, list})
