@@ -11,8 +11,8 @@ import json
 import shutil
 import subprocess
 
-from benchmarks.generate import session_bytes
 from benchmarks.harness import Result, best_time, peak_mb, process_time, table
+from corpus import session_bytes
 
 SIZES = {"1 message": 1, "100 KB": 100_000, "1 MB": 1_000_000, "16 MB": 16_000_000}
 PDF_SIZE = 620_000  # about 350 pages of A4

@@ -25,9 +25,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from benchmarks.generate import session
 from benchmarks.harness import Result, table
 from benchmarks.search import index_command, write_sessions
+from corpus import session
 
 WORKERS = "local:2"
 

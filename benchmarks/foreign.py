@@ -20,8 +20,8 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-from benchmarks.generate import _words
 from benchmarks.harness import Result, best_time, table
+from corpus import words
 
 COMMANDS = ("pytest -q tests/", "git status --short", "rg -n 'def parse' src/", "ls -la build/")
 
@@ -56,24 +56,24 @@ def _claude_turn(rng: random.Random, turn: int) -> list[dict[str, Any]]:
 
     api = f"msg_{turn}"
     out = [
-        entry("user", 0, _words(rng, 30)),
-        entry("assistant", 1, [{"type": "thinking", "thinking": _words(rng, 60), "signature": "c2ln" * 40}], api),
+        entry("user", 0, words(rng, 30)),
+        entry("assistant", 1, [{"type": "thinking", "thinking": words(rng, 60), "signature": "c2ln" * 40}], api),
     ]
     for n in range(2, 2 + 2 * rng.randint(2, 5), 2):
         call = {
             "type": "tool_use",
             "id": f"toolu_{turn}_{n}",
             "name": "Bash",
-            "input": {"command": rng.choice(COMMANDS), "description": _words(rng, 5)},
+            "input": {"command": rng.choice(COMMANDS), "description": words(rng, 5)},
         }
         out.append(entry("assistant", n, [call], api))
         result = {
             "type": "tool_result",
             "tool_use_id": call["id"],
-            "content": "\n".join(_words(rng, 8) for _ in range(12)),
+            "content": "\n".join(words(rng, 8) for _ in range(12)),
         }
         out.append(entry("user", n + 1, [result]))
-    out.append(entry("assistant", 99, [{"type": "text", "text": _words(rng, 80)}], api))
+    out.append(entry("assistant", 99, [{"type": "text", "text": words(rng, 80)}], api))
     return out
 
 
@@ -81,7 +81,7 @@ def _codex_turn(rng: random.Random, turn: int) -> list[dict[str, Any]]:
     def record(kind: str, payload: dict[str, Any]) -> dict[str, Any]:
         return {"timestamp": f"2025-09-01T10:{turn % 60:02d}:00.000Z", "type": kind, "payload": payload}
 
-    prompt = _words(rng, 30)
+    prompt = words(rng, 30)
     out = [
         record("turn_context", {"cwd": "/work", "model": "gpt-5-codex"}),
         record(
@@ -92,7 +92,7 @@ def _codex_turn(rng: random.Random, turn: int) -> list[dict[str, Any]]:
             "response_item",
             {
                 "type": "reasoning",
-                "summary": [{"type": "summary_text", "text": _words(rng, 40)}],
+                "summary": [{"type": "summary_text", "text": words(rng, 40)}],
                 "encrypted_content": "gAAA" * 200,
             },
         ),
@@ -105,9 +105,9 @@ def _codex_turn(rng: random.Random, turn: int) -> list[dict[str, Any]]:
                 "response_item", {"type": "function_call", "name": "shell", "arguments": arguments, "call_id": call_id}
             )
         )
-        output = json.dumps({"output": "\n".join(_words(rng, 8) for _ in range(12)), "metadata": {"exit_code": 0}})
+        output = json.dumps({"output": "\n".join(words(rng, 8) for _ in range(12)), "metadata": {"exit_code": 0}})
         out.append(record("response_item", {"type": "function_call_output", "call_id": call_id, "output": output}))
-    answer = _words(rng, 80)
+    answer = words(rng, 80)
     out.append(
         record(
             "response_item",

@@ -15,8 +15,8 @@ import os
 import sys
 from functools import partial
 
-from benchmarks.generate import session_bytes
 from benchmarks.harness import Result, cpu_medians, peak_mb, table
+from corpus import session_bytes
 
 SIZES = {"1 message": 1, "100 KB": 100_000, "1 MB": 1_000_000, "16 MB": 16_000_000}
 

@@ -23,11 +23,11 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from benchmarks.generate import session_bytes
 from benchmarks.harness import Result, table
+from corpus import session_bytes
 
 ROOT = Path(__file__).resolve().parent.parent
-# Kinds that real text holds by right: personal data the spec takes out on purpose.
+# Kinds that real text holds by right: personal data the rules (docs/redact.md) take out on purpose.
 PERSONAL = ("email", "home-user")
 
 

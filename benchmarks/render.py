@@ -14,7 +14,7 @@ import sys
 import time
 from typing import Any
 
-from benchmarks.generate import session_bytes
+from corpus import session_bytes
 
 
 def loaded_session(size: int) -> Any:

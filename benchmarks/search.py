@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks.generate import session
 from benchmarks.harness import Result
+from corpus import session
 from vis_export.sources.stamp import RACY_NS
 
 QUERIES = [

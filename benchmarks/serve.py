@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
-from benchmarks.generate import session_bytes
 from benchmarks.harness import Result, table
 from benchmarks.search import QUERIES, our_job, query_p95, write_sessions
+from corpus import session_bytes
 
 ROUNDS = 60
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -56,3 +57,29 @@ def viewport(driver: Any, width: int, height: int) -> None:
 def console(driver: Any) -> list[str]:
     """What the page wrote to the console (warnings, errors, CSP violations) since the last call."""
     return [f"{entry['level']} {entry['message']}" for entry in driver.get_log("browser")]
+
+
+def rgba(hex_colour: str) -> str:
+    """How a browser reports a colour: ``#cf222e`` is ``rgba(207, 34, 46, 1)``."""
+    r, g, b = (int(hex_colour[i : i + 2], 16) for i in (1, 3, 5))
+    return f"rgba({r}, {g}, {b}, 1)"
+
+
+def open_pasted(driver: Any, folder: Path, html: str) -> None:
+    """Open ``html`` as a rich-text editor holds what was pasted: a bare page, no <style>, no classes defined."""
+    page = folder / "pasted.html"
+    page.write_text(f"<!DOCTYPE html><meta charset=utf-8><body>{html}</body>", encoding="utf-8")
+    viewport(driver, 900, 600)
+    driver.get(page.as_uri())
+
+
+def assert_framed_and_coloured(driver: Any, keyword: str) -> None:
+    """The pasted code's ``keyword`` has the keyword colour and its ``pre`` the frame of a code block, monospace:
+    the highlighting travelled inline, with no stylesheet on the page."""
+    from vis_export.formats.highlight import TOKEN_COLOURS
+
+    word = driver.find_element("xpath", f"//pre//span[text()='{keyword}']")
+    assert word.value_of_css_property("color") == rgba(TOKEN_COLOURS["k"])
+    pre = driver.find_element("css selector", "pre")
+    assert pre.value_of_css_property("background-color") == rgba("#f6f8fa")
+    assert "monospace" in pre.value_of_css_property("font-family")

@@ -14,13 +14,28 @@ GOLDEN = ROOT / "golden"
 INPUT = GOLDEN / "input"
 
 # Few examples while developing, many in CI (CI=true): same tests, deeper search.
+DEV_EXAMPLES, CI_EXAMPLES = 40, 300
 settings.register_profile(
-    "dev", max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+    "dev",
+    max_examples=DEV_EXAMPLES,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 settings.register_profile(
-    "ci", max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+    "ci",
+    max_examples=CI_EXAMPLES,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
+
+
+def examples(deep: int) -> int:
+    """``max_examples`` for a test whose examples are costly: ``deep`` under CI's profile, and the loaded profile's
+    share of it (a few at least) under another, so that a plain ``pytest`` stays quick and CI still searches deep.
+    A fixed ``max_examples`` would cost the same in both."""
+    loaded = settings().max_examples
+    return deep if loaded >= CI_EXAMPLES else max(min(deep, 5), deep * loaded // CI_EXAMPLES)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

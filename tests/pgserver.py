@@ -1,7 +1,7 @@
 """A real PostgreSQL server from the Debian package, for the tests and the benchmarks.
 
 Plain Python (no pytest), so that ``tests/postgres.py`` (the fixtures) and
-``benchmarks/postgres.py`` start the server the same way. The server refuses
+``benchmarks/search_postgres.py`` start the server the same way. The server refuses
 to run as root, so as root it runs as an unprivileged user (``vistest``,
 created when missing) through ``runuser``. It listens on a free port of
 127.0.0.1 only, keeps its data in a temporary directory, and is stopped (and

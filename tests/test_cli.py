@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import INPUT
+from conftest import INPUT, examples
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import vis_export
@@ -381,7 +381,7 @@ def test_an_attachment_not_in_the_folder_is_a_warning_naming_it(tmp_path: Path, 
     assert (again.exit_code, again.stderr) == (0, "")
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(30), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     st.lists(st.text(st.sampled_from("aé日本語ｶ한😀\u0301\u200b-"), min_size=1, max_size=60), min_size=2, max_size=4)
 )

@@ -10,12 +10,13 @@ from typing import Any
 from conftest import INPUT
 from htmldom import elements, parse
 from hypothesis import example, given
+from sessions import message_of, session_of
 from strategies import session_documents, small_blocks
 
 from vis_export import clipboard, load
+from vis_export.formats import get_format
 from vis_export.formats.html import pasted_styles
 from vis_export.model import block_from_json
-from vis_export.sources.messages import session_document
 
 SESSION = next(load(INPUT / "session.json"))
 
@@ -52,6 +53,12 @@ def test_private_reasoning_block_copies_nothing_unless_authorised() -> None:
     assert "PRIVATE-CANARY plan" in clipboard(secret, reasoning="all")["text/plain"]
 
 
+def test_each_flavour_is_named_by_the_media_type_of_the_format_it_is_made_as() -> None:
+    """A pasted flavour and a served download of the same format say the same media type (the format's own)."""
+    flavours = clipboard(SESSION.messages[0])
+    assert list(flavours) == [get_format(name).media_type for name in ("text", "markdown", "html")]
+
+
 def test_copying_one_block_imports_nothing_heavy() -> None:
     code = (
         "import sys, vis_export\n"
@@ -70,20 +77,14 @@ def test_copying_one_block_imports_nothing_heavy() -> None:
 STYLED = {
     "id": "styled",
     "messages": [
-        {
-            "id": "m",
-            "role": "assistant",
-            "status": "completed",
-            "created_at": 0,
-            "content": [
-                {"id": "p", "type": "code", "language": "python", "text": "@d\ndef f(x=1):  # c\n  return len('s')\n"},
-                {"id": "d", "type": "code", "language": "diff", "text": "--- a\n+++ b\n@@ -1 +1 @@\n-old\n+new\n"},
-                {"id": "h", "type": "code", "language": "html", "text": '<a href="x">y</a>\n'},
-                {"id": "e", "type": "error", "code": "boom", "message": "broke"},
-                {"id": "n", "type": "notice", "code": "note", "message": "noted"},
-                {"id": "t", "type": "tool", "tool": "run", "status": "completed", "input": {"a": 1}, "output": "ok"},
-            ],
-        }
+        message_of(
+            {"id": "p", "type": "code", "language": "python", "text": "@d\ndef f(x=1):  # c\n  return len('s')\n"},
+            {"id": "d", "type": "code", "language": "diff", "text": "--- a\n+++ b\n@@ -1 +1 @@\n-old\n+new\n"},
+            {"id": "h", "type": "code", "language": "html", "text": '<a href="x">y</a>\n'},
+            {"id": "e", "type": "error", "code": "boom", "message": "broke"},
+            {"id": "n", "type": "notice", "code": "note", "message": "noted"},
+            {"id": "t", "type": "tool", "tool": "run", "status": "completed", "input": {"a": 1}, "output": "ok"},
+        )
     ],
 }
 
@@ -98,11 +99,11 @@ def test_a_pasted_fragment_has_only_the_styles_a_served_page_allows(document: An
     """A served page's policy allows by hash exactly ``pasted_styles`` in style
     attributes (Chromium checks those of what its script copies): a fragment
     with another would be a CSP violation in the console at every copy."""
-    session = session_document(document, "s.json", "s").session
+    session = session_of(document)
     assert _styles(clipboard(session.messages, flavours=("text/html",))["text/html"]) <= set(pasted_styles())
 
 
 def test_the_allowed_styles_are_those_pasted() -> None:
     """No style allowed in vain: the sample's fragment has every one."""
-    styled = session_document(STYLED, "s.json", "s").session
+    styled = session_of(STYLED)
     assert _styles(clipboard(styled.messages, flavours=("text/html",))["text/html"]) == set(pasted_styles())

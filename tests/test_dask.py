@@ -28,7 +28,7 @@ from postgres import Server, postgres_server_fixture  # noqa: F401 - fixtures
 from test_dask_processes import convert_command
 from visstore import build_store
 
-from benchmarks.generate import session
+from corpus import session
 from vis_export.cli import main
 from vis_export.formats.options import ExportOptions
 from vis_export.jobs.conversion import Outcome, convert

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from conftest import INPUT
 
-from benchmarks.generate import session
+from corpus import session
 from vis_export.jobs.conversion import convert
 
 distributed = pytest.importorskip("distributed")

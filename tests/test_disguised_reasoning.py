@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 from hypothesis import given, strategies as st
+from sessions import session_of
 from strategies import PRIVATE_CANARY, json_values
 
 from vis_export.cli import main
@@ -251,10 +252,8 @@ def test_reasoning_held_anywhere_in_a_tool_never_shows(block: dict[str, Any], re
     from vis_export.formats.markdown import to_markdown
     from vis_export.formats.provider import to_provider
     from vis_export.formats.text import to_text
-    from vis_export.sources.messages import session_document
 
-    session = session_document(_session(block), "s.json", "s").session
-    assert session is not None
+    session = session_of(_session(block))
     for render in (to_text, to_markdown, to_json):
         assert PRIVATE_CANARY not in render(session, reasoning=reasoning)
     assert PRIVATE_CANARY not in json.dumps(to_provider(session, reasoning=reasoning))
@@ -263,12 +262,10 @@ def test_reasoning_held_anywhere_in_a_tool_never_shows(block: dict[str, Any], re
 
 def test_visible_reasoning_shows_its_own_text_and_nothing_private_it_carries() -> None:
     from vis_export.formats.json import to_json
-    from vis_export.sources.messages import session_document
 
     carried = [{"type": "thinking", "thinking": SECRET}, {"text": SECRET, "thought": True}, {"note": "kept"}]
     block = {"type": "reasoning", "visibility": "visible", "text": "shown", "thinking": SECRET, "details": carried}
-    session = session_document(_session(block), "s.json", "s").session
-    assert session is not None
+    session = session_of(_session(block))
     shown = json.loads(to_json(session, reasoning="visible"))["messages"][1]["content"][0]
     assert shown["text"] == "shown" and shown["details"][2] == {"note": "kept"}
     assert PRIVATE_CANARY not in json.dumps(shown)

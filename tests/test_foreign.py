@@ -13,7 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import examples
 from hypothesis import assume, example, given, settings, strategies as st
+from sessions import sessions_read
 from strategies import json_values, reasoning_names, session_documents, small_blocks
 from timelimit import time_limit
 
@@ -38,12 +40,6 @@ PNG = base64.b64encode(
         "1f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082"
     )
 ).decode()
-
-
-def sessions_of(path: Path, lenient: bool = False) -> list[Session]:
-    results = list(read(path, lenient=lenient))
-    assert all(r.session is not None for r in results), [r.problems for r in results]
-    return [r.session for r in results if r.session is not None]
 
 
 def entries(path: Path) -> list[dict[str, Any]]:
@@ -81,7 +77,7 @@ def _outputs(session: Session) -> list[str]:
 @pytest.mark.parametrize("path", CLAUDE_FILES, ids=lambda p: p.name)
 def test_real_claude_code_files(path: Path, tmp_path: Path) -> None:
     """Every prompt and answer shown, no thinking, every tool call once with its result, commands found."""
-    (session,) = sessions_of(path)
+    (session,) = sessions_read(path)
     assert dict(session.metadata)["origin"] == "claude_code"
     text = to_text(session)
     parts = claude_parts(path)
@@ -128,7 +124,7 @@ def codex_said(path: Path) -> list[str]:
 def test_real_codex_files(path: Path) -> None:
     """Every prompt and answer shown once (the events that repeat them are not shown again),
     no reasoning by default, never encrypted content, each tool call once."""
-    (session,) = sessions_of(path)
+    (session,) = sessions_read(path)
     assert dict(session.metadata)["origin"] == "codex"
     text = to_text(session)
     body = text.split("\n== ", 1)[1]  # past the title
@@ -148,7 +144,7 @@ def test_real_codex_files(path: Path) -> None:
 
 
 def test_real_codex_session_in_detail(tmp_path: Path) -> None:
-    (session,) = sessions_of(CODEX_FILES[0])
+    (session,) = sessions_read(CODEX_FILES[0])
     assert session.id == "11111111-1111-4111-8111-111111111111"
     assert dict(session.metadata)["cwd"] == "/workspace/synthetic-project"
     text = to_text(session)
@@ -171,7 +167,7 @@ def test_real_codex_session_in_detail(tmp_path: Path) -> None:
 
 def test_real_codex_subagent_and_malformed() -> None:
     spawned = next(p for p in CODEX_FILES if "33333333" in p.name)
-    (session,) = sessions_of(spawned)
+    (session,) = sessions_read(spawned)
     assert session.title == "Subagent of 22222222-2222-4222-8222-222222222222: Spawn a synthetic researcher."
     malformed = FOREIGN / "codex_malformed" / "rollout-66666666-6666-4666-8666-666666666666.jsonl"
     (refused,) = read(malformed)
@@ -229,6 +225,13 @@ def _image() -> dict[str, Any]:
     return {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG}}
 
 
+def shuffled_and_cut(values: list[Any], order: random.Random, cut: int) -> bytes:
+    """A transcript's entries in ``order``'s shuffle, as JSON Lines cut after ``cut`` bytes (one at least): a file
+    being written, or one written by a tool that did not keep the order."""
+    order.shuffle(values)
+    return "".join(json.dumps(v) + "\n" for v in values).encode()[: max(cut, 1)]
+
+
 def write_lines(path: Path, values: list[Any]) -> Path:
     path.write_text("".join(json.dumps(v) + "\n" for v in values), encoding="utf-8")
     return path
@@ -273,7 +276,7 @@ def test_claude_code_folder_with_subagents(tmp_path: Path) -> None:
     write_lines(
         (project / "sess-1" / "subagents").mkdir(parents=True) or project / "sess-1/subagents/agent-ag7.jsonl", agent
     )
-    sessions = sessions_of(tmp_path / "projects")
+    sessions = sessions_read(tmp_path / "projects")
     assert [s.id for s in sessions] == ["sess-1", "sess-1/ag7"]
     assert sessions[1].title is not None and sessions[1].title.startswith("Subagent of sess-1")
     assert dict(sessions[0].metadata)["project"] == "-work-project"
@@ -295,9 +298,7 @@ def test_file_still_being_written(tmp_path: Path) -> None:
 @settings(max_examples=60, deadline=None)
 @given(order=st.randoms(use_true_random=False), cut=st.integers(min_value=0, max_value=20_000))
 def test_any_order_or_truncation_reads_without_thinking(order: random.Random, cut: int) -> None:
-    values = claude_session()
-    order.shuffle(values)
-    data = "".join(json.dumps(v) + "\n" for v in values).encode()[: max(cut, 1)]
+    data = shuffled_and_cut(claude_session(), order, cut)
     with time_limit(20):
         results = read_bytes(data, "s.jsonl", "s", lenient=order.random() < 0.5)
         for result in results:
@@ -321,7 +322,7 @@ def test_codex_generated(tmp_path: Path) -> None:
         item({"type": "function_call_output", "call_id": "c", "output": "a.txt"}),
         item({"type": "function_call", "name": "shell", "arguments": "not json", "call_id": "never"}),
     ]
-    (session,) = sessions_of(write_lines(tmp_path / "rollout.jsonl", records))
+    (session,) = sessions_read(write_lines(tmp_path / "rollout.jsonl", records))
     assert session.id == "c1" and session.title == "run ls"
     assert session.messages[0].blocks[0].type == "notice"
     shell = [b for _, b in session.blocks() if isinstance(b, ToolBlock)]
@@ -351,7 +352,7 @@ def test_openai_log(tmp_path: Path) -> None:
         {"role": "tool", "tool_call_id": "call_9", "content": "4"},
         {"role": "assistant", "content": "4."},
     ]
-    (session,) = sessions_of(write_lines(tmp_path / "chat.jsonl", log))
+    (session,) = sessions_read(write_lines(tmp_path / "chat.jsonl", log))
     assert [m.role for m in session.messages] == ["system", "user", "assistant"]
     (calc,) = [b for _, b in session.blocks() if isinstance(b, ToolBlock)]
     assert (calc.id, thaw(calc.input), calc.output) == ("call_9", {"expr": "2+2"}, "4")
@@ -364,7 +365,7 @@ def _roundtrip(line: str, flavour: str) -> str:
     return session_lines(result.session, ExportOptions(provider_format=flavour))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(document=session_documents(small_blocks), flavour=st.sampled_from(["openai", "anthropic"]))
 def test_provider_round_trip(document: dict[str, Any], flavour: str) -> None:
     """What ``--to provider`` writes reads back to a session it writes again byte for byte."""
@@ -382,7 +383,7 @@ def test_sessions_lists_where_an_import_was_worked_on(tmp_path: Path) -> None:
     from vis_export.cli import main
     from vis_export.listing import SessionSummary
 
-    (session,) = sessions_of(write_lines(tmp_path / "sess-1.jsonl", claude_session()))
+    (session,) = sessions_read(write_lines(tmp_path / "sess-1.jsonl", claude_session()))
     assert SessionSummary.of(session).row()["where"] == "/work/project"
     shown = CliRunner().invoke(main, ["sessions", str(tmp_path)])
     assert "WHERE" in shown.output and "/work/project" in shown.output
@@ -438,7 +439,7 @@ def test_tool_results_in_any_order(tmp_path: Path) -> None:
         _entry("user", "r2", [{"type": "tool_result", "tool_use_id": "toolu_a", "content": "again"}]),
         _entry("user", "r3", [{"type": "tool_result", "tool_use_id": "toolu_x", "content": "lost", "is_error": True}]),
     ]
-    (session,) = sessions_of(write_lines(tmp_path / "s.jsonl", lines))
+    (session,) = sessions_read(write_lines(tmp_path / "s.jsonl", lines))
     tools = [(m.role, b.id, b.status, b.output, b.error) for m, b in session.blocks() if isinstance(b, ToolBlock)]
     assert tools == [
         ("assistant", "toolu_a", "completed", "early", None),
@@ -455,7 +456,7 @@ def test_image_in_a_tool_result_is_embedded(tmp_path: Path) -> None:
     call = [{"type": "tool_use", "id": "toolu_r", "name": "Read", "input": {"file_path": "shot.png"}}]
     result = {"type": "tool_result", "tool_use_id": "toolu_r", "content": [{"type": "text", "text": "read"}, _image()]}
     lines = [_entry("user", "u1", "look at shot.png"), _entry("assistant", "a1", call), _entry("user", "r1", [result])]
-    (session,) = sessions_of(write_lines(tmp_path / "s.jsonl", lines))
+    (session,) = sessions_read(write_lines(tmp_path / "s.jsonl", lines))
     read_call = next(b for _, b in session.blocks() if isinstance(b, ToolBlock))
     assert (read_call.status, read_call.output) == ("completed", "read")
     assert [b.type for b in session.messages[1].blocks] == ["tool", "attachment"]
@@ -465,9 +466,9 @@ def test_image_in_a_tool_result_is_embedded(tmp_path: Path) -> None:
 @pytest.mark.parametrize("path", CLAUDE_FILES + CODEX_FILES, ids=lambda p: p.name)
 def test_imported_json_is_valid_and_reads_back(path: Path, tmp_path: Path) -> None:
     """The JSON projection of an imported session is a canonical session: it validates and reads back the same."""
-    (session,) = sessions_of(path)
+    (session,) = sessions_read(path)
     written = write_lines(tmp_path / "out.json", [json.loads(to_json(session))])
-    (again,) = sessions_of(written)
+    (again,) = sessions_read(written)
     assert to_json(again) == to_json(session)
 
 
@@ -499,9 +500,7 @@ def codex_rollout() -> list[dict[str, Any]]:
 @settings(max_examples=60, deadline=None)
 @given(order=st.randoms(use_true_random=False), cut=st.integers(min_value=0, max_value=5_000))
 def test_codex_any_order_or_truncation_reads_without_reasoning(order: random.Random, cut: int) -> None:
-    values = codex_rollout()
-    order.shuffle(values)
-    data = "".join(json.dumps(v) + "\n" for v in values).encode()[: max(cut, 1)]
+    data = shuffled_and_cut(codex_rollout(), order, cut)
     with time_limit(20):
         for result in read_bytes(data, "r.jsonl", "r", lenient=order.random() < 0.5):
             if result.session is not None:
@@ -543,7 +542,7 @@ PROVIDER_LOG = [
 ]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(data=st.data(), kind=st.sampled_from(["claude", "codex", "provider"]))
 def test_any_field_of_any_entry_may_be_anything(data: st.DataObject, kind: str) -> None:
     """Foreign files change with their tools' versions: any value anywhere replaced by any JSON
@@ -649,7 +648,7 @@ def test_tool_keys_as_the_source_wrote_them_are_kept(
     call = [{"type": "tool_use", "id": "toolu_k", "name": "Tool", "input": tool_input}]
     result = {"type": "tool_result", "tool_use_id": "toolu_k", "content": [{"type": "json", "value": output}]}
     path = tmp_path_factory.mktemp("keys") / "s.jsonl"
-    (session,) = sessions_of(
+    (session,) = sessions_read(
         write_lines(path, [_entry("user", "u1", "go"), _entry("assistant", "a1", call), _entry("user", "r1", [result])])
     )
     (tool,) = [b for _, b in session.blocks() if isinstance(b, ToolBlock)]
@@ -676,7 +675,7 @@ def test_thinking_in_a_meta_or_system_entry_stays_private(tmp_path: Path) -> Non
         {**_entry("assistant", "a1", thinking), "isMeta": True},
         {"type": "system", "uuid": "s1", "content": thinking, "timestamp": "2025-06-01T10:00:09Z"},
     ]
-    (session,) = sessions_of(write_lines(tmp_path / "s.jsonl", lines))
+    (session,) = sessions_read(write_lines(tmp_path / "s.jsonl", lines))
     for out in _outputs(session):
         assert THOUGHT not in out and "visible part" in out
 
@@ -710,7 +709,7 @@ def test_an_indexed_transcript_is_not_read_again_while_unchanged(tmp_path: Path,
 
 def test_a_system_reminder_inside_a_prompt_is_a_notice(tmp_path: Path) -> None:
     text = "Please review.\n<system-reminder>\nCLAUDE.md is in scope.\n</system-reminder>\n# Notes\nThe tail."
-    (session,) = sessions_of(
+    (session,) = sessions_read(
         write_lines(tmp_path / "s.jsonl", [_entry("user", "u1", [{"type": "text", "text": text}])])
     )
     blocks = [(b.type, b.fields.get("markdown", b.fields.get("message"))) for b in session.messages[0].blocks]
@@ -773,7 +772,7 @@ def test_every_real_transcript_in_every_format(path: Path, tmp_path: Path) -> No
 
     from vis_export import index, search
 
-    (session,) = sessions_of(path)
+    (session,) = sessions_read(path)
     flavours = {
         f: json.loads(session_lines(session, ExportOptions(provider_format=f))) for f in ("openai", "anthropic")
     }
@@ -813,7 +812,7 @@ def test_every_real_transcript_as_pdf(path: Path) -> None:
 
     from vis_export import to_pdf
 
-    (session,) = sessions_of(path)
+    (session,) = sessions_read(path)
     with time_limit(120):
         pdf = to_pdf(session)
     text = " ".join((page.extract_text() or "") for page in PdfReader(io.BytesIO(pdf)).pages)

@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 from browser import browser, console, viewport  # noqa: F401 - the fixture
 from conftest import INPUT
+from sessions import session_of
 
 from vis_export import load
 from vis_export.formats.html import to_html
-from vis_export.sources.messages import session_document
 
 pytestmark = pytest.mark.slow  # a real browser or renderer
 
@@ -36,7 +36,7 @@ def _design_discussion() -> Any:
                 "content": [{"id": "p", "type": "prose", "markdown": prose}],
             }
         )
-    return session_document({"id": "design", "title": "Design discussion", "messages": messages}, "s.json", "s").session
+    return session_of({"id": "design", "title": "Design discussion", "messages": messages})
 
 
 def _open(driver: Any, tmp_path: Path, width: int, height: int) -> None:

@@ -14,20 +14,19 @@ from typing import Any
 from unittest import mock
 
 from hypothesis import example, given, strategies as st
+from sessions import session_of
 from strategies import PRIVATE_CANARY, session_documents
 
 from vis_export.exporting import export, rendered
 from vis_export.formats.options import ExportOptions
 from vis_export.sources import parts
-from vis_export.sources.messages import session_document
 
 
 @given(session_documents(), st.sampled_from(["markdown", "text", "html", "json"]))
 def test_a_file_made_in_memory_is_the_file_written(document: dict[str, Any], to: str) -> None:
     import tempfile
 
-    session = session_document(document, "s.json", "s").session
-    assert session is not None
+    session = session_of(document)
     with tempfile.TemporaryDirectory() as folder:
         for reasoning in ("none", "visible", "all"):
             options = ExportOptions(reasoning=reasoning)

@@ -22,7 +22,7 @@ from vis_export.formats.html import to_html
 from vis_export.formats.markdown import to_markdown
 from vis_export.formats.markdown_syntax import escape_one_line
 from vis_export.formats.text import to_text
-from vis_export.lonis_view import view
+from vis_export.lonis_view import Field, view
 from vis_export.model import LonisBlock, UnknownBlock
 
 HASHES = json.loads((Path(__file__).parent / "lonis_hashes.json").read_text())
@@ -212,3 +212,23 @@ def test_a_problem_quoting_a_huge_value_stays_a_short_line() -> None:
     block["payload"]["data"]["question"] = [1] * 50_000
     (problem,) = check_lonis_block(block)
     assert problem.location == "payload.data.question" and len(problem.message) <= 301
+
+
+@pytest.mark.parametrize(
+    ("field", "in_text", "in_markdown", "on_a_terminal"),
+    [
+        (Field("f", "json", "{}"), True, True, True),
+        (Field("f", "code", "pub struct Proven<T>"), False, True, True),  # text has no monospace to set it in
+        (Field("f", "code", "a\nb"), True, True, True),
+        (Field("f", "text", "a\nb"), True, False, True),  # Markdown keeps the lines as hard breaks
+        (Field("f", "text", "a"), False, False, False),
+        (Field("f", "list", ["a\nb"]), False, False, False),
+    ],
+)
+def test_the_formats_set_a_field_apart_by_one_rule(
+    field: Field, in_text: bool, in_markdown: bool, on_a_terminal: bool
+) -> None:
+    """A field stands apart, verbatim under its name, by what the medium can show: the rule is the field's, the
+    formats only say what they are (text and Markdown as ``to_text``/``to_markdown`` ask, the terminal as ``show``)."""
+    mediums = [(False, False), (True, True), (True, False)]
+    assert [field.apart(*medium) for medium in mediums] == [in_text, in_markdown, on_a_terminal]

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from hypothesis import given
+from sessions import message_of, session_of
 from strategies import session_documents
 
 from vis_export.model import CodeBlock, ReasoningBlock, ToolBlock, UnknownBlock
@@ -25,10 +26,8 @@ def load_document(tmp_path: Path, document: dict[str, Any], name: str = "s.json"
 
 @given(session_documents())
 def test_to_json_round_trips_stored_fields_and_order(document: dict[str, Any]) -> None:
-    from vis_export.sources.messages import session_document
-
     original = copy.deepcopy(document)
-    session = session_document(document, "s.json", "s").session
+    session = session_of(document)
     assert document == original  # reading never touches the parsed input
     out = session.to_json()
     assert json.dumps(out) == json.dumps(
@@ -46,22 +45,17 @@ def test_every_part_is_immutable(tmp_path: Path) -> None:
         {
             "id": "s",
             "messages": [
-                {
-                    "id": "m",
-                    "role": "assistant",
-                    "status": "completed",
-                    "created_at": 1,
-                    "content": [
-                        {
-                            "id": "t",
-                            "type": "tool",
-                            "tool": "x",
-                            "status": "completed",
-                            "input": {"paths": ["a"], "deep": {"k": 1}},
-                        },
-                        {"id": "u", "type": "diagram", "source": {"nodes": [1]}},
-                    ],
-                }
+                message_of(
+                    {
+                        "id": "t",
+                        "type": "tool",
+                        "tool": "x",
+                        "status": "completed",
+                        "input": {"paths": ["a"], "deep": {"k": 1}},
+                    },
+                    {"id": "u", "type": "diagram", "source": {"nodes": [1]}},
+                    created_at=1,
+                )
             ],
         },
     )

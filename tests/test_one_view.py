@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from sessions import sessions_read
 from strategies import PRIVATE_CANARY
 from test_disguised_reasoning import DISGUISES, ENVELOPES, _session
 
@@ -67,9 +68,8 @@ def strict_source(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def session(source: Path) -> Session:
-    (result,) = list(read(source, lenient=True))
-    assert result.session is not None
-    return result.session
+    (read_session,) = sessions_read(source, lenient=True)
+    return read_session
 
 
 def _pdf_text(data: bytes) -> str:

@@ -8,9 +8,11 @@ import sys
 import zipfile
 from pathlib import Path
 
+import pytest
 from conftest import ROOT
 
 
+@pytest.mark.slow
 def test_wheel_ships_templates_and_schemas(tmp_path: Path) -> None:
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(ROOT)],

@@ -16,6 +16,7 @@ import pytest
 from conftest import INPUT
 from pdfpage import outline
 from pypdf import PdfReader
+from sessions import session_of
 from system import require
 
 from vis_export import load
@@ -244,9 +245,7 @@ from strategies import PRIVATE_CANARY, session_documents, small_blocks  # noqa: 
 @given(session_documents(small_blocks))
 def test_r2_r7_generated_sessions_in_pdf(document: dict) -> None:
     """Few examples: each is a real WeasyPrint render (about half a second)."""
-    from vis_export.sources.messages import session_document
-
-    session = session_document(document, "s.json", "s").session
+    session = session_of(document)
     pdf = to_pdf(session)
     text = "".join(page_text(page) for page in PdfReader(io.BytesIO(pdf)).pages)
     assert PRIVATE_CANARY not in text and PRIVATE_CANARY.encode() not in pdf

@@ -22,6 +22,7 @@ import pytest
 from htmldom import elements, fragment, text_content
 from hypothesis import given, settings, strategies as st
 from markupsafe import Markup
+from sessions import one_message
 from strategies import LAST, huge_list_markdown, huge_table_markdown
 from timelimit import time_limit
 
@@ -31,7 +32,6 @@ from vis_export.formats.pdf import to_pdf
 from vis_export.formats.pdf_typst import TypstProjector
 from vis_export.formats.prose_bounds import LINE_MARK, MAX_BLOCK_PIECES, MAX_DOCUMENT_PIECES, LayoutBudget
 from vis_export.model import Session
-from vis_export.sources.messages import session_document
 
 
 def items(count: int, word: str = "item") -> str:
@@ -42,12 +42,8 @@ def table(rows: int) -> str:
     return "| a | b |\n|---|---|\n" + "".join(f"| r{i} | x |\n" for i in range(rows))
 
 
-def session_of(*markdowns: str) -> Session:
-    content = [{"id": f"p{i}", "type": "prose", "markdown": md} for i, md in enumerate(markdowns)]
-    message = {"id": "m", "role": "assistant", "status": "completed", "created_at": 0, "content": content}
-    session = session_document({"id": "s", "messages": [message]}, "s.json", "s").session
-    assert session is not None
-    return session
+def prose_session(*markdowns: str) -> Session:
+    return one_message(*({"type": "prose", "markdown": markdown} for markdown in markdowns))
 
 
 def shown_lines(text: str) -> list[str]:
@@ -82,7 +78,7 @@ def test_a_block_over_the_bound_is_its_text_after_a_note_in_weasyprints_html() -
 
 
 def test_a_browsers_page_keeps_its_lists() -> None:
-    html = to_html(session_of(items(MAX_BLOCK_PIECES * 2)))
+    html = to_html(prose_session(items(MAX_BLOCK_PIECES * 2)))
     assert html.count("<li>") >= MAX_BLOCK_PIECES * 2 and "Shown as text" not in html
 
 
@@ -91,7 +87,7 @@ def test_the_document_bound_counts_every_block() -> None:
     per_block = MAX_BLOCK_PIECES - 1
     fit = MAX_DOCUMENT_PIECES // per_block
     blocks = [items(per_block) for _ in range(fit + 2)]
-    document = TypstProjector().document(session_of(*blocks))
+    document = TypstProjector().document(prose_session(*blocks))
     shown = [block["c"] for block in document["messages"][0]["blocks"]]
     assert [any(node["t"] == "list" for node in nodes) for nodes in shown] == [True] * fit + [False] * 2
     assert all(shown_lines(typst_text(nodes)) == items(per_block).splitlines() for nodes in shown[fit:])
@@ -102,7 +98,7 @@ def test_the_document_bound_counts_every_block() -> None:
 def test_a_huge_list_or_table_is_shown_whole_in_both_engines(markdown: str, engine: str) -> None:
     """Whatever the block holds, a degraded block shows every line of its Markdown."""
     if engine == "typst":
-        (block,) = TypstProjector().document(session_of(markdown))["messages"][0]["blocks"]
+        (block,) = TypstProjector().document(prose_session(markdown))["messages"][0]["blocks"]
         text = typst_text(block["c"])
     else:
         text = text_content(fragment(str(ProseToHtml(lambda reference: None, layout=LayoutBudget())(markdown))))
@@ -157,7 +153,7 @@ def test_the_issues_lists_and_tables_take_seconds_and_megabytes(
 def test_a_nul_in_a_degraded_block_reads_as_the_replacement_character_in_both_engines() -> None:
     """Found by the property above: Typst kept the NUL that the HTML engine shows as U+FFFD."""
     markdown = "".join(f"- x {n}\n" for n in range(MAX_BLOCK_PIECES + 1)) + "\n\x00 " + LAST
-    (block,) = TypstProjector().document(session_of(markdown))["messages"][0]["blocks"]
+    (block,) = TypstProjector().document(prose_session(markdown))["messages"][0]["blocks"]
     html = text_content(fragment(str(ProseToHtml(lambda reference: None, layout=LayoutBudget())(markdown))))
     for text in (typst_text(block["c"]), html):
         assert "\x00" not in text and "\ufffd " + LAST in text
@@ -201,7 +197,7 @@ def test_one_very_long_line_of_fenced_code_takes_seconds_and_stays_literal(engin
     from pypdf import PdfReader
 
     line = "".join(chr(97 + (i * 7) % 26) for i in range(length))
-    session = session_of(f"Before.\n\n```python\n{line}\n```\n\nAfter.")
+    session = prose_session(f"Before.\n\n```python\n{line}\n```\n\nAfter.")
     start = _cpu()
     with time_limit(most * 10):  # wall seconds: a hang fails, a loaded machine does not
         pdf = to_pdf(session, engine=engine)  # type: ignore[arg-type]

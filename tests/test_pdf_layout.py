@@ -14,6 +14,7 @@ import pytest
 from conftest import INPUT
 from pdfpage import Word, page_images, runs, words
 from pypdf import PdfReader
+from sessions import message_of, session_of
 
 from vis_export import load
 from vis_export.formats.pdf import to_pdf
@@ -28,18 +29,8 @@ PYTEST_LINES = [
 
 
 def one_message(*blocks: dict[str, Any]) -> Session:
-    content = [{"id": f"b{i}", **block} for i, block in enumerate(blocks)]
-    return session_document(
-        {
-            "id": "layout",
-            "title": "Layout",
-            "messages": [
-                {"id": "m", "role": "assistant", "status": "completed", "created_at": 1740000000000, "content": content}
-            ],
-        },
-        "layout.json",
-        "layout",
-    ).session
+    message = message_of(*blocks, created_at=1740000000000)
+    return session_of({"id": "layout", "title": "Layout", "messages": [message]}, "layout.json")
 
 
 def tool_output(lines: list[str]) -> dict[str, Any]:

@@ -20,6 +20,7 @@ from hypothesis import given, strategies as st
 from pdfpage import page_images
 from PIL import Image
 from pypdf import PdfReader
+from sessions import session_of
 
 from vis_export import load
 from vis_export.cli import main
@@ -28,7 +29,6 @@ from vis_export.formats.options import ExportOptions
 from vis_export.formats.pdf import render_pdf, split, to_pdf
 from vis_export.formats.tool_lines import PDF_TOOL_LINES, ROW_LENGTH, kept_lines, rows
 from vis_export.model import Session
-from vis_export.sources.messages import session_document
 
 ENGINES = ["weasyprint", "typst"]
 LOG = [f"tests/test_parser.py::test_case_{i:04d} PASSED   [{i * 100 // 4000:3d}%]" for i in range(4000)]
@@ -40,13 +40,13 @@ def message(n: int, *blocks: dict[str, Any], role: str = "assistant") -> dict[st
     return {"id": f"m{n}", "role": role, "status": "completed", "created_at": 1740000000000 + n, "content": content}
 
 
-def session_of(*messages: dict[str, Any]) -> Session:
-    return session_document({"id": "pages", "title": "Pages", "messages": list(messages)}, "p.json", "p").session
+def pages_of(*messages: dict[str, Any]) -> Session:
+    return session_of({"id": "pages", "title": "Pages", "messages": list(messages)}, "p.json")
 
 
 def log_session(lines: list[str]) -> Session:
     tool = {"type": "tool", "tool": "shell", "status": "completed", "input": {"command": "pytest -v"}}
-    return session_of(
+    return pages_of(
         message(0, {"type": "prose", "markdown": "Run the tests."}, role="user"),
         message(1, {**tool, "output": "\n".join(lines)}),
         message(2, {"type": "prose", "markdown": "All passed."}),
@@ -159,7 +159,7 @@ def test_in_parts_an_image_from_prose_is_drawn(engine: str, tmp_path: Path, monk
     """The attachment is in the first part, the prose that shows it again in the last."""
     picture(tmp_path / "att_img1")
     filler = [message(n, {"type": "prose", "markdown": f"Paragraph {n}. " * 40}) for n in range(2, 30)]
-    session = session_of(
+    session = pages_of(
         message(
             0,
             {"type": "attachment", "attachment_id": "att_img1", "name": "shot.png", "media_type": "image/png"},
@@ -202,7 +202,7 @@ def test_a_message_of_images_starts_on_the_first_page(engine: str, tmp_path: Pat
     """A tall image went to the next page with its message's heading: the title was alone on page 1."""
     Image.new("RGB", (900, 1200), (70, 130, 180)).save(tmp_path / "tall", "PNG")
     Image.new("RGB", (1600, 900), (180, 130, 70)).save(tmp_path / "wide", "PNG")
-    session = session_of(
+    session = pages_of(
         message(
             0,
             {"type": "prose", "markdown": "The two screenshots of the failing build."},
@@ -233,7 +233,7 @@ def test_dask_local_workers_lay_out_parts_and_write_the_same_file(tmp_path: Path
     }
     source = tmp_path / "big.json"
     source.write_text(json.dumps(document))
-    assert len(split(session_document(document, "b", "b").session, options=ExportOptions())) >= 2
+    assert len(split(session_of(document, "b"), options=ExportOptions())) >= 2
     outputs = []
     for name, extra in (("here.pdf", []), ("dask.pdf", ["--dask", "local:2"])):
         run = subprocess.run(
@@ -254,7 +254,7 @@ def test_parts_join_where_a_page_is_full(tmp_path: Path) -> None:
     """Laid out in three parts, the pages are used as laid out in one: a part ends at
     the message boundary that leaves its last page fullest (one line, before)."""
     shuffled = random.Random(7)
-    session = session_of(
+    session = pages_of(
         *[
             message(
                 n,

@@ -19,6 +19,7 @@ import pytest
 from conftest import INPUT
 from hypothesis import HealthCheck, given, settings, strategies as st
 from pypdf import PdfReader
+from sessions import one_message, session_of
 from strategies import PRIVATE_CANARY, session_documents, small_blocks
 from system import require
 from test_images import data_uri, image_bytes, png_bomb, session_with, svg_bomb
@@ -29,8 +30,7 @@ from vis_export.formats.options import ExportOptions
 from vis_export.formats.pdf import to_pdf
 from vis_export.formats.pdf_typst import TypstProjector, document_json
 from vis_export.formats.typst_tree import chunks, wrap
-from vis_export.model import CodeBlock, Session
-from vis_export.sources.messages import session_document
+from vis_export.model import CodeBlock
 
 pytestmark = pytest.mark.slow  # most tests run real Typst compiles (a fraction of a second each)
 
@@ -47,12 +47,6 @@ def text_of(pdf: bytes) -> str:
     require("pdftotext")
     run = subprocess.run(["pdftotext", "-enc", "UTF-8", "-", "-"], input=pdf, capture_output=True, timeout=120)
     return run.stdout.decode("utf-8")
-
-
-def one_message(*blocks: dict[str, Any], **session: Any) -> Session:
-    content = [{"id": f"b{i}", **block} for i, block in enumerate(blocks)]
-    message = {"id": "m", "role": "assistant", "status": "completed", "created_at": 0, "content": content}
-    return session_document({"id": "s", "messages": [message], **session}, "s.json", "s").session
 
 
 # --- wrapping code: pure, no Typst ------------------------------------------------------
@@ -238,9 +232,7 @@ def test_typst_active_strings_in_every_field_never_run() -> None:
             }
         ],
     }
-    read = session_document(document, "s.json", "s")
-    assert read.session is not None, read.problems
-    pdf = to_pdf(read.session, engine="typst")
+    pdf = to_pdf(session_of(document), engine="typst")
     text = text_of(pdf)
     assert "4149" not in text and "ZZQQ" not in text
     assert squeeze(text).count(squeeze(ACTIVE)) >= 12  # each field shown as written
@@ -318,7 +310,7 @@ def test_the_same_bytes_in_another_process_folder_and_time(pdf: bytes, tmp_path:
 
 
 def test_a_session_without_a_date_has_none() -> None:
-    session = session_document({"id": "s", "messages": []}, "s.json", "s").session
+    session = session_of({"id": "s", "messages": []})
     pdf = to_pdf(session, engine="typst")
     assert "/CreationDate" not in PdfReader(io.BytesIO(pdf)).metadata and to_pdf(session, engine="typst") == pdf
 
@@ -355,11 +347,13 @@ def test_a_long_session_is_laid_out_in_parts_each_in_a_process_of_its_own() -> N
     code = (
         "import io, resource, sys\n"
         "sys.path.insert(0, '.')\n"
-        "from benchmarks.render import loaded_session\n"
+        "from corpus import session_bytes\n"
         "from vis_export.formats import pdf_typst\n"
         "from vis_export.formats.pdf import to_pdf\n"
+        "from vis_export.sources.files import read_bytes\n"
         "pdf_typst.PART_SIZE = 100_000\n"
-        "session = loaded_session(400_000)\n"
+        "(read,) = read_bytes(session_bytes(400_000), 'bench', 'bench')\n"
+        "session = read.session\n"
         "pdf = to_pdf(session, engine='typst')\n"
         "assert pdf == to_pdf(session, engine='typst')\n"
         "sys.stdout.buffer.write(pdf)\n"
@@ -386,7 +380,7 @@ def test_a_long_session_is_laid_out_in_parts_each_in_a_process_of_its_own() -> N
 @settings(max_examples=10, deadline=None, suppress_health_check=list(HealthCheck))
 @given(session_documents(small_blocks))
 def test_r1_r2_r7_generated_sessions(document: dict[str, Any]) -> None:
-    session = session_document(document, "s.json", "s").session
+    session = session_of(document)
     with time_limit(60):
         pdf = to_pdf(session, engine="typst")
         again = to_pdf(session, engine="typst")

@@ -78,6 +78,7 @@ def test_without_the_plugin_its_names_are_unknown(tmp_path: Path) -> None:
     assert result.returncode == 2 and "'shout' is not one of" in result.stderr
 
 
+@pytest.mark.slow
 def test_a_plugin_format_whose_imports_fail_converts_the_same_on_a_local_cluster(tmp_path: Path) -> None:
     """``Format.imports`` are imported ahead by the process a local Dask
     cluster's workers are forked from: one that raises (not ImportError) at
@@ -103,6 +104,7 @@ def test_a_plugin_format_whose_imports_fail_converts_the_same_on_a_local_cluster
     assert (tmp_path / "here.txt").read_bytes() == (tmp_path / "there.txt").read_bytes()
 
 
+@pytest.mark.slow
 def test_a_plugin_format_on_a_path_the_script_adds_converts_on_a_local_cluster(tmp_path: Path) -> None:
     """A script that finds the plugin through ``sys.path.insert`` (no
     ``PYTHONPATH``): the local cluster's workers, forked from a process that
@@ -127,6 +129,7 @@ def test_a_plugin_format_on_a_path_the_script_adds_converts_on_a_local_cluster(t
     assert (tmp_path / "here.txt").read_bytes() == (tmp_path / "there.txt").read_bytes()
 
 
+@pytest.mark.slow
 def test_a_plugin_format_that_prints_does_not_stop_a_local_clusters_workers(tmp_path: Path) -> None:
     """A format that writes to standard output on a worker: the job goes on
     (the workers' standard output is not the pipe their cluster answers on,

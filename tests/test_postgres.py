@@ -14,9 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import INPUT
+from conftest import INPUT, examples
 from hypothesis import HealthCheck, given, settings, strategies as st
 from postgres import PASSWORD, Server, database_fixture, postgres_server_fixture  # noqa: F401 - fixtures
+from sessions import session_of
 from strategies import PRIVATE_CANARY, blocks, blocks_holding_reasoning, session_documents
 from timelimit import time_limit
 
@@ -26,10 +27,6 @@ from vis_export.searchindex import IndexFailure, _close_databases, index, search
 from vis_export.searchindex.conformance import CANARY, CODE_SESSION, check_engine
 from vis_export.searchindex.engines.postgresql_schema import SCHEMA
 from vis_export.sources.messages import session_document
-
-
-def session_of(document: dict[str, Any]) -> Any:
-    return session_document(document, "", "s").session
 
 
 def test_conformance(database: str, postgres_server: Server) -> None:  # noqa: F811
@@ -259,6 +256,7 @@ def _copies(database: str) -> dict[str, int]:
     return counts
 
 
+@pytest.mark.slow
 def test_two_jobs_at_once_on_the_same_sessions_leave_one_copy(database: str, tmp_path: Path) -> None:
     same = _sources(tmp_path / "same", range(40))
     jobs = [
@@ -281,6 +279,7 @@ def test_two_jobs_at_once_on_the_same_sessions_leave_one_copy(database: str, tmp
     assert rerun.stderr.strip() == "0 added, 0 updated, 40 unchanged"
 
 
+@pytest.mark.slow
 def test_a_killed_job_leaves_whole_sessions_and_a_rerun_completes(database: str, tmp_path: Path) -> None:
     import signal
     import time
@@ -299,12 +298,13 @@ def test_a_killed_job_leaves_whole_sessions_and_a_rerun_completes(database: str,
     assert len(_copies(database)) == 80 and len(set(_copies(database).values())) == 1
 
 
+@pytest.mark.slow
 def test_a_connection_dropped_mid_job_is_one_line_and_a_rerun_completes(database: str, tmp_path: Path) -> None:
     """The server ends the job's connection (``pg_terminate_backend``) while it
     writes: one line, exit 1, whatever statement it was in (a pipelined one too)."""
     import psycopg
 
-    from benchmarks.generate import session
+    from corpus import session
 
     sources = tmp_path / "sources"
     sources.mkdir()
@@ -371,6 +371,7 @@ def _holding(database: str, session_id: str) -> Any:
     return holder
 
 
+@pytest.mark.slow
 def test_a_job_meeting_a_session_another_holds_says_so_in_one_line(database: str, tmp_path: Path) -> None:
     import threading
 
@@ -568,7 +569,7 @@ def test_strings_are_stored_one_to_one_and_keep_their_phrases(text: str, phrase:
 _LIKE_HOSTILE = st.text(alphabet=st.sampled_from("ab %_\\\x00\U0010fffe01'é\u0301"), max_size=12)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(texts=st.lists(_LIKE_HOSTILE, min_size=1, max_size=4), phrase=_LIKE_HOSTILE.filter(str.strip))
 def test_a_phrase_is_found_by_the_server_exactly_where_it_occurs(database: str, texts: list[str], phrase: str) -> None:
     """LIKE's own characters (``%``, ``_``, ``\\``), NUL and the escape character

@@ -10,18 +10,17 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings, strategies as st
 from postgres import Server, database_fixture, postgres_server_fixture  # noqa: F401 - fixtures
+from sessions import message_of, session_of
 from timelimit import time_limit
 
 from vis_export.searchindex import _close_databases, index, search
 from vis_export.searchindex.engines.postgresql_schema import SCHEMA
 from vis_export.searchindex.query import inner_runs
-from vis_export.sources.messages import session_document
 
 
 def _session(texts: list[str]) -> Any:
-    blocks = [{"id": f"b{n}", "type": "code", "language": "text", "text": text} for n, text in enumerate(texts)]
-    message = {"id": "m", "role": "user", "status": "completed", "created_at": 1, "content": blocks}
-    return session_document({"id": "s", "messages": [message]}, "", "s").session
+    blocks = [{"type": "code", "language": "text", "text": text} for text in texts]
+    return session_of({"id": "s", "messages": [message_of(*blocks, role="user", created_at=1)]}, "")
 
 
 def _found(phrase: str, database: str) -> set[str]:

@@ -9,15 +9,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser import browser, viewport  # noqa: F401 - the fixture
+from browser import assert_framed_and_coloured, browser, open_pasted, rgba, viewport  # noqa: F401 - the fixture
 from htmldom import classes, elements, parse, text_content
 from pdfpage import outline, page_images, words
+from sessions import session_of
 
 from vis_export.copying import clipboard
 from vis_export.formats.highlight import TOKEN_COLOURS
 from vis_export.formats.html import to_html
 from vis_export.formats.pdf import to_pdf
-from vis_export.sources.messages import session_document
 
 ANSWER = """# Plan
 
@@ -58,12 +58,7 @@ def _session(*answers: str) -> Any:
                 "content": [{"id": f"p{n}", "type": "prose", "markdown": answer}],
             }
         )
-    return session_document({"id": "s", "title": "Engines", "messages": messages}, "s.json", "s").session
-
-
-def _rgba(hex_colour: str) -> str:
-    r, g, b = (int(hex_colour[i : i + 2], 16) for i in (1, 3, 5))
-    return f"rgba({r}, {g}, {b}, 1)"
+    return session_of({"id": "s", "title": "Engines", "messages": messages})
 
 
 # --- HTML, as parsed by a browser's parser ---------------------------------------------
@@ -147,9 +142,9 @@ def test_in_a_browser_fenced_code_is_coloured_and_columns_keep_their_alignment(
     viewport(browser, 1200, 900)
     browser.get(page.as_uri())
     keyword = browser.find_element("xpath", "//div[contains(@class,'prose')]//pre//span[text()='return']")
-    assert keyword.value_of_css_property("color") == _rgba(TOKEN_COLOURS["k"])
+    assert keyword.value_of_css_property("color") == rgba(TOKEN_COLOURS["k"])
     number = browser.find_element("xpath", "//div[contains(@class,'prose')]//pre//span[text()='42']")
-    assert number.value_of_css_property("color") == _rgba(TOKEN_COLOURS["m"])
+    assert number.value_of_css_property("color") == rgba(TOKEN_COLOURS["m"])
     cells = {c.text: c for c in browser.find_elements("css selector", ".prose td, .prose th")}
     assert cells["3.2"].value_of_css_property("text-align") == "right"
     assert cells["11.75"].value_of_css_property("text-align") == "right"
@@ -164,17 +159,8 @@ def test_in_a_browser_fenced_code_is_coloured_and_columns_keep_their_alignment(
 @pytest.mark.slow
 def test_pasted_prose_keeps_the_colours_of_its_fenced_code(browser: Any, tmp_path: Path) -> None:  # noqa: F811
     message = _session(ANSWER).messages[1]
-    page = tmp_path / "pasted.html"
-    page.write_text(
-        f"<!DOCTYPE html><meta charset=utf-8><body>{clipboard(message)['text/html']}</body>", encoding="utf-8"
-    )
-    viewport(browser, 900, 600)
-    browser.get(page.as_uri())
-    keyword = browser.find_element("xpath", "//pre//span[text()='const']")
-    assert keyword.value_of_css_property("color") == _rgba(TOKEN_COLOURS["k"])
-    pre = browser.find_element("css selector", "pre")  # framed as a code block is, without a stylesheet
-    assert pre.value_of_css_property("background-color") == _rgba("#f6f8fa")
-    assert "monospace" in pre.value_of_css_property("font-family")
+    open_pasted(browser, tmp_path, clipboard(message)["text/html"])
+    assert_framed_and_coloured(browser, "const")
     assert browser.find_element("xpath", "//td[text()='3.2']").value_of_css_property("text-align").endswith("right")
 
 

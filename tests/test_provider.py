@@ -11,18 +11,14 @@ from typing import Any
 import pytest
 from conftest import INPUT
 from hypothesis import given, strategies as st
+from sessions import message_of, session_of
 from strategies import PRIVATE_CANARY, session_documents, small_blocks
 
 from vis_export import load
 from vis_export.formats.options import ExportOptions
 from vis_export.formats.provider import conversation
-from vis_export.sources.messages import session_document
 
 SESSION = next(load(INPUT / "session.json"))
-
-
-def session_of(document: dict[str, Any]):
-    return session_document(document, "s.json", "s").session
 
 
 def user_texts_openai(messages: list[dict[str, Any]]) -> list[str]:
@@ -84,20 +80,9 @@ def test_reasoning_only_when_all_is_authorised() -> None:
 
 def test_unfinished_turns_close_with_a_notice() -> None:
     def closing(status: str, content: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        session = session_of(
-            {
-                "messages": [
-                    {
-                        "id": "u",
-                        "role": "user",
-                        "status": "completed",
-                        "created_at": 0,
-                        "content": [{"id": "p", "type": "prose", "markdown": "Go."}],
-                    },
-                    {"id": "a", "role": "assistant", "status": status, "created_at": 1, "content": content},
-                ]
-            }
-        )
+        asked = message_of({"id": "p", "type": "prose", "markdown": "Go."}, id="u", role="user")
+        answer = message_of(*content, id="a", status=status, created_at=1)
+        session = session_of({"messages": [asked, answer]})
         return conversation(session, ExportOptions())["messages"][1:]
 
     said = [{"id": "t", "type": "prose", "markdown": "Half"}]
@@ -119,33 +104,11 @@ def test_unfinished_turns_close_with_a_notice() -> None:
 
 
 def test_system_and_developer_keep_their_roles() -> None:
-    session = session_of(
-        {
-            "messages": [
-                {
-                    "id": "s",
-                    "role": "system",
-                    "status": "completed",
-                    "created_at": 0,
-                    "content": [{"id": "a", "type": "prose", "markdown": "Be brief."}],
-                },
-                {
-                    "id": "d",
-                    "role": "developer",
-                    "status": "completed",
-                    "created_at": 0,
-                    "content": [{"id": "b", "type": "prose", "markdown": "Use tools."}],
-                },
-                {
-                    "id": "u",
-                    "role": "user",
-                    "status": "completed",
-                    "created_at": 0,
-                    "content": [{"id": "c", "type": "prose", "markdown": "Hi"}],
-                },
-            ]
-        }
-    )
+    said = [("system", "Be brief."), ("developer", "Use tools."), ("user", "Hi")]
+    prose = [
+        message_of({"id": f"{role}-text", "type": "prose", "markdown": text}, id=role, role=role) for role, text in said
+    ]
+    session = session_of({"messages": prose})
     openai = conversation(session, ExportOptions())["messages"]
     assert [m["role"] for m in openai] == ["system", "developer", "user"]
     anthropic = conversation(session, ExportOptions(), "anthropic")

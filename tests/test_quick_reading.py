@@ -20,7 +20,7 @@ from strategies import invalid_sessions, session_documents, small_blocks
 from test_duplicate_keys import message
 from timelimit import time_limit
 
-from benchmarks.generate import session_bytes
+from corpus import session_bytes
 from vis_export.contract import check
 from vis_export.contract.check import MAX_DEPTH
 from vis_export.contract.duplicates import any_recorded, recording

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import examples
 from hypothesis import HealthCheck, given, settings, strategies as st
 from timelimit import time_limit
 
@@ -243,7 +244,9 @@ def _text_outputs(session: Session, options: ExportOptions) -> dict[str, bytes]:
 REDACT = ExportOptions(redact=True)
 
 
-@settings(max_examples=25, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large], deadline=None)
+@settings(
+    max_examples=examples(25), suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large], deadline=None
+)
 @given(st.one_of(planted(), everywhere()))
 def test_no_text_output_clipboard_provider_or_index_document_holds_a_planted_secret(
     case: tuple[dict[str, Any], list[str]],
@@ -272,6 +275,7 @@ def test_no_text_output_clipboard_provider_or_index_document_holds_a_planted_sec
         _absent(cores, json.dumps(docs, ensure_ascii=False).encode(), "index documents")
 
 
+@pytest.mark.slow
 @settings(max_examples=3, deadline=None)
 @given(everywhere())
 def test_both_pdf_engines_hold_no_planted_secret(case: tuple[dict[str, Any], list[str]]) -> None:
@@ -406,7 +410,7 @@ def test_serve_pages_downloads_copies_search_and_list(
         catalogue.close()
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(planted(), st.sampled_from(list(KINDS)))
 def test_what_the_allowlist_matches_stays(case: tuple[dict[str, Any], list[str]], allowed_kind: str) -> None:
     document, cores = case
@@ -585,6 +589,7 @@ def test_private_reasoning_is_hidden_before_numbering() -> None:
     assert "[redacted: email 1]" in shown and "email 2" not in shown
 
 
+@pytest.mark.slow
 def test_dask_workers_write_and_index_only_the_redacted_view(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every unit goes to a local cluster's workers (the job waits for them, ``all_on_workers``):
     the options they are handed carry the rules, and what they write and index is the same redacted view."""
@@ -650,7 +655,7 @@ def test_serves_list_names_no_home_folder_of_a_source() -> None:
     assert row["source"] == "/home/[redacted: home-user 1]/chats/s.json"
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(everywhere())
 def test_markers_are_styled_in_html_text_and_nowhere_else(case: tuple[dict[str, Any], list[str]]) -> None:
     """Each marker in text is a ``span.redacted``; styling changes no text a browser reads

@@ -9,16 +9,12 @@ from typing import Any
 
 from htmldom import classes, code_elements, elements, parse, text_content
 from hypothesis import given, strategies as st
+from sessions import one_message, session_of
 from strategies import PRIVATE_CANARY, session_documents, small_blocks
 
 from vis_export.formats.html import to_html
 from vis_export.model import CodeBlock
 from vis_export.policy import is_private
-from vis_export.sources.messages import session_document
-
-
-def session_of(document: dict[str, Any]):
-    return session_document(document, "s.json", "s").session
 
 
 def in_dom(code: str) -> str:
@@ -115,38 +111,14 @@ def test_r4_generated_sessions_are_inert(document: dict[str, Any]) -> None:
 
 def test_r1_huge_code_block_with_every_awkward_character() -> None:
     code = ("\ufeff\n\tdef f():\r\n    return '<&>'  \r" * 4000) + "```\x00"
-    session = session_of(
-        {
-            "messages": [
-                {
-                    "id": "m",
-                    "role": "assistant",
-                    "status": "completed",
-                    "created_at": 0,
-                    "content": [{"id": "c", "type": "code", "text": code, "language": "python"}],
-                }
-            ]
-        }
-    )
+    session = one_message({"id": "c", "type": "code", "text": code, "language": "python"})
     for no_highlight in (False, True):
         (element,) = code_elements(parse(to_html(session, no_highlight=no_highlight)))
         assert text_content(element) == in_dom(code)
 
 
 def test_headings_in_prose_are_demoted_below_the_turns() -> None:
-    session = session_of(
-        {
-            "messages": [
-                {
-                    "id": "m",
-                    "role": "assistant",
-                    "status": "completed",
-                    "created_at": 0,
-                    "content": [{"id": "p", "type": "prose", "markdown": "# A\n## B\n###### C"}],
-                }
-            ]
-        }
-    )
+    session = one_message({"id": "p", "type": "prose", "markdown": "# A\n## B\n###### C"})
     dom = parse(to_html(session))
     article = next(e for e in elements(dom, "article"))
     assert [e.tag.split("}")[-1] for e in article.iter() if re.fullmatch(r".*}h\d", str(e.tag))] == [
@@ -159,19 +131,7 @@ def test_headings_in_prose_are_demoted_below_the_turns() -> None:
 
 def test_unknown_block_fields_are_inert_text() -> None:
     payload = "<img src=x onerror=alert(1)>{{ 7*7 }}"
-    session = session_of(
-        {
-            "messages": [
-                {
-                    "id": "m",
-                    "role": "assistant",
-                    "status": "completed",
-                    "created_at": 0,
-                    "content": [{"id": "u", "type": "x<b>", "payload": payload}],
-                }
-            ]
-        }
-    )
+    session = one_message({"id": "u", "type": "x<b>", "payload": payload})
     html = to_html(session)
     assert_inert(html)
     unknown = next(e for e in elements(parse(html), "div") if "unknown" in classes(e))
@@ -219,18 +179,7 @@ def test_r1_code_fenced_in_prose_is_the_fenced_text_in_the_dom(
     fence = fence_for(code)
     markdown = f"Before:\n\n{fence}{language}\n{code}{fence}\n\nAfter.\n"
     (fenced,) = [t.content for t in MarkdownIt("commonmark").parse(markdown) if t.type == "fence"]
-    document = {
-        "messages": [
-            {
-                "id": "m",
-                "role": "assistant",
-                "status": "completed",
-                "created_at": 0,
-                "content": [{"id": "p", "type": "prose", "markdown": markdown}],
-            }
-        ]
-    }
-    session = session_of(document)
+    session = one_message({"id": "p", "type": "prose", "markdown": markdown})
     if pasted:
         dom = parse(clipboard(session.messages[0], no_highlight=no_highlight)["text/html"])
     else:

@@ -15,6 +15,7 @@ import yaml
 from hypothesis import given, strategies as st
 from markdown_it import MarkdownIt
 from markdown_it.common.utils import unescapeAll
+from sessions import one_message, session_of
 from strategies import (
     PRIVATE_CANARY,
     attachment_blocks,
@@ -35,14 +36,9 @@ from vis_export.formats.projector import shown_parts
 from vis_export.formats.text import REASONING_END, TextProjector, to_text
 from vis_export.model import CodeBlock, ReasoningBlock, ToolBlock, UnknownBlock
 from vis_export.policy import is_private
-from vis_export.sources.messages import session_document
 
 PARSER = MarkdownIt("gfm-like")  # tables, strikethrough and linkify, as GitHub renders
 FORMATS = {"text": to_text, "markdown": to_markdown}
-
-
-def session_of(document: dict[str, Any]):
-    return session_document(document, "s.json", "s").session
 
 
 def as_parsed(code: str) -> str:
@@ -259,20 +255,8 @@ def test_front_matter_is_valid_yaml_for_any_title(document: dict[str, Any], titl
 
 
 def test_tool_output_limit_marks_what_it_cut() -> None:
-    session = session_of(
-        {
-            "messages": [
-                {
-                    "id": "m",
-                    "role": "assistant",
-                    "status": "completed",
-                    "created_at": 0,
-                    "content": [
-                        {"id": "t", "type": "tool", "tool": "cat", "status": "completed", "output": {"log": "x" * 500}}
-                    ],
-                }
-            ]
-        }
+    session = one_message(
+        {"id": "t", "type": "tool", "tool": "cat", "status": "completed", "output": {"log": "x" * 500}}
     )
     for render in FORMATS.values():
         out = render(session, tool_output_limit=20)
@@ -319,19 +303,7 @@ prose_texts = st.one_of(
 
 
 def _prose_session(markdown: str):
-    return session_of(
-        {
-            "messages": [
-                {
-                    "id": "m",
-                    "role": "assistant",
-                    "status": "completed",
-                    "created_at": 0,
-                    "content": [{"id": "p", "type": "prose", "markdown": markdown}],
-                }
-            ]
-        }
-    )
+    return one_message({"id": "p", "type": "prose", "markdown": markdown})
 
 
 def _everything(tokens: list[Any]) -> list[Any]:

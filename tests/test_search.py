@@ -13,23 +13,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import INPUT
+from conftest import INPUT, examples
 from hypothesis import HealthCheck, given, settings, strategies as st
+from sessions import message_of, session_of
 from strategies import PRIVATE_CANARY, session_documents, small_blocks, small_code_blocks
 
 from vis_export import load
 from vis_export.jobs.indexing import index_sources as vis_export_index
+from vis_export.model import Session
 from vis_export.searchindex import IndexFailure, index, search
 from vis_export.searchindex.conformance import CANARY, CODE_SESSION, check_engine
 from vis_export.searchindex.directory import MANIFEST, writer_lock
-from vis_export.sources.messages import session_document
 
 ENGINES = ["tantivy", "whoosh"]
 GOLDEN = list(load(INPUT))
-
-
-def session_of(document: dict[str, Any], source: str = ""):
-    return session_document(document, source, "s").session
 
 
 CODE = {"messages": CODE_SESSION["messages"]}
@@ -93,7 +90,7 @@ def test_engines_agree_on_the_golden_sessions(tmp_path: Path) -> None:
     assert all(results["tantivy"][q] for q in queries)
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(25), deadline=None, suppress_health_check=list(HealthCheck))
 @given(session_documents(st.one_of(small_code_blocks, small_blocks)), st.data())
 def test_every_code_block_is_found_by_a_phrase_of_its_text(
     tmp_path_factory: pytest.TempPathFactory, document: dict[str, Any], data: st.DataObject
@@ -133,52 +130,20 @@ def _texts(session, message_id: str, block_id: str) -> list[str]:  # type: ignor
     ]
 
 
+def asked(session_id: str, markdown: str) -> Session:
+    """A session ``session_id`` of one user message, its one prose block ``b``."""
+    return session_of(
+        {"id": session_id, "messages": [message_of({"id": "b", "type": "prose", "markdown": markdown}, role="user")]}
+    )
+
+
 def test_incremental_reruns_changes_and_prune(tmp_path: Path, engine: str) -> None:
     directory = tmp_path / "index"
-    first = session_of(
-        {
-            "id": "a",
-            "messages": [
-                {
-                    "id": "m",
-                    "role": "user",
-                    "status": "completed",
-                    "created_at": 0,
-                    "content": [{"id": "b", "type": "prose", "markdown": "alpha"}],
-                }
-            ],
-        }
-    )
-    second = session_of(
-        {
-            "id": "b",
-            "messages": [
-                {
-                    "id": "m",
-                    "role": "user",
-                    "status": "completed",
-                    "created_at": 0,
-                    "content": [{"id": "b", "type": "prose", "markdown": "beta"}],
-                }
-            ],
-        }
-    )
+    first = asked("a", "alpha")
+    second = asked("b", "beta")
     assert str(index([first, second], directory, engine=engine)) == "2 added, 0 updated, 0 unchanged"
     assert str(index([first, second], directory, engine=engine)) == "0 added, 0 updated, 2 unchanged"
-    changed = session_of(
-        {
-            "id": "a",
-            "messages": [
-                {
-                    "id": "m",
-                    "role": "user",
-                    "status": "completed",
-                    "created_at": 0,
-                    "content": [{"id": "b", "type": "prose", "markdown": "gamma"}],
-                }
-            ],
-        }
-    )
+    changed = asked("a", "gamma")
     assert str(index([changed, second], directory, engine=engine)) == "0 added, 1 updated, 1 unchanged"
     assert ids("alpha", directory) == set() and ids("gamma", directory) == {"b"}
     assert str(index([second], directory, engine=engine)) == "0 added, 0 updated, 1 unchanged"
@@ -276,6 +241,7 @@ def test_one_writer_at_a_time(tmp_path: Path) -> None:
 KILLED_JOB = """
 import sys, time
 from vis_export import load
+from vis_export.model import Session
 from vis_export.searchindex import index
 from vis_export.searchindex.target import FolderTarget
 FolderTarget.commit_every = 50
@@ -559,7 +525,7 @@ def test_the_distinct_words_of_a_text_are_those_of_its_analysis(text: str) -> No
     assert distinct_analysed_words(text) == set(analysed_words(text))
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(25), deadline=None, suppress_health_check=list(HealthCheck))
 @given(session_documents(small_blocks), st.sampled_from(["none", "visible"]), st.booleans())
 def test_r2_a_first_copy_written_again_keeps_private_reasoning_out(
     tmp_path_factory: pytest.TempPathFactory, document: dict[str, Any], reasoning: str, from_file: bool
@@ -589,7 +555,7 @@ def test_r2_a_first_copy_written_again_keeps_private_reasoning_out(
     assert found == [h.to_json() for h in search("", ordinary, limit=10_000)]
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=examples(50), deadline=None)
 @given(st.integers(2, 400), st.data())
 def test_a_snippet_shows_the_line_of_the_rarest_query_word(lines: int, data: st.DataObject) -> None:
     """Whichever line holds the query's rarest word, the snippet shows it (not the
@@ -628,7 +594,7 @@ _CJK_PIECES = [*"日本語の会話天気設定ファイル한국어中文", " "
 _CJK_TEXT = st.lists(st.sampled_from(_CJK_PIECES), min_size=1, max_size=30).map("".join)
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(20), deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.lists(_CJK_TEXT, min_size=1, max_size=4), st.data())
 def test_any_piece_of_a_cjk_run_finds_its_block_on_every_engine(
     tmp_path_factory: pytest.TempPathFactory, texts: list[str], data: st.DataObject
@@ -692,7 +658,7 @@ _WORDY = st.lists(
 ).map("".join)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.lists(_WORDY, min_size=1, max_size=6), st.data())
 def test_a_phrase_finds_every_block_that_holds_it(
     tmp_path_factory: pytest.TempPathFactory, texts: list[str], data: st.DataObject

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from conftest import INPUT
 from hypothesis import given, strategies as st
+from sessions import session_of
 
 from vis_export import load
 from vis_export.searchindex import IndexFailure, index, search
@@ -26,7 +27,6 @@ from vis_export.searchindex.documents import documents
 from vis_export.searchindex.engines import MAX_THREADS
 from vis_export.searchindex.guard import engine_call
 from vis_export.searchindex.query import MAX_TERMS
-from vis_export.sources.messages import session_document
 
 ENGINES = ["tantivy", "whoosh"]
 GOLDEN = list(load(INPUT))
@@ -421,10 +421,6 @@ def test_a_forged_stored_document_is_damage(tmp_path: Path) -> None:
 
 
 # --- what a search returns ---------------------------------------------------
-
-
-def session_of(document: dict[str, Any], source: str = "") -> Any:
-    return session_document(document, source, "s").session
 
 
 def _message(message_id: str, *blocks: dict[str, Any], created_at: int = 1740000000000) -> dict[str, Any]:

@@ -14,13 +14,13 @@ from typing import Any
 import pytest
 from conftest import INPUT
 from onterminal import on_terminal
+from sessions import message_of, session_of
 from strategies import PRIVATE_CANARY
 
 from vis_export.searchindex import index, search
 from vis_export.searchindex.directory import MANIFEST
 from vis_export.searchindex.documents import INDEXED_TYPES
-from vis_export.searchindex.show import MATCH_END, MATCH_START
-from vis_export.sources.messages import session_document
+from vis_export.searchindex.hit_text import MATCH_END, MATCH_START
 
 ENGINES = ["tantivy", "whoosh"]
 CODE = "def load(path):\n    cfg = read_cfg(path)\n    return cfg\n"
@@ -73,7 +73,7 @@ SESSION = {
 
 
 def _session() -> Any:
-    return session_document(SESSION, "", "s").session
+    return session_of(SESSION, "")
 
 
 @pytest.fixture(params=ENGINES)
@@ -167,19 +167,14 @@ def test_a_terminal_shows_matches_in_colour_and_data_stays_escaped(tmp_path: Pat
         "id": "h",
         "title": "evil \x1b[2J title",
         "messages": [
-            {
-                "id": "m",
-                "role": "assistant",
-                "status": "completed",
-                "created_at": 1,
-                "content": [
-                    {"id": "c", "type": "code", "text": "x = a ** b  # findme \x1b]52;c;eA==\x07\nfindme(**kwargs)\n"}
-                ],
-            }
+            message_of(
+                {"id": "c", "type": "code", "text": "x = a ** b  # findme \x1b]52;c;eA==\x07\nfindme(**kwargs)\n"},
+                created_at=1,
+            )
         ],
     }
     directory = tmp_path / "index"
-    index([session_document(hostile, "", "s").session], directory)
+    index([session_of(hostile, "")], directory)
     shown = _on_terminal("search", "findme", "--index", str(directory))
     mark = f"{MATCH_START}findme{MATCH_END}"
     assert shown.count(mark) == 2 and "**findme**" not in shown

@@ -23,6 +23,7 @@ from click.testing import CliRunner
 from htmldom import elements, parse, text_content
 from hypothesis import given, strategies as st
 from servedroom import room, write_session
+from sessions import session_of
 from strategies import PRIVATE_CANARY, session_documents, small_blocks
 from test_rules_html import ACTIVE_TAGS, assert_inert, assert_inert_attributes
 from timelimit import time_limit
@@ -38,7 +39,6 @@ from vis_export.searchindex import search
 from vis_export.serve.pages import Room, anchored_part, session_page
 from vis_export.serve.renders import Renders
 from vis_export.sources import load
-from vis_export.sources.messages import session_document
 
 pytest.importorskip("starlette")
 GOLDEN = Path(__file__).parent.parent / "golden" / "input"
@@ -138,6 +138,8 @@ def test_downloads_in_every_format_are_the_exports(golden: Any) -> None:
         assert url in links
         answer = golden.get(url)
         assert answer.status_code == 200 and "attachment" in answer.headers["content-disposition"]
+        text = made.media_type is not None and made.media_type.startswith("text/")
+        assert answer.headers["content-type"] == f"{made.media_type}{'; charset=utf-8' if text else ''}"
         if made.binary:
             assert answer.content.startswith(b"%PDF")
         else:
@@ -345,9 +347,7 @@ def test_anchors_are_unique_and_safe_and_a_link_names_the_first(ids: list[str]) 
 
 @given(session_documents(small_blocks), st.sampled_from(["none", "visible", "all"]))
 def test_every_anchor_of_a_page_copies_its_own_part(document: dict[str, Any], reasoning: str) -> None:
-    result = session_document(document, "s.json", "s")
-    assert result.session is not None
-    session = result.session
+    session = session_of(document)
     served = Room(reasoning, [])
     dom = parse(session_page(served, session))
     frames = [e.get("id") for e in elements(dom) if e.get("id", "").startswith(("m-", "b-"))]

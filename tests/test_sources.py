@@ -462,7 +462,7 @@ def test_a_loaded_session_goes_straight_to_the_collectors_oldest_generation() ->
     load time); an application's frozen objects stay frozen."""
     import gc
 
-    from benchmarks.generate import session_bytes
+    from corpus import session_bytes
     from vis_export.sources.files import read_bytes
 
     data = session_bytes(100_000)

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, strategies as st
 from onterminal import on_terminal
 
-from vis_export.searchindex.show import MATCH_END, MATCH_START
+from vis_export.searchindex.hit_text import MATCH_END, MATCH_START
 from vis_export.terminal import escaped
 
 HOSTILE = ["\x1b[2J\x1b[H", "\x1b]52;c;cHduZWQ=\x07", "\x9b31m", "\r\x1b[K", "\u202e", "\x1b]8;;http://x\x1b\\"]

@@ -7,53 +7,46 @@ import json
 
 from htmldom import elements, parse, text_content
 from markdown_it import MarkdownIt
+from sessions import message_of, session_of
 
 from vis_export.formats.html import to_html
 from vis_export.formats.markdown import to_markdown
 from vis_export.formats.text import to_text
-from vis_export.sources.messages import session_document
 
 PYTEST = "F.\n=== FAILURES ===\n___ test_parse ___\n    assert parse('x') == 1\nE   KeyError: 'x'\n"
-SESSION = session_document(
+SESSION = session_of(
     {
         "id": "s",
         "messages": [
-            {
-                "id": "m",
-                "role": "assistant",
-                "status": "completed",
-                "created_at": 1,
-                "content": [
-                    {
-                        "id": "t1",
-                        "type": "tool",
-                        "tool": "shell",
-                        "status": "completed",
-                        "input": {"command": "pytest -x"},
-                        "output": PYTEST,
-                    },
-                    {
-                        "id": "t2",
-                        "type": "tool",
-                        "tool": "shell",
-                        "status": "failed",
-                        "input": {"command": "make"},
-                        "output": {"exit_code": 2, "stdout": "cc -c a.c\ncc -o a a.o\n", "stderr": "a.c:1: error\n"},
-                    },
-                    {
-                        "id": "t3",
-                        "type": "tool",
-                        "tool": "read",
-                        "status": "completed",
-                        "output": {"lines": 3, "meta": {"path": "a\nb"}},
-                    },
-                ],
-            }
+            message_of(
+                {
+                    "id": "t1",
+                    "type": "tool",
+                    "tool": "shell",
+                    "status": "completed",
+                    "input": {"command": "pytest -x"},
+                    "output": PYTEST,
+                },
+                {
+                    "id": "t2",
+                    "type": "tool",
+                    "tool": "shell",
+                    "status": "failed",
+                    "input": {"command": "make"},
+                    "output": {"exit_code": 2, "stdout": "cc -c a.c\ncc -o a a.o\n", "stderr": "a.c:1: error\n"},
+                },
+                {
+                    "id": "t3",
+                    "type": "tool",
+                    "tool": "read",
+                    "status": "completed",
+                    "output": {"lines": 3, "meta": {"path": "a\nb"}},
+                },
+                created_at=1,
+            )
         ],
-    },
-    "s.json",
-    "s",
-).session
+    }
+)
 
 
 def test_text_shows_output_lines() -> None:

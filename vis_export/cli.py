@@ -800,7 +800,7 @@ def search(
       vis-export search --index idx -- '-> None'
     """
     from vis_export.searchindex import search as run_search
-    from vis_export.searchindex.show import shown
+    from vis_export.searchindex.hit_text import hit_text
 
     try:
         hits = run_search(
@@ -822,7 +822,7 @@ def search(
     else:
         terminal = sys.stdout.isatty()
         for hit in hits:
-            click.echo(shown(hit, terminal))
+            click.echo(hit_text(hit, terminal))
     if not hits:
         echo("no hits", err=True)
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from vis_export.formats import MEDIA_TYPES as FORMAT_MEDIA_TYPES
 from vis_export.formats.markdown import MarkdownProjector
 from vis_export.formats.options import Folder, Theme, ToolOutputLimit, options_given
 from vis_export.formats.projector import Projector
@@ -21,7 +22,8 @@ from vis_export.policy import DEFAULT_REASONING, Exportable, Reasoning, visible
 if TYPE_CHECKING:
     from vis_export.redaction import Redaction
 
-MEDIA_TYPES = ("text/plain", "text/markdown", "text/html")
+PLAIN, MARKDOWN, HTML = (FORMAT_MEDIA_TYPES[name] for name in ("text", "markdown", "html"))
+MEDIA_TYPES = (PLAIN, MARKDOWN, HTML)  # the flavours: those of the formats each is made by
 
 
 def clipboard(
@@ -48,14 +50,14 @@ def clipboard(
     settings = options_given(locals())
     shown = visible(obj, settings.reasoning, settings.redaction)  # R2: the one view every flavour is made of
     out = {}
-    if "text/plain" in flavours:
-        out["text/plain"] = _made(TextProjector(settings), shown)
-    if "text/markdown" in flavours:
-        out["text/markdown"] = _made(MarkdownProjector(settings), shown)
-    if "text/html" in flavours:
+    if PLAIN in flavours:
+        out[PLAIN] = _made(TextProjector(settings), shown)
+    if MARKDOWN in flavours:
+        out[MARKDOWN] = _made(MarkdownProjector(settings), shown)
+    if HTML in flavours:
         from vis_export.formats.html import HtmlProjector
 
-        out["text/html"] = _made(HtmlProjector(settings, pasted=True), shown)
+        out[HTML] = _made(HtmlProjector(settings, pasted=True), shown)
     return out
 
 

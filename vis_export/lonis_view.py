@@ -29,6 +29,21 @@ class Field:
     style: str
     value: Any
 
+    def apart(self, marks_code: bool, breaks_inline: bool) -> bool:
+        """Whether a format shows the value apart, verbatim under the name, rather than on the name's line (a list
+        is always numbered items). JSON always; code where the format sets code in monospace (``marks_code``);
+        a value of several lines where a line of the format cannot keep its breaks (``breaks_inline``: Markdown's
+        hard breaks can)."""
+        if self.style == "list":
+            return False
+        code = marks_code and self.style == "code"
+        return self.style == "json" or code or (not breaks_inline and "\n" in self.value)
+
+    @property
+    def language(self) -> str | None:
+        """How a value shown apart is highlighted: JSON as JSON, code as plain (its language is not said)."""
+        return "json" if self.style == "json" else None
+
 
 @dataclass(frozen=True)
 class LonisView:

@@ -42,10 +42,27 @@ REASONING_CHOICES: tuple[Reasoning, ...] = ("none", "visible", "all")
 DEFAULT_REASONING: Reasoning = "visible"
 
 
+# The levels a search index may be built at: private reasoning is never indexed, whoever may search the index.
+IndexReasoning = Literal["none", "visible"]
+INDEX_REASONING: tuple[IndexReasoning, ...] = ("none", "visible")
+
+
 def check_reasoning(reasoning: str) -> Reasoning:
     if reasoning not in REASONING_CHOICES:
         raise ValueError(f"reasoning must be one of {', '.join(REASONING_CHOICES)}, not {reasoning!r}")
     return reasoning
+
+
+def check_index_reasoning(reasoning: str) -> IndexReasoning:
+    if reasoning not in INDEX_REASONING:
+        raise ValueError("the index takes reasoning none or visible: private reasoning is never indexed")
+    return reasoning
+
+
+def index_level(reasoning: Reasoning) -> IndexReasoning:
+    """The most of the reasoning an index searched under the policy ``reasoning`` may hold: the visible reasoning
+    the policy shows, never private reasoning (``all`` shows it on a page, but an index outlives the page)."""
+    return "none" if reasoning == "none" else "visible"
 
 
 HIDDEN = "[private reasoning not shown]"

@@ -18,6 +18,17 @@ from vis_export.policy import SessionView, visible_session
 if TYPE_CHECKING:
     from importlib.metadata import EntryPoint
 
+# The media type of each built-in format's output, bare (a server adds the charset to text): here, not only on its
+# ``Format``, so that copying names the flavours of a clipboard without building the HTML format (Jinja2, Pygments).
+MEDIA_TYPES: dict[str, str] = {
+    "json": "application/json",
+    "text": "text/plain",
+    "markdown": "text/markdown",
+    "html": "text/html",
+    "pdf": "application/pdf",
+    "provider": "application/x-ndjson",
+}
+
 
 @dataclass(frozen=True, slots=True)
 class Format:
@@ -46,6 +57,9 @@ class Format:
     # options is not installed: a job checks once, before reading anything,
     # rather than failing each session with the same line.
     needs: Callable[[ExportOptions], None] | None = None
+    # What the output is, for a server's download and a clipboard's flavour (``MEDIA_TYPES``); None where unknown
+    # (a plugin's format that does not say).
+    media_type: str | None = None
 
     def __post_init__(self) -> None:
         for name in ("render", "render_many", "pieces"):
@@ -74,7 +88,14 @@ class _GivenTheView:
 def _json() -> Format:
     from vis_export.formats import json as module
 
-    return Format("json", "json", module.session_json, module.sessions_json, imports=(module.__name__,))
+    return Format(
+        "json",
+        "json",
+        module.session_json,
+        module.sessions_json,
+        imports=(module.__name__,),
+        media_type=MEDIA_TYPES["json"],
+    )
 
 
 def _text() -> Format:
@@ -100,7 +121,7 @@ def _projected(name: str, extension: str, projector: type[Projector], one_docume
         return projector(options).pieces(session)
 
     many = None if one_document else render_many
-    return Format(name, extension, render, many, pieces, imports=(projector.__module__,))
+    return Format(name, extension, render, many, pieces, imports=(projector.__module__,), media_type=MEDIA_TYPES[name])
 
 
 def _html() -> Format:
@@ -119,13 +140,24 @@ def _pdf() -> Format:
     from vis_export.formats.pdf import check_engine, render_pdf  # says which extra its engine needs
 
     imports = (*_PAGE_IMPORTS, "vis_export.formats.pdf", "vis_export.formats.pdf_preload", "pypdf")
-    return Format("pdf", "pdf", render_pdf, None, None, binary=True, imports=imports, needs=check_engine)
+    return Format(
+        "pdf",
+        "pdf",
+        render_pdf,
+        None,
+        None,
+        binary=True,
+        imports=imports,
+        needs=check_engine,
+        media_type=MEDIA_TYPES["pdf"],
+    )
 
 
 def _provider() -> Format:
     from vis_export.formats import provider as module
 
-    return Format("provider", "jsonl", module.session_lines, module.sessions_lines, imports=(module.__name__,))
+    lines, many = module.session_lines, module.sessions_lines
+    return Format("provider", "jsonl", lines, many, imports=(module.__name__,), media_type=MEDIA_TYPES["provider"])
 
 
 FORMATS: dict[str, Callable[[], Format]] = {

@@ -37,23 +37,23 @@ from vis_export.formats.projector import (
 )
 from vis_export.formats.prose_bounds import LayoutBudget
 from vis_export.formats.prose_words import prose_words
-from vis_export.formats.tool_lines import LEFT_OUT_NOTE
-from vis_export.formats.views import (
-    AttachmentView,
-    CodeView,
-    ErrorView,
-    LonisFieldView,
-    LonisView,
-    MessageView,
-    NoticeView,
-    ProseView,
-    ReasoningView,
-    SessionView,
-    SpeechView,
-    ToolPartView,
-    ToolView,
-    UnknownView,
+from vis_export.formats.template_values import (
+    AttachmentValues,
+    CodeValues,
+    ErrorValues,
+    LonisFieldValues,
+    LonisValues,
+    MessageValues,
+    NoticeValues,
+    ProseValues,
+    ReasoningValues,
+    SessionValues,
+    SpeechValues,
+    ToolPartValues,
+    ToolValues,
+    UnknownValues,
 )
+from vis_export.formats.tool_lines import LEFT_OUT_NOTE
 from vis_export.lonis_view import view as lonis_view
 from vis_export.model import (
     AttachmentBlock,
@@ -224,17 +224,17 @@ class HtmlProjector(Projector):
         style = self.stylesheet()
         facts = SessionFacts.of(session)
         created = facts.created
-        view: SessionView = {
+        values: SessionValues = {
             "id": session.id,
             "title": facts.title,
             "created_iso": iso(created) if created is not None else None,
             "created_text": utc(created) if created is not None else None,
             "models": list(facts.models),
-            "messages": [self.message_view(m, i) for i, m in enumerate(session.messages, first_index)],
+            "messages": [self.message_values(m, i) for i, m in enumerate(session.messages, first_index)],
             "continuation": continuation,
         }
         page = {
-            "session": view,
+            "session": values,
             "style": Markup(style),
             "csp": content_security_policy(style),
             "lang": "en",
@@ -273,9 +273,9 @@ class HtmlProjector(Projector):
     def messages(self, messages: list[Message]) -> Iterator[str]:
         self.anchors = Anchors()
         self.prose_count = 0
-        views = [self.message_view(m, i) for i, m in enumerate(messages, 1)]
+        shown = [self.message_values(m, i) for i, m in enumerate(messages, 1)]
         yield from self._marked(
-            self.env.get_template("fragment.html.j2").generate(messages=views, blocks=[], **self._fragment())
+            self.env.get_template("fragment.html.j2").generate(messages=shown, blocks=[], **self._fragment())
         )
 
     def message(self, message: Message) -> Iterator[str]:
@@ -292,7 +292,7 @@ class HtmlProjector(Projector):
     def _fragment(self) -> dict[str, Any]:
         return {"styled": _styled_inline} if self.pasted else {}
 
-    def message_view(self, message: Message, index: int) -> MessageView:
+    def message_values(self, message: Message, index: int) -> MessageValues:
         label = role_label(message)
         name = author_name(message)
         if name:
@@ -328,10 +328,10 @@ class HtmlProjector(Projector):
             return plain(text)
         return highlight(text, language, inline=self.pasted, budget=self.highlighting)
 
-    def block_prose(self, block: ProseBlock) -> ProseView:
+    def block_prose(self, block: ProseBlock) -> ProseValues:
         return {"kind": "prose", "html": self.prose(block.markdown)}
 
-    def block_code(self, block: CodeBlock) -> CodeView:
+    def block_code(self, block: CodeBlock) -> CodeValues:
         language = block.language
         return {
             "kind": "code",
@@ -340,9 +340,9 @@ class HtmlProjector(Projector):
             "html": self.code_html(block.text, language),
         }
 
-    def block_tool(self, block: ToolBlock) -> ToolView:
+    def block_tool(self, block: ToolBlock) -> ToolValues:
         shown = self.tool_parts(block)
-        parts: list[ToolPartView] = [
+        parts: list[ToolPartValues] = [
             {
                 "label": part.label,
                 "html": self.code_html(part.text, part.language),
@@ -362,16 +362,16 @@ class HtmlProjector(Projector):
             "rows": rows(part.text + part.tail for part in shown),
         }
 
-    def block_reasoning(self, block: ReasoningBlock) -> ReasoningView:
+    def block_reasoning(self, block: ReasoningBlock) -> ReasoningValues:
         return {"kind": "reasoning", "private": block.is_private, "html": self.prose(block.text)}
 
-    def block_error(self, block: ErrorBlock) -> ErrorView:
+    def block_error(self, block: ErrorBlock) -> ErrorValues:
         return {"kind": "error", "code": block.code, "message": block.message, "retryable": block.retryable}
 
-    def block_notice(self, block: NoticeBlock) -> NoticeView:
+    def block_notice(self, block: NoticeBlock) -> NoticeValues:
         return {"kind": "notice", "code": block.code, "message": block.message}
 
-    def block_attachment(self, block: AttachmentBlock) -> AttachmentView:
+    def block_attachment(self, block: AttachmentBlock) -> AttachmentValues:
         image = self.attachments.image(block.attachment_id, block.media_type)
         return {
             "kind": "attachment",
@@ -382,12 +382,12 @@ class HtmlProjector(Projector):
             "refused": image.placeholder(block.name) if image and image.refusal else None,
         }
 
-    def block_speech(self, block: SpeechBlock) -> SpeechView:
+    def block_speech(self, block: SpeechBlock) -> SpeechValues:
         return {"kind": "speech", "text": block.text}
 
-    def block_lonis(self, block: LonisBlock) -> LonisView:
+    def block_lonis(self, block: LonisBlock) -> LonisValues:
         shown = lonis_view(block.envelope)
-        fields: list[LonisFieldView] = [
+        fields: list[LonisFieldValues] = [
             {
                 "name": f.name,
                 "style": f.style,
@@ -406,7 +406,7 @@ class HtmlProjector(Projector):
             "replay": shown.replay,
         }
 
-    def block_unknown(self, block: Block) -> UnknownView:
+    def block_unknown(self, block: Block) -> UnknownValues:
         fields = [(key, json_text(value)) for key, value in block.fields.items() if key not in ("id", "type")]
         return {"kind": "unknown", "type": block.type, "fields": fields, "rows": rows(text for _, text in fields)}
 

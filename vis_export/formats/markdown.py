@@ -151,8 +151,8 @@ class MarkdownProjector(Projector):
             if field.style == "list":
                 items = "\n".join(f"{n}. {escape_one_line(item)}" for n, item in enumerate(field.value, 1))
                 parts.append(f"{label}\n\n{items}" if items else label)
-            elif field.style in ("json", "code"):
-                parts.append(f"{label}\n\n{fenced(field.value, 'json' if field.style == 'json' else None)}".rstrip())
+            elif field.apart(marks_code=True, breaks_inline=True):
+                parts.append(f"{label}\n\n{fenced(field.value, field.language)}".rstrip())
             else:
                 parts.append(f"{label} {escape(field.value)}")
         return "\n\n".join(parts) + "\n"

@@ -210,9 +210,9 @@ class TerminalProjector(Projector):
                 lines = [f"{one_line(field.name)}:"]
                 lines += [f"  {n}. {one_line(item)}" for n, item in enumerate(field.value, 1)]
                 parts.append(self._styled("\n".join(lines), ""))
-            elif field.style in ("json", "code") or "\n" in field.value:
+            elif field.apart(marks_code=True, breaks_inline=False):
                 parts.append(self._dim(f"{one_line(field.name)}:"))
-                parts.append(LiteralText(field.value, "json" if field.style == "json" else None, self.highlighting))
+                parts.append(LiteralText(field.value, field.language, self.highlighting))
             else:
                 parts.append(self._styled(f"{one_line(field.name)}: {shown(field.value)}", ""))
         return Group(*parts)

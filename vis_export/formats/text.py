@@ -129,7 +129,7 @@ class TextProjector(Projector):
             if field.style == "list":
                 lines.append(f"  {field.name}:")
                 lines += [f"    {n}. {single_line(item)}" for n, item in enumerate(field.value, 1)]
-            elif field.style == "json" or "\n" in field.value:
+            elif field.apart(marks_code=False, breaks_inline=False):
                 lines.append(f"  {field.name}:")
                 lines += [f"    {line}" for line in clean(field.value).split("\n")]
             else:

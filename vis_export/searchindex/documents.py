@@ -23,11 +23,17 @@ import json
 import re
 from collections.abc import Callable, Iterator, Mapping
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from vis_export.contract.blocktypes import KNOWN_TYPES, RENDERED_TYPES, UNKNOWN, for_each_type
 from vis_export.model import Block, CodeBlock, Message, Session, ToolBlock, UnknownBlock
-from vis_export.policy import SessionView, visible_session
+from vis_export.policy import (  # the index's levels are the policy's; named here too for the modules of the index
+    INDEX_REASONING as INDEX_REASONING,
+    IndexReasoning as IndexReasoning,
+    SessionView,
+    check_index_reasoning as check_index_reasoning,
+    visible_session,
+)
 from vis_export.searchindex.cjk import WORD_PATTERN, index_grams
 
 if TYPE_CHECKING:
@@ -36,8 +42,6 @@ if TYPE_CHECKING:
 # 2: tool input, output and error, and attachments, are indexed.
 # 3: Chinese, Japanese and Korean are indexed as bigrams among the terms, not as words.
 SCHEMA_VERSION = 3
-IndexReasoning = Literal["none", "visible"]
-INDEX_REASONING: tuple[IndexReasoning, ...] = ("none", "visible")
 
 _IDENTIFIER = re.compile(r"[A-Za-z0-9_]+")
 _WORDS_OF_IDENTIFIER = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
@@ -116,12 +120,6 @@ def code_terms(text: str) -> str:
     if not text.isascii():
         terms.update(index_grams(text))
     return " ".join(sorted(terms))
-
-
-def check_index_reasoning(reasoning: str) -> IndexReasoning:
-    if reasoning not in INDEX_REASONING:
-        raise ValueError("the index takes reasoning none or visible: private reasoning is never indexed")
-    return reasoning
 
 
 def indexed_view(session: Session, reasoning: IndexReasoning, redaction: Redaction | None = None) -> SessionView:

@@ -32,7 +32,7 @@ from vis_export.formats import FORMATS, Format, get_format
 from vis_export.formats.html import HtmlProjector
 from vis_export.model import Session
 from vis_export.output import encode
-from vis_export.policy import Reasoning, SessionView, visible_session
+from vis_export.policy import Reasoning, SessionView, index_level, visible_session
 from vis_export.searchindex import Hit, IndexFailure, search
 from vis_export.searchindex.documents import INDEXED_TYPES
 from vis_export.serve import pages
@@ -52,14 +52,6 @@ MAX_PER_PAGE = 1000
 SEARCH_LIMIT = 10  # as `vis-export search`
 MAX_SEARCH_LIMIT = 200
 KEPT_PAGES = 8  # rendered session pages kept for the next request
-MEDIA_TYPES = {
-    "md": "text/markdown; charset=utf-8",
-    "txt": "text/plain; charset=utf-8",
-    "html": "text/html; charset=utf-8",
-    "json": "application/json",
-    "jsonl": "application/x-ndjson",
-    "pdf": "application/pdf",
-}
 RETRY_AFTER = 10  # seconds a busy server asks a download to wait before it is asked for again
 # What a browser says of where a request comes from (Sec-Fetch-Site) that a session's page, a search or a
 # download is answered for: a link of the room's own pages, or one the person typed or opened from outside a
@@ -284,7 +276,8 @@ def create_app(
             answer.headers["retry-after"] = str(RETRY_AFTER)
             return answer
         headers = {"content-disposition": f'attachment; filename="{_download_name(session_id, extension)}"'}
-        return Response(body, media_type=MEDIA_TYPES.get(extension), headers=headers)
+        # The format's own media type; Starlette adds "; charset=utf-8" to a text one, as the body is encoded.
+        return Response(body, media_type=made.media_type, headers=headers)
 
     def session_path(request: Request) -> Response:
         # /s/<id>.md is the download of <id> first, as the page links it (pages.session_url).
@@ -325,8 +318,9 @@ def create_app(
             )
         except (IndexFailure, ValueError) as error:  # ValueError: too many words
             raise BadRequest(str(error)) from None
-        # An index given with --index may hold visible reasoning a policy of none hides.
-        return [hit for hit in found_hits if room.reasoning != "none" or hit.block_type != "reasoning"]
+        # An index given with --index may hold visible reasoning that the server's own, at its policy, would not.
+        reasoning_found = index_level(room.reasoning) == "visible"
+        return [hit for hit in found_hits if reasoning_found or hit.block_type != "reasoning"]
 
     def search_page(request: Request) -> Response:
         form = {

@@ -14,8 +14,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from vis_export.policy import Reasoning
-from vis_export.searchindex.documents import IndexReasoning
+from vis_export.policy import IndexReasoning, Reasoning, index_level
 from vis_export.searchindex.guard import IndexFailure
 from vis_export.searchindex.job import NOT_PRUNED, Batch, IndexCounts, IndexSettings, index_sessions
 
@@ -29,7 +28,7 @@ class IndexKeeper:
     ):
         self.folder = tempfile.TemporaryDirectory(prefix="vis-export-serve-")
         self.directory = Path(self.folder.name) / "index"
-        self.reasoning: IndexReasoning = "none" if reasoning == "none" else "visible"
+        self.reasoning: IndexReasoning = index_level(reasoning)
         self.warn = warn
         self.redaction = redaction
         self.built = False

@@ -1,4 +1,8 @@
-"""Deterministic synthetic sessions, from one message to well over 16 MB.
+"""Deterministic synthetic sessions, from one message to well over 16 MB, for the benchmarks and the tests alike.
+
+It stands beside both, importing neither and nothing of ``vis_export``: the benchmarks measure on it and the tests
+make their large and realistic inputs with it, so a test never depends on the benchmark package (its harness, its
+plotting) and a benchmark never on a test helper.
 
 The mix follows real agent sessions: prose with Markdown, code blocks in a few
 languages, tool calls with nested JSON input and output, private and visible
@@ -23,7 +27,8 @@ CODE = {
 }
 
 
-def _words(rng: random.Random, n: int) -> str:
+def words(rng: random.Random, n: int) -> str:
+    """``n`` words of a developer's vocabulary: text a search finds and a layout wraps, with no meaning to get wrong."""
     return " ".join(rng.choice(WORDS) for _ in range(n))
 
 
@@ -32,7 +37,7 @@ def _block(rng: random.Random, index: int) -> dict[str, Any]:
     block_id = f"b{index}"
     if kind == "prose":
         paragraphs = [
-            f"**{_words(rng, 3)}** {_words(rng, rng.randint(20, 80))} `inline_code()`" for _ in range(rng.randint(1, 4))
+            f"**{words(rng, 3)}** {words(rng, rng.randint(20, 80))} `inline_code()`" for _ in range(rng.randint(1, 4))
         ]
         if rng.random() < 0.15:  # answers often quote code in the prose itself
             language = rng.choice(list(CODE))
@@ -54,7 +59,7 @@ def _block(rng: random.Random, index: int) -> dict[str, Any]:
             "output": {
                 "pass": rng.randint(0, 50),
                 "fail": rng.randint(0, 3),
-                "log": [_words(rng, 12) for _ in range(rng.randint(1, 6))],
+                "log": [words(rng, 12) for _ in range(rng.randint(1, 6))],
             },
             "started_at": 1740000000000 + index,
             "completed_at": 1740000000500 + index,
@@ -62,7 +67,7 @@ def _block(rng: random.Random, index: int) -> dict[str, Any]:
     return {
         "id": block_id,
         "type": "reasoning",
-        "text": _words(rng, rng.randint(20, 120)),
+        "text": words(rng, rng.randint(20, 120)),
         "visibility": rng.choice(["private", "visible"]),
     }
 
@@ -78,7 +83,7 @@ def session(target_bytes: int, seed: int = 7) -> dict[str, Any]:
         content = []
         for _ in range(count):
             block = (
-                {"id": f"b{block_index}", "type": "prose", "markdown": _words(rng, 30)}
+                {"id": f"b{block_index}", "type": "prose", "markdown": words(rng, 30)}
                 if role == "user"
                 else _block(rng, block_index)
             )
@@ -108,4 +113,5 @@ def session(target_bytes: int, seed: int = 7) -> dict[str, Any]:
 
 
 def session_bytes(target_bytes: int, seed: int = 7) -> bytes:
+    """``session`` as the UTF-8 JSON a Vis file holds."""
     return json.dumps(session(target_bytes, seed), ensure_ascii=False).encode("utf-8")

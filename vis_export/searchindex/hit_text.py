@@ -22,7 +22,7 @@ TITLE_WIDTH = 60
 INDENT = "    "
 
 
-def shown(hit: Hit, terminal: bool) -> str:
+def hit_text(hit: Hit, terminal: bool) -> str:
     """A heading line (where the hit is, what it is, its score and its session's
     title), then the snippet's lines, indented."""
     title = single_line(hit.session_title)

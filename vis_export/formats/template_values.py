@@ -14,19 +14,19 @@ from typing import Any, Literal, TypedDict
 from markupsafe import Markup
 
 
-class ProseView(TypedDict):
+class ProseValues(TypedDict):
     kind: Literal["prose"]
     html: Markup
 
 
-class CodeView(TypedDict):
+class CodeValues(TypedDict):
     kind: Literal["code"]
     language: str | None
     language_class: str  # the language as a CSS class name: letters, digits and + - # _ .
     html: Markup
 
 
-class ToolPartView(TypedDict):
+class ToolPartValues(TypedDict):
     label: str
     html: Markup
     language: str  # "json" for a structure, "text" for terminal text
@@ -35,35 +35,35 @@ class ToolPartView(TypedDict):
     tail_html: Markup | None  # PDF: the last lines of a long output
 
 
-class ToolView(TypedDict):
+class ToolValues(TypedDict):
     kind: Literal["tool"]
     name: str
     status: str
     duration: str | None
-    parts: list[ToolPartView]
+    parts: list[ToolPartValues]
     rows: int  # about how many lines its parts take on a page (see ``html.rows``)
 
 
-class ReasoningView(TypedDict):
+class ReasoningValues(TypedDict):
     kind: Literal["reasoning"]
     private: bool
     html: Markup
 
 
-class ErrorView(TypedDict):
+class ErrorValues(TypedDict):
     kind: Literal["error"]
     code: str
     message: str
     retryable: bool
 
 
-class NoticeView(TypedDict):
+class NoticeValues(TypedDict):
     kind: Literal["notice"]
     code: str
     message: str
 
 
-class AttachmentView(TypedDict):
+class AttachmentValues(TypedDict):
     kind: Literal["attachment"]
     name: str
     media_type: str
@@ -72,50 +72,50 @@ class AttachmentView(TypedDict):
     refused: Markup | None  # why an image is not shown
 
 
-class SpeechView(TypedDict):
+class SpeechValues(TypedDict):
     kind: Literal["speech"]
     text: str
 
 
-class LonisFieldView(TypedDict):
+class LonisFieldValues(TypedDict):
     name: str
     style: str  # "text", "list" or "json" (then ``value`` is highlighted HTML)
     value: Any
 
 
-class LonisView(TypedDict):
+class LonisValues(TypedDict):
     kind: Literal["lonis"]
     lonis_kind: str
     category: str
     summary: str
     header: tuple[tuple[str, str], ...]  # (label, value)
-    fields: list[LonisFieldView]
+    fields: list[LonisFieldValues]
     content_hash: str
     replay: str
 
 
-class UnknownView(TypedDict):
+class UnknownValues(TypedDict):
     kind: Literal["unknown"]
     type: str
     fields: list[tuple[str, str]]  # (key, indented JSON)
     rows: int  # about how many lines its fields take on a page (see ``html.rows``)
 
 
-BlockView = (
-    ProseView
-    | CodeView
-    | ToolView
-    | ReasoningView
-    | ErrorView
-    | NoticeView
-    | AttachmentView
-    | SpeechView
-    | LonisView
-    | UnknownView
+BlockValues = (
+    ProseValues
+    | CodeValues
+    | ToolValues
+    | ReasoningValues
+    | ErrorValues
+    | NoticeValues
+    | AttachmentValues
+    | SpeechValues
+    | LonisValues
+    | UnknownValues
 )
 
 
-class MessageView(TypedDict):
+class MessageValues(TypedDict):
     anchor: str  # the element id the contents link to: m-<message id> (formats/anchors.py)
     role: str
     status: str
@@ -125,15 +125,15 @@ class MessageView(TypedDict):
     time_iso: str | None  # shown with --timestamps, and always in PDF
     time_text: str
     summary: str  # the first words of its prose, for the contents
-    blocks: list[BlockView]
+    blocks: list[BlockValues]
     block_anchors: list[str]  # each block's element id, b-<block id>, in the order of blocks
 
 
-class SessionView(TypedDict):
+class SessionValues(TypedDict):
     id: str
     title: str
     created_iso: str | None
     created_text: str | None
     models: list[str]
-    messages: list[MessageView]
+    messages: list[MessageValues]
     continuation: bool  # a later part of a PDF rendered in parts
