@@ -14,6 +14,7 @@ from strategies import PRIVATE_CANARY, session_documents, small_blocks
 from vis_export import load
 from vis_export.formats.options import ExportOptions
 from vis_export.formats.provider import conversation
+from vis_export.model import ToolBlock
 from vis_export.sources.messages import session_document
 
 SESSION = next(load(INPUT / "session.json"))
@@ -191,3 +192,31 @@ def test_requests_the_apis_take(document: dict[str, Any], reasoning: str) -> Non
     for message in conversation(session, ExportOptions(reasoning=reasoning))["messages"]:
         if message["role"] == "assistant":
             assert message["content"] is not None or message.get("tool_calls")
+
+
+def _user_text(result: dict[str, Any]) -> str:
+    """Every text a user message of either flavour holds, joined."""
+    texts = []
+    for m in result["messages"]:
+        if m["role"] == "user":
+            parts = [m["content"]] if isinstance(m["content"], str) else m["content"]
+            texts += [p if isinstance(p, str) else p.get("text", "") for p in parts]
+    return "\n".join(texts)
+
+
+@given(session_documents(small_blocks))
+def test_a_tool_result_no_assistant_called_is_replayed_as_user_text(document: dict[str, Any]) -> None:
+    """A tool block outside an assistant's turn (an importer's orphaned result) has no call a
+    provider knows: its tool and output reach the provider as user text, not as nothing."""
+    session = session_of(document)
+    uncalled = [
+        b
+        for m, b in session.blocks()
+        if isinstance(b, ToolBlock) and m.role not in ("assistant", "system", "developer")
+    ]
+    for flavour in ("openai", "anthropic"):
+        said = _user_text(conversation(session, ExportOptions(), flavour))
+        for block in uncalled:
+            assert f"[Tool result from {block.tool};" in said
+            if block.status != "failed" and isinstance(block.output, str):
+                assert block.output in said
