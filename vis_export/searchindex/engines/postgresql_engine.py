@@ -383,6 +383,7 @@ class PostgresEngine:
             try:
                 self.connection.execute(
                     "SELECT gin_clean_pending_list('vis_blocks_words'), gin_clean_pending_list('vis_blocks_terms')"
+                    + (", gin_clean_pending_list('vis_blocks_more_words')" if self.more_words else "")
                 )
                 self.connection.commit()
             except psycopg_errors().InsufficientPrivilege:
