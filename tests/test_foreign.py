@@ -1033,3 +1033,25 @@ def test_a_text_part_flagged_as_thought_stays_private(flag: str, value: Any) -> 
         for render in (to_text, to_markdown, to_html, to_json):
             assert THOUGHT not in render(result.session)
         assert THOUGHT not in session_lines(result.session, ExportOptions())
+
+
+@pytest.mark.parametrize("flavour", ["openai", "anthropic"])
+def test_an_orphaned_result_reaches_the_provider(flavour: str, tmp_path: Path) -> None:
+    """A Claude Code tool result whose call is not in the file is replayed as user text naming
+    it, its output kept; the request still keeps the API's rules."""
+    from test_provider import _anthropic_rules
+
+    (session,) = sessions_read(write_lines(tmp_path / "s.jsonl", claude_session()))
+    written = session_lines(session, ExportOptions(provider_format=flavour))
+    messages = json.loads(written)["messages"]
+    (orphan,) = [m for m in messages if "orphan output" in json.dumps(m)]
+    assert orphan["role"] == "user"
+    text = orphan["content"] if flavour == "openai" else "\n".join(p.get("text", "") for p in orphan["content"])
+    assert "[Tool result from unknown; its call is not in this conversation]\norphan output" in text
+    if flavour == "anthropic":
+        _anthropic_rules(messages)
+    else:  # every tool message answers a call of the assistant message right before it
+        for index, message in enumerate(messages):
+            if message["role"] == "tool":
+                before = next(m for m in reversed(messages[:index]) if m["role"] != "tool")
+                assert message["tool_call_id"] in [c["id"] for c in before.get("tool_calls", [])]

@@ -91,3 +91,42 @@ def test_an_index_of_schema_version_3_finds_phrases_and_is_written_anew(database
     positions = "SELECT count(*) FROM vis_blocks WHERE words @@ phraseto_tsquery('vis_english', 'parse the config')"
     assert postgres_server.sql(positions, name).strip() == "1"
     assert _found(" parse the config ", database) == {"b0"}
+
+
+def test_a_block_of_more_words_than_a_tsvector_holds_is_found_by_every_word(database: str) -> None:
+    """The words past what one tsvector holds (1 MB: here the words sorted after
+    the hashes) are found by each word and by a phrase that holds them inside."""
+    hashes = [f"h{n * 2654435761 % 2**32:08x}" for n in range(150_000)]
+    text = " ".join(hashes[:70_000] + ["the zebra parsing yurts here"] + hashes[70_000:])
+    index([_session([text, "zebra yurts"])], database)
+    assert _found("the zebra parsing yurts here", database) == {"b0"}
+    assert _found("x the zebra parsing yurts here", database) == set()
+    assert _found(" zebra parsing yurts ", database) == {"b0"}
+    assert _found("zebra yurts", database) == {"b1"}
+    for word in ("zebra", "parse", "yurt", hashes[-1]):
+        assert {hit.block_id for hit in search(word, database, limit=10)} >= {"b0"}, word
+
+
+def test_an_index_of_schema_version_4_is_searched_and_its_large_blocks_written_anew(
+    database: str, postgres_server: Server
+) -> None:
+    """Version 4 kept only the words that fit of a block too large for a tsvector:
+    it is searched as it is, and the next job writes anew the sessions that may
+    hold such a block (one without positions), and only those."""
+    name = database.rsplit("/", 1)[1]
+    hashes = " ".join(f"h{n * 2654435761 % 2**32:08x}" for n in range(150_000))
+    large, small = (
+        _session([f"{hashes} zebra"]),
+        session_of({"id": "t", "messages": [message_of(role="user", created_at=1)]}),
+    )
+    index([large, small], database)
+    postgres_server.sql(
+        "ALTER TABLE vis_blocks DROP COLUMN more_words; UPDATE vis_meta SET value = '4' WHERE name = 'schema_version'",
+        name,
+    )
+    _close_databases()
+    assert search("zebra", database) == []  # as version 4 found it
+    assert index([large, small], database).updated == 1
+    assert postgres_server.sql("SELECT value FROM vis_meta WHERE name = 'schema_version'", name).strip() == str(SCHEMA)
+    _close_databases()  # a reader knows the version it opened
+    assert [hit.block_id for hit in search("zebra", database)] == ["b0"]

@@ -17,6 +17,7 @@ from strategies import PRIVATE_CANARY, session_documents, small_blocks
 from vis_export import load
 from vis_export.formats.options import ExportOptions
 from vis_export.formats.provider import conversation
+from vis_export.model import ToolBlock
 
 SESSION = next(load(INPUT / "session.json"))
 
@@ -220,3 +221,31 @@ def test_a_request_no_api_takes_is_said_in_one_line(tmp_path: Path, flavour: str
     assert len(warned) == (1 if flavour == "anthropic" else 0), result.stderr
     normal = CliRunner().invoke(main, ["convert", str(INPUT / "session.json"), "--to", "provider", *out[:0]])
     assert "no message a provider takes" not in normal.stderr
+
+
+def _user_text(result: dict[str, Any]) -> str:
+    """Every text a user message of either flavour holds, joined."""
+    texts = []
+    for m in result["messages"]:
+        if m["role"] == "user":
+            parts = [m["content"]] if isinstance(m["content"], str) else m["content"]
+            texts += [p if isinstance(p, str) else p.get("text", "") for p in parts]
+    return "\n".join(texts)
+
+
+@given(session_documents(small_blocks))
+def test_a_tool_result_no_assistant_called_is_replayed_as_user_text(document: dict[str, Any]) -> None:
+    """A tool block outside an assistant's turn (an importer's orphaned result) has no call a
+    provider knows: its tool and output reach the provider as user text, not as nothing."""
+    session = session_of(document)
+    uncalled = [
+        b
+        for m, b in session.blocks()
+        if isinstance(b, ToolBlock) and m.role not in ("assistant", "system", "developer")
+    ]
+    for flavour in ("openai", "anthropic"):
+        said = _user_text(conversation(session, ExportOptions(), flavour))
+        for block in uncalled:
+            assert f"[Tool result from {block.tool};" in said
+            if block.status != "failed" and isinstance(block.output, str):
+                assert block.output in said

@@ -5,7 +5,8 @@ It follows the rules the Vis runtime uses for prior turns: each user message
 opens a turn, each assistant message closes it with its answer; tool blocks
 become the provider's tool call and tool result pair (ids ``vis_<message>_<n>``,
 failed tools marked as errors, a tool without output answered with an explicit
-"result unavailable"); an unfinished turn closes with what was said plus a
+"result unavailable"; a tool block outside an assistant's turn, as an orphaned
+result, is said as user text with its output); an unfinished turn closes with what was said plus a
 notice that it was cancelled or interrupted; error blocks are not replayed;
 reasoning never is, unless ``reasoning="all"``; system and developer messages
 keep their roles (Anthropic takes them as its ``system`` text).
@@ -44,6 +45,7 @@ INTERRUPTED = "[Notice: the previous turn was interrupted before it finished.{pa
 UNAVAILABLE = "Result unavailable: the tool call ended ({status}) without a result."
 # Anthropic takes a conversation only from a user message: one that opens with the assistant gets this first.
 OPENING = "[Notice: the conversation opens with the assistant's turn.]"
+UNCALLED = "[Tool result from {tool}; its call is not in this conversation]"
 
 
 def safe_name(name: str, limit: int = 64) -> str:
@@ -98,23 +100,42 @@ def _text_of(block: Block) -> str | None:
     return _TEXT[UNKNOWN if isinstance(block, UnknownBlock) else block.type](block)
 
 
-def _call(message: Message, number: int, block: ToolBlock, taken: set[str]) -> _Call:
-    """The block as a call: its input, output and error with keys as the tool wrote them (``spellings``)."""
+def _result(block: ToolBlock) -> tuple[str, bool]:
+    """The tool's result as the provider reads it, and whether it is an error; output and
+    error with keys as the tool wrote them (``spellings``)."""
     fields = block.fields
-    call_id = _call_id(message.id, number, taken)
-    taken.add(call_id)
-    arguments = as_written(fields, "input") if "input" in fields else {}
     if block.status == "failed":
         name = "error" if "error" in fields else "output"
         detail = as_written(fields, name) if name in fields else None
-        result = json.dumps(detail, ensure_ascii=False) if detail is not None else "failed"
-        return _Call(call_id, safe_name(block.tool), arguments, f"Error: {result}", True)
+        return "Error: " + (json.dumps(detail, ensure_ascii=False) if detail is not None else "failed"), True
     if "output" in fields:
         output = as_written(fields, "output")
-        result = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
-    else:
-        result = UNAVAILABLE.format(status=block.status)
-    return _Call(call_id, safe_name(block.tool), arguments, result, False)
+        return (output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)), False
+    return UNAVAILABLE.format(status=block.status), False
+
+
+def _call(message: Message, number: int, block: ToolBlock, taken: set[str]) -> _Call:
+    """The block as a call: its input with keys as the tool wrote them, and its result."""
+    call_id = _call_id(message.id, number, taken)
+    taken.add(call_id)
+    arguments = as_written(block.fields, "input") if "input" in block.fields else {}
+    return _Call(call_id, safe_name(block.tool), arguments, *_result(block))
+
+
+def _uncalled(block: ToolBlock) -> str:
+    """A tool block outside an assistant's turn (an importer's orphaned result: a result whose
+    call is not in the file) as text: no assistant message called it, and a provider takes a
+    tool result only as the answer to its call, so it is said in words, its output kept."""
+    lines = [UNCALLED.format(tool=block.tool)]
+    if "input" in block.fields:
+        lines.append("Input: " + json.dumps(as_written(block.fields, "input"), ensure_ascii=False, default=dict))
+    return "\n".join([*lines, _result(block)[0]])
+
+
+def _said(message: Message) -> str:
+    """What a message other than the assistant's says, as one text."""
+    texts = (_uncalled(b) if isinstance(b, ToolBlock) else _text_of(b) for b in message.blocks)
+    return "\n\n".join(t for t in texts if t is not None)
 
 
 # OpenAI refuses a tool call id longer than this ("string_above_max_length").
@@ -203,7 +224,7 @@ def _openai(session: Session, attachments: Attachments) -> dict[str, Any]:
             if notice:
                 out.append({"role": "user", "content": notice})
             continue
-        text = "\n\n".join(t for t in (_text_of(b) for b in message.blocks) if t is not None)
+        text = _said(message)
         role = message.role if message.role in ("system", "developer", "user") else "user"
         images = _images(message, attachments) if role == "user" else []
         if images:
@@ -229,7 +250,7 @@ def _anthropic(session: Session, attachments: Attachments) -> dict[str, Any]:
 
     for message in session.messages:
         if message.role in ("system", "developer"):
-            text = "\n\n".join(t for t in (_text_of(b) for b in message.blocks) if t is not None)
+            text = _said(message)
             if text.strip():
                 system.append(text)
             continue
@@ -265,7 +286,7 @@ def _anthropic(session: Session, attachments: Attachments) -> dict[str, Any]:
             if notice:
                 say("user", [{"type": "text", "text": notice}])
             continue
-        text = "\n\n".join(t for t in (_text_of(b) for b in message.blocks) if t is not None)
+        text = _said(message)
         parts = [{"type": "text", "text": text}] if text.strip() else []
         for uri in _images(message, attachments):
             kind, data = uri[len("data:") :].split(";base64,", 1)

@@ -76,22 +76,25 @@ def each_string(value: Any, change: Callable[[str], str]) -> Any:
     return value
 
 
-def tsvector_words(words: set[str]) -> str:
-    """``words`` as ``to_tsvector`` is given them. A tsvector holds at most 1 MB
-    (each word's bytes, padded to even, and 8 more for its entry and position,
-    until ``strip``): a block of more distinct words than that (a long log of
-    hashes) keeps the first that fit, in sorted order, rather than fail the
-    job; its other words are found by phrase only."""
+def tsvector_words(words: set[str]) -> tuple[str, list[str]]:
+    """``words`` as ``to_tsvector`` is given them, and for a block of more distinct
+    words than a tsvector holds (1 MB: each word's bytes, padded to even, and 8
+    more for its entry and position, until ``strip``; a long log of hashes), all
+    of them again in parts that each fit: its tsvector keeps the first that fit,
+    in sorted order (what ranks it), and ``more_words`` the lexemes of every part
+    (what finds it by any of its words)."""
     joined = " ".join(words)
     if len(joined) * 4 + _WORD_COST * len(words) < TSVECTOR_BYTES:  # fits, whatever the characters
-        return joined
-    kept, size = [], 0
+        return joined, []
+    parts: list[list[str]] = [[]]
+    size = 0
     for word in sorted(words):
         size += len(word.encode()) + _WORD_COST
         if size >= TSVECTOR_BYTES:
-            break
-        kept.append(word)
-    return " ".join(kept)
+            parts.append([])
+            size = len(word.encode()) + _WORD_COST
+        parts[-1].append(word)
+    return " ".join(parts[0]), [" ".join(part) for part in parts]
 
 
 # How a block's words become its tsvector (``vis_words`` in the schema).
@@ -103,17 +106,19 @@ NO_POSITIONS, POSITIONS, CHECKED_POSITIONS = 0, 1, 2
 _FEWEST_CAPPED = 255
 
 
-def words_of(text: str) -> tuple[str, int]:
+def words_of(text: str) -> tuple[str, int, list[str]]:
     """A block's words for ``vis_words``: in order, with positions (phrases are
     narrowed by their words side by side), when they fit in a tsvector
     (``TSVECTOR_BYTES``, two more bytes per position); else each once, without
-    positions (``tsvector_words``). A text of fewer words than a tsvector caps
-    holds exact positions; the server checks a longer one's."""
+    positions, and all of them in parts when even that does not fit
+    (``tsvector_words``). A text of fewer words than a tsvector caps holds exact
+    positions; the server checks a longer one's."""
     words = analysed_words(text)
     distinct = set(words)
     if len(" ".join(distinct)) * 4 + _WORD_COST * len(distinct) + 2 * len(words) >= TSVECTOR_BYTES:
-        return tsvector_words(distinct), NO_POSITIONS
-    return " ".join(words), POSITIONS if len(words) < _FEWEST_CAPPED else CHECKED_POSITIONS
+        kept, parts = tsvector_words(distinct)
+        return kept, NO_POSITIONS, parts
+    return " ".join(words), POSITIONS if len(words) < _FEWEST_CAPPED else CHECKED_POSITIONS, []
 
 
 def lock_timeout(wait: float) -> int:
@@ -156,8 +161,8 @@ _TEXT_FIELDS = frozenset(name for name in STORED if name != "created_at")
 # found without ranking the rest.
 CANDIDATES = 1000
 _INSERT = (
-    f"INSERT INTO vis_blocks ({_COLUMNS}, terms, words, positional) "
-    f"SELECT {', '.join(['%s'] * len(STORED))}, %s, w.vector, w.positional FROM vis_words(%s, %s) AS w"
+    f"INSERT INTO vis_blocks ({_COLUMNS}, terms, words, positional, more_words) "
+    f"SELECT {', '.join(['%s'] * len(STORED))}, %s, w.vector, w.positional, w.more FROM vis_words(%s, %s, %s) AS w"
 )
 # A session's transaction is a few round trips (lock and delete; copy; the rest
 # and commit), since the writer thread waits for the GIL after each one (up to
@@ -173,11 +178,12 @@ _DELETE = (
 _STAGE = (
     "CREATE TEMPORARY TABLE vis_stage ("
     + ", ".join(f"{name} {'bigint' if name == 'created_at' else 'text'}" for name in STORED)
-    + ", terms text[], words text, positions smallint) ON COMMIT DELETE ROWS"
+    + ", terms text[], words text, positions smallint, parts text[]) ON COMMIT DELETE ROWS"
 )
 _FROM_STAGE = (
-    f"INSERT INTO vis_blocks ({_COLUMNS}, terms, words, positional) "
-    f"SELECT {_COLUMNS}, terms, w.vector, w.positional FROM vis_stage, LATERAL vis_words(words, positions) AS w"
+    f"INSERT INTO vis_blocks ({_COLUMNS}, terms, words, positional, more_words) "
+    f"SELECT {_COLUMNS}, terms, w.vector, w.positional, w.more "
+    "FROM vis_stage, LATERAL vis_words(words, positions, parts) AS w"
 )
 
 
@@ -207,8 +213,9 @@ class PostgresEngine:
         self._stage_holds = False  # whether vis_stage holds rows (until the commit empties it)
         try:
             with failures(uri, self.command):
-                # Tables before version 4 hold no positions (nor the column saying so).
-                self.positions = prepare(self.connection, uri, writable) >= 4
+                # Tables before version 4 hold no positions (nor the column saying so), before 5 no more_words.
+                version = prepare(self.connection, uri, writable)
+                self.positions, self.more_words = version >= 4, version >= 5
                 if not writable:  # one order of rows per plan (see ``phrase_search``)
                     self.connection.execute("SET max_parallel_workers_per_gather = 0")
                     self.connection.execute("SET synchronize_seqscans = off")
@@ -376,6 +383,7 @@ class PostgresEngine:
             try:
                 self.connection.execute(
                     "SELECT gin_clean_pending_list('vis_blocks_words'), gin_clean_pending_list('vis_blocks_terms')"
+                    + (", gin_clean_pending_list('vis_blocks_more_words')" if self.more_words else "")
                 )
                 self.connection.commit()
             except psycopg_errors().InsufficientPrivilege:
@@ -415,6 +423,9 @@ class PostgresEngine:
                 ways.append("words @@ plainto_tsquery('vis_english', %s)")
                 parameters.append(analysed)
                 ranked.append(analysed)
+                if self.more_words:  # a block of more words than its tsvector holds
+                    ways.append("more_words @> tsvector_to_array(to_tsvector('vis_english', %s))")
+                    parameters.append(analysed)
             if identifier_words(word) and identifier_words(word) != [identifier_key(word)]:
                 ways.append("terms @> %s")
                 parameters.append(identifier_words(word))

@@ -21,7 +21,7 @@ from typing import Any
 
 from vis_export.searchindex.guard import IndexFailure
 
-SCHEMA = 4
+SCHEMA = 5
 _CREATE_LOCK = 0x76697365  # advisory lock key while tables are made or migrated
 # Stop words kept, as tantivy keeps them: a Snowball dictionary with no stop
 # word list, mapped for every kind of word the parser finds (the input is
@@ -31,11 +31,16 @@ _WORD_TOKENS = "asciiword, word, numword, asciihword, hword, numhword, hword_asc
 # whether it keeps their positions: kind 1 keeps them, 2 keeps them where the
 # server finds none capped (see ``words_of``), 0 none. A phrase's words side
 # by side are asked only of blocks with positions: PostgreSQL finds no phrase
-# in a tsvector without them.
+# in a tsvector without them. A block of more words than a tsvector holds
+# (1 MB) has all its words' lexemes in ``more_words`` too (given in parts that
+# each fit), so every word of it is found.
 _WORDS_FUNCTION = """
-CREATE OR REPLACE FUNCTION vis_words(text, smallint, OUT vector tsvector, OUT positional boolean)
+CREATE OR REPLACE FUNCTION vis_words(text, smallint, text[],
+    OUT vector tsvector, OUT positional boolean, OUT more text[])
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-SELECT CASE WHEN kept THEN v ELSE strip(v) END, kept
+SELECT CASE WHEN kept THEN v ELSE strip(v) END, kept, coalesce((
+    SELECT array_agg(DISTINCT lexeme ORDER BY lexeme)
+    FROM unnest($3) AS part, unnest(tsvector_to_array(to_tsvector('vis_english', part))) AS lexeme), '{}')
 FROM to_tsvector('vis_english', $1) AS t(v), LATERAL (SELECT $2 = 1 OR $2 = 2 AND coalesce((
     SELECT bool_and(cardinality(w.positions) < 255 AND w.positions[cardinality(w.positions)] < 16383)
     FROM unnest(v) AS w), true)) AS k(kept)
@@ -53,10 +58,11 @@ CREATE TABLE vis_files (origin text NOT NULL, key text NOT NULL, entry jsonb NOT
 CREATE TABLE vis_blocks (key text PRIMARY KEY, session_id text NOT NULL, session_title text NOT NULL,
     message_id text NOT NULL, block_id text NOT NULL, role text NOT NULL, block_type text NOT NULL,
     language text NOT NULL, created_at bigint NOT NULL, text text NOT NULL, terms text[] NOT NULL,
-    words tsvector NOT NULL, positional boolean NOT NULL);
+    words tsvector NOT NULL, positional boolean NOT NULL, more_words text[] NOT NULL DEFAULT '{{}}');
 CREATE INDEX vis_blocks_session ON vis_blocks (session_id);
 CREATE INDEX vis_blocks_words ON vis_blocks USING gin (words);
 CREATE INDEX vis_blocks_terms ON vis_blocks USING gin (terms);
+CREATE INDEX vis_blocks_more_words ON vis_blocks USING gin (more_words);
 CREATE INDEX vis_blocks_created ON vis_blocks (created_at);
 {_WORDS_FUNCTION}"""
 # From each version, the statements that make it the next one. Version 2 drops
@@ -71,11 +77,18 @@ CREATE INDEX vis_blocks_created ON vis_blocks (created_at);
 # words' positions (``vis_words``), for phrases: every session is written anew
 # by the next job of its origin (its files read again, its hash forgotten);
 # until then its words match a phrase's as before, wherever they stand.
+# Version 5 keeps every word of a block too large for one tsvector
+# (``more_words``): the sessions holding a block without positions (the only
+# ones that may have lost words) are written anew by the next job.
 _MIGRATIONS = {
     1: "DROP INDEX IF EXISTS vis_blocks_trigrams",
     2: "DELETE FROM vis_files",
     3: "ALTER TABLE vis_blocks ADD COLUMN IF NOT EXISTS positional boolean NOT NULL DEFAULT false;"
     f"{_WORDS_FUNCTION} DELETE FROM vis_files; UPDATE vis_sessions SET digest = ''",
+    4: "ALTER TABLE vis_blocks ADD COLUMN IF NOT EXISTS more_words text[] NOT NULL DEFAULT '{}';"
+    "CREATE INDEX IF NOT EXISTS vis_blocks_more_words ON vis_blocks USING gin (more_words);"
+    f"DROP FUNCTION IF EXISTS vis_words(text, smallint); {_WORDS_FUNCTION} DELETE FROM vis_files; "
+    "UPDATE vis_sessions SET digest = '' WHERE session_id IN (SELECT session_id FROM vis_blocks WHERE NOT positional)",
 }
 
 
