@@ -25,12 +25,13 @@ WBR = "<wbr>"
 # a break opportunity (white space), or text.
 _PIECE = re.compile(rf"(<[^>]*>)|(&#?\w+;|{MARKERS.pattern})|([ \t\n\r])|([^<&\[ \t\n\r]+|[\[&<])")
 _LONG = re.compile(rf"[^ \t\n\r]{{{RUN + 1},}}")
+_TAG = re.compile(r"<[^>]*>")
 
 
 def breakable(html: Markup) -> Markup:
     """``html`` (escaped text and tags, as the highlighter writes it) with a ``<wbr>``
     wherever a run without white space would otherwise exceed ``RUN`` characters."""
-    if not _LONG.search(html):
+    if not _LONG.search(_TAG.sub("", html)):  # a tag's own spaces (``<span class="s1">``) break no run
         return html
     pieces: list[str] = []
     run = 0
