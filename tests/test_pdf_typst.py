@@ -437,3 +437,30 @@ def test_the_running_title_keeps_its_descenders() -> None:
     clip_bottom = min(float(header.group(2)), float(header.group(6)))  # PDF y runs upwards
     baseline, size = float(header.group(8)), float(header.group(9))
     assert baseline - clip_bottom >= 0.2 * size, (baseline, clip_bottom)
+
+
+@pytest.mark.parametrize(
+    "title",
+    [
+        "User learned about Python decorators, including basic decorators and parameterized ones. " * 3,
+        "ВЕЛИКИЙ ЗАГОЛОВОК " * 12,
+        "長いタイトルの会話セッション" * 10,
+    ],
+)
+def test_a_long_running_title_shows_its_beginning_on_one_line(title: str) -> None:
+    """A title wider than the page wrapped in the header's one-line box, which then
+    showed the title's last line: a reader saw its end, not its beginning."""
+    pdf = to_pdf(one_message({"type": "prose", "markdown": "Hello"}, title=title), engine="typst")
+    page = PdfReader(io.BytesIO(pdf)).pages[0]
+    top = float(page.mediabox.top)
+    lines: dict[float, str] = {}
+
+    def visit(text: str, cm: Any, tm: Any, font: Any, size: Any) -> None:
+        y = round(float(cm[5]) + float(tm[5]) * float(cm[3]), 1)
+        if text.strip() and y > top - 51.0:  # within the top margin: the running title
+            lines[y] = lines.get(y, "") + text
+
+    page.extract_text(visitor_text=visit)
+    assert len(lines) == 1, lines
+    (shown,) = lines.values()
+    assert shown.replace(" ", "").startswith(title[:20].replace(" ", "")), shown

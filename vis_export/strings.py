@@ -59,14 +59,20 @@ def _char_columns(char: str) -> int:
     return 0 if unicodedata.combining(char) or unicodedata.category(char) in ("Mn", "Me", "Cf") else 1
 
 
-def fit(text: str, width: int) -> str:
-    """``text`` in exactly ``width`` columns: padded with spaces, or cut with ``…``."""
+def shortened(text: str, width: int) -> str:
+    """``text`` in at most ``width`` columns: cut with ``…`` where it is wider."""
     if columns(text) <= width:
-        return text + " " * (width - columns(text))
+        return text
     kept, used = [], 0
     for char in text:
         if used + _char_columns(char) > width - 1:
             break
         kept.append(char)
         used += _char_columns(char)
-    return "".join(kept) + "…" + " " * (width - 1 - used)
+    return "".join(kept) + "…"
+
+
+def fit(text: str, width: int) -> str:
+    """``text`` in exactly ``width`` columns: padded with spaces, or cut with ``…``."""
+    text = shortened(text, width)
+    return text + " " * (width - columns(text))

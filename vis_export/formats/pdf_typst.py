@@ -54,7 +54,7 @@ from vis_export.model import (
 )
 from vis_export.policy import visible_session
 from vis_export.resources import builtin_templates
-from vis_export.strings import single_line, surrogates_replaced
+from vis_export.strings import shortened, single_line, surrogates_replaced
 from vis_export.timefmt import utc
 
 # The page, in points: the template lays out with these, and code is wrapped
@@ -72,6 +72,9 @@ LAYOUT = {
 }
 MONO_ADVANCE = 0.6021  # DejaVu Sans Mono's advance, in em: every character of code but the wide ones
 MIN_COLUMNS = 16
+# The running title's columns: one line of 8 pt text within either paper's margins
+# (wider, it wrapped, and the header's one line showed the title's last).
+RUNNING_TITLE_COLUMNS = 100
 # Typst holds a document's whole layout until it is written: about 0.2 KB a
 # character of message text (the benchmark's 240 pages: 570,000 characters,
 # 220 MB), and keeps it for the life of its process. Longer sessions are laid
@@ -151,6 +154,7 @@ class TypstProjector(Projector):
         moment = datetime.fromtimestamp(created / 1000, tz=UTC) if created is not None else None
         return {
             "title": facts.title,
+            "running_title": shortened(single_line(facts.title), RUNNING_TITLE_COLUMNS),
             "id": session.id,
             "subject": f"Vis session {session.id}",
             "created": utc(created) if created is not None else None,
