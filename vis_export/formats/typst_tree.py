@@ -262,8 +262,10 @@ class ProseTree:
         the prose of a redacted view, whose markers are drawn as inserted."""
         import mistune
 
+        from vis_export.formats.autolink import url_plugin
+
         self._parse = mistune.create_markdown(
-            renderer=None, plugins=["table", "strikethrough", "task_lists", "url", "footnotes"]
+            renderer=None, plugins=["table", "strikethrough", "task_lists", url_plugin(marked), "footnotes"]
         )
         self._parse.before_render_hooks.insert(0, LayoutBudget().hook)  # Typst lays a block out whole
         self.highlighting = highlighting
