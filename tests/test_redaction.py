@@ -979,3 +979,27 @@ def test_a_bare_url_a_marker_ends_keeps_the_marker_whole_in_both_pdf_engines(eng
     for marker in markers:
         assert all(italic[marker.start() : marker.end()]), marker.group()
     assert grounds >= len(markers)
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    st.sampled_from(["DB_PASSWORD", "password", "api_key", "AUTH_TOKEN", "client-secret"]),
+    st.sampled_from(["=", ": ", " = ", ":="]),
+    _core(14, ALNUM + "._-"),
+    st.sampled_from([".", ",", ";", ":", ")", "!", "?", "...", "."]),
+)
+def test_the_same_assigned_secret_gets_one_marker_mid_sentence_at_its_end_and_in_quotes(
+    name: str, sign: str, value: str, stop: str
+) -> None:
+    """An assigned value ends before the punctuation that ends a sentence (dots inside it kept):
+    the same secret is one marker wherever it is written."""
+    assignment = f"{name}{sign}{value}"
+    document = _base()
+    for number, text in enumerate(
+        [f"Set {assignment} first", f"Then ({assignment}{stop}", f'Or {name}{sign}"{value}" and {assignment}{stop}']
+    ):
+        PLACES["tool output"](document, text)
+        _blocks(document).append({"id": f"said{number}", "type": "prose", "markdown": f"Say {assignment}{stop} ok"})
+    shown = get_format("json").render(_load(document), REDACT)  # type: ignore[arg-type]
+    assert value not in shown
+    assert set(MARKER.findall(shown)) == {"[redacted: secret 1]"}, shown
