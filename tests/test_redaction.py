@@ -19,6 +19,7 @@ import re
 import string
 import subprocess
 import sys
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -658,6 +659,7 @@ def test_markers_are_styled_in_html_text_and_nowhere_else(case: tuple[dict[str, 
     from htmldom import NS, parse, text_content
 
     import vis_export.formats.marked as marked
+    from vis_export.formats.highlight import TOKEN_STYLES
 
     session = _load(_document_with_links(case[0]))
     with time_limit(60):
@@ -673,10 +675,16 @@ def test_markers_are_styled_in_html_text_and_nowhere_else(case: tuple[dict[str, 
     assert spans and all(MARKER.fullmatch(text_content(span)) for span in spans)
     assert text_content(styled) == text_content(unstyled)
 
+    def token(element: Any) -> bool:  # a highlighter's span: one a marker cut is moved out of it, or goes
+        return bool(element.tag == NS + "span" and element.get("class") in TOKEN_STYLES)
+
     def attributes(root: Any) -> list[dict[str, str]]:
-        return [dict(e.attrib) for e in root.iter() if isinstance(e.tag, str) and e not in spans]
+        return [dict(e.attrib) for e in root.iter() if isinstance(e.tag, str) and e not in spans and not token(e)]
 
     assert attributes(styled) == attributes(unstyled)
+    assert Counter(e.get("class") for e in styled.iter() if token(e)) <= Counter(
+        e.get("class") for e in unstyled.iter() if token(e)
+    )
     assert not any(e.tag == NS + "span" for title in styled.iter(NS + "title") for e in title)
 
 
@@ -904,6 +912,11 @@ def test_markers_in_highlighted_code_are_styled_whole_and_the_code_text_kept(cod
     and the text of each code element is the code, exactly (R1)."""
     from htmldom import NS, code_elements, elements, parse, text_content
 
+    from vis_export.formats.highlight import TOKEN_STYLES
+
+    def token(element: Any) -> bool:
+        return bool(element.tag == NS + "span" and element.get("class") in TOKEN_STYLES)
+
     with time_limit(60):
         root = parse(get_format("html").render(_code_session(code, language), REDACT))  # type: ignore[arg-type]
     body = next(elements(root, "body"))
@@ -914,8 +927,8 @@ def test_markers_in_highlighted_code_are_styled_whole_and_the_code_text_kept(cod
     assert len(spans) == len(MARKER.findall(text_content(body))) >= 4 * len(MARKER.findall(code))
     texts = [text_content(element) for element in code_elements(root)]
     assert code in texts
-    highlighted = [e for code_element in code_elements(root) for e in code_element.iter() if e.get("class") == "m"]
-    assert language == "json" or highlighted  # the rest of the code is highlighted still
+    coloured = [e for c in code_elements(root) if text_content(c) == code for e in c.iter() if token(e)]
+    assert language == "json" or coloured  # the rest of the code is highlighted still
 
 
 def test_markers_in_highlighted_code_are_styled_in_the_weasyprint_pdf() -> None:
@@ -972,7 +985,7 @@ def test_a_bare_url_a_marker_ends_keeps_the_marker_whole_in_both_pdf_engines(eng
         "See https://example.org/x?token=ghp_Zq7Lp2Xw9Rt4Vb6Nm3KjAbCdEfGhIjKl12 and https://a.person@example.org."
     )
     _blocks(document).append({"id": "urls", "type": "prose", "markdown": markdown})
-    options = ExportOptions(redact=True, pdf_engine=engine)  # type: ignore[arg-type]
+    options = ExportOptions(redact=True, pdf_engine=engine)
     text, italic, grounds = _drawn(get_format("pdf").render(_load(document), options))  # type: ignore[arg-type]
     markers = list(MARKER.finditer(text))
     assert [marker.group() for marker in markers][-2:] == ["[redacted: github-token 1]", "[redacted: email 1]"]

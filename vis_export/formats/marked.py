@@ -58,6 +58,9 @@ def _mark(parts: list[str], stretch: list[int]) -> None:
     """Wrap each marker in the text of ``stretch`` (indices of ``parts``: odd ones
     are crossable tags). A tag inside a marker goes out of it: a close before the
     marker, an open after it, an open and its close both; a word-break point goes."""
+    if len(stretch) == 1:  # text no tag cuts, the usual case
+        parts[stretch[0]] = MARKERS.sub(_OPEN + r"\g<0></span>", parts[stretch[0]])
+        return
     text = "".join(parts[index] for index in stretch if index % 2 == 0)
     markers = [found.span() for found in MARKERS.finditer(text)]
     if not markers:
