@@ -1016,3 +1016,18 @@ def test_the_same_assigned_secret_gets_one_marker_mid_sentence_at_its_end_and_in
     shown = get_format("json").render(_load(document), REDACT)  # type: ignore[arg-type]
     assert value not in shown
     assert set(MARKER.findall(shown)) == {"[redacted: secret 1]"}, shown
+
+
+def test_a_marker_where_an_escaped_secret_was_is_styled_whole_in_the_typst_pdf() -> None:
+    """Markdown's escapes (``\\-``, ``ghp\\_``) are tokens of their own to mistune: the marker
+    that replaced an escaped secret begins with one (``\\[redacted: …]``), and is still one run."""
+    document = _base()
+    PLACES["prose, escaped"](document, "ghp_Zq7Lp2Xw9Rt4Vb6Nm3KjAbCdEfGhIjKl12 at a\\-b")
+    PLACES["prose, escaped"](document, "-----BEGIN PRIVATE KEY-----\nMIIEZq7Lp2Xw9Rt4\n-----END PRIVATE KEY-----")
+    options = ExportOptions(redact=True, pdf_engine="typst")
+    text, italic, grounds = _drawn(get_format("pdf").render(_load(document), options))  # type: ignore[arg-type]
+    markers = list(MARKER.finditer(text))
+    assert [marker.group() for marker in markers] == ["[redacted: github-token 1]", "[redacted: private-key 1]"]
+    for marker in markers:
+        assert all(italic[marker.start() : marker.end()]), marker.group()
+    assert grounds >= len(markers)
