@@ -19,6 +19,7 @@ import re
 import string
 import subprocess
 import sys
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -663,6 +664,7 @@ def test_markers_are_styled_in_html_text_and_nowhere_else(case: tuple[dict[str, 
     from htmldom import NS, parse, text_content
 
     import vis_export.formats.marked as marked
+    from vis_export.formats.highlight import TOKEN_STYLES
 
     session = _load(_document_with_links(case[0]))
     with time_limit(60):
@@ -678,10 +680,16 @@ def test_markers_are_styled_in_html_text_and_nowhere_else(case: tuple[dict[str, 
     assert spans and all(MARKER.fullmatch(text_content(span)) for span in spans)
     assert text_content(styled) == text_content(unstyled)
 
+    def token(element: Any) -> bool:  # a highlighter's span: one a marker cut is moved out of it, or goes
+        return bool(element.tag == NS + "span" and element.get("class") in TOKEN_STYLES)
+
     def attributes(root: Any) -> list[dict[str, str]]:
-        return [dict(e.attrib) for e in root.iter() if isinstance(e.tag, str) and e not in spans]
+        return [dict(e.attrib) for e in root.iter() if isinstance(e.tag, str) and e not in spans and not token(e)]
 
     assert attributes(styled) == attributes(unstyled)
+    assert Counter(e.get("class") for e in styled.iter() if token(e)) <= Counter(
+        e.get("class") for e in unstyled.iter() if token(e)
+    )
     assert not any(e.tag == NS + "span" for title in styled.iter(NS + "title") for e in title)
 
 
@@ -871,3 +879,160 @@ def test_problem_lines_quote_no_secret(tmp_path: Path, lenient: bool) -> None:
     unredacted = Lines()
     vis_export.convert([source], "json", tmp_path / "plain.json", lenient=lenient, report=unredacted)
     assert core in "\n".join(unredacted.problems + unredacted.warnings)  # without --redact, lines are as they were
+
+
+# Code a lexer cuts markers of into tokens (the number is a number token), in every place HTML shows code.
+_CODE_PIECES = st.lists(
+    st.one_of(
+        st.text(string.ascii_letters + string.digits + " =:;,.'\"[]()-#\n", max_size=12),
+        st.sampled_from(["[redacted: email 1]", "[redacted: aws-access-key 12]", "[redacted: secret 3]"]),
+    ),
+    min_size=1,
+).map(lambda pieces: "".join(pieces) + "\n[redacted: secret 3] = 1\n")
+CODE_PLACES: dict[str, Callable[[str, str], dict[str, Any]]] = {
+    "code": lambda code, language: {"type": "code", "language": language, "text": code},
+    "fenced code": lambda code, language: {"type": "prose", "markdown": f"text\n\n```{language}\n{code}```\n"},
+    "tool input": lambda code, _: {"type": "tool", "tool": "shell", "status": "completed", "input": {"cmd": code}},
+    "tool output": lambda code, _: {
+        "type": "tool",
+        "tool": "shell",
+        "status": "completed",
+        "input": {},
+        "output": code,
+    },
+}
+
+
+def _code_session(code: str, language: str) -> Session:
+    document = _base()
+    for name, block in CODE_PLACES.items():
+        _blocks(document).append({"id": name.replace(" ", "-"), **block(code, language)})
+    return _load(document)
+
+
+@settings(max_examples=25, deadline=None)
+@given(_CODE_PIECES, st.sampled_from(["python", "bash", "javascript", "json"]))
+def test_markers_in_highlighted_code_are_styled_whole_and_the_code_text_kept(code: str, language: str) -> None:
+    """A lexer cuts a marker into tokens; each marker in code is still one ``span.redacted``,
+    and the text of each code element is the code, exactly (R1)."""
+    from htmldom import NS, code_elements, elements, parse, text_content
+
+    from vis_export.formats.highlight import TOKEN_STYLES
+
+    def token(element: Any) -> bool:
+        return bool(element.tag == NS + "span" and element.get("class") in TOKEN_STYLES)
+
+    with time_limit(60):
+        root = parse(get_format("html").render(_code_session(code, language), REDACT))  # type: ignore[arg-type]
+    body = next(elements(root, "body"))
+    for hidden in [*elements(body, "script"), *elements(body, "style")]:
+        hidden.clear()
+    spans = [e for e in body.iter() if e.tag == NS + "span" and e.get("class") == "redacted"]
+    assert all(MARKER.fullmatch(text_content(span)) for span in spans)
+    assert len(spans) == len(MARKER.findall(text_content(body))) >= 4 * len(MARKER.findall(code))
+    texts = [text_content(element) for element in code_elements(root)]
+    assert code in texts
+    coloured = [e for c in code_elements(root) if text_content(c) == code for e in c.iter() if token(e)]
+    assert language == "json" or coloured  # the rest of the code is highlighted still
+
+
+def test_markers_in_highlighted_code_are_styled_in_the_weasyprint_pdf() -> None:
+    """WeasyPrint draws the HTML: each marker in code is set in italic on a grey ground, the code's text kept."""
+    code = "x = [redacted: aws-access-key 12] + 7  # [redacted: email 1]\nconnect([redacted: secret 3])\n"
+    data = get_format("pdf").render(_code_session(code, "python"), ExportOptions(redact=True, pdf_engine="weasyprint"))  # type: ignore[arg-type]
+    text, italic, grounds = _drawn(data)
+    markers = list(MARKER.finditer(text))
+    assert len(markers) >= 4 * 3
+    for marker in markers:
+        assert all(italic[marker.start() : marker.end()]), marker.group()
+    assert grounds >= len(markers)
+    assert "x = [redacted: aws-access-key 12] + 7" in text
+
+
+_URL_KINDS = ["openai-key", "github-token", "gitlab-token", "stripe-key", "email", "jwt"]
+
+
+@st.composite
+def _urls_ending_in_secrets(draw: st.DrawFn) -> tuple[str, list[str]]:
+    """Prose with bare URLs that a secret ends or cuts (Markdown links a bare URL up to the next space)."""
+    secrets = [draw(KINDS[kind]) for kind in draw(st.lists(st.sampled_from(_URL_KINDS), min_size=1, max_size=3))]
+    prefixes = st.sampled_from(
+        ["https://example.org/x?token=", "http://h.example/a/", "https://", "https://h.example#"]
+    )
+    ends = st.sampled_from(["", ".", "/more", ")", "&page=2"])
+    urls = [f"{draw(prefixes)}{text}{draw(ends)}" for text, _ in secrets]
+    return "See " + " and ".join(urls) + " now.", [core for _, core in secrets]
+
+
+@settings(max_examples=20, deadline=None)
+@given(_urls_ending_in_secrets())
+def test_a_bare_url_a_marker_ends_links_no_marker_and_the_marker_is_styled_whole(case: tuple[str, list[str]]) -> None:
+    from htmldom import NS, elements, parse, text_content
+
+    markdown, cores = case
+    document = _base()
+    _blocks(document).append({"id": "urls", "type": "prose", "markdown": markdown})
+    with time_limit(60):
+        html = get_format("html").render(_load(document), REDACT)  # type: ignore[arg-type]
+    _absent(cores, html.encode(), "html")
+    prose = next(e for e in elements(parse(html), "p") if text_content(e).startswith("See "))
+    spans = [e for e in prose.iter() if e.tag == NS + "span" and e.get("class") == "redacted"]
+    assert len(spans) == len(MARKER.findall(text_content(prose))) >= len(cores)
+    assert all(MARKER.fullmatch(text_content(span)) for span in spans)
+    for link in elements(prose, "a"):
+        assert "redacted" not in text_content(link) + (link.get("href") or ""), text_content(link)
+
+
+@pytest.mark.parametrize("engine", ["weasyprint", "typst"])
+def test_a_bare_url_a_marker_ends_keeps_the_marker_whole_in_both_pdf_engines(engine: str) -> None:
+    document = _base()
+    markdown = (
+        "See https://example.org/x?token=ghp_Zq7Lp2Xw9Rt4Vb6Nm3KjAbCdEfGhIjKl12 and https://a.person@example.org."
+    )
+    _blocks(document).append({"id": "urls", "type": "prose", "markdown": markdown})
+    options = ExportOptions(redact=True, pdf_engine=engine)
+    text, italic, grounds = _drawn(get_format("pdf").render(_load(document), options))  # type: ignore[arg-type]
+    markers = list(MARKER.finditer(text))
+    assert [marker.group() for marker in markers][-2:] == ["[redacted: github-token 1]", "[redacted: email 1]"]
+    for marker in markers:
+        assert all(italic[marker.start() : marker.end()]), marker.group()
+    assert grounds >= len(markers)
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    st.sampled_from(["DB_PASSWORD", "password", "api_key", "AUTH_TOKEN", "client-secret"]),
+    st.sampled_from(["=", ": ", " = ", ":="]),
+    _core(14, ALNUM + "._-"),
+    st.sampled_from([".", ",", ";", ":", ")", "!", "?", "...", "."]),
+)
+def test_the_same_assigned_secret_gets_one_marker_mid_sentence_at_its_end_and_in_quotes(
+    name: str, sign: str, value: str, stop: str
+) -> None:
+    """An assigned value ends before the punctuation that ends a sentence (dots inside it kept):
+    the same secret is one marker wherever it is written."""
+    assignment = f"{name}{sign}{value}"
+    document = _base()
+    for number, text in enumerate(
+        [f"Set {assignment} first", f"Then ({assignment}{stop}", f'Or {name}{sign}"{value}" and {assignment}{stop}']
+    ):
+        PLACES["tool output"](document, text)
+        _blocks(document).append({"id": f"said{number}", "type": "prose", "markdown": f"Say {assignment}{stop} ok"})
+    shown = get_format("json").render(_load(document), REDACT)  # type: ignore[arg-type]
+    assert value not in shown
+    assert set(MARKER.findall(shown)) == {"[redacted: secret 1]"}, shown
+
+
+def test_a_marker_where_an_escaped_secret_was_is_styled_whole_in_the_typst_pdf() -> None:
+    """Markdown's escapes (``\\-``, ``ghp\\_``) are tokens of their own to mistune: the marker
+    that replaced an escaped secret begins with one (``\\[redacted: …]``), and is still one run."""
+    document = _base()
+    PLACES["prose, escaped"](document, "ghp_Zq7Lp2Xw9Rt4Vb6Nm3KjAbCdEfGhIjKl12 at a\\-b")
+    PLACES["prose, escaped"](document, "-----BEGIN PRIVATE KEY-----\nMIIEZq7Lp2Xw9Rt4\n-----END PRIVATE KEY-----")
+    options = ExportOptions(redact=True, pdf_engine="typst")
+    text, italic, grounds = _drawn(get_format("pdf").render(_load(document), options))  # type: ignore[arg-type]
+    markers = list(MARKER.finditer(text))
+    assert [marker.group() for marker in markers] == ["[redacted: github-token 1]", "[redacted: private-key 1]"]
+    for marker in markers:
+        assert all(italic[marker.start() : marker.end()]), marker.group()
+    assert grounds >= len(markers)

@@ -161,13 +161,13 @@ def code_markup(text: str, language: str | None, no_highlight: bool = False, inl
     return plain(text) if no_highlight else highlight(text, language, inline=inline)
 
 
-@lru_cache(maxsize=4)
-def _prose_without_attachments(no_highlight: bool, inline: bool) -> Any:
-    """Prose of a message or block copied on its own: no attachment to resolve."""
+@lru_cache(maxsize=8)
+def _prose_without_attachments(no_highlight: bool, inline: bool, marked: bool) -> Any:
+    """Prose of a message or block copied on its own: no attachment to resolve; ``marked``, a redacted view's."""
     from vis_export.formats.html_prose import ProseToHtml
 
     code = partial(code_markup, no_highlight=no_highlight, inline=inline)
-    return ProseToHtml(lambda reference: None, code=code, pre=PASTED_STYLES["pre"] if inline else None)
+    return ProseToHtml(lambda reference: None, code=code, pre=PASTED_STYLES["pre"] if inline else None, marked=marked)
 
 
 class HtmlProjector(Projector):
@@ -197,7 +197,8 @@ class HtmlProjector(Projector):
 
     def prose(self, markdown: str) -> Markup:
         if self._prose is None:
-            self._prose = _prose_without_attachments(self.options.no_highlight, self.pasted)
+            marked = self.options.redaction is not None
+            self._prose = _prose_without_attachments(self.options.no_highlight, self.pasted, marked)
         self.prose_count += 1
         return self._prose(markdown, str(self.prose_count))  # type: ignore[no-any-return]
 
@@ -219,7 +220,12 @@ class HtmlProjector(Projector):
         attached = [b for _, b in (whole or session).blocks() if isinstance(b, AttachmentBlock)]
         pre = PASTED_STYLES["pre"] if self.pasted else None
         self._prose = ProseToHtml(
-            self.attachments.lookup(attached), self.attachments.budget, self.code_html, pre, self.layout_budget()
+            self.attachments.lookup(attached),
+            self.attachments.budget,
+            self.code_html,
+            pre,
+            self.layout_budget(),
+            marked=self.options.redaction is not None,
         )
         style = self.stylesheet()
         facts = SessionFacts.of(session)

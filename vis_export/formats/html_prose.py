@@ -186,7 +186,8 @@ class ProseToHtml:
     highlighter, so fenced code shares its lexing budget); ``pre``, the inline
     style of its ``<pre>`` in a pasted fragment, which keeps no stylesheet;
     ``layout``: the document's list items and table cells, for a page engine
-    (``prose_bounds``); ``None`` for a browser's page.
+    (``prose_bounds``); ``None`` for a browser's page. ``marked``: the prose of a
+    redacted view, whose bare URLs end before a marker (``autolink``).
     """
 
     def __init__(
@@ -196,14 +197,16 @@ class ProseToHtml:
         code: CodeRenderer = highlight,
         pre: str | None = None,
         layout: LayoutBudget | None = None,
+        marked: bool = False,
     ):
         import mistune
         import nh3
 
+        from vis_export.formats.autolink import url_plugin
+
         self._renderer = _renderer_class()(attachment, budget, code, pre)
-        self._markdown = mistune.create_markdown(
-            escape=True, renderer=self._renderer, plugins=["table", "strikethrough", "task_lists", "url", "footnotes"]
-        )
+        plugins = ["table", "strikethrough", "task_lists", url_plugin(marked), "footnotes"]
+        self._markdown = mistune.create_markdown(escape=True, renderer=self._renderer, plugins=plugins)
         for name in ("table_cell", "footnote_ref", "footnotes", "footnote_item"):  # ours, not the plugins' own
             self._renderer.register(name, getattr(type(self._renderer), name))
         if layout is not None:

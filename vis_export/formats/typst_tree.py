@@ -262,8 +262,10 @@ class ProseTree:
         the prose of a redacted view, whose markers are drawn as inserted."""
         import mistune
 
+        from vis_export.formats.autolink import url_plugin
+
         self._parse = mistune.create_markdown(
-            renderer=None, plugins=["table", "strikethrough", "task_lists", "url", "footnotes"]
+            renderer=None, plugins=["table", "strikethrough", "task_lists", url_plugin(marked), "footnotes"]
         )
         self._parse.before_render_hooks.insert(0, LayoutBudget().hook)  # Typst lays a block out whole
         self.highlighting = highlighting
@@ -283,7 +285,7 @@ class ProseTree:
 
     def _nodes(self, tokens: Any, depth: int, indent: float) -> list[Node]:
         nodes = []
-        for token in tokens or ():
+        for token in _joined(tokens) if self.marked and tokens else tokens or ():
             node = self._node(token, depth, indent)
             if node is not None:
                 nodes.append(node)
@@ -381,6 +383,19 @@ class ProseTree:
         width = max((len(row["c"]) for row in rows), default=0)
         empty: Node = {"t": "cell", "head": False, "align": None, "c": []}
         return {"t": "table", "cols": width, "c": [row["c"] + [empty] * (width - len(row["c"])) for row in rows]}
+
+
+def _joined(tokens: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """``tokens`` with each run of text tokens one token: mistune makes an escaped
+    character a token of its own (``\\[redacted: …]``, where the view redacted an
+    escaped secret), which would cut a marker in two."""
+    out: list[Mapping[str, Any]] = []
+    for token in tokens:
+        if token.get("type") == "text" and out and out[-1].get("type") == "text":
+            out[-1] = {"type": "text", "raw": str(out[-1].get("raw", "")) + str(token.get("raw", ""))}
+        else:
+            out.append(token)
+    return out
 
 
 def _pieces(token: Mapping[str, Any]) -> int:

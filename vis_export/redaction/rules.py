@@ -177,8 +177,8 @@ BUILT_IN: tuple[Rule, ...] = (
     Rule(
         "authorization",
         _R(
-            r"(?i:authorization)[\"']?\s*[:=]\s*[\"']?(?:(?i:bearer|basic|token|bot)\s+)?([A-Za-z0-9._~+/=-]{8,})"
-            r"|\bBearer\s+((?=[A-Za-z0-9._~+/-]*\d)[A-Za-z0-9._~+/-]{16,}=*)"
+            r"(?i:authorization)[\"']?\s*[:=]\s*[\"']?(?:(?i:bearer|basic|token|bot)\s+)?([A-Za-z0-9._~+/=-]{7,}[A-Za-z0-9_~+/=-])"
+            r"|\bBearer\s+((?=[A-Za-z0-9._~+/-]*\d)[A-Za-z0-9._~+/-]{15,}[A-Za-z0-9_~+/-]=*)"
         ),
         ("uthorization", "UTHORIZATION", "Bearer"),
         None,
@@ -187,7 +187,7 @@ BUILT_IN: tuple[Rule, ...] = (
         "secret",
         _R(
             rf"(?i)(?<![A-Za-z0-9])(?:[A-Za-z0-9]+[_-])*{_KEY_NAME}(?![A-Za-z0-9_-])[\"']?\s*(?:=|:=|:|=>)[ \t]*"
-            r"(?:\"([^\s\"]{4,})\"|'([^\s']{4,})'|([^\s\"',;&)}\]]{6,}))"
+            r"(?:\"([^\s\"]{4,})\"|'([^\s']{4,})'|([^\s\"',;&)}\]]{5,}[^\s\"',;&)}\].:!?]))"
         ),
         (),
         None,
