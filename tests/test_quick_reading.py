@@ -303,6 +303,25 @@ def _same_or_same_problem(a: Any, b: Any) -> bool:
     return _same(a, b)
 
 
+def _lines_read_alike(text: str, lenient: bool) -> None:
+    """JSON Lines read quickly give each line's value or problem, the duplicate keys
+    recorded, and every reader's sessions and problems, as reading each line exactly."""
+    from vis_export.sources.jsontext import parse_lines
+
+    with recording():
+        quick = parse_lines(text)
+        quick_duplicates = any_recorded()
+    with recording():
+        exact = _exact_lines(text)
+        exact_duplicates = any_recorded()
+    assert [n for n, _ in quick] == [n for n, _ in exact] and quick_duplicates == exact_duplicates
+    assert all(_same_or_same_problem(q, e) for (_, q), (_, e) in zip(quick, exact, strict=True))
+    data = text.encode()
+    read = read_bytes(data, "f.jsonl", "f", lenient)
+    with mock.patch.object(files, "parse_lines", _exact_lines):
+        assert read == read_bytes(data, "f.jsonl", "f", lenient)
+
+
 _json_line_texts = st.lists(
     st.one_of(
         _texts,
@@ -318,23 +337,11 @@ _json_line_texts = st.lists(
 def test_json_lines_read_quickly_give_what_the_exact_reading_gives(lines: list[str], end: str, lenient: bool) -> None:
     """Each line's value (or its problem), line numbers, and so every reader's
     sessions, problems and places, as reading each line exactly gives them."""
-    from vis_export.sources.jsontext import parse_lines
 
     text = "\n".join(lines) + end
     if not text.strip():
         return
-    with recording():
-        quick = parse_lines(text)
-        quick_duplicates = any_recorded()
-    with recording():
-        exact = _exact_lines(text)
-        exact_duplicates = any_recorded()
-    assert [n for n, _ in quick] == [n for n, _ in exact] and quick_duplicates == exact_duplicates
-    assert all(_same_or_same_problem(q, e) for (_, q), (_, e) in zip(quick, exact, strict=True))
-    data = text.encode()
-    read = read_bytes(data, "f.jsonl", "f", lenient)
-    with mock.patch.object(files, "parse_lines", _exact_lines):
-        assert read == read_bytes(data, "f.jsonl", "f", lenient)
+    _lines_read_alike(text, lenient)
 
 
 def test_a_transcript_is_read_quickly() -> None:
@@ -435,22 +442,10 @@ def test_transcripts_read_in_one_call_give_what_the_exact_reading_gives(
     """A Claude Code or Codex file, read with its lines decoded in one call where
     that is certain, gives the sessions and problems (places included) that
     reading each line exactly gives, for near misses of every kind."""
-    from vis_export.sources.jsontext import parse_lines
 
     text = _foreign_near_miss(codex, seed, changes)
     with time_limit(20):
-        with recording():
-            quick = parse_lines(text)
-            quick_duplicates = any_recorded()
-        with recording():
-            exact = _exact_lines(text)
-            exact_duplicates = any_recorded()
-        assert [n for n, _ in quick] == [n for n, _ in exact] and quick_duplicates == exact_duplicates
-        assert all(_same_or_same_problem(q, e) for (_, q), (_, e) in zip(quick, exact, strict=True))
-        data = text.encode()
-        read = read_bytes(data, "f.jsonl", "f", lenient)
-        with mock.patch.object(files, "parse_lines", _exact_lines):
-            assert read == read_bytes(data, "f.jsonl", "f", lenient)
+        _lines_read_alike(text, lenient)
 
 
 def test_a_transcript_is_decoded_in_one_call() -> None:

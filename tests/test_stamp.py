@@ -10,34 +10,12 @@ import sqlite3
 from pathlib import Path
 
 from conftest import GOLDEN
-from visstore import build_store, insert
+from visstore import RECENT, build_store, insert
 
 from vis_export.distributed.tasks import results_of
 from vis_export.sources.parts import Part
 
 ROWS = json.loads((GOLDEN / "store" / "rows.json").read_text())
-# Two more messages of the golden store's main session: a turn and its answer.
-RECENT = {
-    "session_turn_soul": [
-        {
-            "id": "turn_5",
-            "session_state_id": "state_main_v2",
-            "position": 5,
-            "user_request": "Only in the WAL",
-            "created_at": 1740000009000,
-        }
-    ],
-    "session_turn_state": [
-        {
-            "id": "ts_5",
-            "session_turn_soul_id": "turn_5",
-            "version": 1,
-            "status": "done",
-            "content_json": [{"id": "w", "type": "prose", "markdown": "From the WAL"}],
-            "created_at": 1740000009100,
-        }
-    ],
-}
 AN_HOUR_AGO = 3600
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from conftest import GOLDEN
-from visstore import build_store, build_store_with_wal
+from visstore import RECENT, build_store, build_store_with_wal
 
 from vis_export import to_html, to_json, to_markdown
 from vis_export.sources import LoadResult, read
@@ -53,30 +53,6 @@ def test_leaves_no_file_and_changes_no_byte(golden_store: Path) -> None:
     before = snapshot(golden_store.parent)
     list(read(golden_store))
     assert snapshot(golden_store.parent) == before
-
-
-# A turn only the WAL holds (recent work a checkpoint has not moved yet).
-RECENT = {
-    "session_turn_soul": [
-        {
-            "id": "turn_5",
-            "session_state_id": "state_main_v2",
-            "position": 5,
-            "user_request": "Only in the WAL",
-            "created_at": 1740000009000,
-        }
-    ],
-    "session_turn_state": [
-        {
-            "id": "ts_5",
-            "session_turn_soul_id": "turn_5",
-            "version": 1,
-            "status": "done",
-            "content_json": [{"id": "w", "type": "prose", "markdown": "From the WAL"}],
-            "created_at": 1740000009100,
-        }
-    ],
-}
 
 
 def test_recent_turns_in_the_wal_are_read(tmp_path: Path) -> None:

@@ -105,3 +105,28 @@ def build_store_with_wal(
     db.close()
     shutil.rmtree(work)
     return path
+
+
+# Two more messages of the golden store's main session, a turn and its answer, that only
+# the WAL holds (recent work a checkpoint has not moved yet).
+RECENT = {
+    "session_turn_soul": [
+        {
+            "id": "turn_5",
+            "session_state_id": "state_main_v2",
+            "position": 5,
+            "user_request": "Only in the WAL",
+            "created_at": 1740000009000,
+        }
+    ],
+    "session_turn_state": [
+        {
+            "id": "ts_5",
+            "session_turn_soul_id": "turn_5",
+            "version": 1,
+            "status": "done",
+            "content_json": [{"id": "w", "type": "prose", "markdown": "From the WAL"}],
+            "created_at": 1740000009100,
+        }
+    ],
+}
