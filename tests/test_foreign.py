@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from conftest import examples
 from hypothesis import assume, example, given, settings, strategies as st
+from provider_oracle import check
 from sessions import sessions_read
 from strategies import json_values, reasoning_names, session_documents, small_blocks
 from timelimit import time_limit
@@ -360,6 +361,8 @@ def test_openai_log(tmp_path: Path) -> None:
 
 
 def _roundtrip(line: str, flavour: str) -> str:
+    """What reading ``line`` (a request the API takes) back writes again."""
+    check(json.loads(line), flavour)
     (result,) = read_bytes(line.encode(), "log.jsonl", "log")
     assert result.session is not None, result.problems
     return session_lines(result.session, ExportOptions(provider_format=flavour))
@@ -779,16 +782,13 @@ def test_every_real_transcript_in_every_format(path: Path, tmp_path: Path) -> No
     outputs = [*_outputs(session), *(json.dumps(v, ensure_ascii=False) for v in flavours.values())]
     for thought in _private_texts(path):
         assert not any(thought in out for out in outputs), thought
+    for flavour, request in flavours.items():  # every call answered: the oracle's
+        check(request, flavour)
     calls = [b for m, b in session.blocks() if isinstance(b, ToolBlock) and m.role == "assistant"]
     openai = flavours["openai"]["messages"]
     called = [c["id"] for m in openai for c in m.get("tool_calls", [])]
-    answered = [m["tool_call_id"] for m in openai if m["role"] == "tool"]
-    assert len(called) == len(calls) and sorted(called) == sorted(answered) and len(set(called)) == len(called)
-    parts = [p for m in flavours["anthropic"]["messages"] for p in m["content"]]
-    used = [p["id"] for p in parts if p["type"] == "tool_use"]
-    assert sorted(used) == sorted(called) and sorted(
-        p["tool_use_id"] for p in parts if p["type"] == "tool_result"
-    ) == sorted(used)
+    used = [p["id"] for m in flavours["anthropic"]["messages"] for p in m["content"] if p["type"] == "tool_use"]
+    assert len(called) == len(calls) and sorted(used) == sorted(called)
     replayed = json.dumps([openai, flavours["anthropic"]], ensure_ascii=False)
     for message, block in session.blocks():
         if block.type == "prose" and message.role in ("user", "assistant") and block.markdown.strip():
@@ -1039,8 +1039,6 @@ def test_a_text_part_flagged_as_thought_stays_private(flag: str, value: Any) -> 
 def test_an_orphaned_result_reaches_the_provider(flavour: str, tmp_path: Path) -> None:
     """A Claude Code tool result whose call is not in the file is replayed as user text naming
     it, its output kept; the request still keeps the API's rules."""
-    from test_provider import _anthropic_rules
-
     (session,) = sessions_read(write_lines(tmp_path / "s.jsonl", claude_session()))
     written = session_lines(session, ExportOptions(provider_format=flavour))
     messages = json.loads(written)["messages"]
@@ -1048,10 +1046,4 @@ def test_an_orphaned_result_reaches_the_provider(flavour: str, tmp_path: Path) -
     assert orphan["role"] == "user"
     text = orphan["content"] if flavour == "openai" else "\n".join(p.get("text", "") for p in orphan["content"])
     assert "[Tool result from unknown; its call is not in this conversation]\norphan output" in text
-    if flavour == "anthropic":
-        _anthropic_rules(messages)
-    else:  # every tool message answers a call of the assistant message right before it
-        for index, message in enumerate(messages):
-            if message["role"] == "tool":
-                before = next(m for m in reversed(messages[:index]) if m["role"] != "tool")
-                assert message["tool_call_id"] in [c["id"] for c in before.get("tool_calls", [])]
+    check(json.loads(written), flavour)

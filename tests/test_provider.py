@@ -11,15 +11,18 @@ from typing import Any
 import pytest
 from conftest import INPUT
 from hypothesis import given, strategies as st
-from sessions import message_of, session_of
+from provider_oracle import accepted, check
+from sessions import message_of, session_of, sessions_read
 from strategies import PRIVATE_CANARY, session_documents, small_blocks
 
 from vis_export import load
-from vis_export.formats.options import ExportOptions
+from vis_export.formats.options import PROVIDER_FORMATS, ExportOptions, ProviderFormat
 from vis_export.formats.provider import conversation
 from vis_export.model import ToolBlock
 
 SESSION = next(load(INPUT / "session.json"))
+FOREIGN = INPUT.parent / "foreign"
+FOREIGN_FILES = sorted(p for kind in ("claude_code", "codex") for p in (FOREIGN / kind).iterdir())
 
 
 def user_texts_openai(messages: list[dict[str, Any]]) -> list[str]:
@@ -49,23 +52,11 @@ def expected_requests(session) -> list[str]:  # type: ignore[no-untyped-def]
 def test_properties_of_both_formats(document: dict[str, Any], reasoning: str) -> None:
     session = session_of(document)
     requests = [m for m in session.messages if m.role in ("user", "tool")]
-    for flavour in ("openai", "anthropic"):
-        result = conversation(session, ExportOptions(reasoning=reasoning), flavour)
+    for flavour in PROVIDER_FORMATS:  # calls answered, roles in order: the oracle's
+        result = accepted(session, ExportOptions(reasoning=reasoning), flavour)
         assert PRIVATE_CANARY not in json.dumps(result)
-        messages = result["messages"]
-        if flavour == "openai":
-            assert len(user_texts_openai(messages)) == len(requests)  # one user message per request, in order
-            calls = [c["id"] for m in messages for c in m.get("tool_calls") or ()]
-            results = [m["tool_call_id"] for m in messages if m["role"] == "tool"]
-            for index, m in enumerate(messages):  # each call's results come right after it
-                for call in m.get("tool_calls") or ():
-                    following = [r["tool_call_id"] for r in messages[index + 1 : index + 1 + len(m["tool_calls"])]]
-                    assert call["id"] in following
-        else:
-            calls = [p["id"] for m in messages for p in m["content"] if p["type"] == "tool_use"]
-            results = [p["tool_use_id"] for m in messages for p in m["content"] if p["type"] == "tool_result"]
-            assert all(a["role"] != b["role"] for a, b in zip(messages, messages[1:], strict=False))
-        assert sorted(calls) == sorted(results) and len(set(calls)) == len(calls)
+        if flavour == "openai":  # one user message per request, in order
+            assert len(user_texts_openai(result["messages"])) == len(requests)
     texts = [t for t in user_texts_openai(conversation(session, ExportOptions())["messages"])]
     for request, text in zip(requests, texts, strict=True):
         for block in request.blocks:
@@ -136,35 +127,96 @@ def test_cli_writes_json_lines(flavour: str) -> None:
     assert [line["session_id"] for line in lines] == ["golden_events", "lonis", "messages", "golden_session"]
 
 
-def _anthropic_rules(messages: list[dict[str, Any]]) -> None:
-    assert not messages or messages[0]["role"] == "user"
-    if (
-        messages and messages[-1]["role"] == "assistant"
-    ):  # "final assistant content cannot end with trailing whitespace"
-        last = messages[-1]["content"][-1]
-        assert last["type"] != "text" or last["text"] == last["text"].rstrip()
-    assert all(a["role"] != b["role"] for a, b in zip(messages, messages[1:], strict=False))
-    for index, message in enumerate(messages):
-        assert message["content"]
-        assert all(p["text"].strip() for p in message["content"] if p["type"] == "text")
-        calls = [p["id"] for p in message["content"] if p["type"] == "tool_use"]
-        if calls:  # answered first thing in the next user message
-            answer = messages[index + 1]["content"][: len(calls)]
-            assert [p["tool_use_id"] for p in answer if p["type"] == "tool_result"] == calls
+@given(session_documents(small_blocks), st.sampled_from(["none", "all"]), st.sampled_from(PROVIDER_FORMATS))
+def test_requests_the_apis_take(document: dict[str, Any], reasoning: str, flavour: ProviderFormat) -> None:
+    """Every generated session gives a request the SDK types and the API's rules take
+    (``provider_oracle``), or one said to hold no message."""
+    accepted(session_of(document), ExportOptions(reasoning=reasoning), flavour)
 
 
-@given(session_documents(small_blocks), st.sampled_from(["none", "all"]))
-def test_requests_the_apis_take(document: dict[str, Any], reasoning: str) -> None:
-    """Anthropic: the user first, alternating roles, no empty text, each tool_use answered at
-    the start of the next user message; OpenAI: no assistant message without content or calls."""
-    session = session_of(document)
-    _anthropic_rules(conversation(session, ExportOptions(reasoning=reasoning), "anthropic")["messages"])
-    for message in conversation(session, ExportOptions(reasoning=reasoning))["messages"]:
-        if message["role"] == "assistant":
-            assert message["content"] is not None or message.get("tool_calls")
+@pytest.mark.parametrize("flavour", PROVIDER_FORMATS)
+@pytest.mark.parametrize("path", [*sorted(INPUT.iterdir()), *FOREIGN_FILES], ids=lambda p: p.name)
+def test_golden_and_real_sessions_give_requests_the_apis_take(path: Path, flavour: ProviderFormat) -> None:
+    """The golden sessions and every real Claude Code and Codex file, as the APIs take them."""
+    for session in sessions_read(path):
+        for reasoning in ("none", "all"):
+            accepted(session, ExportOptions(reasoning=reasoning), flavour)
 
 
-_CALL_ID = re.compile(r"[A-Za-z0-9_-]{1,40}")
+@pytest.mark.parametrize("path", sorted((INPUT.parent / "expected" / "provider").iterdir()), ids=lambda p: p.name)
+def test_golden_requests_are_ones_the_apis_take(path: Path) -> None:
+    """Every golden provider file (the store's sessions and images from attachments too)."""
+    flavour = "anthropic" if path.name.endswith(".anthropic.jsonl") else "openai"
+    for line in path.read_text(encoding="utf-8").splitlines():
+        check(json.loads(line), flavour)
+
+
+def _valid_anthropic() -> dict[str, Any]:
+    return {
+        "session_id": "s",
+        "messages": [
+            {"role": "user", "content": [{"type": "text", "text": "Hi"}]},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "c", "name": "t", "input": {}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "c", "content": "ok"}]},
+        ],
+    }
+
+
+def _valid_openai() -> dict[str, Any]:
+    call = {"id": "c", "type": "function", "function": {"name": "t", "arguments": "{}"}}
+    return {
+        "session_id": "s",
+        "messages": [
+            {"role": "user", "content": "Hi"},
+            {"role": "assistant", "content": None, "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": "c", "content": "ok"},
+        ],
+    }
+
+
+def _spoiled(flavour: str, path: tuple[Any, ...], value: Any) -> dict[str, Any]:
+    request = _valid_openai() if flavour == "openai" else _valid_anthropic()
+    *where, last = path
+    target = request
+    for step in where:
+        target = target[step]
+    if value is _DROP:
+        del target[last]
+    else:
+        target[last] = value
+    return request
+
+
+_DROP = object()
+_BAD = [
+    ("anthropic", ("messages", 0, "content", 0, "text"), "", "empty text"),
+    ("anthropic", ("messages", 0, "role"), "human", "SDK types refuse"),
+    ("anthropic", ("messages", 0, "content", 0, "cache"), True, "SDK types refuse"),
+    ("anthropic", ("messages", 2, "content", 0, "tool_use_id"), "other", "not answered next"),
+    ("anthropic", ("messages", 1, "content", 0, "id"), _DROP, "SDK types refuse"),
+    ("anthropic", ("messages", 0, "role"), "assistant", "first message"),
+    ("anthropic", ("messages", 2), {"role": "assistant", "content": [{"type": "text", "text": "x "}]}, "roles must alternate"),
+    ("anthropic", ("system",), 3, "SDK types refuse"),
+    ("openai", ("messages", 0, "role"), "human", "SDK types refuse"),
+    ("openai", ("messages", 0, "name_of"), "x", "SDK types refuse"),
+    ("openai", ("messages", 1, "tool_calls", 0, "function", "extra"), 1, "SDK types refuse"),
+    ("openai", ("messages", 2, "tool_call_id"), "nobody", "answers no call"),
+    ("openai", ("messages", 1), {"role": "user", "content": "x"}, "answers no call"),
+    ("openai", ("messages", 2), {"role": "user", "content": "x"}, "not answered"),
+    ("openai", ("messages", 1, "tool_calls", 0, "id"), "c" * 41, "not one OpenAI takes"),
+    ("openai", ("messages", 1, "tool_calls"), _DROP, "assistant says nothing"),
+    ("openai", ("stream",), True, "does not take"),
+]
+
+
+@pytest.mark.parametrize(("flavour", "path", "value", "said"), _BAD)
+def test_the_oracle_refuses_what_the_apis_refuse(flavour: str, path: tuple[Any, ...], value: Any, said: str) -> None:
+    """The oracle can fail: each known-bad request (one change to a good one) is refused, saying why."""
+    check(_valid_openai() if flavour == "openai" else _valid_anthropic(), flavour)
+    with pytest.raises(AssertionError, match=said):
+        check(_spoiled(flavour, path, value), flavour)
+
+
 _LONG_IDS = st.sampled_from(["m", "m", "0f8e2c1a-5b7d-4e3f-9a6b-1c2d3e4f5a6b", "msg_" + "x" * 60, "é" * 50])
 
 
@@ -172,21 +224,13 @@ _LONG_IDS = st.sampled_from(["m", "m", "0f8e2c1a-5b7d-4e3f-9a6b-1c2d3e4f5a6b", "
 def test_tool_call_ids_are_ones_openai_takes(document: dict[str, Any], ids: list[str], calls: int) -> None:
     """Message ids may be long (a Claude Code entry's uuid) and need not be unique: every
     call id is still at most 40 characters (OpenAI refuses more), unique, and answered by
-    the tool message right after its call."""
+    the tool message right after its call (``provider_oracle``)."""
     tool = {"type": "tool", "tool": "t", "status": "completed", "output": "ok"}
     for n, message in enumerate(document["messages"]):
         message["id"] = ids[n % len(ids)]
         if message["role"] == "assistant":
             message["content"] += [{**tool, "id": f"t{k}"} for k in range(calls)]
-    messages = conversation(session_of(document), ExportOptions())["messages"]
-    seen: list[str] = []
-    for index, message in enumerate(messages):
-        called = [call["id"] for call in message.get("tool_calls", [])]
-        assert all(_CALL_ID.fullmatch(call) for call in called), called
-        answers = messages[index + 1 : index + 1 + len(called)]
-        assert [(m["role"], m["tool_call_id"]) for m in answers] == [("tool", call) for call in called]
-        seen += called
-    assert len(seen) == len(set(seen))
+    accepted(session_of(document))
 
 
 @given(session_documents(small_blocks), st.sampled_from([" ", "\n", "\t\r\n", "  \n\n"]))
@@ -195,8 +239,7 @@ def test_a_closing_assistant_message_ends_without_whitespace(document: dict[str,
     Anthropic only if that text does not end with whitespace."""
     last = {"id": "closing", "role": "assistant", "status": "completed", "created_at": 0}
     document["messages"].append({**last, "content": [{"id": "p", "type": "prose", "markdown": f"Done.{space}"}]})
-    messages = conversation(session_of(document), ExportOptions(), "anthropic")["messages"]
-    _anthropic_rules(messages)
+    messages = accepted(session_of(document), ExportOptions(), "anthropic")["messages"]
     assert messages[-1]["content"][-1]["text"].endswith("Done.")
 
 
