@@ -14,8 +14,8 @@ is a list, checked at once, then validated in strict mode (no coercion of values
 from __future__ import annotations
 
 import copy
-from dataclasses import replace
 import re
+from dataclasses import replace
 from functools import cache
 from typing import Any
 

@@ -15,14 +15,14 @@ from typing import Any
 import pytest
 from conftest import examples
 from hypothesis import assume, example, given, settings, strategies as st
-from provider_oracle import check
+from provider_oracle import accepted, check
 from sessions import sessions_read
 from strategies import json_values, reasoning_names, session_documents, small_blocks
 from timelimit import time_limit
 
 from vis_export import to_html, to_json, to_markdown, to_text
 from vis_export.contract.reasoning_words import names_reasoning
-from vis_export.formats.options import ExportOptions
+from vis_export.formats.options import PROVIDER_FORMATS, ExportOptions
 from vis_export.formats.provider import session_lines
 from vis_export.model import Session, ToolBlock, UnknownBlock, session_from_json, thaw
 from vis_export.sources import read
@@ -549,7 +549,8 @@ PROVIDER_LOG = [
 @given(data=st.data(), kind=st.sampled_from(["claude", "codex", "provider"]))
 def test_any_field_of_any_entry_may_be_anything(data: st.DataObject, kind: str) -> None:
     """Foreign files change with their tools' versions: any value anywhere replaced by any JSON
-    value reads without a crash (a session or located problems), and no thinking reaches an output."""
+    value reads without a crash (a session or located problems), no thinking reaches an output,
+    and the session replays as requests the APIs take."""
     values = list({"claude": claude_session, "codex": codex_rollout, "provider": lambda: PROVIDER_LOG}[kind]())
     retyped = False  # a block given another type name is that block: redacted data is then its data
     for _ in range(data.draw(st.integers(1, 4))):
@@ -563,7 +564,8 @@ def test_any_field_of_any_entry_may_be_anything(data: st.DataObject, kind: str) 
         for result in read_bytes(raw, "f.jsonl", "f", lenient=data.draw(st.booleans())):
             assert result.session is not None or result.problems
             if result.session is not None:
-                for out in _outputs(result.session):
+                replays = [json.dumps(accepted(result.session, flavour=f)) for f in PROVIDER_FORMATS]
+                for out in [*_outputs(result.session), *replays]:
                     assert THOUGHT not in out and SIGNATURE not in out
                     assert retyped or REDACTED not in out
 

@@ -4,7 +4,6 @@ every tool call with exactly one result, unfinished turns closed with a notice."
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
@@ -182,6 +181,8 @@ def _spoiled(flavour: str, path: tuple[Any, ...], value: Any) -> dict[str, Any]:
         target = target[step]
     if value is _DROP:
         del target[last]
+    elif isinstance(target, list) and last == len(target):  # one message more
+        target.append(value)
     else:
         target[last] = value
     return request
@@ -195,7 +196,8 @@ _BAD = [
     ("anthropic", ("messages", 2, "content", 0, "tool_use_id"), "other", "not answered next"),
     ("anthropic", ("messages", 1, "content", 0, "id"), _DROP, "SDK types refuse"),
     ("anthropic", ("messages", 0, "role"), "assistant", "first message"),
-    ("anthropic", ("messages", 2), {"role": "assistant", "content": [{"type": "text", "text": "x "}]}, "roles must alternate"),
+    ("anthropic", ("messages", 3), {"role": "assistant", "content": [{"type": "text", "text": "x "}]}, "whitespace"),
+    ("anthropic", ("messages", 3), {"role": "user", "content": [{"type": "text", "text": "x"}]}, "alternate"),
     ("anthropic", ("system",), 3, "SDK types refuse"),
     ("openai", ("messages", 0, "role"), "human", "SDK types refuse"),
     ("openai", ("messages", 0, "name_of"), "x", "SDK types refuse"),
