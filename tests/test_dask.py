@@ -383,6 +383,31 @@ def test_the_job_hands_its_work_over_when_it_would_take_longer_than_connecting()
     assert pace.size == 250
 
 
+def scaled(unit: int, factor: int, checked: bool = True) -> tuple[int, bool]:
+    """Run by a ``DaskRunner``: ``checked`` false when run in the job's own process."""
+    return unit * factor, checked
+
+
+def test_a_dask_runner_runs_the_first_units_here_then_hands_over_in_source_order(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from vis_export.distributed.cluster import Connecting
+    from vis_export.distributed.running import DaskRunner
+
+    asked: list[float] = []
+
+    def handing_over(cluster: Connecting, pace: Any, left: float) -> bool:
+        asked.append(left)
+        return len(asked) > 3
+
+    monkeypatch.setattr(Connecting, "handing_over", handing_over)
+    units = list(range(30))
+    with DaskRunner("local:2", size=lambda unit: 10) as runner:
+        results = list(runner.map(scaled, units, shared={"factor": 3}))
+    assert results == [(3 * unit, unit >= 3) for unit in units]  # three here, the rest on the workers
+    assert asked == [300, 290, 280, 270]
+
+
 def imported(name: str) -> bool:
     """Run on a worker: whether ``name`` was imported before any task asked for it."""
     return name in sys.modules

@@ -18,17 +18,19 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from vis_export.distributed.cluster import Connecting, Pace, local_workers, worker_count
-from vis_export.distributed.tasks import echoed, index_unit, task_result
+from vis_export.distributed.running import DaskRunner
+from vis_export.distributed.tasks import Made, close_writers, echoed, index_unit
 from vis_export.problems import NOTE
 from vis_export.reporting import Report
-from vis_export.sources.parts import Part, file_size, units
+from vis_export.sources.parts import Part, unit_size, units
 from vis_export.sources.result import report_lines
 
 if TYPE_CHECKING:
+    from vis_export.exporting import Reading
     from vis_export.model import Session
     from vis_export.redaction import Redaction
     from vis_export.searchindex.documents import IndexReasoning
@@ -98,111 +100,75 @@ class Dask:
 
 
 def run_on_dask(job: IndexJob[B], batches: list[B], dask: Dask, database: Database | None) -> None:
-    """While a local cluster starts, this process indexes the first files itself
-    (see ``Pace``); the workers make the documents of the rest."""
+    """The batches whose files the workers can read, and the index lacks as they
+    are, go to a ``DaskRunner`` (which runs the first here while a local
+    cluster starts); the job takes their results in source order, and runs
+    the other batches (standard input, unchanged files) here among them."""
     writing = ("psycopg", "vis_export.searchindex.engines.postgresql_engine") if database else ()
     if database is not None:
-        job.firsts = {}  # see ``_on_workers``
-    cluster = Connecting(dask.address, (index_unit.__module__, "vis_export.searchindex.documents", *writing))
+        job.firsts = {}  # see ``restore``
+    imports = (index_unit.__module__, "vis_export.searchindex.documents", *writing)
     try:
-        advance = _Progress(dask.progress, len(batches))
-        sizes = [file_size(batch.path) for batch in batches]
-        first, left, pace = 0, sum(sizes), Pace()
-        local = local_workers(dask.address) is not None  # only a local cluster takes a while to start
-        while local and first < len(batches) and not cluster.handing_over(pace, left):
-            with pace.timing(sizes[first]):
-                job.run(batches[first])
-            advance()
-            left -= sizes[first]
-            first += 1
-        if first < len(batches):
-            _on_workers(job, batches[first:], dask, database, cluster.client(), advance)
+        with DaskRunner(dask.address, imports, unit_size) as runner:
+            _run(job, batches, dask, database, runner)
     finally:
-        cluster.close()
+        close_writers()  # those of the tasks run here
 
 
-def _on_workers(
-    job: IndexJob[B], batches: list[B], dask: Dask, database: Database | None, client: Any, advance: _Progress
-) -> None:
+def _run(job: IndexJob[B], batches: list[B], dask: Dask, database: Database | None, runner: DaskRunner) -> None:
+    """The job takes the results in source order: its counts and lines are those of one process."""
     sent = [b for b in batches if b.path is not None and b.path.is_file() and not job.unchanged(b)]
-    plan = units([(b.name or str(b.path), b.path) for b in sent], worker_count(client))
-    advance.start()
-    (known,) = client.scatter([dict(job.known)], broadcast=True)  # once to each worker, not once a task
-    futures = client.map(
-        index_unit,
-        plan,
-        lenient=dask.lenient,
-        reasoning=job.reasoning,
-        known=known,
-        database=database,
-        redaction=job.redaction,
-        pure=False,
+    plan = units([(b.name or str(b.path), b.path) for b in sent], runner.workers())
+    parts = [part for unit in plan for part in unit]
+    firsts = [i for i, part in enumerate(parts) if _first_of_file(part)]
+    count = {id(b): end - begin for b, begin, end in zip(sent, firsts, [*firsts[1:], len(parts)], strict=True)}
+    advance = dask.progress(len(batches))
+    work = partial(
+        index_unit, lenient=dask.lenient, reasoning=job.reasoning, database=database, redaction=job.redaction
     )
-    here = (dask.lenient, job.reasoning, dict(job.known), database, job.redaction)  # a task run here (``task_result``)
-    task = {future.key: (index_unit, unit, *here) for future, unit in zip(futures, plan, strict=True)}
-    parts = [(future, j, part) for future, unit in zip(futures, plan, strict=True) for j, part in enumerate(unit)]
-    of_batch: dict[int, list[tuple[Any, int, Part]]] = {}
-    place = -1
-    for future, j, part in parts:
-        if _first_of_file(part):
-            place += 1
-        of_batch.setdefault(id(sent[place]), []).append((future, j, part))
-    taken: dict[str, Any] = {}
+    results = runner.map(work, plan, shared={"known": dict(job.known)})
+    found = (pair for unit, made in zip(plan, results, strict=True) for pair in zip(unit, made, strict=True))
     overwritten: dict[str, None] = {}  # sessions whose first copy a worker may have written over
     for batch in batches:
-        mine = of_batch.get(id(batch))
-        if mine is None:
+        if id(batch) not in count:
             job.run(batch)
-            advance()
-            continue
-        if job.skip(batch):
-            advance()
-            continue
-        hashes: dict[str, str] = {}
-        complete = True
-        before = None
-        for future, j, part in mine:
-            if future.key not in taken:
-                taken[future.key] = task_result(client, future, dask.address, task[future.key])
-            for k, (reading, made) in enumerate(taken[future.key][j]):
-                if echoed(reading, before, part, k):
-                    continue
-                before = reading
-                complete &= all(p.kind == NOTE for p in reading.problems)  # notes: read in full
-                for fails, line in report_lines(reading.source, made is not None, reading.problems):
-                    (dask.report.problem if fails else dask.report.warning)(line)
-                if made is None or reading.session_id is None:
-                    continue
-                if job.repeated(reading.session_id, reading.source):
-                    if made[2]:  # a database: a worker wrote this copy, which the job skips
-                        overwritten[reading.session_id] = None
-                    continue
-                digest, docs, written = made
-                hashes[reading.session_id] = job.made(reading.session_id, digest, None if written else _given(docs))
-            if j == len(taken[future.key]) - 1:
-                del taken[future.key]  # its documents are in the index: let them go
-        job.file_done(batch, hashes, complete)
+        else:
+            mine = [next(found) for _ in range(count[id(batch)])]  # taken even if skipped: they come in order
+            if not job.skip(batch):
+                _take(job, batch, mine, dask.report, overwritten)
         advance()
     for session_id in overwritten:  # every worker is done: the first copy is written last
         job.restore(session_id, dask.lenient)
 
 
-class _Progress:
-    """The job's progress, a file at a time, started when first needed: at the
-    first file done here, or once the workers' share is planned."""
-
-    def __init__(self, progress: Callable[[int], Callable[[], None]], total: int):
-        self.progress, self.total = progress, total
-        self.advance: Callable[[], None] | None = None
-
-    def start(self) -> None:
-        if self.advance is None:
-            self.advance = self.progress(self.total)
-
-    def __call__(self) -> None:
-        self.start()
-        assert self.advance is not None
-        self.advance()
+def _take(
+    job: IndexJob[B],
+    batch: B,
+    found: list[tuple[Part, list[tuple[Reading, Made | None]]]],
+    report: Report,
+    overwritten: dict[str, None],
+) -> None:
+    """What the work found of the batch's file (its parts, in order) into the index."""
+    hashes: dict[str, str] = {}
+    complete = True
+    before = None
+    for part, entries in found:
+        for k, (reading, made) in enumerate(entries):
+            if echoed(reading, before, part, k):
+                continue
+            before = reading
+            complete &= all(p.kind == NOTE for p in reading.problems)  # notes: read in full
+            for fails, line in report_lines(reading.source, made is not None, reading.problems):
+                (report.problem if fails else report.warning)(line)
+            if made is None or reading.session_id is None:
+                continue
+            if job.repeated(reading.session_id, reading.source):
+                if made[2]:  # a database: a worker wrote this copy, which the job skips
+                    overwritten[reading.session_id] = None
+                continue
+            digest, docs, written = made
+            hashes[reading.session_id] = job.made(reading.session_id, digest, None if written else _given(docs))
+    job.file_done(batch, hashes, complete)
 
 
 def _given(docs: list[dict[str, Any]] | None) -> Callable[[], list[dict[str, Any]]]:

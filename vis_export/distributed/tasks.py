@@ -203,6 +203,13 @@ def index_unit(
         return found
 
 
+def close_writers() -> None:
+    """Closes the database writers this process kept: the job's own process
+    runs tasks too (while a local cluster starts), and outlives its job."""
+    while _databases:
+        _databases.popitem()[1].close()
+
+
 @contextmanager
 def _forgotten_if_failed(database: Database | None) -> Iterator[None]:
     """A worker keeps its database writer for the next task, but not one that failed."""

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from vis_export.model import Session
 from vis_export.problems import NOTE
+from vis_export.running import InProcessRunner
 from vis_export.searchindex.directory import Placement, RealPaths
 from vis_export.searchindex.documents import (
     IndexReasoning,
@@ -183,8 +184,8 @@ def index_sessions(
     with target.writing(engine, wait, threads) as (store, manifest):
         job = _Job(store, target, manifest, settings.reasoning, progress, warn, settings.redaction)
         if elsewhere is None:
-            for batch in batches:
-                job.run(batch)
+            for _ in InProcessRunner().map(job.run, batches):
+                pass  # the job is its own sink: each batch is indexed as it is run
         else:
             database = target.for_workers(wait) if isinstance(target, DatabaseTarget) else None
             elsewhere.run(job, batches, database)
