@@ -49,3 +49,19 @@ def test_sessions_picked_and_lines_are_the_job_s(tmp_path: Path) -> None:
 def test_several_sessions_need_a_format_of_many(tmp_path: Path) -> None:
     with pytest.raises(NotStreamable, match="cannot share one"):
         _streamed(SOURCES, "html")
+
+
+def test_the_command_line_says_a_stream_it_cannot_write_in_one_line_as_a_usage_error() -> None:
+    """Exit status 2, one line, no traceback: the one handler of ``VisExportError``
+    gives the failure's own status (the command line catches no module's failure by name)."""
+    import subprocess
+    import sys
+
+    run = subprocess.run(
+        [sys.executable, "-m", "vis_export", "convert", *SOURCES, "--to", "html"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 2 and run.stdout == ""
+    assert "cannot share one" in run.stderr and "Traceback" not in run.stderr

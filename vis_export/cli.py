@@ -98,7 +98,7 @@ class VisExportGroup(click.Group):
             sys.exit(1)
         except VisExportError as failure:  # expected, and said in one line: never a traceback
             echo(failure.line(), err=True)
-            sys.exit(1)
+            sys.exit(failure.status)
         except Exception as error:  # noqa: BLE001 - the last line of defence
             if ctx.params.get("debug") or (ctx.obj or {}).get("debug"):
                 raise
@@ -487,7 +487,7 @@ def convert(
     """
     from vis_export.formats import get_format
     from vis_export.formats.options import ExportOptions
-    from vis_export.jobs.conversion import NotStreamable, Outcome, convert_to_stream, convert_with
+    from vis_export.jobs.conversion import Outcome, convert_to_stream, convert_with
 
     if dask is not None and output in (None, "-"):
         raise click.UsageError("--dask writes files: name an output directory with -o")
@@ -524,8 +524,6 @@ def convert(
         outcome = Outcome()
         try:
             convert_to_stream(sources, to, sys.stdout, options, session_ids, lenient, reporter, outcome)
-        except NotStreamable as refused:
-            raise click.UsageError(str(refused)) from None
         finally:
             if outcome.refused and not lenient:
                 _hint_lenient(outcome.refused)

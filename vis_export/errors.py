@@ -7,7 +7,10 @@ from __future__ import annotations
 
 class VisExportError(Exception):
     """A failure that is one line for a person, not a bug: the command line
-    prints ``line()`` and exits with status 1, with no traceback."""
+    prints ``line()`` and exits with ``status`` (1; 2 for a command asked for
+    what cannot be done, as a usage error), with no traceback."""
+
+    status = 1
 
     def line(self) -> str:
         return f"vis-export: {self}"

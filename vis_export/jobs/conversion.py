@@ -145,6 +145,8 @@ class NotStreamable(VisExportError):
     terminal, several sessions in a format of one document each): the
     command line says it as a usage error."""
 
+    status = 2
+
 
 def convert_to_stream(
     sources: Sequence[str | os.PathLike[str]],
