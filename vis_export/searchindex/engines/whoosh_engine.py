@@ -192,6 +192,7 @@ WRITER = {"limitmb": 256}
 # cannot merge segments of two layouts, so an index of another is refused.
 LAYOUT = "2"
 LAYOUT_FILE = "vis-export-layout"
+EARLIER_LAYOUTS = frozenset({"1"})  # 1: the layout before the file, which an index without one has
 
 
 def _layout(directory: Path) -> str:
@@ -213,11 +214,17 @@ class WhooshEngine:
         except whoosh_index.EmptyIndexError:
             self.index = whoosh_index.create_in(str(directory), schema)
             (directory / LAYOUT_FILE).write_text(LAYOUT)
-        if _layout(directory) != LAYOUT:
+        layout = _layout(directory)
+        if layout != LAYOUT:
             self.index.close()
-            raise IndexFailure(
-                f"{directory.parent}: this Whoosh index was written by an earlier vis-export, "
-                "in another layout; rebuild it in a new directory"
+            if layout in EARLIER_LAYOUTS:
+                raise IndexFailure(
+                    f"{directory.parent}: this Whoosh index was written by an earlier vis-export, "
+                    "in another layout; rebuild it in a new directory"
+                )
+            raise IndexFailure(  # no layout vis-export wrote: the file was changed, not written by an earlier one
+                f"index {directory.parent} is damaged: its {LAYOUT_FILE} names no layout ({layout[:20]!r}); "
+                "remove it and rebuild it with vis-export index"
             )
         self.writer: Any = None
         self.writable = writable
