@@ -356,6 +356,50 @@ def test_an_index_folder_names_no_home_folder_user_and_a_rerun_is_a_no_op(tmp_pa
             assert b"alicezq7" not in path.read_bytes(), path
 
 
+@pytest.fixture
+def own_home(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """Sets the running user's home folder (``HOME``) for what ``home_spans`` knows of it."""
+    from vis_export.redaction.view import _own_names
+
+    def set_home(home: Path) -> None:
+        monkeypatch.setenv("HOME", str(home))
+        _own_names.cache_clear()
+
+    yield set_home
+    monkeypatch.undo()
+    _own_names.cache_clear()
+
+
+@pytest.mark.parametrize("shape", ["var/home/alice zq7", "usr/HOME/user.alicezq7", "Users/guest-alicezq7", "alicezq7"])
+def test_a_manifest_names_no_home_user_wherever_a_linked_home_leads(tmp_path: Path, shape: str, own_home: Any) -> None:
+    """The manifest keeps real paths, and a linked home's real path is where it leads
+    (/home -> /var/home, /usr/home, or a folder of any name): its user stays a marker,
+    however the name is spelled, and a rerun still knows the file."""
+    pytest.importorskip("tantivy")
+    from vis_export.index_marker import MANIFEST
+    from vis_export.jobs.indexing import index_sources
+
+    real = tmp_path / "disk" / shape
+    (real / "project").mkdir(parents=True)
+    (tmp_path / "home").symlink_to(real)
+    own_home(tmp_path / "home")
+    (real / "project" / "one.json").write_text(json.dumps(_base()))
+    where = tmp_path / "idx"
+    for _ in range(2):
+        outcome = index_sources([tmp_path / "home" / "project"], where, reasoning="visible", redact=Redaction())
+    assert outcome.unchanged == 1
+    manifest = (where / MANIFEST).read_text(encoding="utf-8")
+    assert "zq7" not in manifest and "[redacted: home-user 1]" in manifest
+
+
+def test_a_served_source_path_names_no_user_of_a_home_anywhere() -> None:
+    from vis_export.serve.catalogue import _entry
+
+    for source in ("/var/home/alice7q/s.json", "C:\\Users\\Alice 7q\\s.json", "c:\\users\\alice7q\\s.json"):
+        row = _entry(Session("s", (), source=source), "key", 0, Redaction()).summary.row()
+        assert "7q" not in json.dumps(row), row
+
+
 def _served_app(folder: Path, redaction: Redaction) -> Any:
     from servedroom import _decoded_once
     from starlette.testclient import TestClient

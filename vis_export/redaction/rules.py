@@ -37,6 +37,8 @@ from detect_secrets.plugins.twilio import TwilioKeyDetector
 
 # What replaces a secret, and how any marker reads (never taken for a secret; styled in HTML).
 MARKER = "[redacted: {kind} {number}]"
+# Folders under a home folder's parent that no user is named by.
+SHARED_HOMES = ("shared", "public", "default", "all users", "user", "username", "runner", "guest")
 MARKERS = re.compile(r"\[redacted: [a-z0-9-]+ \d+\]")
 
 
@@ -199,7 +201,7 @@ BUILT_IN: tuple[Rule, ...] = (
         "home-user",
         _R(
             r"(?:(?<![\w.-])/home/|(?<![\w.-])/Users/|\b[A-Za-z]:\\+Users\\+)"
-            r"(?!(?i:shared|public|default|all users|user|username|runner|guest)\b)"
+            rf"(?!(?i:{'|'.join(SHARED_HOMES)})\b)"
             r"([^/\\\s\"'<>:*?|$%{}]+)"
         ),
         ("/home/", "/Users/", "Users\\"),
