@@ -356,6 +356,31 @@ def test_an_index_folder_names_no_home_folder_user_and_a_rerun_is_a_no_op(tmp_pa
             assert b"alicezq7" not in path.read_bytes(), path
 
 
+_KEY_BODY = "MIIEowIBAAKCAQEA7yXb9qLr3mZkP0sTn4WcQ1vJ8aH2uE6yG5tR0pL9xN3bV7cD"
+
+
+@pytest.mark.parametrize(
+    ("text", "redaction", "kept"),
+    [
+        (f"-----BEGIN RSA PRIVATE KEY-----\n{_KEY_BODY}\n[redacted: e 1]\n-----END RSA PRIVATE KEY-----", (), "KCA"),
+        (f"-----BEGIN PRIVATE KEY-----\n[redacted: x 9]{_KEY_BODY}\n-----END PRIVATE KEY-----", (), "KCAQ"),
+        ("Project Falcon [redacted: x 1] launch", (r"Project \w+ \S+",), "Falcon"),
+        ("Project Falcon[redacted: x 1]", (r"Project \w+\S+",), "Falcon"),
+    ],
+)
+def test_a_marker_like_text_inside_a_secret_leaves_the_rest_of_it_a_secret(
+    text: str, redaction: tuple[str, ...], kept: str
+) -> None:
+    """A marker is never taken for a secret, but a find it stands in (a private key with a
+    marker-like line, a custom pattern's words) was dropped whole: the key was shown."""
+    from vis_export.redaction.view import redacted_line
+
+    rules = Redaction(patterns=redaction)
+    once = redacted_line(text, rules)
+    assert kept not in once and "[redacted: " in once
+    assert redacted_line(once, rules) == once
+
+
 @pytest.fixture
 def own_home(monkeypatch: pytest.MonkeyPatch) -> Any:
     """Sets the running user's home folder (``HOME``) for what ``home_spans`` knows of it."""

@@ -237,7 +237,7 @@ class Detector:
             found += [(origin[start], origin[end - 1] + 1, kind) for start, end, kind in self._found(unescaped[0])]
         if found and "[redacted: " in text:  # a marker is never taken for a secret: redacting twice changes nothing
             markers = [match.span() for match in MARKERS.finditer(text)]
-            found = [span for span in found if not any(a < span[1] and span[0] < b for a, b in markers)]
+            found = [piece for span in found for piece in _outside(text, span, markers)]
         if found and self.allow:
             found = [span for span in found if not self.allowed(text[span[0] : span[1]])]
         return _merged(found)
@@ -310,6 +310,25 @@ def _plausible(secret: str, line: str, plugin: BasePlugin) -> bool:
     if isinstance(plugin, HighEntropyStringsPlugin):
         return plugin.calculate_shannon_entropy(secret) > plugin.entropy_limit
     return True
+
+
+def _outside(text: str, span: Span, markers: list[tuple[int, int]]) -> Iterator[Span]:
+    """The parts of a find that no marker covers: a marker inside one (a line of a private
+    key, a custom pattern's words) leaves the rest of it a secret, not a find to drop."""
+    start, end, kind = span
+    for a, b in markers:
+        if a < end and start < b:
+            if start < a:
+                yield from _trimmed_span(text, start, a, kind)
+            start = max(start, b)
+    if start < end:
+        yield from _trimmed_span(text, start, end, kind)
+
+
+def _trimmed_span(text: str, start: int, end: int, kind: str) -> Iterator[Span]:
+    start, end = _trimmed(text, start, end)
+    if start < end:
+        yield start, end, kind
 
 
 def _merged(found: list[Span]) -> list[Span]:
