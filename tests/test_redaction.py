@@ -381,6 +381,16 @@ def test_a_marker_like_text_inside_a_secret_leaves_the_rest_of_it_a_secret(
     assert redacted_line(once, rules) == once
 
 
+@pytest.mark.parametrize("value", ["[redacted: secret 1]Tr0ub4dor&3xq", "[redacted: secret 1] Tr0ub4dor&3xq"])
+def test_a_value_under_a_secret_key_that_starts_like_a_marker_is_a_secret(value: str) -> None:
+    """Only markers alone are what redacting left: a password that starts like one was kept."""
+    from vis_export.redaction.view import Redactor
+
+    once = Redactor(Redaction()).value({"password": value}, ())
+    assert "Tr0ub" not in json.dumps(once, default=dict)
+    assert Redactor(Redaction()).value(once, ()) == once
+
+
 @pytest.fixture
 def own_home(monkeypatch: pytest.MonkeyPatch) -> Any:
     """Sets the running user's home folder (``HOME``) for what ``home_spans`` knows of it."""

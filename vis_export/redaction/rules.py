@@ -105,7 +105,8 @@ def literal_secret(value: str) -> bool:
 
 
 _PLACEHOLDER_VALUE = re.compile(
-    r"^(?:<.*>|\$\{?.*|\{.*\}|\*+|x{3,}|\.{3,}|none|null|nil|true|false|undefined|changeme|redacted)$|^\[redacted: ",
+    r"^(?:<.*>|\$\{?.*|\{.*\}|\*+|x{3,}|\.{3,}|none|null|nil|true|false|undefined|changeme|redacted)$"
+    r"|^(?:\[redacted: [a-z0-9-]+ \d+\]\s*)+$",  # markers alone (what redacting left), not a value that starts with one
     re.IGNORECASE,
 )
 
