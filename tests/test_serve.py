@@ -660,6 +660,11 @@ SITES = [
     ({"sec-fetch-site": "same-origin", "origin": "http://127.0.0.1:8765"}, 200),
     ({"sec-fetch-site": "none"}, 200),  # typed, or a bookmark
     ({}, 200),  # not a browser
+    # A browser without Sec-Fetch-Site (Safari before 16.4): the page a link or an image is on.
+    ({"referer": "http://evil.example/page"}, 403),
+    ({"referer": "http://127.0.0.1:8766/"}, 403),
+    ({"referer": "http://127.0.0.1:8765/s/x"}, 200),  # the room's own page, were the referrer policy ignored
+    ({"sec-fetch-site": "same-origin", "referer": "http://127.0.0.1:8765/"}, 200),
 ]
 
 

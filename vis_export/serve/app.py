@@ -17,6 +17,7 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from importlib.resources import files
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
@@ -131,11 +132,27 @@ def cross_site(request: Request) -> bool:
     """Whether a browser made the request for another site's page: any web page
     can make a browser ask 127.0.0.1 for a session's page, a search or a download
     (a link, an image, a form), each a render of what a session holds. A request
-    without the headers (not from a browser, or an old one) is not."""
-    if request.headers.get("sec-fetch-site", "none") not in OWN_REQUEST:
+    without the headers (not from a browser, or an old one) is not. A browser that
+    sends no Sec-Fetch-Site (Safari before 16.4) still names the page a link or an
+    image is on in ``Referer``, which the room's own pages never send (no-referrer)."""
+    own = f"{request.url.scheme}://{request.headers.get('host', '')}"
+    fetched_from = request.headers.get("sec-fetch-site")
+    if fetched_from is not None:
+        if fetched_from not in OWN_REQUEST:
+            return True
+    elif (referer := request.headers.get("referer")) is not None and _origin_of(referer) != own:
         return True
     origin = request.headers.get("origin")
-    return origin is not None and origin != f"{request.url.scheme}://{request.headers.get('host', '')}"
+    return origin is not None and origin != own
+
+
+def _origin_of(url: str) -> str:
+    """``scheme://host[:port]`` of a URL, as ``Origin`` writes it (a URL that cannot be read: none)."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return ""
+    return f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}" if parts.scheme and parts.netloc else ""
 
 
 def create_app(
