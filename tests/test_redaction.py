@@ -359,6 +359,27 @@ def test_an_index_folder_names_no_home_folder_user_and_a_rerun_is_a_no_op(tmp_pa
 _KEY_BODY = "MIIEowIBAAKCAQEA7yXb9qLr3mZkP0sTn4WcQ1vJ8aH2uE6yG5tR0pL9xN3bV7cD"
 
 
+# Characters no one sees: a token cut by one reads, and is copied by eye, whole.
+INVISIBLE = "\u200b\u200c\u200d\u2060\u00ad\ufeff\u200e\u202e\u2066"
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(st.sampled_from(list(KINDS)).flatmap(KINDS.__getitem__), st.sampled_from(INVISIBLE), st.data())
+def test_a_secret_cut_by_an_invisible_character_is_redacted(secret: Secret, invisible: str, data: Any) -> None:
+    """What a reader sees (the invisible characters taken out) holds no secret, in any
+    place, ASCII around it or not."""
+    text, core = secret
+    at = text.index(core) + data.draw(st.integers(1, len(core) - 1))
+    cut = text[:at] + invisible + text[at:]
+    place = data.draw(st.sampled_from(["prose", "code", "tool output", "title", "unknown block"]))
+    document = _base()
+    PLACES[place](document, data.draw(st.sampled_from(["", "é "])) + cut)
+    with time_limit(60):
+        shown = get_format("json").render(_load(document), REDACT)  # type: ignore[arg-type]
+    seen = json.loads(shown) if isinstance(shown, str) else json.loads(_bytes(shown))
+    assert core not in re.sub(f"[{INVISIBLE}]", "", json.dumps(seen, ensure_ascii=False))
+
+
 @pytest.mark.parametrize(
     ("text", "redaction", "kept"),
     [

@@ -107,21 +107,34 @@ _NOT_SECRET_ASCII = re2.compile(_NOT_SECRET.pattern.replace(r"\s", r"\t\n\x0b\x0
 
 
 # Markdown shows a backslash before ASCII punctuation as the punctuation alone
-# (CommonMark), so prose's ``ghp\_…`` reads, and is rendered, as the token ``ghp_…``.
-_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
+# (CommonMark), so prose's ``ghp\_…`` reads, and is rendered, as the token ``ghp_…``;
+# and no one sees a zero-width, soft-hyphen, joiner or direction character, so a token
+# cut by one reads, and is copied by eye, whole.
+_INVISIBLE = "\u00ad\u034f\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff"
+_HIDDEN = re.compile(rf"\\([!-/:-@\[-`{{-~])|[{_INVISIBLE}]+")
+_HAS_INVISIBLE = re.compile(f"[{_INVISIBLE}]")
+
+
+def hides(text: str) -> bool:
+    """Whether ``text`` may read otherwise than written (``shown``): a backslash, or an invisible character."""
+    return "\\" in text or (not text.isascii() and _HAS_INVISIBLE.search(text) is not None)
 
 
 def shown(text: str) -> tuple[str, list[int]] | None:
-    """``text`` with Markdown's backslash escapes taken out, and where each of its
-    characters (and its end) stands in ``text``; ``None`` when it has none."""
-    if "\\" not in text:
+    """``text`` as a reader sees it: Markdown's backslash escapes and the invisible
+    characters taken out, with where each of its characters (and its end) stands in
+    ``text``; ``None`` when it has none."""
+    if not hides(text):
         return None
     pieces: list[str] = []
     origin: list[int] = []
     last = 0
-    for match in _ESCAPE.finditer(text):
-        pieces += (text[last : match.start()], match.group(1))
-        origin += (*range(last, match.start()), match.start(1))
+    for match in _HIDDEN.finditer(text):
+        pieces.append(text[last : match.start()])
+        origin += range(last, match.start())
+        if match.group(1):
+            pieces.append(match.group(1))
+            origin.append(match.start(1))
         last = match.end()
     if not pieces:
         return None
@@ -185,7 +198,7 @@ def triggered_among(texts: Sequence[str], batch: int = 1 << 20) -> Iterator[int]
         ends = list(accumulate(len(text) + 1 for text in texts[start:end]))
         hits = {start + bisect_right(ends, at) for at in _starts(_TRIGGER, "\n".join(texts[start:end]))}
         for index in range(start, end):
-            if index in hits or ("\\" in texts[index] and _unescaped_hit(texts[index])):
+            if index in hits or (hides(texts[index]) and _unescaped_hit(texts[index])):
                 yield index
         start = end
 
