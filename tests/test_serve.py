@@ -702,3 +702,6 @@ def test_a_sessions_page_search_or_copy_another_site_asks_for_is_refused(
         assert ("own pages only" in refused.text) == (status == 403)
         assert ("Parse the config" in refused.text) == (status == 200)
         assert client.get("/", headers=headers).status_code == 200
+        # A filtered list (a title's words) and the list's API are a search of what sessions hold.
+        for url in ("/?title=config", "/?since=2020-01-01", "/api/sessions", "/api/sessions?title=config"):
+            assert client.get(url, headers=headers).status_code == status, url

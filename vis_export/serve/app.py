@@ -212,12 +212,14 @@ def create_app(
             raise BadRequest(f"{name} must be one of {', '.join(allowed)}")
         return value
 
-    def handled(endpoint: Callable[[Request], Response], own: bool = False) -> Callable[[Request], Response]:
-        """``endpoint`` with a bad parameter answered 400; ``own``: it shows what a session
-        holds, so another site's request for it is refused (403) before anything is read."""
+    def handled(
+        endpoint: Callable[[Request], Response], own: Callable[[Request], bool] = lambda request: True
+    ) -> Callable[[Request], Response]:
+        """``endpoint`` with a bad parameter answered 400; ``own``: whether the request is for
+        what a session holds, so that another site's is refused (403) before anything is read."""
 
         def answer(request: Request) -> Response:
-            if own and cross_site(request):
+            if own(request) and cross_site(request):
                 return problem(request, 403, OTHER_SITE)
             try:
                 return endpoint(request)
@@ -362,13 +364,15 @@ def create_app(
         return lambda request: Response(statics[name], media_type=media_type, headers={"cache-control": "no-cache"})
 
     routes = [
-        Route("/", handled(sessions_list)),
-        Route("/s/{rest:path}", handled(session_path, own=True)),
-        Route("/session", handled(session_query, own=True)),
-        Route("/search", handled(search_page, own=True)),
+        # The list is open to a link from anywhere; filtered, it answers whether a title holds
+        # a word, which another site could learn by timing it (as a search), so it is the room's.
+        Route("/", handled(sessions_list, own=lambda request: bool(request.query_params))),
+        Route("/s/{rest:path}", handled(session_path)),
+        Route("/session", handled(session_query)),
+        Route("/search", handled(search_page)),
         Route("/api/sessions", handled(sessions_api)),
-        Route("/api/search", handled(search_api, own=True)),
-        Route("/api/copy", handled(copy, own=True)),
+        Route("/api/search", handled(search_api)),
+        Route("/api/copy", handled(copy)),
         Route(pages.SCRIPT, static("copy.js", "text/javascript; charset=utf-8")),
         Route(pages.STYLESHEET, static("serve.css", "text/css; charset=utf-8")),
     ]
