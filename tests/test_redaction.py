@@ -359,6 +359,23 @@ def test_an_index_folder_names_no_home_folder_user_and_a_rerun_is_a_no_op(tmp_pa
 _KEY_BODY = "MIIEowIBAAKCAQEA7yXb9qLr3mZkP0sTn4WcQ1vJ8aH2uE6yG5tR0pL9xN3bV7cD"
 
 
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/var/home/alicezq7/project",  # where a linked /home leads: Fedora Silverblue
+        "/usr/home/alicezq7/project",  # FreeBSD
+        "/System/Volumes/Data/Users/alicezq7/project",  # macOS's data volume
+        "c:\\users\\alicezq7\\project",
+        "C:\\USERS\\alicezq7\\project",
+    ],
+)
+def test_a_home_folder_where_a_linked_home_leads_names_no_user_in_text(path: str) -> None:
+    document = _base()
+    PLACES["tool output"](document, f"cwd: {path}")
+    shown = _bytes(get_format("json").render(_load(document), REDACT))  # type: ignore[arg-type]
+    assert b"zq7" not in shown and b"[redacted: home-user 1]" in shown
+
+
 # Characters no one sees: a token cut by one reads, and is copied by eye, whole.
 INVISIBLE = "\u200b\u200c\u200d\u2060\u00ad\ufeff\u200e\u202e\u2066"
 

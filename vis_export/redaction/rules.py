@@ -71,7 +71,7 @@ TRIGGER = "|".join(
         KEYWORD_LINE,
         r"@[A-Za-z0-9-]+\.",
         r"://[^\s/?#@]*:[^\s/?#@]+@",
-        r"/home/|/Users/|Users\\",
+        r"/home/|/Users/|(?i:users)\\",
         r"PRIVATE KEY",
         r"sk-|gh[pousr]_|github_pat_|gl[a-z]+-|GR1348941|(?i:xox[a-z]-|hooks\.slack)|AIza|[rsp]k_(?:live|test)_",
         r"npm_|_authToken|pypi-|A3T|AKIA|ASIA|ABIA|ACCA|(?i:aws)|eyJ|(?i:authorization)|Bearer\s",
@@ -201,11 +201,12 @@ BUILT_IN: tuple[Rule, ...] = (
     Rule(
         "home-user",
         _R(
-            r"(?:(?<![\w.-])/home/|(?<![\w.-])/Users/|\b[A-Za-z]:\\+Users\\+)"
+            # /var/home and /usr/home: where a linked /home leads (Silverblue, FreeBSD); a Windows folder in any case
+            r"(?:(?<![\w.-])(?:/var|/usr)?/home/|(?<![\w.-])(?:/System/Volumes/Data)?/Users/|\b[A-Za-z]:\\+(?i:users)\\+)"
             rf"(?!(?i:{'|'.join(SHARED_HOMES)})\b)"
             r"([^/\\\s\"'<>:*?|$%{}]+)"
         ),
-        ("/home/", "/Users/", "Users\\"),
+        ("/home/", "/Users/", "Users\\", "users\\", "USERS\\"),
         1,
     ),
 )
