@@ -376,6 +376,21 @@ def test_a_home_folder_where_a_linked_home_leads_names_no_user_in_text(path: str
     assert b"zq7" not in shown and b"[redacted: home-user 1]" in shown
 
 
+_BODY = "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [f"tokenghp_{_BODY}", f"令牌ghp_{_BODY}", f"xglcbt-ab_{_BODY[:30]}", f"idglpat-{_BODY[:20]}x", f"gho_{_BODY}"],
+)
+def test_a_token_found_only_by_a_detect_secrets_expression_is_redacted_whole(text: str) -> None:
+    """Glued to a word (no boundary for the built-in rule), a token was found by detect-secrets'
+    expression alone, whose group is its prefix: ``ghp`` was redacted and the body shown."""
+    from vis_export.redaction.view import redacted_line
+
+    assert "J0k1" not in redacted_line(text, Redaction())
+
+
 # Characters no one sees: a token cut by one reads, and is copied by eye, whole.
 INVISIBLE = "\u200b\u200c\u200d\u2060\u00ad\ufeff\u200e\u202e\u2066"
 

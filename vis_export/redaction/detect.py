@@ -35,6 +35,7 @@ from vis_export.redaction.rules import (
     KEYWORD_LINE,
     KEYWORDS,
     MARKERS,
+    PLUGIN_GROUP,
     TRIGGER,
     Redaction,
     Rule,
@@ -212,10 +213,12 @@ def trigger_starts(text: str) -> Iterator[int]:
 
 
 def _group_span(match: re.Match[str], group: int | str | None) -> tuple[int, int]:
-    if group is None:  # the last group that matched, else all of it
+    if group is None or group == PLUGIN_GROUP:  # the last group that matched, else all of it
         for index in range(len(match.groups()), 0, -1):
             if match.group(index):
-                return match.span(index)
+                if group is None or match.end(index) == match.end():
+                    return match.span(index)
+                break
         group = 0
     return match.span(group)
 

@@ -42,11 +42,18 @@ SHARED_HOMES = ("shared", "public", "default", "all users", "user", "username", 
 MARKERS = re.compile(r"\[redacted: [a-z0-9-]+ \d+\]")
 
 
+# A detect-secrets expression's secret: its last group that matched when the match ends
+# with it (npm's ``_authToken=(npm_.+)``), else the whole match: its scanner yields the
+# groups, which are as often a prefix (``(ghp|gho)_…``, ``glcbt-([0-9a-f]{2}_)?…``) and
+# left the token's body shown.
+PLUGIN_GROUP = -1
+
+
 @dataclass(frozen=True)
 class Rule:
     """``group``: the part of a match that is the secret (0: all of it; a name or
-    number: that group; ``None``: the last group that matched, as detect-secrets
-    plugins put it). ``hints``: literals one of which a string must hold (none:
+    number: that group; ``None``: the last group that matched; ``PLUGIN_GROUP``: that
+    group if the match ends with it, else all of it). ``hints``: literals one of which a string must hold (none:
     always run). ``check``: a test the secret must pass (a JWT's header)."""
 
     kind: str
@@ -248,7 +255,7 @@ def plugin_rules() -> tuple[Rule, ...]:
         for regex in plugin.denylist:  # type: ignore[attr-defined]
             if plugin is AWSKeyDetector and regex.groups:
                 continue
-            rules.append(Rule(_kind(plugin.secret_type), regex, hints, None))  # type: ignore[arg-type]
+            rules.append(Rule(_kind(plugin.secret_type), regex, hints, PLUGIN_GROUP))  # type: ignore[arg-type]
     return tuple(rules)
 
 
