@@ -778,6 +778,18 @@ _FIXED: dict[str, Callable[[str], Secret]] = {
 }
 
 
+@pytest.mark.parametrize("letters", ["令牌", "ключ", "κλειδί", "é"])
+@pytest.mark.parametrize("kind", list(_FIXED))
+def test_a_secret_beside_a_letter_of_another_script_is_redacted(kind: str, letters: str) -> None:
+    """CJK is written without spaces: a token right after (or before) a CJK, Cyrillic or
+    Greek letter, which Unicode counts as a word's, is a token all the same."""
+    text, core = _FIXED[kind]("1Qz8Xw3Lk9Mv2Np7Rt5Bd")  # as long as the kinds take
+    document = _base()
+    PLACES["prose"](document, f"{letters}{text}{letters}")
+    shown = _bytes(get_format("json").render(_load(document), REDACT))  # type: ignore[arg-type]
+    _absent([core], shown, "json")
+
+
 def test_serves_list_names_no_home_folder_of_a_source() -> None:
     from vis_export.serve.catalogue import _entry
 

@@ -90,7 +90,7 @@ def _ascii_twin(regex: re.Pattern[str]) -> re2._Regexp | None:
     Python's (RE2 finds the match a backtracking engine would, and ``\\w``, ``\\d`` and
     ``\\b`` agree on ASCII); ``None`` when it cannot be: a look-around, a flag of its
     own, ``$``, or ``\\s`` (RE2's leaves out the vertical tab and the separators 0x1c-0x1f)."""
-    flags, pattern = regex.flags & ~re.UNICODE, regex.pattern
+    flags, pattern = regex.flags & ~(re.UNICODE | re.ASCII), regex.pattern
     if any(part in pattern for part in ("\\s", "\\S", "$", "(?<", "(?=", "(?!")) or flags & ~sum(_INLINE_FLAGS):
         return None  # ``$`` too: Python's also matches before a last newline
     inline = "".join(letter for flag, letter in _INLINE_FLAGS.items() if flags & flag)

@@ -140,7 +140,13 @@ def _assigned(secret: str) -> bool:
     return not (secret.isdigit() or _PLACEHOLDER.match(secret) and not re.search(r"[A-Za-z]\d|\d[A-Za-z]", secret))
 
 
-_R = re.compile
+def _R(pattern: str, flags: int = 0, folded: bool = False) -> re.Pattern[str]:
+    """A built-in rule's expression: ``\\b`` and ``\\w`` of ASCII, as tokens are written
+    (and as RE2 reads them): a token beside a CJK or Cyrillic letter, which Unicode
+    counts as a word's, was not found (``令牌AIza…``, ``見/home/alice``). ``folded``: a
+    keyword's rule, which has no ``\\b`` and keeps Unicode's case folding (``paſsword``)."""
+    return re.compile(pattern, flags if folded else flags | re.ASCII)
+
 
 BUILT_IN: tuple[Rule, ...] = (
     Rule(
@@ -173,7 +179,7 @@ BUILT_IN: tuple[Rule, ...] = (
     ),
     Rule(
         "aws-secret-key",
-        _R(r"(?i:aws).{0,20}?(?i:secret|key).{0,20}?['\"\s:=]+([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])"),
+        _R(r"(?i:aws).{0,20}?(?i:secret|key).{0,20}?['\"\s:=]+([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])", folded=True),
         ("aws", "AWS", "Aws"),
         1,
     ),
@@ -197,7 +203,8 @@ BUILT_IN: tuple[Rule, ...] = (
         "secret",
         _R(
             rf"(?i)(?<![A-Za-z0-9])(?:[A-Za-z0-9]+[_-])*{_KEY_NAME}(?![A-Za-z0-9_-])[\"']?\s*(?:=|:=|:|=>)[ \t]*"
-            r"(?:\"([^\s\"]{4,})\"|'([^\s']{4,})'|([^\s\"',;&)}\]]{6,}))"
+            r"(?:\"([^\s\"]{4,})\"|'([^\s']{4,})'|([^\s\"',;&)}\]]{6,}))",
+            folded=True,
         ),
         (),
         None,
