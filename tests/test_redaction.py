@@ -391,6 +391,17 @@ def test_a_token_found_only_by_a_detect_secrets_expression_is_redacted_whole(tex
     assert "J0k1" not in redacted_line(text, Redaction())
 
 
+def test_a_secret_found_as_markdown_shows_it_leaves_no_backslash_before_its_marker() -> None:
+    """``\\-\\-\\-\\-\\-BEGIN …`` was redacted from the first dash on: the backslash left
+    before the marker made it an escaped ``[`` (Markdown), so the PDF's prose did not draw it
+    as a marker (found by test_markers_are_styled_in_the_typst_pdf)."""
+    from vis_export.redaction.view import redacted_line
+
+    dashes = "\\-" * 5
+    key = f"{dashes}BEGIN RSA PRIVATE KEY{dashes}\nMIIE{_KEY_BODY}\n{dashes}END RSA PRIVATE KEY{dashes}"
+    assert redacted_line(f"See {key}.", Redaction()) == "See [redacted: private-key 1]."
+
+
 # Characters no one sees: a token cut by one reads, and is copied by eye, whole.
 INVISIBLE = "\u200b\u200c\u200d\u2060\u00ad\ufeff\u200e\u202e\u2066"
 

@@ -250,7 +250,12 @@ class Detector:
         unescaped = shown(text)
         if unescaped is not None:  # and what Markdown shows: each find's span mapped back to the text
             origin = unescaped[1]
-            found += [(origin[start], origin[end - 1] + 1, kind) for start, end, kind in self._found(unescaped[0])]
+            # A find starts where what is hidden before it starts (its escaping backslash): a
+            # marker after a lone backslash would read as an escaped "[", in Markdown not a marker.
+            found += [
+                (origin[start - 1] + 1 if start else 0, origin[end - 1] + 1, kind)
+                for start, end, kind in self._found(unescaped[0])
+            ]
         if found and "[redacted: " in text:  # a marker is never taken for a secret: redacting twice changes nothing
             markers = [match.span() for match in MARKERS.finditer(text)]
             found = [piece for span in found for piece in _outside(text, span, markers)]
