@@ -215,3 +215,47 @@ def test_one_very_long_line_of_fenced_code_takes_seconds_and_stays_literal(engin
 def _cpu() -> float:
     own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def test_pdfs_in_parts_rendered_at_once_in_two_threads_hold_each_their_own_session() -> None:
+    """The parts' processes are forked from the session in a module global: a second
+    thread's render set it to its own, and the first one's later parts were laid out
+    from the second session's messages (a library caller or a worker with threads)."""
+    import threading
+
+    from pypdf import PdfReader
+
+    from vis_export.formats.options import ExportOptions
+    from vis_export.formats.pdf import render_pdf
+    from vis_export.model import session_from_json
+
+    def session(word: str) -> Session:
+        messages = [
+            {
+                "id": f"m{n}",
+                "role": "user",
+                "status": "completed",
+                "created_at": n,
+                "content": [{"id": "b", "type": "prose", "markdown": f"{word} {n}"}],
+            }
+            for n in range(6)
+        ]
+        return session_from_json({"id": word, "messages": messages}, word)
+
+    words = ["alphaqz", "betaqz"]
+    barrier = threading.Barrier(2)
+    texts: dict[str, str] = {}
+
+    def render(word: str) -> None:
+        barrier.wait()
+        pdf = render_pdf(session(word), ExportOptions(), parts=3)
+        texts[word] = "".join(page.extract_text() or "" for page in PdfReader(io.BytesIO(pdf)).pages)
+
+    with time_limit(300):
+        threads = [threading.Thread(target=render, args=(word,)) for word in words]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    for word, other in (words, words[::-1]):
+        assert all(f"{word} {n}" in texts[word] for n in range(6)) and other not in texts[word], texts[word]

@@ -357,6 +357,149 @@ def test_an_index_folder_names_no_home_folder_user_and_a_rerun_is_a_no_op(tmp_pa
             assert b"alicezq7" not in path.read_bytes(), path
 
 
+_KEY_BODY = "MIIEowIBAAKCAQEA7yXb9qLr3mZkP0sTn4WcQ1vJ8aH2uE6yG5tR0pL9xN3bV7cD"
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/var/home/alicezq7/project",  # where a linked /home leads: Fedora Silverblue
+        "/usr/home/alicezq7/project",  # FreeBSD
+        "/System/Volumes/Data/Users/alicezq7/project",  # macOS's data volume
+        "c:\\users\\alicezq7\\project",
+        "C:\\USERS\\alicezq7\\project",
+    ],
+)
+def test_a_home_folder_where_a_linked_home_leads_names_no_user_in_text(path: str) -> None:
+    document = _base()
+    PLACES["tool output"](document, f"cwd: {path}")
+    shown = _bytes(get_format("json").render(_load(document), REDACT))  # type: ignore[arg-type]
+    assert b"zq7" not in shown and b"[redacted: home-user 1]" in shown
+
+
+_BODY = "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [f"tokenghp_{_BODY}", f"令牌ghp_{_BODY}", f"xglcbt-ab_{_BODY[:30]}", f"idglpat-{_BODY[:20]}x", f"gho_{_BODY}"],
+)
+def test_a_token_found_only_by_a_detect_secrets_expression_is_redacted_whole(text: str) -> None:
+    """Glued to a word (no boundary for the built-in rule), a token was found by detect-secrets'
+    expression alone, whose group is its prefix: ``ghp`` was redacted and the body shown."""
+    from vis_export.redaction.view import redacted_line
+
+    assert "J0k1" not in redacted_line(text, Redaction())
+
+
+def test_a_secret_found_as_markdown_shows_it_leaves_no_backslash_before_its_marker() -> None:
+    """``\\-\\-\\-\\-\\-BEGIN …`` was redacted from the first dash on: the backslash left
+    before the marker made it an escaped ``[`` (Markdown), so the PDF's prose did not draw it
+    as a marker (found by test_markers_are_styled_in_the_typst_pdf)."""
+    from vis_export.redaction.view import redacted_line
+
+    dashes = "\\-" * 5
+    key = f"{dashes}BEGIN RSA PRIVATE KEY{dashes}\nMIIE{_KEY_BODY}\n{dashes}END RSA PRIVATE KEY{dashes}"
+    assert redacted_line(f"See {key}.", Redaction()) == "See [redacted: private-key 1]."
+
+
+# Characters no one sees: a token cut by one reads, and is copied by eye, whole.
+INVISIBLE = "\u200b\u200c\u200d\u2060\u00ad\ufeff\u200e\u202e\u2066"
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(st.sampled_from(list(KINDS)).flatmap(KINDS.__getitem__), st.sampled_from(INVISIBLE), st.data())
+def test_a_secret_cut_by_an_invisible_character_is_redacted(secret: Secret, invisible: str, data: Any) -> None:
+    """What a reader sees (the invisible characters taken out) holds no secret, in any
+    place, ASCII around it or not."""
+    text, core = secret
+    at = text.index(core) + data.draw(st.integers(1, len(core) - 1))
+    cut = text[:at] + invisible + text[at:]
+    place = data.draw(st.sampled_from(["prose", "code", "tool output", "title", "unknown block"]))
+    document = _base()
+    PLACES[place](document, data.draw(st.sampled_from(["", "é "])) + cut)
+    with time_limit(60):
+        shown = get_format("json").render(_load(document), REDACT)  # type: ignore[arg-type]
+    seen = json.loads(shown) if isinstance(shown, str) else json.loads(_bytes(shown))
+    assert core not in re.sub(f"[{INVISIBLE}]", "", json.dumps(seen, ensure_ascii=False))
+
+
+@pytest.mark.parametrize(
+    ("text", "redaction", "kept"),
+    [
+        (f"-----BEGIN RSA PRIVATE KEY-----\n{_KEY_BODY}\n[redacted: e 1]\n-----END RSA PRIVATE KEY-----", (), "KCA"),
+        (f"-----BEGIN PRIVATE KEY-----\n[redacted: x 9]{_KEY_BODY}\n-----END PRIVATE KEY-----", (), "KCAQ"),
+        ("Project Falcon [redacted: x 1] launch", (r"Project \w+ \S+",), "Falcon"),
+        ("Project Falcon[redacted: x 1]", (r"Project \w+\S+",), "Falcon"),
+    ],
+)
+def test_a_marker_like_text_inside_a_secret_leaves_the_rest_of_it_a_secret(
+    text: str, redaction: tuple[str, ...], kept: str
+) -> None:
+    """A marker is never taken for a secret, but a find it stands in (a private key with a
+    marker-like line, a custom pattern's words) was dropped whole: the key was shown."""
+    from vis_export.redaction.view import redacted_line
+
+    rules = Redaction(patterns=redaction)
+    once = redacted_line(text, rules)
+    assert kept not in once and "[redacted: " in once
+    assert redacted_line(once, rules) == once
+
+
+@pytest.mark.parametrize("value", ["[redacted: secret 1]Tr0ub4dor&3xq", "[redacted: secret 1] Tr0ub4dor&3xq"])
+def test_a_value_under_a_secret_key_that_starts_like_a_marker_is_a_secret(value: str) -> None:
+    """Only markers alone are what redacting left: a password that starts like one was kept."""
+    from vis_export.redaction.view import Redactor
+
+    once = Redactor(Redaction()).value({"password": value}, ())
+    assert "Tr0ub" not in json.dumps(once, default=dict)
+    assert Redactor(Redaction()).value(once, ()) == once
+
+
+@pytest.fixture
+def own_home(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """Sets the running user's home folder (``HOME``) for what ``home_spans`` knows of it."""
+    from vis_export.redaction.view import _own_names
+
+    def set_home(home: Path) -> None:
+        monkeypatch.setenv("HOME", str(home))
+        _own_names.cache_clear()
+
+    yield set_home
+    monkeypatch.undo()
+    _own_names.cache_clear()
+
+
+@pytest.mark.parametrize("shape", ["var/home/alice zq7", "usr/HOME/user.alicezq7", "Users/guest-alicezq7", "alicezq7"])
+def test_a_manifest_names_no_home_user_wherever_a_linked_home_leads(tmp_path: Path, shape: str, own_home: Any) -> None:
+    """The manifest keeps real paths, and a linked home's real path is where it leads
+    (/home -> /var/home, /usr/home, or a folder of any name): its user stays a marker,
+    however the name is spelled, and a rerun still knows the file."""
+    pytest.importorskip("tantivy")
+    from vis_export.index_marker import MANIFEST
+    from vis_export.jobs.indexing import index_sources
+
+    real = tmp_path / "disk" / shape
+    (real / "project").mkdir(parents=True)
+    (tmp_path / "home").symlink_to(real)
+    own_home(tmp_path / "home")
+    (real / "project" / "one.json").write_text(json.dumps(_base()))
+    where = tmp_path / "idx"
+    for _ in range(2):
+        outcome = index_sources([tmp_path / "home" / "project"], where, reasoning="visible", redact=Redaction())
+    assert outcome.unchanged == 1
+    manifest = (where / MANIFEST).read_text(encoding="utf-8")
+    assert "zq7" not in manifest and "[redacted: home-user 1]" in manifest
+
+
+def test_a_served_source_path_names_no_user_of_a_home_anywhere() -> None:
+    from vis_export.serve.catalogue import _entry
+
+    for source in ("/var/home/alice7q/s.json", "C:\\Users\\Alice 7q\\s.json", "c:\\users\\alice7q\\s.json"):
+        row = _entry(Session("s", (), source=source), "key", 0, Redaction()).summary.row()
+        assert "7q" not in json.dumps(row), row
+
+
 def _served_app(folder: Path, redaction: Redaction) -> Any:
     from servedroom import _decoded_once
     from starlette.testclient import TestClient
@@ -645,6 +788,18 @@ _FIXED: dict[str, Callable[[str], Secret]] = {
     "email": lambda c: (f"{c.lower()}@example.net", c.lower()),
     "home-user": lambda c: (f"/Users/{c.lower()[:8]}/x", c.lower()[:8]),
 }
+
+
+@pytest.mark.parametrize("letters", ["令牌", "ключ", "κλειδί", "é"])
+@pytest.mark.parametrize("kind", list(_FIXED))
+def test_a_secret_beside_a_letter_of_another_script_is_redacted(kind: str, letters: str) -> None:
+    """CJK is written without spaces: a token right after (or before) a CJK, Cyrillic or
+    Greek letter, which Unicode counts as a word's, is a token all the same."""
+    text, core = _FIXED[kind]("1Qz8Xw3Lk9Mv2Np7Rt5Bd")  # as long as the kinds take
+    document = _base()
+    PLACES["prose"](document, f"{letters}{text}{letters}")
+    shown = _bytes(get_format("json").render(_load(document), REDACT))  # type: ignore[arg-type]
+    _absent([core], shown, "json")
 
 
 def test_serves_list_names_no_home_folder_of_a_source() -> None:

@@ -660,6 +660,11 @@ SITES = [
     ({"sec-fetch-site": "same-origin", "origin": "http://127.0.0.1:8765"}, 200),
     ({"sec-fetch-site": "none"}, 200),  # typed, or a bookmark
     ({}, 200),  # not a browser
+    # A browser without Sec-Fetch-Site (Safari before 16.4): the page a link or an image is on.
+    ({"referer": "http://evil.example/page"}, 403),
+    ({"referer": "http://127.0.0.1:8766/"}, 403),
+    ({"referer": "http://127.0.0.1:8765/s/x"}, 200),  # the room's own page, were the referrer policy ignored
+    ({"sec-fetch-site": "same-origin", "referer": "http://127.0.0.1:8765/"}, 200),
 ]
 
 
@@ -697,3 +702,6 @@ def test_a_sessions_page_search_or_copy_another_site_asks_for_is_refused(
         assert ("own pages only" in refused.text) == (status == 403)
         assert ("Parse the config" in refused.text) == (status == 200)
         assert client.get("/", headers=headers).status_code == 200
+        # A filtered list (a title's words) and the list's API are a search of what sessions hold.
+        for url in ("/?title=config", "/?since=2020-01-01", "/api/sessions", "/api/sessions?title=config"):
+            assert client.get(url, headers=headers).status_code == status, url

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 from collections.abc import Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import contextmanager
@@ -212,6 +213,9 @@ def _font_dates(created: int) -> Iterator[None]:
 # a forked part says which message the next part starts with, as soon as it knows.
 _WORK: tuple[Session, ExportOptions] | None = None
 _SEAM: Connection | None = None
+# Held while the globals above are a render's: a second thread's render (a library caller's,
+# a worker's with threads) set them to its own session under the first one's later parts.
+_FORKING = threading.Lock()
 
 
 def _render_shared_part(index: int, bounds: tuple[int, int], last: bool) -> tuple[bytes, int]:
@@ -234,7 +238,15 @@ def _lay_out(session: Session, options: ExportOptions, chunks: list[tuple[int, i
             pdf, start = _render_part(session, options, index, (start, end), index == len(chunks) - 1)
             pdfs.append(pdf)
         return pdfs
+    with _FORKING:
+        return _lay_out_forked(session, options, chunks)
+
+
+def _lay_out_forked(session: Session, options: ExportOptions, chunks: list[tuple[int, int]]) -> list[bytes]:
+    """``_lay_out`` in processes forked from this one, each part's layout beside the writing of the one before."""
     global _WORK, _SEAM
+    pdfs: list[bytes] = []
+    start = 0
     _WORK = (session, options)
     pools: list[ProcessPoolExecutor] = []  # the live ones: the part laid out, and the one before it written
     try:

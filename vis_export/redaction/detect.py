@@ -35,6 +35,7 @@ from vis_export.redaction.rules import (
     KEYWORD_LINE,
     KEYWORDS,
     MARKERS,
+    PLUGIN_GROUP,
     TRIGGER,
     Redaction,
     Rule,
@@ -89,7 +90,7 @@ def _ascii_twin(regex: re.Pattern[str]) -> re2._Regexp | None:
     Python's (RE2 finds the match a backtracking engine would, and ``\\w``, ``\\d`` and
     ``\\b`` agree on ASCII); ``None`` when it cannot be: a look-around, a flag of its
     own, ``$``, or ``\\s`` (RE2's leaves out the vertical tab and the separators 0x1c-0x1f)."""
-    flags, pattern = regex.flags & ~re.UNICODE, regex.pattern
+    flags, pattern = regex.flags & ~(re.UNICODE | re.ASCII), regex.pattern
     if any(part in pattern for part in ("\\s", "\\S", "$", "(?<", "(?=", "(?!")) or flags & ~sum(_INLINE_FLAGS):
         return None  # ``$`` too: Python's also matches before a last newline
     inline = "".join(letter for flag, letter in _INLINE_FLAGS.items() if flags & flag)
@@ -107,21 +108,34 @@ _NOT_SECRET_ASCII = re2.compile(_NOT_SECRET.pattern.replace(r"\s", r"\t\n\x0b\x0
 
 
 # Markdown shows a backslash before ASCII punctuation as the punctuation alone
-# (CommonMark), so prose's ``ghp\_…`` reads, and is rendered, as the token ``ghp_…``.
-_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
+# (CommonMark), so prose's ``ghp\_…`` reads, and is rendered, as the token ``ghp_…``;
+# and no one sees a zero-width, soft-hyphen, joiner or direction character, so a token
+# cut by one reads, and is copied by eye, whole.
+_INVISIBLE = "\u00ad\u034f\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff"
+_HIDDEN = re.compile(rf"\\([!-/:-@\[-`{{-~])|[{_INVISIBLE}]+")
+_HAS_INVISIBLE = re.compile(f"[{_INVISIBLE}]")
+
+
+def hides(text: str) -> bool:
+    """Whether ``text`` may read otherwise than written (``shown``): a backslash, or an invisible character."""
+    return "\\" in text or (not text.isascii() and _HAS_INVISIBLE.search(text) is not None)
 
 
 def shown(text: str) -> tuple[str, list[int]] | None:
-    """``text`` with Markdown's backslash escapes taken out, and where each of its
-    characters (and its end) stands in ``text``; ``None`` when it has none."""
-    if "\\" not in text:
+    """``text`` as a reader sees it: Markdown's backslash escapes and the invisible
+    characters taken out, with where each of its characters (and its end) stands in
+    ``text``; ``None`` when it has none."""
+    if not hides(text):
         return None
     pieces: list[str] = []
     origin: list[int] = []
     last = 0
-    for match in _ESCAPE.finditer(text):
-        pieces += (text[last : match.start()], match.group(1))
-        origin += (*range(last, match.start()), match.start(1))
+    for match in _HIDDEN.finditer(text):
+        pieces.append(text[last : match.start()])
+        origin += range(last, match.start())
+        if match.group(1):
+            pieces.append(match.group(1))
+            origin.append(match.start(1))
         last = match.end()
     if not pieces:
         return None
@@ -185,7 +199,7 @@ def triggered_among(texts: Sequence[str], batch: int = 1 << 20) -> Iterator[int]
         ends = list(accumulate(len(text) + 1 for text in texts[start:end]))
         hits = {start + bisect_right(ends, at) for at in _starts(_TRIGGER, "\n".join(texts[start:end]))}
         for index in range(start, end):
-            if index in hits or ("\\" in texts[index] and _unescaped_hit(texts[index])):
+            if index in hits or (hides(texts[index]) and _unescaped_hit(texts[index])):
                 yield index
         start = end
 
@@ -199,10 +213,12 @@ def trigger_starts(text: str) -> Iterator[int]:
 
 
 def _group_span(match: re.Match[str], group: int | str | None) -> tuple[int, int]:
-    if group is None:  # the last group that matched, else all of it
+    if group is None or group == PLUGIN_GROUP:  # the last group that matched, else all of it
         for index in range(len(match.groups()), 0, -1):
             if match.group(index):
-                return match.span(index)
+                if group is None or match.end(index) == match.end():
+                    return match.span(index)
+                break
         group = 0
     return match.span(group)
 
@@ -234,10 +250,15 @@ class Detector:
         unescaped = shown(text)
         if unescaped is not None:  # and what Markdown shows: each find's span mapped back to the text
             origin = unescaped[1]
-            found += [(origin[start], origin[end - 1] + 1, kind) for start, end, kind in self._found(unescaped[0])]
+            # A find starts where what is hidden before it starts (its escaping backslash): a
+            # marker after a lone backslash would read as an escaped "[", in Markdown not a marker.
+            found += [
+                (origin[start - 1] + 1 if start else 0, origin[end - 1] + 1, kind)
+                for start, end, kind in self._found(unescaped[0])
+            ]
         if found and "[redacted: " in text:  # a marker is never taken for a secret: redacting twice changes nothing
             markers = [match.span() for match in MARKERS.finditer(text)]
-            found = [span for span in found if not any(a < span[1] and span[0] < b for a, b in markers)]
+            found = [piece for span in found for piece in _outside(text, span, markers)]
         if found and self.allow:
             found = [span for span in found if not self.allowed(text[span[0] : span[1]])]
         return _merged(found)
@@ -310,6 +331,25 @@ def _plausible(secret: str, line: str, plugin: BasePlugin) -> bool:
     if isinstance(plugin, HighEntropyStringsPlugin):
         return plugin.calculate_shannon_entropy(secret) > plugin.entropy_limit
     return True
+
+
+def _outside(text: str, span: Span, markers: list[tuple[int, int]]) -> Iterator[Span]:
+    """The parts of a find that no marker covers: a marker inside one (a line of a private
+    key, a custom pattern's words) leaves the rest of it a secret, not a find to drop."""
+    start, end, kind = span
+    for a, b in markers:
+        if a < end and start < b:
+            if start < a:
+                yield from _trimmed_span(text, start, a, kind)
+            start = max(start, b)
+    if start < end:
+        yield from _trimmed_span(text, start, end, kind)
+
+
+def _trimmed_span(text: str, start: int, end: int, kind: str) -> Iterator[Span]:
+    start, end = _trimmed(text, start, end)
+    if start < end:
+        yield start, end, kind
 
 
 def _merged(found: list[Span]) -> list[Span]:

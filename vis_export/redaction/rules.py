@@ -37,14 +37,23 @@ from detect_secrets.plugins.twilio import TwilioKeyDetector
 
 # What replaces a secret, and how any marker reads (never taken for a secret; styled in HTML).
 MARKER = "[redacted: {kind} {number}]"
+# Folders under a home folder's parent that no user is named by.
+SHARED_HOMES = ("shared", "public", "default", "all users", "user", "username", "runner", "guest")
 MARKERS = re.compile(r"\[redacted: [a-z0-9-]+ \d+\]")
+
+
+# A detect-secrets expression's secret: its last group that matched when the match ends
+# with it (npm's ``_authToken=(npm_.+)``), else the whole match: its scanner yields the
+# groups, which are as often a prefix (``(ghp|gho)_…``, ``glcbt-([0-9a-f]{2}_)?…``) and
+# left the token's body shown.
+PLUGIN_GROUP = -1
 
 
 @dataclass(frozen=True)
 class Rule:
     """``group``: the part of a match that is the secret (0: all of it; a name or
-    number: that group; ``None``: the last group that matched, as detect-secrets
-    plugins put it). ``hints``: literals one of which a string must hold (none:
+    number: that group; ``None``: the last group that matched; ``PLUGIN_GROUP``: that
+    group if the match ends with it, else all of it). ``hints``: literals one of which a string must hold (none:
     always run). ``check``: a test the secret must pass (a JWT's header)."""
 
     kind: str
@@ -69,7 +78,7 @@ TRIGGER = "|".join(
         KEYWORD_LINE,
         r"@[A-Za-z0-9-]+\.",
         r"://[^\s/?#@]*:[^\s/?#@]+@",
-        r"/home/|/Users/|Users\\",
+        r"/home/|/Users/|(?i:users)\\",
         r"PRIVATE KEY",
         r"sk-|gh[pousr]_|github_pat_|gl[a-z]+-|GR1348941|(?i:xox[a-z]-|hooks\.slack)|AIza|[rsp]k_(?:live|test)_",
         r"npm_|_authToken|pypi-|A3T|AKIA|ASIA|ABIA|ACCA|(?i:aws)|eyJ|(?i:authorization)|Bearer\s",
@@ -103,7 +112,8 @@ def literal_secret(value: str) -> bool:
 
 
 _PLACEHOLDER_VALUE = re.compile(
-    r"^(?:<.*>|\$\{?.*|\{.*\}|\*+|x{3,}|\.{3,}|none|null|nil|true|false|undefined|changeme|redacted)$|^\[redacted: ",
+    r"^(?:<.*>|\$\{?.*|\{.*\}|\*+|x{3,}|\.{3,}|none|null|nil|true|false|undefined|changeme|redacted)$"
+    r"|^(?:\[redacted: [a-z0-9-]+ \d+\]\s*)+$",  # markers alone (what redacting left), not a value that starts with one
     re.IGNORECASE,
 )
 
@@ -130,7 +140,13 @@ def _assigned(secret: str) -> bool:
     return not (secret.isdigit() or _PLACEHOLDER.match(secret) and not re.search(r"[A-Za-z]\d|\d[A-Za-z]", secret))
 
 
-_R = re.compile
+def _R(pattern: str, flags: int = 0, folded: bool = False) -> re.Pattern[str]:
+    """A built-in rule's expression: ``\\b`` and ``\\w`` of ASCII, as tokens are written
+    (and as RE2 reads them): a token beside a CJK or Cyrillic letter, which Unicode
+    counts as a word's, was not found (``令牌AIza…``, ``見/home/alice``). ``folded``: a
+    keyword's rule, which has no ``\\b`` and keeps Unicode's case folding (``paſsword``)."""
+    return re.compile(pattern, flags if folded else flags | re.ASCII)
+
 
 BUILT_IN: tuple[Rule, ...] = (
     Rule(
@@ -163,7 +179,7 @@ BUILT_IN: tuple[Rule, ...] = (
     ),
     Rule(
         "aws-secret-key",
-        _R(r"(?i:aws).{0,20}?(?i:secret|key).{0,20}?['\"\s:=]+([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])"),
+        _R(r"(?i:aws).{0,20}?(?i:secret|key).{0,20}?['\"\s:=]+([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])", folded=True),
         ("aws", "AWS", "Aws"),
         1,
     ),
@@ -187,7 +203,8 @@ BUILT_IN: tuple[Rule, ...] = (
         "secret",
         _R(
             rf"(?i)(?<![A-Za-z0-9])(?:[A-Za-z0-9]+[_-])*{_KEY_NAME}(?![A-Za-z0-9_-])[\"']?\s*(?:=|:=|:|=>)[ \t]*"
-            r"(?:\"([^\s\"]{4,})\"|'([^\s']{4,})'|([^\s\"',;&)}\]]{5,}[^\s\"',;&)}\].:!?]))"
+            r"(?:\"([^\s\"]{4,})\"|'([^\s']{4,})'|([^\s\"',;&)}\]]{5,}[^\s\"',;&)}\].:!?]))",
+            folded=True,
         ),
         (),
         None,
@@ -198,11 +215,12 @@ BUILT_IN: tuple[Rule, ...] = (
     Rule(
         "home-user",
         _R(
-            r"(?:(?<![\w.-])/home/|(?<![\w.-])/Users/|\b[A-Za-z]:\\+Users\\+)"
-            r"(?!(?i:shared|public|default|all users|user|username|runner|guest)\b)"
+            # /var/home and /usr/home: where a linked /home leads (Silverblue, FreeBSD); a Windows folder in any case
+            r"(?:(?<![\w.-])(?:/var|/usr)?/home/|(?<![\w.-])(?:/System/Volumes/Data)?/Users/|\b[A-Za-z]:\\+(?i:users)\\+)"
+            rf"(?!(?i:{'|'.join(SHARED_HOMES)})\b)"
             r"([^/\\\s\"'<>:*?|$%{}]+)"
         ),
-        ("/home/", "/Users/", "Users\\"),
+        ("/home/", "/Users/", "Users\\", "users\\", "USERS\\"),
         1,
     ),
 )
@@ -244,7 +262,7 @@ def plugin_rules() -> tuple[Rule, ...]:
         for regex in plugin.denylist:  # type: ignore[attr-defined]
             if plugin is AWSKeyDetector and regex.groups:
                 continue
-            rules.append(Rule(_kind(plugin.secret_type), regex, hints, None))  # type: ignore[arg-type]
+            rules.append(Rule(_kind(plugin.secret_type), regex, hints, PLUGIN_GROUP))  # type: ignore[arg-type]
     return tuple(rules)
 
 

@@ -16,8 +16,11 @@ session and reasoning level.
 
 from __future__ import annotations
 
+import getpass
+import os
+import re
 from bisect import bisect_right
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cache
 from itertools import accumulate
@@ -25,8 +28,8 @@ from types import MappingProxyType
 from typing import Any, TypeVar
 
 from vis_export.model import Block, Message, Session, StoredAttachment
-from vis_export.redaction.detect import Detector, trigger_starts, triggered_among
-from vis_export.redaction.rules import MARKER, SECRET_KEY, Redaction, literal_secret
+from vis_export.redaction.detect import Detector, Span, _merged, trigger_starts, triggered_among
+from vis_export.redaction.rules import MARKER, SECRET_KEY, SHARED_HOMES, Redaction, literal_secret
 from vis_export.sources.files import _collector_paused
 
 S = TypeVar("S", bound=Session)
@@ -58,8 +61,9 @@ class Redactor:
         self.counts: dict[str, int] = {}
         self.findings: list[Finding] = []
 
-    def text(self, text: str, where: tuple[str | int, ...]) -> str:
-        spans = self.detector.spans(text)
+    def text(self, text: str, where: tuple[str | int, ...], also: Sequence[Span] = ()) -> str:
+        """``text`` with its finds (and the spans ``also`` given) replaced by markers."""
+        spans = _merged([*self.detector.spans(text), *also]) if also else self.detector.spans(text)
         if not spans:
             return text
         parts, last = [], 0
@@ -70,6 +74,10 @@ class Redactor:
             last = end
         parts.append(text[last:])
         return "".join(parts)
+
+    def path(self, path: str, where: tuple[str | int, ...]) -> str:
+        """A file's path, which names its user in more ways than prose does (``home_spans``)."""
+        return self.text(path, where, home_spans(path))
 
     def _marker(self, secret: str, kind: str) -> str:
         marker = self.markers.get(secret)
@@ -294,12 +302,46 @@ def redacted_line(line: str, redaction: Redaction) -> str:
     return Redactor(redaction).text(line, ())
 
 
+_HOMES = frozenset({"home", "users"})
+_COMPONENT = re.compile(r"[^/\\]+")
+
+
+@cache
+def _own_names() -> frozenset[str]:
+    """The running user's name and its home folder's (as given and as its links lead): what a
+    path from ``realpath`` names where the home is a link to a folder of any other name."""
+    home = os.path.expanduser("~")
+    names = {os.path.basename(home), os.path.basename(os.path.realpath(home))}
+    try:
+        names.add(getpass.getuser())
+    except (OSError, KeyError):  # no name in the environment nor the password database
+        pass
+    return frozenset(name.casefold() for name in names if name not in ("", "/", "\\"))
+
+
+def home_spans(path: str) -> list[Span]:
+    """The user folders of ``path``: a whole folder name (spaces and all) after any folder
+    named ``home`` or ``Users`` in any case, wherever it stands (``/var/home`` and
+    ``/usr/home``, where a linked ``/home`` leads; ``c:\\users``), and a folder named as the
+    running user or their home. The prose rule stops at a space and wants ``/home`` first."""
+    spans: list[Span] = []
+    after_home = False
+    for match in _COMPONENT.finditer(path):
+        name = match.group().casefold()
+        if name == ".":
+            continue
+        if (after_home and name not in SHARED_HOMES) or name in _own_names():
+            spans.append((*match.span(), "home-user"))
+        after_home = name in _HOMES
+    return spans
+
+
 def manifest_path(path: str, redaction: Redaction) -> str:
     """A source file's path as an index's manifest keeps it under redaction: the user
     of a home folder (or any other find) as its marker, numbered within the path. The
     same path gives the same text, so a rerun still knows an unchanged file; two users'
     files at the same place share it, and the one not named last is read again."""
-    return redacted_line(path, redaction)
+    return Redactor(redaction).path(path, ())
 
 
 def redacted(session: S, redaction: Redaction) -> S:

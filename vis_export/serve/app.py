@@ -17,6 +17,7 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from importlib.resources import files
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
@@ -131,11 +132,27 @@ def cross_site(request: Request) -> bool:
     """Whether a browser made the request for another site's page: any web page
     can make a browser ask 127.0.0.1 for a session's page, a search or a download
     (a link, an image, a form), each a render of what a session holds. A request
-    without the headers (not from a browser, or an old one) is not."""
-    if request.headers.get("sec-fetch-site", "none") not in OWN_REQUEST:
+    without the headers (not from a browser, or an old one) is not. A browser that
+    sends no Sec-Fetch-Site (Safari before 16.4) still names the page a link or an
+    image is on in ``Referer``, which the room's own pages never send (no-referrer)."""
+    own = f"{request.url.scheme}://{request.headers.get('host', '')}"
+    fetched_from = request.headers.get("sec-fetch-site")
+    if fetched_from is not None:
+        if fetched_from not in OWN_REQUEST:
+            return True
+    elif (referer := request.headers.get("referer")) is not None and _origin_of(referer) != own:
         return True
     origin = request.headers.get("origin")
-    return origin is not None and origin != f"{request.url.scheme}://{request.headers.get('host', '')}"
+    return origin is not None and origin != own
+
+
+def _origin_of(url: str) -> str:
+    """``scheme://host[:port]`` of a URL, as ``Origin`` writes it (a URL that cannot be read: none)."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return ""
+    return f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}" if parts.scheme and parts.netloc else ""
 
 
 def create_app(
@@ -195,12 +212,14 @@ def create_app(
             raise BadRequest(f"{name} must be one of {', '.join(allowed)}")
         return value
 
-    def handled(endpoint: Callable[[Request], Response], own: bool = False) -> Callable[[Request], Response]:
-        """``endpoint`` with a bad parameter answered 400; ``own``: it shows what a session
-        holds, so another site's request for it is refused (403) before anything is read."""
+    def handled(
+        endpoint: Callable[[Request], Response], own: Callable[[Request], bool] = lambda request: True
+    ) -> Callable[[Request], Response]:
+        """``endpoint`` with a bad parameter answered 400; ``own``: whether the request is for
+        what a session holds, so that another site's is refused (403) before anything is read."""
 
         def answer(request: Request) -> Response:
-            if own and cross_site(request):
+            if own(request) and cross_site(request):
                 return problem(request, 403, OTHER_SITE)
             try:
                 return endpoint(request)
@@ -345,13 +364,15 @@ def create_app(
         return lambda request: Response(statics[name], media_type=media_type, headers={"cache-control": "no-cache"})
 
     routes = [
-        Route("/", handled(sessions_list)),
-        Route("/s/{rest:path}", handled(session_path, own=True)),
-        Route("/session", handled(session_query, own=True)),
-        Route("/search", handled(search_page, own=True)),
+        # The list is open to a link from anywhere; filtered, it answers whether a title holds
+        # a word, which another site could learn by timing it (as a search), so it is the room's.
+        Route("/", handled(sessions_list, own=lambda request: bool(request.query_params))),
+        Route("/s/{rest:path}", handled(session_path)),
+        Route("/session", handled(session_query)),
+        Route("/search", handled(search_page)),
         Route("/api/sessions", handled(sessions_api)),
-        Route("/api/search", handled(search_api, own=True)),
-        Route("/api/copy", handled(copy, own=True)),
+        Route("/api/search", handled(search_api)),
+        Route("/api/copy", handled(copy)),
         Route(pages.SCRIPT, static("copy.js", "text/javascript; charset=utf-8")),
         Route(pages.STYLESHEET, static("serve.css", "text/css; charset=utf-8")),
     ]

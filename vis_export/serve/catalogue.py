@@ -51,7 +51,7 @@ def _entry(session: Session, key: str, position: int, redaction: Redaction | Non
 
         redactor = Redactor(redaction)  # one numbering: the session's, then its file's path (a home folder)
         session = redactor.session(session)
-        session = replace(session, source=redactor.text(session.source, ("source",)))
+        session = replace(session, source=redactor.path(session.source, ("source",)))
     summary = SessionSummary.of(session)
     return Entry(summary, key, position, f"{summary.shown}\n{summary.id}".casefold())
 
