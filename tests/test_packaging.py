@@ -34,8 +34,19 @@ def test_wheel_ships_templates_and_schemas(tmp_path: Path) -> None:
     expected |= {
         f"vis_export/serve/static/{p.name}" for p in (ROOT / "vis_export" / "serve" / "static").iterdir() if p.is_file()
     }
+    expected |= {p.relative_to(ROOT).as_posix() for p in (ROOT / "vis_export").rglob("*.py")}  # every module
     assert expected <= names, sorted(expected - names)
     assert "vis_export/py.typed" in names
+
+
+def test_every_package_of_the_source_is_one_the_wheel_ships() -> None:
+    """The wheel's packages are listed by name: a new subpackage left out of the
+    list (``vis_export.redaction`` was) works in a checkout and fails installed."""
+    import tomllib
+
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "vis_export").rglob("__init__.py")}
+    assert found <= listed, sorted(found - listed)
 
 
 def test_every_library_the_package_imports_is_a_runtime_dependency() -> None:
