@@ -315,7 +315,7 @@ def test_parts_laid_out_in_turn_keep_two_processes_at_most() -> None:
     import threading
     import time
 
-    session = session_of(*[message(n, {"type": "prose", "markdown": f"Word {n}. " * 200}) for n in range(12)])
+    session = pages_of(*[message(n, {"type": "prose", "markdown": f"Word {n}. " * 200}) for n in range(12)])
     most, done = 0, threading.Event()
 
     def watch() -> None:
