@@ -15,7 +15,7 @@ from typing import Any
 from unittest import mock
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import example, given, settings, strategies as st
 from strategies import invalid_sessions, session_documents, small_blocks
 from test_duplicate_keys import message
 from timelimit import time_limit
@@ -27,7 +27,7 @@ from vis_export.contract.duplicates import any_recorded, recording
 from vis_export.problems import Problem
 from vis_export.sources import files, messages as messages_module
 from vis_export.sources.files import read_bytes
-from vis_export.sources.jsontext import UNSURE, Quick, TooManyContainers, parse, read_quick
+from vis_export.sources.jsontext import UNSURE, Quick, TooManyContainers, holds_infinity, parse, read_quick
 
 # Pieces of JSON text, valid or nearly: what the compiled parser must refuse,
 # or read as the exact reading does.
@@ -87,12 +87,19 @@ def _same(a: Any, b: Any) -> bool:
 
 
 @given(_texts, _SPACE, _SPACE)
+@example('{"a": [1, -1e400]}', "", "")
+@example("1e400", " ", "")
 def test_what_the_compiled_parser_reads_is_what_the_exact_reading_gives(text: str, before: str, after: str) -> None:
+    """The same value, but for the one difference ``read_quick`` leaves to its
+    caller's pass: a number too large, which it reads as an infinity."""
     text = before + text + after
     quick = parse_quick(text)
     if quick is UNSURE:
         return
     taken, exact = _exact(text)
+    if holds_infinity(quick):
+        assert not taken and exact.endswith("is too large for a number")
+        return
     assert taken, exact
     assert _same(quick, exact)
 
@@ -169,11 +176,12 @@ def _alike(text: str, lenient: bool) -> None:
 
 def _near_miss(document: Any, seed: int) -> str:
     """The document's text, perhaps with a key given twice, an escaped colon, a
-    number out of range, or a valid shape the one-pass building does not vouch
-    for (a time written as a float, a Lonis block, nesting at the limit)."""
+    number out of range (a time, or an unknown field of any map), or a valid
+    shape the one-pass building does not vouch for (a time written as a float,
+    a Lonis block, nesting at the limit)."""
     text = json.dumps(document, ensure_ascii=bool(seed & 1))
     rng = random.Random(seed)
-    change = rng.randrange(8)
+    change = rng.randrange(9)
     if change == 1:
         text = text.replace('"id": ', '"id": "x", "id": ', 1)
     elif change == 2:
@@ -189,7 +197,20 @@ def _near_miss(document: Any, seed: int) -> str:
         text = text.replace('"content": [', f'"content": [{lonis}', 1)
     elif change == 7:
         text = text.replace('"content": [', '"content": [' + _nested(MAX_DEPTH - rng.randrange(2, 8)) + ", ", 1)
+    elif change == 8:
+        text = _too_large_at(text, rng)
     return "\ufeff" + text if seed & 2 else text  # a byte order mark, which the compiled parser does not read
+
+
+def _too_large_at(text: str, rng: random.Random) -> str:
+    """``text`` with a number too large for a float (read as an infinity by the
+    compiled parser) as a field of one of its maps, or in a list there."""
+    starts = [match.end() for match in re.finditer(r"\{(?=\s*[\"}])", text)]
+    if not starts:
+        return text
+    at = rng.choice(starts)
+    number = rng.choice(["1e400", "-1e400", "[0.5, 1E+309]", '{"big": -1e999}'])
+    return text[:at] + f'"far": {number}' + ("" if text[at:].lstrip().startswith("}") else ", ") + text[at:]
 
 
 def _nested(depth: int) -> str:
@@ -223,6 +244,40 @@ def test_a_file_read_quickly_gives_what_the_exact_reading_gives(
     """The same sessions (models), problems, messages and places, valid or not,
     in every shape a file may hold them."""
     _alike(_near_miss(_shape(copy.deepcopy(document), seed), seed), lenient)
+
+
+def _document_text(kind: str) -> str:
+    """One JSON document each reader takes whole: a Vis session, an array of its
+    messages, an event log, Lonis blocks, a Claude Code export (``loglines``)."""
+    from conftest import INPUT
+
+    from benchmarks.foreign import claude_code_bytes
+
+    if kind == "session":
+        return (INPUT / "session.json").read_text()
+    if kind == "loglines":
+        lines = claude_code_bytes(6_000).decode().splitlines()
+    else:
+        lines = (INPUT / f"{kind}.jsonl").read_text().splitlines()
+    values = [json.loads(line) for line in lines if line.strip()]
+    return json.dumps({"loglines": values} if kind == "loglines" else values)
+
+
+@pytest.mark.parametrize("kind", ["session", "messages", "events", "lonis", "loglines"])
+def test_a_number_too_large_anywhere_gets_the_exact_readings_problem(kind: str) -> None:
+    """The compiled parser reads ``1e400`` as an infinity, which the exact reading
+    refuses: in a field of any map of any reader's document, the file gets the
+    exact reading's problem, at its place (the one-pass building finds it; other
+    readers' input is looked over for it)."""
+    text = _document_text(kind)
+    rng = random.Random(kind)
+    refused = 0
+    for _ in range(12):
+        changed = _too_large_at(text, rng)
+        _alike(changed, lenient=rng.random() < 0.5)
+        (result, *_) = read_bytes(changed.encode(), "f.json", "f")
+        refused += any(problem.message.endswith("is too large for a number") for problem in result.problems)
+    assert refused >= 6  # most land outside strings
 
 
 @given(session_documents(small_blocks), st.integers(0, 3), st.booleans(), st.booleans())

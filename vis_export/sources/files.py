@@ -25,7 +25,15 @@ from vis_export.contract.duplicates import recording
 from vis_export.problems import Problem
 from vis_export.sources.events import event_log, is_gateway_event
 from vis_export.sources.imported import foreign_document, foreign_lines
-from vis_export.sources.jsontext import MAX_TEXT_BYTES, UNSURE, TooManyContainers, parse, parse_lines, read_quick
+from vis_export.sources.jsontext import (
+    MAX_TEXT_BYTES,
+    UNSURE,
+    TooManyContainers,
+    holds_infinity,
+    parse,
+    parse_lines,
+    read_quick,
+)
 from vis_export.sources.lonis_blocks import lonis_blocks
 from vis_export.sources.messages import message_array, message_lines, session_document, single_message
 from vis_export.sources.result import LoadResult, failed
@@ -201,23 +209,25 @@ def _first_line_parses(text: str) -> bool:
 
 def _document(value: Any, source: str, default_id: str, lenient: bool, trusted: bool = False) -> list[LoadResult]:
     """The sessions of one JSON document; ``trusted``: the quick reading's value,
-    whose Vis sessions are built in one pass (``sources.trusted``)."""
+    whose Vis sessions are built in one pass (``sources.trusted``), and which any
+    other reader takes only once it holds no infinity (``jsontext.read_quick``)."""
     foreign = foreign_document(value, source, default_id, lenient)
     if foreign is not None:
-        return foreign
+        return _finite(foreign, value, trusted)
     if isinstance(value, dict):
         if _is_lonis(value):
-            return [lonis_blocks([("", value)], source, default_id)]
+            return _finite([lonis_blocks([("", value)], source, default_id)], value, trusted)
         if "messages" in value:
             return [session_document(value, source, default_id, lenient, owned=True, trusted=trusted)]
         if is_gateway_event(value):
-            return event_log([(1, value)], source, default_id, lenient)
+            return _finite(event_log([(1, value)], source, default_id, lenient), value, trusted)
         return [single_message(value, source, default_id, lenient, owned=True, trusted=trusted)]
     if isinstance(value, list):
         if any(_is_lonis(item) for item in value):
-            return [lonis_blocks([(f"[{n}]", item) for n, item in enumerate(value)], source, default_id)]
+            lonis = lonis_blocks([(f"[{n}]", item) for n, item in enumerate(value)], source, default_id)
+            return _finite([lonis], value, trusted)
         if value and all(is_gateway_event(item) for item in value):
-            return event_log(list(enumerate(value, 1)), source, default_id, lenient)
+            return _finite(event_log(list(enumerate(value, 1)), source, default_id, lenient), value, trusted)
         if value and all(isinstance(item, dict) and "messages" in item for item in value):
             # Several session objects, as `convert --to json` writes them to one stream.
             return [
@@ -226,6 +236,14 @@ def _document(value: Any, source: str, default_id: str, lenient: bool, trusted: 
             ]
         return [message_array(value, source, default_id, lenient, owned=True, trusted=trusted)]
     return [failed(source, Problem("", "expected a message, an array of messages or a session object"))]
+
+
+def _finite(results: list[LoadResult], value: Any, trusted: bool) -> list[LoadResult]:
+    """``results``, read by a reader that does not pass over every number, unless
+    the quick reading's ``value`` held an infinity: then the text is read exactly."""
+    if trusted and holds_infinity(value):
+        raise NotCertain
+    return results
 
 
 def _json_lines(text: str, source: str, default_id: str, lenient: bool) -> list[LoadResult]:

@@ -42,31 +42,32 @@ without a word, so every object's pairs go to ``contract.duplicates.merged``
 Measured against a parser that reports duplicates itself (jiter,
 ``catch_duplicate_keys``): jiter is faster on large blocks (0.9x ``json.loads``)
 but slower on many small ones (1.3-1.5x), and reads ``1e400`` as infinity,
-which another scan of the text must rule out (0.4x): no faster in all, and
-another dependency. So the hook, for the exact reading.
+which another scan of the text must rule out (0.4x): no faster in all. So
+the hook, for the exact reading; jiter reads a whole file first (below),
+where its value is taken only when it is certainly the exact reading's.
 
 A whole file is first read by ``read_quick``, from its bytes, with a compiled
-parser (msgspec) that refuses everything the exact reading refuses or locates
-(NaN, ``1e400``, lone surrogates, integers past 4300 digits, control
-characters, bytes that are not UTF-8): its value is taken when it is certainly
-the one ``parse`` gives, and the reader checks it as it builds the session
-(``sources.trusted``); input with any problem is decoded and read again by
-``parse`` and checked again, so every problem line comes from the exact
-reading (nesting near the recursion limit, where the two parsers stop at
-slightly different depths, is always a problem: deeper than ``MAX_DEPTH``).
-Duplicate keys, which it keeps quiet, show in a count: each key in the text
-has a colon, and so has the value written out again (msgspec's encoder), less
-a colon for each key given twice; other colons are in strings, the same in
-both unless an escape (``\\u003a``) wrote one, and then the text is not read
-quickly. On the 16 MB benchmark session (CPU time, median of 9, a loaded
-machine) the quick reading takes 36 ms against ``json.loads``'s 40: msgspec
-itself 17, encoding again and counting its colons 12, one pass over the bytes
-counting brackets and colons together 5 (three ``count`` passes took 14), the
-escape search 4. It reads the bytes, not a text decoded from them: valid input
-never needs the text, and decoding 16 MB took up to 14 ms more in place.
-Counting keys as the session is built, against the colons that end a key
-found in the bytes (a quote before them, spaces allowed, its backslashes'
-parity judged), costs more: about 22 ms (docs/benchmarks.md).
+parser that refuses nearly everything the exact reading refuses or locates
+(jiter: NaN, lone surrogates, integers past 4300 digits, control characters,
+bytes that are not UTF-8, and duplicate keys, escaped ones too): its value is
+taken when it is certainly the one ``parse`` gives, and the reader checks it
+as it builds the session (``sources.trusted``); input with any problem is
+decoded and read again by ``parse`` and checked again, so every problem line
+comes from the exact reading (nesting near the recursion limit is always a
+problem: jiter stops at 200 levels, deeper than ``MAX_DEPTH``). The one thing
+it takes that ``parse`` refuses, a number too large for a float (``1e400``,
+an infinity), is found by the pass that builds the session, which looks at
+every value anyway, or by a look over the value for any other reader
+(``holds_infinity``); no scan of the bytes finds it for less than the parsing
+costs. On the 16 MB benchmark session (CPU time, median of 9, freeing the
+value included, the collector paused, load average 6-10) the quick reading
+takes 63 ms against ``json.loads``'s 82: jiter 59, the brackets counted 4-8
+(for a text long enough to hold too many containers, over 5.9 MB). It read
+with msgspec before, 93 ms: msgspec keeps a repeated key's last value without
+a word, and counting colons to find one (in the bytes, and in the value
+written out again) cost more than msgspec's own parsing. It reads the bytes,
+not a text decoded from them: valid input never needs the text, and decoding
+16 MB took up to 14 ms more in place.
 """
 
 from __future__ import annotations
@@ -77,8 +78,10 @@ import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
+import jiter
 import msgspec
 
 from vis_export.contract.check import MAX_DEPTH
@@ -166,49 +169,71 @@ def _crowded(text: str, budget: int) -> TooManyContainers | None:
 
 UNSURE: Any = object()
 # An escaped colon, or one of a few other characters as rare (a regular expression
-# finds it faster than ``in``).
-_COLON_ESCAPE = re.compile(rb"\\u003")
+# finds it faster than ``in``): JSON Lines' duplicate-key count must not meet one.
 _COLON_ESCAPE_TEXT = re.compile(r"\\u003")
 _COMPILED = msgspec.json.Decoder()
 _ENCODED = msgspec.json.Encoder()
-_NOT_COUNTED = bytes(byte for byte in range(256) if byte not in b"{[:")
+_NOT_BRACKETS = bytes(byte for byte in range(256) if byte not in b"{[")
+# jiter refuses an integer of more digits than this whatever ``sys.set_int_max_str_digits`` says.
+_JITER_INT_DIGITS = 4300
+INFINITE = frozenset({math.inf, -math.inf})
 
 
 @dataclass(frozen=True, slots=True)
 class Quick:
     """What the quick reading found: ``value``, the value ``parse`` gives for the
-    text, or ``UNSURE``; ``counted``, whether the text's containers are known to
-    be within the memory budget (``parse`` need not count them again)."""
+    text (but for an infinity where ``parse`` refuses a number too large, see
+    ``read_quick``), or ``UNSURE``; ``counted``, whether the text's containers
+    are known to be within the memory budget (``parse`` need not count them again)."""
 
     value: Any
     counted: bool
 
 
 def read_quick(raw: bytes) -> Quick:
-    """The quick reading of a whole file's bytes, by a compiled parser, before
-    they are decoded (a text is made only for the exact reading). ``UNSURE``
-    where the value may not be the one ``parse`` gives, where ``parse`` refuses
-    the text, or where the bytes are not UTF-8 text (the compiled parser checks
-    them, and refuses a byte order mark): the exact reading then says what is
-    wrong. A value whose reading has a contract problem may still be read
-    differently by ``parse`` (nesting past the recursion limit): problems are
-    for ``parse`` to locate."""
-    # Brackets and colons in one pass, over the bytes: no ASCII byte is part of
-    # another character in UTF-8, so the counts are the text's.
-    counted = raw.translate(None, _NOT_COUNTED)
+    """The quick reading of a whole file's bytes, by a compiled parser that
+    reports duplicate keys (jiter), before they are decoded (a text is made only
+    for the exact reading). ``UNSURE`` where the value may not be the one
+    ``parse`` gives, where ``parse`` refuses the text, or where the bytes are not
+    UTF-8 text (the compiled parser checks them, and refuses a byte order mark):
+    the exact reading then says what is wrong. A value whose reading has a
+    contract problem may still be read differently by ``parse`` (nesting past the
+    recursion limit): problems are for ``parse`` to locate.
+
+    One difference is left to the caller, whose pass over the value finds it for
+    nothing: a number too large for a float (``1e400``), which ``parse`` refuses,
+    is read as an infinity (``INFINITE``); finding it in the bytes would cost a
+    scan as long as the parsing."""
     # Against the budget of as many characters as there are bytes, which allows
     # no more than the text's: more is for ``parse`` to count exactly, and locate.
-    if counted.count(b"{") + counted.count(b"[") > containers_allowed(len(raw), MEMORY_BUDGET):
+    allowed = containers_allowed(len(raw), MEMORY_BUDGET)
+    # No ASCII byte is part of another character in UTF-8, so the count is the
+    # text's; a container takes two bytes at least, so a short text needs none.
+    if len(raw) > 2 * allowed and len(raw.translate(None, _NOT_BRACKETS)) > allowed:
         return Quick(UNSURE, False)
-    if _COLON_ESCAPE.search(raw):
-        return Quick(UNSURE, True)
+    if 0 < sys.get_int_max_str_digits() < _JITER_INT_DIGITS:
+        return Quick(UNSURE, True)  # jiter would take integers ``parse`` refuses
     try:
-        value = _COMPILED.decode(raw)
-    except (msgspec.DecodeError, RecursionError):
-        return Quick(UNSURE, True)
-    if counted.count(b":") != _ENCODED.encode(value).count(b":"):  # a key given twice
+        value = jiter.from_json(raw, allow_inf_nan=False, cache_mode="keys", catch_duplicate_keys=True)
+    except ValueError:
         return Quick(UNSURE, True)
     return Quick(value, True)
+
+
+def holds_infinity(value: Any) -> bool:
+    """Whether a quick reading's value (or the model made of it) holds a number
+    ``parse`` refuses: for readers that do not pass over every value as they check it."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        if kind is dict or kind is MappingProxyType:
+            stack.extend(item.values())
+        elif kind is list or kind is tuple:
+            stack.extend(item)
+        elif kind is float and item in INFINITE:
+            return True
+    return False
 
 
 def parse_lines(text: str) -> list[tuple[int, Any]]:

@@ -23,6 +23,7 @@ from typing import Any
 from vis_export.contract.check import MAX_DEPTH, block_shape_ok, check_session_fields, envelope_shape_ok, snake_keys
 from vis_export.contract.duplicates import any_recorded
 from vis_export.model import Block, Message, Session, block_of, message_of, session_of
+from vis_export.sources.jsontext import INFINITE
 
 
 class NotCertain(Exception):
@@ -35,6 +36,9 @@ def trusted_session(value: dict[str, Any], default_id: str, source: str) -> Sess
     check_session_fields(value, (), found)
     if found or any_recorded():
         raise NotCertain
+    for key, item in value.items():  # the metadata: its keys are checked, its numbers not yet
+        if key != "messages" and type(item) in _SEEN:
+            value[key] = _frozen(item, 1)
     return session_of(value, trusted_messages(value["messages"], 2), default_id, source, owned=True)
 
 
@@ -55,7 +59,7 @@ def _message(envelope: Any, depth: int) -> Message:
     for key, item in envelope.items():
         if key == "content":
             envelope[key] = ()
-        elif type(item) in _CONTAINERS:
+        elif type(item) in _SEEN:
             envelope[key] = _frozen(item, depth)
     return message_of(MappingProxyType(envelope), blocks)
 
@@ -65,23 +69,31 @@ def _block(block: Any, depth: int) -> Block:
         raise NotCertain
     depth += 1
     for key, item in block.items():
-        if type(item) in _CONTAINERS:
+        if type(item) in _SEEN:
             block[key] = _frozen(item, depth)
     return block_of(MappingProxyType(block))
 
 
 def _frozen(value: Any, depth: int) -> Any:
+    """A container frozen in place, or a float, which must be finite."""
+    kind = type(value)
+    if kind is float:
+        if value in INFINITE:
+            raise NotCertain
+        return value
     if depth >= MAX_DEPTH:
         raise NotCertain
     depth += 1
-    if type(value) is dict:
+    if kind is dict:
         if not snake_keys(value):
             raise NotCertain
         for key, item in value.items():
-            if type(item) in _CONTAINERS:
+            if type(item) in _SEEN:
                 value[key] = _frozen(item, depth)
         return MappingProxyType(value)
-    return tuple([_frozen(item, depth) if type(item) in _CONTAINERS else item for item in value])
+    return tuple([_frozen(item, depth) if type(item) in _SEEN else item for item in value])
 
 
-_CONTAINERS = frozenset({dict, list})
+# What the pass looks into: containers, to freeze; floats, which the quick reading
+# gives as infinities where the exact one refuses them (``jsontext.read_quick``).
+_SEEN = frozenset({dict, list, float})
