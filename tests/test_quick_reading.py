@@ -280,6 +280,23 @@ def test_a_number_too_large_anywhere_gets_the_exact_readings_problem(kind: str) 
     assert refused >= 6  # most land outside strings
 
 
+def test_under_a_lower_integer_limit_a_file_is_read_exactly() -> None:
+    """The compiled parser takes integers of up to 4300 digits whatever
+    ``sys.set_int_max_str_digits`` says; under a lower limit the exact reading's
+    problem stands, and a valid file is still read."""
+    tool = {"id": "b", "type": "tool", "tool": "t", "status": "completed", "input": "@"}
+    text = json.dumps({"id": "s", "messages": [message(tool)]})
+    limit = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(1000)
+    try:
+        for digits in (1000, 1001, 4300):
+            _alike(text.replace('"@"', "9" * digits), lenient=False)
+        (refused,) = read_bytes(text.replace('"@"', "9" * 1001).encode(), "f.json", "f")
+        assert refused.problems[0].message == "not JSON: a number of more than 1000 digits"
+    finally:
+        sys.set_int_max_str_digits(limit)
+
+
 @given(session_documents(small_blocks), st.integers(0, 3), st.booleans(), st.booleans())
 def test_a_valid_file_is_checked_as_it_is_built(
     document: dict[str, Any], shape: int, deepest: bool, marked: bool
