@@ -37,9 +37,9 @@ class Figure(NamedTuple):
 
 
 FIGURES = (
-    Figure("load+validate, 16 MB session", "1.86x", 1.86, 1.5, "lower"),
-    Figure("load+validate, 1 MB", "2.28x", 2.28, 3, "lower"),
-    Figure("load+validate, 100 KB", "2.34x", 2.34, 3, "lower"),
+    Figure("load+validate, 16 MB session", "1.55x", 1.55, 1.5, "lower"),
+    Figure("load+validate, 1 MB", "1.82x", 1.82, 3, "lower"),
+    Figure("load+validate, 100 KB", "2.09x", 2.09, 3, "lower"),
     Figure("read Claude Code, 1 MB / Vis JSONL", "2.92x", 2.92, 1.5, "lower"),
     Figure("read Codex, 1 MB / Vis JSONL", "2.79x", 2.79, 1.5, "lower"),
     Figure("text export, 16 MB", "1.57x", 1.57, 2, "lower"),
