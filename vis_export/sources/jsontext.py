@@ -54,7 +54,7 @@ taken when it is certainly the one ``parse`` gives, and the reader checks it
 as it builds the session (``sources.trusted``); input with any problem is
 decoded and read again by ``parse`` and checked again, so every problem line
 comes from the exact reading (nesting near the recursion limit is always a
-problem: jiter stops at 200 levels, deeper than ``MAX_DEPTH``). The one thing
+problem: jiter stops past 201 levels, deeper than ``MAX_DEPTH``). The one thing
 it takes that ``parse`` refuses, a number too large for a float (``1e400``,
 an infinity), is found by the pass that builds the session, which looks at
 every value anyway, or by a look over the value for any other reader
@@ -213,7 +213,7 @@ def read_quick(raw: bytes) -> Quick:
         return Quick(UNSURE, False)
     if 0 < sys.get_int_max_str_digits() < _JITER_INT_DIGITS:
         return Quick(UNSURE, True)  # jiter would take integers ``parse`` refuses
-    try:
+    try:  # keys cached (the quickest: all strings 1.7% slower, none 5.6%); the cache is behind a lock
         value = jiter.from_json(raw, allow_inf_nan=False, cache_mode="keys", catch_duplicate_keys=True)
     except ValueError:
         return Quick(UNSURE, True)
