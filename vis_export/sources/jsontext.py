@@ -60,9 +60,9 @@ an infinity), is found by the pass that builds the session, which looks at
 every value anyway, or by a look over the value for any other reader
 (``holds_infinity``); no scan of the bytes finds it for less than the parsing
 costs. On the 16 MB benchmark session (CPU time, median of 9, freeing the
-value included, the collector paused, load average 6-10) the quick reading
-takes 63 ms against ``json.loads``'s 82: jiter 59, the brackets counted 4-8
-(for a text long enough to hold too many containers, over 5.9 MB). It read
+value included, the collector paused, load average 9.8) the quick reading
+takes 63 ms against ``json.loads``'s 82: jiter 59, the brackets counted 5-10
+(only for a text long enough to hold too many containers, over 5.9 MB). It read
 with msgspec before, 93 ms: msgspec keeps a repeated key's last value without
 a word, and counting colons to find one (in the bytes, and in the value
 written out again) cost more than msgspec's own parsing. It reads the bytes,
