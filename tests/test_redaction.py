@@ -456,6 +456,57 @@ def test_a_value_under_a_secret_key_that_starts_like_a_marker_is_a_secret(value:
     assert Redactor(Redaction()).value(once, ()) == once
 
 
+_SECRET_KEYS = st.sampled_from(["password", "api_key", "db_password", "client_secret", "AUTH_TOKEN", "credentials"])
+# A secret's value in the shapes a placeholder takes (a leading ``$``, braces, angle brackets, stars),
+# with a core no reference holds (a small letter beside ``!``): a bcrypt hash, ``$ecr3t!``, ``{SSHA}…``.
+_SHAPED_SECRETS = st.tuples(
+    st.sampled_from(["", "$", "$2b$12$", "${", "{", "{{ ", "{SSHA}", "<", "***", "$$", "%"]),
+    _core(12, ALNUM + "!#%&+/=^~.$", "q7!Z"),
+    st.sampled_from(["", "}", " }}", ">", "***", "$", "!"]),
+).map(lambda parts: ("".join(parts), parts[1]))
+_NAMES = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,12}(\.[a-z_][a-z0-9_]{0,8})?", fullmatch=True)
+# Whole values that are clearly references to a secret, never one.
+_REFERENCES = st.one_of(
+    _NAMES.map(lambda name: f"${{{name}}}"),
+    st.from_regex(r"[A-Z_][A-Z0-9_]{0,16}", fullmatch=True).map(lambda name: f"${name}"),
+    _NAMES.map(lambda name: f"{{{{ {name} }}}}"),
+    st.from_regex(r"[A-Za-z][A-Za-z0-9 _.-]{0,20}", fullmatch=True).map(lambda words: f"<{words}>"),
+    st.integers(3, 12).map(lambda n: "*" * n),
+    st.just(""),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_SECRET_KEYS, _SHAPED_SECRETS, st.sampled_from(["tool input", "unknown block"]))
+def test_a_value_under_a_secret_key_is_redacted_unless_it_is_a_reference(
+    key: str, secret: tuple[str, str], place: str
+) -> None:
+    """R8: under a secret's key, a value that starts with ``$`` or stands in braces may be a
+    secret (a bcrypt hash, ``$ecr3t!``): only a whole reference (``${NAME}``, ``$NAME``,
+    ``{{ name }}``, ``<placeholder>``, stars, nothing) is shown. And the same value assigned in text."""
+    value, core = secret
+    document = _base()
+    holder = {"cmd": "login", key: value}
+    _blocks(document).append(
+        {"id": "k", "type": "tool", "tool": "shell", "status": "completed", "input": holder}
+        if place == "tool input"
+        else {"id": "k", "type": "future_thing", "payload": {"deep": [holder]}}
+    )
+    if " " not in value:  # an assigned value in quotes ends at a blank (redact.md)
+        PLACES["code"](document, f'{key} = "{value}"')
+    session = _load(document)
+    assert core.encode() in _bytes(get_format("json").render(session, ExportOptions()))  # type: ignore[arg-type]
+    assert core.encode() not in _bytes(get_format("json").render(session, REDACT))  # type: ignore[arg-type]
+
+
+@settings(max_examples=200, deadline=None)
+@given(_SECRET_KEYS, _REFERENCES)
+def test_a_reference_under_a_secret_key_is_shown_as_it_is(key: str, value: str) -> None:
+    document = _base()
+    _blocks(document).append({"id": "k", "type": "tool", "tool": "shell", "status": "completed", "input": {key: value}})
+    assert list(findings(_load(document), Redaction())) == []
+
+
 @pytest.fixture
 def own_home(monkeypatch: pytest.MonkeyPatch) -> Any:
     """Sets the running user's home folder (``HOME``) for what ``home_spans`` knows of it."""
