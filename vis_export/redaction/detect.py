@@ -199,7 +199,7 @@ def triggered_among(texts: Sequence[str], batch: int = 1 << 16) -> set[int]:
     for first in range(0, len(texts), batch):
         chunk = texts[first : first + batch]
         joined = _SEPARATOR.join(chunk)
-        found = list(_starts(_TRIGGER, joined))
+        found = list(_first_hits(joined))
         hiding = list(_hiding(joined))
         if found or hiding:
             index = dict(zip(places := sorted({*found, *hiding}), _placed(joined, chunk, places), strict=True))
@@ -212,6 +212,25 @@ def triggered_among(texts: Sequence[str], batch: int = 1 << 16) -> set[int]:
 # but ``Bearer\s``'s, which it ends, so no hint takes in a character of the next text;
 # and rare in text (a page break), so where the texts end is mostly counted by it.
 _SEPARATOR = "\f"
+
+
+def _first_hits(joined: str) -> Iterator[int]:
+    """Where ``TRIGGER`` finds something in the texts ``joined`` holds: in ASCII, the first
+    of each text, the next search from the next separator (past which a later hit is, even
+    when a text holds one too); else every one."""
+    data = _utf8(joined)
+    if len(data) != len(joined):  # offsets in bytes are not in characters
+        yield from _starts(_TRIGGER, joined)
+        return
+    at = 0
+    while (match := _TRIGGER.search(data, at)) is not None:
+        yield match.start()
+        at = data.find(_SEPARATOR_BYTE, match.start()) + 1
+        if not at:
+            return
+
+
+_SEPARATOR_BYTE = _SEPARATOR.encode()
 
 
 def _placed(joined: str, texts: Sequence[str], offsets: Sequence[int]) -> list[int]:

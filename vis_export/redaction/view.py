@@ -62,12 +62,18 @@ class Redactor:
         # While messages are walked after ``_helds``: the strings it found something that may
         # be a find in; any other string there holds none, and is not looked at again.
         self.triggered: set[str] | None = None
+        self.spans: dict[str, list[Span]] = {}  # of each text looked at: a session repeats many
 
     def text(self, text: str, where: tuple[str | int, ...], also: Sequence[Span] = ()) -> str:
         """``text`` with its finds (and the spans ``also`` given) replaced by markers."""
         if self.triggered is not None and text not in self.triggered and not also:
             return text
-        spans = _merged([*self.detector.spans(text), *also]) if also else self.detector.spans(text)
+        if also:
+            spans = _merged([*self.detector.spans(text), *also])
+        elif (found := self.spans.get(text)) is not None:
+            spans = found
+        else:
+            spans = self.spans[text] = self.detector.spans(text)
         if not spans:
             return text
         parts, last = [], 0
