@@ -146,9 +146,11 @@ class Redactor:
         hits = triggered_among(strings)
         held.update(bisect_right(firsts, index) - 1 for index in hits)
         self.triggered = {strings[index] for index in hits}
-        helds: list[set[int] | None] = [set() for _ in messages] if held else [_NONE] * len(messages)
+        helds: list[set[int] | None] = [_NONE] * len(messages)
         for part in held:
             message = bisect_right(bases, part) - 1
+            if helds[message] is _NONE:
+                helds[message] = set()
             helds[message].add(part - bases[message])  # type: ignore[union-attr]
         return helds
 
@@ -210,7 +212,10 @@ class Redactor:
         title = self.value(session.title, ("title",))
         metadata = self.value(session.metadata, ())
         helds = self._helds(session.messages)
-        messages = tuple(self.message(message, index, helds[index]) for index, message in enumerate(session.messages))
+        messages = tuple(
+            message if held is _NONE else self.message(message, index, held)  # most messages: no call
+            for index, (message, held) in enumerate(zip(session.messages, helds, strict=True))
+        )
         self.triggered = None  # attachments were not looked at by ``_helds``
         attachments = MappingProxyType({key: self.attachment(item) for key, item in session.attachments.items()})
         return replace(session, title=title, metadata=metadata, messages=messages, attachments=attachments)
