@@ -304,8 +304,9 @@ class Detector:
     def allowed(self, secret: str) -> bool:
         return any(allow.search(secret) for allow in self.allow)
 
-    def spans(self, text: str) -> list[Span]:
-        found = self._found(text)
+    def spans(self, text: str, triggered: bool = False) -> list[Span]:
+        """``triggered``: the caller knows ``text`` may hold a find (``triggered_among`` said so)."""
+        found = self._found(text, triggered)
         unescaped = shown(text)
         if unescaped is not None:  # and what Markdown shows: each find's span mapped back to the text
             origin = unescaped[1]
@@ -322,9 +323,9 @@ class Detector:
             found = [span for span in found if not self.allowed(text[span[0] : span[1]])]
         return _merged(found)
 
-    def _found(self, text: str) -> list[Span]:
+    def _found(self, text: str, triggered: bool = False) -> list[Span]:
         found: list[Span] = []
-        if len(text) > 5 and _hit(_TRIGGER, text):
+        if len(text) > 5 and (triggered or _hit(_TRIGGER, text)):
             found = list(self._built_in_spans(text))
             if found:
                 found = self._not_excluded(text, found)

@@ -173,10 +173,12 @@ BUILT_IN: tuple[Rule, ...] = (
         ),
         ("PRIVATE KEY",),
     ),
-    Rule("anthropic-key", _R(r"(?<![A-Za-z0-9_-])sk-ant-[A-Za-z0-9_-]{20,}"), ("sk-ant-",)),
+    # A token's literal first, what must not stand before it looked behind after: Python's search
+    # skips to a leading literal fast, and tries a leading look-behind at every place.
+    Rule("anthropic-key", _R(r"sk-ant-(?<![A-Za-z0-9_-]sk-ant-)[A-Za-z0-9_-]{20,}"), ("sk-ant-",)),
     Rule(
         "openai-key",
-        _R(r"(?<![A-Za-z0-9_-])sk-(?!ant-)(?=[A-Za-z0-9_-]*\d)(?=[A-Za-z0-9_-]*[A-Z])[A-Za-z0-9_-]{20,}"),
+        _R(r"sk-(?<![A-Za-z0-9_-]sk-)(?!ant-)(?=[A-Za-z0-9_-]*\d)(?=[A-Za-z0-9_-]*[A-Z])[A-Za-z0-9_-]{20,}"),
         ("sk-",),
     ),
     Rule("github-token", _R(r"\bgithub_pat_[A-Za-z0-9_]{22,}|\bgh[pousr]_[A-Za-z0-9]{30,}"), ("gh", "github_pat_")),
@@ -200,7 +202,7 @@ BUILT_IN: tuple[Rule, ...] = (
     ),
     Rule(
         "jwt",
-        _R(r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,}={0,2}\.[A-Za-z0-9_-]+={0,2}\.[A-Za-z0-9_-]*={0,2}"),
+        _R(r"eyJ(?<![A-Za-z0-9_-]eyJ)[A-Za-z0-9_-]{8,}={0,2}\.[A-Za-z0-9_-]+={0,2}\.[A-Za-z0-9_-]*={0,2}"),
         ("eyJ",),
         check=_jwt_header,
     ),

@@ -73,7 +73,7 @@ class Redactor:
         elif (found := self.spans.get(text)) is not None:
             spans = found
         else:
-            spans = self.spans[text] = self.detector.spans(text)
+            spans = self.spans[text] = self.detector.spans(text, self.triggered is not None)
         if not spans:
             return text
         parts, last = [], 0
