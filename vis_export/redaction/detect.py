@@ -1,10 +1,10 @@
 """Finding the secret spans of one string, fast enough to run on every string of a session.
 
-``triggered`` searches a whole text (the strings of a message or block joined) for
+``triggered_among`` searches many strings at once (all of a session's, joined) for
 ``TRIGGER`` with RE2, a linear-time automaton that runs every hint in one pass:
-most text holds none and costs nothing more. Only the strings of text that does
-are run through the rules whose literal hints they hold, and detect-secrets'
-keyword and entropy plugins only on their lines with a secret-like assignment.
+most text holds none and costs nothing more. Only the strings that do are run
+through the rules whose literal hints they hold, and detect-secrets' keyword and
+entropy plugins only on their lines with a secret-like assignment.
 """
 
 from __future__ import annotations
