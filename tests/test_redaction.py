@@ -507,6 +507,16 @@ def test_a_reference_under_a_secret_key_is_shown_as_it_is(key: str, value: str) 
     assert list(findings(_load(document), Redaction())) == []
 
 
+def test_a_redactor_looks_at_every_string_after_a_message_it_searched_first() -> None:
+    """Only the strings of the messages a search ran over may be passed on unsearched: a
+    string redacted after a message (a part, a line) is looked at in full."""
+    from vis_export.redaction.view import Redactor
+
+    redactor = Redactor(Redaction())
+    redactor.message(_load(_base()).messages[0], 0)
+    assert redactor.value({"to": "mail jo.q@example.org"}, ()) == {"to": "mail [redacted: email 1]"}
+
+
 @pytest.fixture
 def own_home(monkeypatch: pytest.MonkeyPatch) -> Any:
     """Sets the running user's home folder (``HOME``) for what ``home_spans`` knows of it."""

@@ -162,6 +162,10 @@ class Redactor:
         """``held``: which parts may hold a find, when the caller knows (``_helds``)."""
         if held is True:
             (held,) = self._helds((message,))
+            try:
+                return self.message(message, index, held)
+            finally:
+                self.triggered = None  # what else is redacted was not looked at by ``_helds``
         if held is not None and not held:
             return message
         where = ("messages", index)
