@@ -27,7 +27,7 @@ from typing import Any
 
 import pytest
 from conftest import examples
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, example, given, settings, strategies as st
 from timelimit import time_limit
 
 from vis_export.copying import clipboard
@@ -456,6 +456,67 @@ def test_a_value_under_a_secret_key_that_starts_like_a_marker_is_a_secret(value:
     assert Redactor(Redaction()).value(once, ()) == once
 
 
+_SECRET_KEYS = st.sampled_from(["password", "api_key", "db_password", "client_secret", "AUTH_TOKEN", "credentials"])
+# A secret's value in the shapes a placeholder takes (a leading ``$``, braces, angle brackets, stars),
+# with a core no reference holds (a small letter beside ``!``): a bcrypt hash, ``$ecr3t!``, ``{SSHA}…``.
+_SHAPED_SECRETS = st.tuples(
+    st.sampled_from(["", "$", "$2b$12$", "${", "{", "{{ ", "{SSHA}", "<", "***", "$$", "%"]),
+    _core(12, ALNUM + "!#%&+/=^~.$", "q7!Z"),
+    st.sampled_from(["", "}", " }}", ">", "***", "$", "!"]),
+).map(lambda parts: ("".join(parts), parts[1]))
+_NAMES = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,12}(\.[a-z_][a-z0-9_]{0,8})?", fullmatch=True)
+# Whole values that are clearly references to a secret, never one.
+_REFERENCES = st.one_of(
+    _NAMES.map(lambda name: f"${{{name}}}"),
+    st.from_regex(r"[A-Z_][A-Z0-9_]{0,16}", fullmatch=True).map(lambda name: f"${name}"),
+    _NAMES.map(lambda name: f"{{{{ {name} }}}}"),
+    st.from_regex(r"[A-Za-z][A-Za-z0-9 _.-]{0,20}", fullmatch=True).map(lambda words: f"<{words}>"),
+    st.integers(3, 12).map(lambda n: "*" * n),
+    st.just(""),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_SECRET_KEYS, _SHAPED_SECRETS, st.sampled_from(["tool input", "unknown block"]))
+def test_a_value_under_a_secret_key_is_redacted_unless_it_is_a_reference(
+    key: str, secret: tuple[str, str], place: str
+) -> None:
+    """R8: under a secret's key, a value that starts with ``$`` or stands in braces may be a
+    secret (a bcrypt hash, ``$ecr3t!``): only a whole reference (``${NAME}``, ``$NAME``,
+    ``{{ name }}``, ``<placeholder>``, stars, nothing) is shown. And the same value assigned in text."""
+    value, core = secret
+    document = _base()
+    holder = {"cmd": "login", key: value}
+    _blocks(document).append(
+        {"id": "k", "type": "tool", "tool": "shell", "status": "completed", "input": holder}
+        if place == "tool input"
+        else {"id": "k", "type": "future_thing", "payload": {"deep": [holder]}}
+    )
+    if " " not in value:  # an assigned value in quotes ends at a blank (redact.md)
+        PLACES["code"](document, f'{key} = "{value}"')
+    session = _load(document)
+    assert core.encode() in _bytes(get_format("json").render(session, ExportOptions()))  # type: ignore[arg-type]
+    assert core.encode() not in _bytes(get_format("json").render(session, REDACT))  # type: ignore[arg-type]
+
+
+@settings(max_examples=200, deadline=None)
+@given(_SECRET_KEYS, _REFERENCES)
+def test_a_reference_under_a_secret_key_is_shown_as_it_is(key: str, value: str) -> None:
+    document = _base()
+    _blocks(document).append({"id": "k", "type": "tool", "tool": "shell", "status": "completed", "input": {key: value}})
+    assert list(findings(_load(document), Redaction())) == []
+
+
+def test_a_redactor_looks_at_every_string_after_a_message_it_searched_first() -> None:
+    """Only the strings of the messages a search ran over may be passed on unsearched: a
+    string redacted after a message (a part, a line) is looked at in full."""
+    from vis_export.redaction.view import Redactor
+
+    redactor = Redactor(Redaction())
+    redactor.message(_load(_base()).messages[0], 0)
+    assert redactor.value({"to": "mail jo.q@example.org"}, ()) == {"to": "mail [redacted: email 1]"}
+
+
 @pytest.fixture
 def own_home(monkeypatch: pytest.MonkeyPatch) -> Any:
     """Sets the running user's home folder (``HOME``) for what ``home_spans`` knows of it."""
@@ -636,6 +697,39 @@ def test_rules_run_by_re2_on_ascii_text_find_what_python_finds(pieces: list[str]
         assert fast == detector.spans(text)
     finally:
         detect._TWINS, detect._HINT_SET, detect._NOT_SECRET_ASCII = twins, hint_set, shapes
+
+
+# Pieces of text a joined search could mistake: the separator, escapes and invisible characters
+# that hide a hint, the start or end of a hint (cut where two texts meet), a wide character.
+_JOIN_PIECES = st.sampled_from(
+    ["\f", "\n", "\\", "\u200b", "ghp\\_", "Bearer", " x", "password", "=", "sk-", "é", "@a."]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.lists(
+            st.one_of(
+                _ASCII_FILLER, _JOIN_PIECES, st.sampled_from(list(KINDS)).flatmap(KINDS.__getitem__).map(lambda s: s[0])
+            )
+        ).map("".join),
+        max_size=12,
+    ),
+    st.integers(1, 5),
+)
+@example(["a\\b", "x ghp\\_", "a\fb", "x sk-", "\u200b", "ghp\u200b_"], 6)  # two hide, one holds the separator
+def test_one_search_over_joined_texts_misses_no_text_a_search_of_each_finds(texts: list[str], batch: int) -> None:
+    """Strings are searched joined, many at once, each hit placed in its string by its offset:
+    every string that a search of its own finds something in is found so (a string that holds
+    the separator too, as shown by Markdown, hidden by an invisible character). Only a hint
+    that may end in a blank, ``Bearer``'s, may take in the separator and be found more."""
+    from vis_export.redaction.detect import triggered, triggered_among
+
+    found = triggered_among(texts, batch)
+    alone = {index for index, text in enumerate(texts) if triggered(text)}
+    assert alone <= found
+    assert all(texts[index].endswith("Bearer") for index in found - alone)
 
 
 NOT_SECRETS = [

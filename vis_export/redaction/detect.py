@@ -1,10 +1,10 @@
 """Finding the secret spans of one string, fast enough to run on every string of a session.
 
-``triggered`` searches a whole text (the strings of a message or block joined) for
+``triggered_among`` searches many strings at once (all of a session's, joined) for
 ``TRIGGER`` with RE2, a linear-time automaton that runs every hint in one pass:
-most text holds none and costs nothing more. Only the strings of text that does
-are run through the rules whose literal hints they hold, and detect-secrets'
-keyword and entropy plugins only on their lines with a secret-like assignment.
+most text holds none and costs nothing more. Only the strings that do are run
+through the rules whose literal hints they hold, and detect-secrets' keyword and
+entropy plugins only on their lines with a secret-like assignment.
 """
 
 from __future__ import annotations
@@ -82,6 +82,10 @@ def _hint_set() -> re2.Set:
 
 
 _HINT_SET = _hint_set()
+# For each hint (by its place in ``_HINTS``), the rules (by their place in ``_RULES``) it hints at;
+# and the rules no hint is needed for: the rules to run on a text are found without a look at every rule.
+_HINTED = tuple(frozenset(n for n, rule in enumerate(_RULES) if hint in rule.hints) for hint in _HINTS)
+_UNHINTED = frozenset(n for n, rule in enumerate(_RULES) if not rule.hints)
 _INLINE_FLAGS = {re.IGNORECASE: "i", re.DOTALL: "s", re.MULTILINE: "m"}
 
 
@@ -185,31 +189,86 @@ def _unescaped_hit(text: str) -> bool:
     return unescaped is not None and _hit(_TRIGGER, unescaped[0])
 
 
-def triggered_among(texts: Sequence[str], batch: int = 1 << 20) -> Iterator[int]:
-    """Which of ``texts`` are ``triggered``, in order: they are joined in batches of about
-    ``batch`` characters, each searched in one RE2 pass (a search has a cost of its own,
-    and most texts hold nothing). No hint can take in the newline between two texts and
-    a character after it, so a batch misses none of them."""
-    start = 0
-    while start < len(texts):
-        end, size = start, 0
-        while end < len(texts) and size < batch:
-            size += len(texts[end]) + 1
-            end += 1
-        ends = list(accumulate(len(text) + 1 for text in texts[start:end]))
-        hits = {start + bisect_right(ends, at) for at in _starts(_TRIGGER, "\n".join(texts[start:end]))}
-        for index in range(start, end):
-            if index in hits or (hides(texts[index]) and _unescaped_hit(texts[index])):
-                yield index
-        start = end
+def triggered_among(texts: Sequence[str], batch: int = 1 << 16) -> set[int]:
+    """Which of ``texts`` are ``triggered``: they are joined ``batch`` at a time, each
+    join searched in one RE2 pass (a search has a cost of its own, and most texts hold
+    nothing), and each hit placed in its text by its offset. A text that may read
+    otherwise than written (``hides``) is looked at again as shown, found by a search
+    for backslashes and invisible characters, one a text."""
+    hits: set[int] = set()
+    for first in range(0, len(texts), batch):
+        chunk = texts[first : first + batch]
+        joined = _SEPARATOR.join(chunk)
+        found = list(_first_hits(joined))
+        hiding = list(_hiding(joined))
+        if found or hiding:
+            index = dict(zip(places := sorted({*found, *hiding}), _placed(joined, chunk, places), strict=True))
+            hits.update(first + index[at] for at in found)
+            hits.update(first + index[at] for at in hiding if _unescaped_hit(chunk[index[at]]))
+    return hits
 
 
-def trigger_starts(text: str) -> Iterator[int]:
-    """Where in ``text`` something that may be a find starts (as written, then as Markdown shows it)."""
-    yield from _starts(_TRIGGER, text)
-    unescaped = shown(text)
-    if unescaped is not None:
-        yield from (unescaped[1][start] for start in _starts(_TRIGGER, unescaped[0]))
+# Between two joined texts: a blank (``\s`` in RE2) that ends every class of ``TRIGGER``
+# but ``Bearer\s``'s, which it ends, so no hint takes in a character of the next text;
+# and rare in text (a page break), so where the texts end is mostly counted by it.
+_SEPARATOR = "\f"
+
+
+def _first_hits(joined: str) -> Iterator[int]:
+    """Where ``TRIGGER`` finds something in the texts ``joined`` holds: in ASCII, the first
+    of each text, the next search from the next separator (past which a later hit is, even
+    when a text holds one too); else every one."""
+    data = _utf8(joined)
+    if len(data) != len(joined):  # offsets in bytes are not in characters
+        yield from _starts(_TRIGGER, joined)
+        return
+    at = 0
+    while (match := _TRIGGER.search(data, at)) is not None:
+        yield match.start()
+        at = data.find(_SEPARATOR_BYTE, match.start()) + 1
+        if not at:
+            return
+
+
+_SEPARATOR_BYTE = _SEPARATOR.encode()
+
+
+def _placed(joined: str, texts: Sequence[str], offsets: Sequence[int]) -> list[int]:
+    """Which of ``texts`` each offset (in order) of their join is in. Each pass over the texts
+    reads many objects spread in memory, so the separators before each offset are counted
+    in the join instead, and their number checked: a text may hold one too."""
+    indices, counted, at = [], 0, 0
+    for offset in offsets:
+        counted += joined.count(_SEPARATOR, at, offset)
+        indices.append(counted)
+        at = offset
+    if counted + joined.count(_SEPARATOR, at) == len(texts) - 1:
+        return indices
+    ends = list(accumulate(map(_after_separator, map(len, texts))))  # where each text's separator ends
+    return [bisect_right(ends, offset) for offset in offsets]
+
+
+_after_separator = (1).__add__
+_HIDING = re.compile(f"[\\\\{_INVISIBLE}]")
+
+
+def _hiding(joined: str) -> Iterator[int]:
+    """Where a backslash or an invisible character stands in ``joined``: the first of each
+    text (a later one is after the next separator, which a text may hold too: none is missed)."""
+    search = None if joined.isascii() else _HIDING.search  # ASCII: no invisible character, and a backslash
+    at = 0  # is found as fast as a byte is
+    while True:
+        if search is None:
+            at = joined.find("\\", at)
+        else:
+            match = search(joined, at)
+            at = -1 if match is None else match.start()
+        if at < 0:
+            return
+        yield at
+        at = joined.find(_SEPARATOR, at) + 1
+        if not at:
+            return
 
 
 def _group_span(match: re.Match[str], group: int | str | None) -> tuple[int, int]:
@@ -245,8 +304,9 @@ class Detector:
     def allowed(self, secret: str) -> bool:
         return any(allow.search(secret) for allow in self.allow)
 
-    def spans(self, text: str) -> list[Span]:
-        found = self._found(text)
+    def spans(self, text: str, triggered: bool = False) -> list[Span]:
+        """``triggered``: the caller knows ``text`` may hold a find (``triggered_among`` said so)."""
+        found = self._found(text, triggered)
         unescaped = shown(text)
         if unescaped is not None:  # and what Markdown shows: each find's span mapped back to the text
             origin = unescaped[1]
@@ -263,9 +323,9 @@ class Detector:
             found = [span for span in found if not self.allowed(text[span[0] : span[1]])]
         return _merged(found)
 
-    def _found(self, text: str) -> list[Span]:
+    def _found(self, text: str, triggered: bool = False) -> list[Span]:
         found: list[Span] = []
-        if len(text) > 5 and _hit(_TRIGGER, text):
+        if len(text) > 5 and (triggered or _hit(_TRIGGER, text)):
             found = list(self._built_in_spans(text))
             if found:
                 found = self._not_excluded(text, found)
@@ -276,10 +336,11 @@ class Detector:
     def _built_in_spans(self, text: str) -> Iterator[Span]:
         data = _utf8(text)
         keyworded = _KEYWORDS.search(data) is not None
-        present = {_HINTS[index] for index in _HINT_SET.Match(data) or ()}  # None: no hint
         ascii = len(data) == len(text)
-        for rule in _RULES:
-            if (rule.keyworded and not keyworded) or (rule.hints and present.isdisjoint(rule.hints)):
+        hinted = (_HINTED[index] for index in _HINT_SET.Match(data) or ())  # None from ``Match``: no hint
+        for number in sorted(_UNHINTED.union(*hinted)):
+            rule = _RULES[number]
+            if rule.keyworded and not keyworded:
                 continue
             twin = _TWINS[id(rule)] if ascii else None
             yield from self._rule_spans(text, rule, twin, data)

@@ -91,9 +91,10 @@ _KEY_NAME = (
     r"(?:password|passwd|passphrase|pwd|secret|api[_-]?key|apikey|access[_-]?key|secret[_-]?key|private[_-]?key"
     r"|auth[_-]?token|access[_-]?token|refresh[_-]?token|client[_-]?secret|token|credentials?)"
 )
-# A value that is no secret: a placeholder, a template, a type or a name in code.
+# An assigned value that is no secret: a type, a name or an expression in code, a word that
+# stands for no value; a reference to one is ``reference``'s.
 _PLACEHOLDER = re.compile(
-    r"^(?:<.*>|\$\{?.*|\{.*\}|%.*|\*+|x{3,}|\.{3,}|none|null|nil|true|false|undefined|changeme|password|secret"
+    r"^(?:x{3,}|\.{3,}|none|null|nil|true|false|undefined|changeme|password|secret"
     r"|str|string|int|bytes|optional\[.*|[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*(?:\(.*|\[.*)?)$",
     re.IGNORECASE,
 )
@@ -107,15 +108,27 @@ SECRET_KEY = re.compile(
 
 
 def literal_secret(value: str) -> bool:
-    """A string held under a secret's key that reads as one: not a placeholder."""
-    return 4 <= len(value) and not _PLACEHOLDER_VALUE.match(value)
+    """A string held under a secret's key that is one: anything but a ``reference``."""
+    return not reference(value)
 
 
-_PLACEHOLDER_VALUE = re.compile(
-    r"^(?:<.*>|\$\{?.*|\{.*\}|\*+|x{3,}|\.{3,}|none|null|nil|true|false|undefined|changeme|redacted)$"
-    r"|^(?:\[redacted: [a-z0-9-]+ \d+\]\s*)+$",  # markers alone (what redacting left), not a value that starts with one
-    re.IGNORECASE,
+# A whole value that is clearly a reference to a secret, not one: ``${NAME}`` (dotted, as
+# ``${var.db_password}``), ``$NAME`` in capitals, digits and underscores, ``{{ name }}``,
+# ``<a placeholder>``, stars, nothing; or markers alone (what redacting left). A secret may
+# start with ``$`` (a bcrypt hash, ``$ecr3t!``) or a brace (``{SSHA}…``): only these forms
+# are kept. ``cut``: as an assignment's rule takes a value, which ends before a ``}``.
+_NAME = r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*"
+_REFERENCE = (
+    rf"\$\{{{_NAME}\}}|\$[A-Z_][A-Z0-9_]*|\{{\{{[ \t]*{_NAME}[ \t]*\}}\}}|<[A-Za-z][A-Za-z0-9 _.-]*>|\*{{3,}}"
+    r"|(?:\[redacted: [a-z0-9-]+ \d+\]\s*)+|"  # the last: nothing
 )
+_REFERENCES = re.compile(_REFERENCE, re.ASCII)
+_CUT_REFERENCES = re.compile(rf"{_REFERENCE}|\$\{{{_NAME}|\{{\{{{_NAME}", re.ASCII)
+
+
+def reference(value: str, cut: bool = False) -> bool:
+    """Whether ``value`` is, whole, a reference to a secret (``_REFERENCE``), not a secret."""
+    return (_CUT_REFERENCES if cut else _REFERENCES).fullmatch(value) is not None
 
 
 def _jwt_header(secret: str) -> bool:
@@ -135,7 +148,9 @@ def _assigned(secret: str) -> bool:
     """An assigned value that reads as a secret: not a placeholder, not a bare name
     in code (``password: str``, ``token = get_token()``) unless it mixes letters
     and digits, as generated secrets do."""
-    if len(secret) < 6 or "(" in secret or (not any(c.isdigit() for c in secret) and _PLACEHOLDER.match(secret)):
+    if len(secret) < 6 or "(" in secret or reference(secret, cut=True):
+        return False
+    if not any(c.isdigit() for c in secret) and _PLACEHOLDER.match(secret):
         return False  # "(": an expression in code (``pwd = (self.password.encode(...``), not a value
     return not (secret.isdigit() or _PLACEHOLDER.match(secret) and not re.search(r"[A-Za-z]\d|\d[A-Za-z]", secret))
 
@@ -158,10 +173,12 @@ BUILT_IN: tuple[Rule, ...] = (
         ),
         ("PRIVATE KEY",),
     ),
-    Rule("anthropic-key", _R(r"(?<![A-Za-z0-9_-])sk-ant-[A-Za-z0-9_-]{20,}"), ("sk-ant-",)),
+    # A token's literal first, what must not stand before it looked behind after: Python's search
+    # skips to a leading literal fast, and tries a leading look-behind at every place.
+    Rule("anthropic-key", _R(r"sk-ant-(?<![A-Za-z0-9_-]sk-ant-)[A-Za-z0-9_-]{20,}"), ("sk-ant-",)),
     Rule(
         "openai-key",
-        _R(r"(?<![A-Za-z0-9_-])sk-(?!ant-)(?=[A-Za-z0-9_-]*\d)(?=[A-Za-z0-9_-]*[A-Z])[A-Za-z0-9_-]{20,}"),
+        _R(r"sk-(?<![A-Za-z0-9_-]sk-)(?!ant-)(?=[A-Za-z0-9_-]*\d)(?=[A-Za-z0-9_-]*[A-Z])[A-Za-z0-9_-]{20,}"),
         ("sk-",),
     ),
     Rule("github-token", _R(r"\bgithub_pat_[A-Za-z0-9_]{22,}|\bgh[pousr]_[A-Za-z0-9]{30,}"), ("gh", "github_pat_")),
@@ -185,7 +202,7 @@ BUILT_IN: tuple[Rule, ...] = (
     ),
     Rule(
         "jwt",
-        _R(r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,}={0,2}\.[A-Za-z0-9_-]+={0,2}\.[A-Za-z0-9_-]*={0,2}"),
+        _R(r"eyJ(?<![A-Za-z0-9_-]eyJ)[A-Za-z0-9_-]{8,}={0,2}\.[A-Za-z0-9_-]+={0,2}\.[A-Za-z0-9_-]*={0,2}"),
         ("eyJ",),
         check=_jwt_header,
     ),

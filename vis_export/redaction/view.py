@@ -23,12 +23,11 @@ from bisect import bisect_right
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cache
-from itertools import accumulate
 from types import MappingProxyType
 from typing import Any, TypeVar
 
 from vis_export.model import Block, Message, Session, StoredAttachment
-from vis_export.redaction.detect import Detector, Span, _merged, trigger_starts, triggered_among
+from vis_export.redaction.detect import Detector, Span, _merged, triggered, triggered_among
 from vis_export.redaction.rules import MARKER, SECRET_KEY, SHARED_HOMES, Redaction, literal_secret
 from vis_export.sources.files import _collector_paused
 
@@ -60,10 +59,21 @@ class Redactor:
         self.markers: dict[str, str] = {}
         self.counts: dict[str, int] = {}
         self.findings: list[Finding] = []
+        # While messages are walked after ``_helds``: the strings it found something that may
+        # be a find in; any other string there holds none, and is not looked at again.
+        self.triggered: set[str] | None = None
+        self.spans: dict[str, list[Span]] = {}  # of each text looked at: a session repeats many
 
     def text(self, text: str, where: tuple[str | int, ...], also: Sequence[Span] = ()) -> str:
         """``text`` with its finds (and the spans ``also`` given) replaced by markers."""
-        spans = _merged([*self.detector.spans(text), *also]) if also else self.detector.spans(text)
+        if self.triggered is not None and text not in self.triggered and not also:
+            return text
+        if also:
+            spans = _merged([*self.detector.spans(text), *also])
+        elif (found := self.spans.get(text)) is not None:
+            spans = found
+        else:
+            spans = self.spans[text] = self.detector.spans(text, self.triggered is not None)
         if not spans:
             return text
         parts, last = [], 0
@@ -127,14 +137,22 @@ class Redactor:
 
     def _helds(self, messages: tuple[Message, ...]) -> list[set[int] | None]:
         """For each message, which of its parts (its fields, then its blocks' fields) may
-        hold a find (``None``: all may, under custom rules): their strings joined, one RE2
-        pass over many messages at once, and in a message it hits each hit placed in its
-        part; and a look at their keys."""
+        hold a find (``None``: all may, under custom rules): every string of the messages
+        in one list, searched by RE2 in a few passes, each hit placed in its string and so
+        in its part; and the parts with a string under a key that names a secret."""
         if self.detector.custom:
             return [None] * len(messages)
-        gathered = [_gathered(message) for message in messages]
-        hit = set(triggered_among([joined for _, _, _, joined in gathered]))
-        return [_placed(*found) if index in hit else found[2] for index, found in enumerate(gathered)]
+        strings, firsts, bases, held = _gathered(messages)
+        hits = triggered_among(strings)
+        held.update(bisect_right(firsts, index) - 1 for index in hits)
+        self.triggered = {strings[index] for index in hits}
+        helds: list[set[int] | None] = [_NONE] * len(messages)
+        for part in held:
+            message = bisect_right(bases, part) - 1
+            if helds[message] is _NONE:
+                helds[message] = set()
+            helds[message].add(part - bases[message])  # type: ignore[union-attr]
+        return helds
 
     def block(self, block: Block, where: tuple[str | int, ...]) -> Block:
         fields = self.fields(block.fields, where, _BLOCK_STRUCTURE)
@@ -144,6 +162,10 @@ class Redactor:
         """``held``: which parts may hold a find, when the caller knows (``_helds``)."""
         if held is True:
             (held,) = self._helds((message,))
+            try:
+                return self.message(message, index, held)
+            finally:
+                self.triggered = None  # what else is redacted was not looked at by ``_helds``
         if held is not None and not held:
             return message
         where = ("messages", index)
@@ -194,26 +216,32 @@ class Redactor:
         title = self.value(session.title, ("title",))
         metadata = self.value(session.metadata, ())
         helds = self._helds(session.messages)
-        messages = tuple(self.message(message, index, helds[index]) for index, message in enumerate(session.messages))
+        messages = tuple(
+            message if held is _NONE else self.message(message, index, held)  # most messages: no call
+            for index, (message, held) in enumerate(zip(session.messages, helds, strict=True))
+        )
+        self.triggered = None  # attachments were not looked at by ``_helds``
         attachments = MappingProxyType({key: self.attachment(item) for key, item in session.attachments.items()})
         return replace(session, title=title, metadata=metadata, messages=messages, attachments=attachments)
 
 
 _names_secret = cache(lambda key: SECRET_KEY.fullmatch(key) is not None)
 _CONTAINERS = frozenset({MappingProxyType, dict, tuple, list})
-# Keys seen not to name a secret (bounded): a map whose keys are all here is judged by one set operation.
-_INNOCENT_KEYS: set[str] = set()
-_MAX_INNOCENT_KEYS = 100_000
+_NONE: set[int] = set()  # no part of a message holds a find (never changed: ``message`` returns it as it is)
+# Keys seen to name no secret and hold no hint (bounded, so at most so many are looked at on their
+# own): a map whose keys are all here is judged by one set operation, its keys left out of the search.
+_CLEAN_KEYS: set[str] = set()
+_MAX_CLEAN_KEYS = 100_000
 
 
 def _collect(value: Any, strings: list[str], keyed: list[bool]) -> None:
-    """Append every string ``value`` holds (map keys too, in no particular order) to
-    ``strings``; set ``keyed`` when a string sits under a key that names a secret.
-    Written for speed: it runs over every string of every redacted view."""
+    """Append every string ``value`` holds (map keys that are not ``_CLEAN_KEYS`` too, in
+    no particular order) to ``strings``; set ``keyed`` when a string sits under a key that
+    names a secret. Written for speed: it runs over every string of every redacted view."""
     kind = type(value)
     if kind is MappingProxyType or kind is dict:
-        strings.extend(value)
-        if not _INNOCENT_KEYS.issuperset(value):
+        if not _CLEAN_KEYS.issuperset(value):
+            strings.extend(value)
             _judge_keys(value, keyed)
         for item in value.values():
             kind = type(item)
@@ -233,46 +261,46 @@ def _collect(value: Any, strings: list[str], keyed: list[bool]) -> None:
 
 
 def _judge_keys(value: Mapping[str, Any], keyed: list[bool]) -> None:
-    """Set ``keyed`` when a key of ``value`` names a secret and holds a string; remember the innocent keys."""
+    """Set ``keyed`` when a key of ``value`` names a secret and holds a string; remember the clean keys."""
     for key, item in value.items():
         if _names_secret(key):
             if type(item) is str:
                 keyed[0] = True
-        elif len(_INNOCENT_KEYS) < _MAX_INNOCENT_KEYS:
-            _INNOCENT_KEYS.add(key)
+        elif key not in _CLEAN_KEYS and len(_CLEAN_KEYS) < _MAX_CLEAN_KEYS and not triggered(key):
+            _CLEAN_KEYS.add(key)
 
 
-def _gathered(message: Message) -> tuple[list[str], list[int], set[int], str]:
-    """A message's strings, where each of its parts' (its fields', then its blocks')
-    strings start among them, the parts with a string under a key that names a secret,
-    and the strings joined. The parts' own level is walked here, not by ``_collect``:
-    this runs for every block of every redacted view."""
+def _gathered(messages: Sequence[Message]) -> tuple[list[str], list[int], list[int], set[int]]:
+    """The strings of ``messages``; where each part's strings (a message's fields', then its
+    blocks') start among them, the parts numbered across the messages; where each message's
+    parts start among the parts; and the parts with a string under a key that names a
+    secret. The parts' own level is walked here, not by ``_collect``: this runs for every
+    block of every redacted view."""
     strings: list[str] = []
-    firsts, held = [], set()
+    append = strings.append
+    firsts: list[int] = []
+    bases: list[int] = []
+    held: set[int] = set()
     keyed = [False]
-    for number, part in enumerate([message.fields, *[block.fields for block in message.blocks]]):
-        firsts.append(len(strings))
-        strings.extend(part)
-        if not _INNOCENT_KEYS.issuperset(part):
-            _judge_keys(part, keyed)
-        for item in part.values():
-            kind = type(item)
-            if kind is str:
-                strings.append(item)
-            elif kind in _CONTAINERS:
-                _collect(item, strings, keyed)
-        if keyed[0]:
-            held.add(number)
-            keyed[0] = False
-    return strings, firsts, held, "\n".join(strings)
-
-
-def _placed(strings: list[str], firsts: list[int], held: set[int], joined: str) -> set[int]:
-    """``held`` and the parts where a trigger hits ``joined``."""
-    ends = list(accumulate(len(string) + 1 for string in strings))
-    for start in trigger_starts(joined):
-        held.add(bisect_right(firsts, bisect_right(ends, start)) - 1)
-    return held
+    for message in messages:
+        bases.append(len(firsts))
+        owners: tuple[Message | Block, ...] = (message, *message.blocks)
+        for owner in owners:
+            part = owner.fields
+            firsts.append(len(strings))
+            if not _CLEAN_KEYS.issuperset(part):
+                strings.extend(part)
+                _judge_keys(part, keyed)
+            for item in part.values():
+                kind = type(item)
+                if kind is str:
+                    append(item)
+                elif kind in _CONTAINERS:
+                    _collect(item, strings, keyed)
+            if keyed[0]:
+                held.add(len(firsts) - 1)
+                keyed[0] = False
+    return strings, firsts, bases, held
 
 
 def _where(path: tuple[str | int, ...]) -> str:
