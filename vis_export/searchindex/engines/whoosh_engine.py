@@ -21,6 +21,7 @@ from whoosh.writing import PostingPool, SegmentWriter
 from vis_export.searchindex.cjk import WORD_PATTERN
 from vis_export.searchindex.documents import LONGEST_WORD, identifier_key, identifier_words
 from vis_export.searchindex.engines.whoosh_pickle import install, restricted
+from vis_export.searchindex.engines.whoosh_scoring import top_hits
 from vis_export.searchindex.guard import IndexFailure
 
 install()
@@ -167,6 +168,21 @@ def _lengths(searcher: Any, fieldname: str) -> list[int]:
     return lengths
 
 
+def _query(words: list[str], filters: dict[str, str], since: int | None, until: int | None) -> Any:
+    """The engines' question (``engines.Engine.search``) as a Whoosh query."""
+    clauses: list[Any] = []
+    for word in words:
+        ways = [q.Term("terms", identifier_key(word))]
+        for field, tokens in (("words", [token.text for token in WORDS(word)]), ("terms", identifier_words(word))):
+            if tokens and (field, tokens) != ("terms", [identifier_key(word)]):  # that way is the first
+                ways.append(q.And([q.Term(field, t) for t in tokens]))
+        clauses.append(q.Or(ways))
+    clauses += [q.Term(field, value) for field, value in filters.items()]
+    if since is not None or until is not None:
+        clauses.append(q.NumericRange("created_at", since, until))
+    return q.And(clauses) if clauses else q.Every()
+
+
 def _restricted(method: Callable[P, R]) -> Callable[P, R]:
     """Runs ``method`` with Whoosh's unpickling restricted (``whoosh_pickle``):
     opening or reading an index never runs code from its files."""
@@ -266,19 +282,12 @@ class WhooshEngine:
     def search(
         self, words: list[str], filters: dict[str, str], since: int | None, until: int | None, limit: int, offset: int
     ) -> list[tuple[float, dict[str, Any]]]:
-        clauses: list[Any] = []
-        for word in words:
-            ways = [q.Term("terms", identifier_key(word))]
-            for field, tokens in (("words", [token.text for token in WORDS(word)]), ("terms", identifier_words(word))):
-                if tokens and (field, tokens) != ("terms", [identifier_key(word)]):  # that way is the first
-                    ways.append(q.And([q.Term(field, t) for t in tokens]))
-            clauses.append(q.Or(ways))
-        clauses += [q.Term(field, value) for field, value in filters.items()]
-        if since is not None or until is not None:
-            clauses.append(q.NumericRange("created_at", since, until))
-        query = q.And(clauses) if clauses else q.Every()
-        hits = self._searcher().search(query, limit=offset + limit)
-        return [(float(hit.score or 0.0), dict(hit.fields())) for hit in hits[offset:]]
+        query = _query(words, filters, since, until)
+        searcher = self._searcher()
+        found = top_hits(searcher, query, offset + limit, _lengths)
+        if found is None:
+            found = [(hit.score, hit.docnum) for hit in searcher.search(query, limit=offset + limit)]
+        return [(float(score or 0.0), dict(searcher.stored_fields(docnum))) for score, docnum in found[offset:]]
 
     @_restricted
     def close(self) -> None:
