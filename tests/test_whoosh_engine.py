@@ -110,6 +110,7 @@ def test_a_job_larger_than_the_writers_memory_finds_the_same(tmp_path: Path, mon
 
 
 _VOCABULARY = ["parse", "config", "parse_config", "parseConfig", "server", "request", "cache", "the", "tests"]
+_LONE = "lonely"  # a word and a session of one document
 
 
 def _whoosh_with_deletions(folder: Path) -> WhooshEngine:
@@ -122,12 +123,14 @@ def _whoosh_with_deletions(folder: Path) -> WhooshEngine:
         documents = []
         for n in range(60):
             text = " ".join(_VOCABULARY[(n * k + commit) % len(_VOCABULARY)] for k in range(1 + n % 13))
+            text += f" {_LONE}" if (commit, n) == (2, 7) else ""
             key = f"s{commit}\x1fm\x1fb{n}"
             documents.append(
                 {"key": key, "session_id": f"s{commit}", "session_title": "", "message_id": "m", "block_id": f"b{n}"}
                 | {"role": ("user", "assistant")[n % 2], "block_type": ("prose", "code")[n % 3 == 0], "language": ""}
                 | {"created_at": n, "text": text, "terms": code_terms(text)}
             )
+        documents[7]["session_id"] = _LONE if commit == 2 else documents[7]["session_id"]
         if commit == 2:
             engine.delete_session("s1")
         engine.add(documents)
@@ -136,8 +139,8 @@ def _whoosh_with_deletions(folder: Path) -> WhooshEngine:
 
 
 @given(
-    st.lists(st.sampled_from(_VOCABULARY), min_size=1, max_size=3),
-    st.sampled_from([{}, {"role": "user"}, {"block_type": "code"}]),
+    st.lists(st.sampled_from([*_VOCABULARY, _LONE]), max_size=3),  # none: every document (a phrase's candidates)
+    st.sampled_from([{}, {"role": "user"}, {"block_type": "code"}, {"session_id": _LONE}]),
     st.integers(1, 200),
 )
 def test_the_top_hits_are_whooshs_exact_ranking(
@@ -168,8 +171,8 @@ def test_a_search_finds_the_best_hits(tmp_path: Path) -> None:
     engine = _whoosh_with_deletions(tmp_path)
     with restricted():
         searcher = engine._searcher()
-        for words in [*([word] for word in _VOCABULARY), *combinations(_VOCABULARY, 2)]:
-            for filters in ({}, {"role": "user"}, {"block_type": "code"}):
+        for words in [[], *([word] for word in [*_VOCABULARY, _LONE]), *combinations(_VOCABULARY, 2)]:
+            for filters in ({}, {"role": "user"}, {"block_type": "code"}, {"session_id": _LONE}):
                 every = searcher.search(_query(list(words), filters, None, None), limit=None)
                 best = sorted(((hit.score, hit["key"], hit.docnum) for hit in every), key=lambda h: (-h[0], h[2]))
                 found = engine.search(list(words), filters, None, None, 3, 0)

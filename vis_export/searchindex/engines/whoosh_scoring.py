@@ -112,8 +112,8 @@ def _leaf(matcher: Any, searcher: Any, lengths: Callable[[Any, str], list[int]])
         else:
             weights += block_weights[start:]
         matcher._next_block()
-    scorer = matcher.scorer
-    if type(scorer) is WeightScorer:
+    scorer = matcher._scorer if type(matcher) is ListMatcher else matcher.scorer
+    if scorer is None or type(scorer) is WeightScorer:  # the weight is the score
         return dict(zip(ids, weights, strict=True))
     if not isinstance(scorer, BM25FScorer):
         return None
