@@ -7,12 +7,14 @@ from __future__ import annotations
 import shutil
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import INPUT
 from hypothesis import given, strategies as st
 
 from vis_export import load
+from vis_export.model import Session
 from vis_export.searchindex import IndexFailure, index, search
 from vis_export.searchindex.directory import ENGINE_DATA
 from vis_export.searchindex.engines.whoosh_engine import (
@@ -87,10 +89,8 @@ def test_an_index_of_an_earlier_layout_is_refused(tmp_path: Path) -> None:
         )
 
 
-def test_a_job_larger_than_the_writers_memory_finds_the_same(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Postings beyond ``limitmb`` are sorted in runs on disk, read back through
-    the restricted unpickler (empty bytes among them: the language of prose)."""
-    from vis_export.searchindex.engines import whoosh_engine
+def _many_blocks() -> Session:
+    """A session of 400 blocks of 40 words of 70: postings of many blocks each."""
     from vis_export.sources.messages import session_document
 
     words = "parse config server request handler cache index query deploy tests".split()
@@ -99,7 +99,15 @@ def test_a_job_larger_than_the_writers_memory_finds_the_same(tmp_path: Path, mon
         for n in range(400)
     ]
     message = {"id": "m", "role": "user", "status": "completed", "created_at": 1, "content": blocks}
-    session = session_document({"id": "s", "messages": [message]}, "", "s").session
+    return session_document({"id": "s", "messages": [message]}, "", "s").session
+
+
+def test_a_job_larger_than_the_writers_memory_finds_the_same(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Postings beyond ``limitmb`` are sorted in runs on disk, read back through
+    the restricted unpickler (empty bytes among them: the language of prose)."""
+    from vis_export.searchindex.engines import whoosh_engine
+
+    session = _many_blocks()
     index([session], tmp_path / "memory", engine="whoosh")
     monkeypatch.setitem(whoosh_engine.WRITER, "limitmb", 1)  # 6,000 postings of 16,000 or so
     index([session], tmp_path / "runs", engine="whoosh")
@@ -178,3 +186,38 @@ def test_a_search_finds_the_best_hits(tmp_path: Path) -> None:
                 found = engine.search(list(words), filters, None, None, 3, 0)
                 assert [(score, doc["key"]) for score, doc in found] == [hit[:2] for hit in best[:3]], (words, filters)
     engine.close()
+
+
+def _written(folder: Path) -> list[Any]:
+    """Every term's statistics and each of its blocks as written: what a
+    segment's postings hold, whatever its files are named."""
+    engine = WhooshEngine(folder, writable=False)
+    found: list[Any] = []
+    with restricted():
+        reader = engine._searcher().reader()
+        for field, text in reader.all_terms():
+            info = reader.term_info(field, text)
+            statistics = ("weight", "doc_frequency", "min_length", "max_length", "max_weight", "min_id", "max_id")
+            postings, blocks = reader.postings(field, text), []
+            while postings.is_active():
+                postings._read_data()
+                header = (postings._blocklength, postings._maxid, postings._maxweight, postings._compression)
+                blocks.append((*header, postings._minlength, postings._maxlength, postings._data))
+                postings._next_block()
+            found.append((field, text, *(getattr(info, name)() for name in statistics), blocks))
+    engine.close()
+    return found
+
+
+def test_the_postings_written_are_whooshs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The writer's own loop over a segment's postings writes what Whoosh's
+    ``add_postings`` and ``add_posting`` write, block by block."""
+    from vis_export.searchindex.engines import whoosh_engine
+
+    sessions = [*load(INPUT), _many_blocks()]
+    index(sessions, tmp_path / "ours", engine="whoosh", reasoning="visible")
+    monkeypatch.setattr(whoosh_engine, "_add_postings", lambda writer, *args: type(writer).add_postings(writer, *args))
+    index(sessions, tmp_path / "whooshs", engine="whoosh", reasoning="visible")
+    ours = _written(tmp_path / "ours" / ENGINE_DATA)
+    assert max(len(term[-1]) for term in ours) > 2  # postings of several blocks
+    assert ours == _written(tmp_path / "whooshs" / ENGINE_DATA)

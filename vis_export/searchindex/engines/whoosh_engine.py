@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import re
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
@@ -17,6 +17,7 @@ from whoosh.lang import stemmer_for_language
 from whoosh.scoring import BM25F, BM25FScorer
 from whoosh.system import pack_uint
 from whoosh.writing import PostingPool, SegmentWriter
+from whoosh.codec.base import OutOfOrderError
 
 from vis_export.searchindex.cjk import WORD_PATTERN
 from vis_export.searchindex.documents import LONGEST_WORD, identifier_key, identifier_words
@@ -117,10 +118,58 @@ class _Pool(PostingPool):  # type: ignore[misc]
     add = SortingPool.add
 
 
+def _add_postings(writer: Any, schema: Schema, lengths: Any, items: Iterable[tuple[str, bytes, int, float, Any]]) -> None:
+    """``FieldWriter.add_postings`` for a new segment's sorted postings, with
+    ``W3PostingsWriter.add_posting``'s work in its loop: the same calls per
+    field and term and the same blocks written, without two method calls, a
+    length's lookup through a method and four type checks per posting (a
+    sixth of a job's time, profiled)."""
+    if not isinstance(lengths, _Lengths):  # postings merged from another segment: Whoosh's own way
+        type(writer).add_postings(writer, schema, lengths, items)
+        return
+    field = term = postings = known = None
+    for fieldname, btext, docnum, weight, value in items:
+        if fieldname != field:
+            if term is not None:
+                writer.finish_term()
+            if field is not None:
+                writer.finish_field()
+            writer.start_field(fieldname, schema[fieldname])
+            field, term, known = fieldname, None, lengths.lengths.get(fieldname)
+        if docnum == -1:  # a word for the spelling graph, which Whoosh skips too
+            continue
+        if btext != term:
+            if term is not None:
+                if btext < term:
+                    raise OutOfOrderError(f"Term {field}:{term!r} .. {fieldname}:{btext!r}")
+                writer.finish_term()
+            writer.start_term(btext)
+            term, postings = btext, writer._postwriter
+        if len(postings._ids) >= postings._blocklimit:
+            postings._write_block()
+        postings._ids.append(docnum)
+        postings._weights.append(weight)
+        if weight > postings._maxweight:
+            postings._maxweight = weight
+        if value:
+            postings._values.append(value)
+        length = 0 if known is None else known[docnum]
+        if length:
+            if postings._minlength is None or length < postings._minlength:
+                postings._minlength = length
+            if length > postings._maxlength:
+                postings._maxlength = length
+    if term is not None:
+        writer.finish_term()
+    if field is not None:
+        writer.finish_field()
+
+
 class _Writer(SegmentWriter):  # type: ignore[misc]
     def __init__(self, index: Any, limitmb: int):
         super().__init__(index, limitmb=limitmb)
         self.pool = _Pool(self._tempstorage, self.newsegment, limitmb)
+        self.fieldwriter.add_postings = functools.partial(_add_postings, self.fieldwriter)
 
     def per_document_reader(self) -> _Lengths:
         return _Lengths(super().per_document_reader(), self.schema)
