@@ -588,7 +588,10 @@ def test_a_snippet_shows_the_match_its_rule_chooses(query: str, text: str) -> No
     snippet = maker(text)
     assert snippet.text == "".join(
         [snippet.before]
-        + ["\n".join(f"**{x}**" if x else x for x in piece.split("\n")) if hit else piece for piece, hit in snippet.pieces]
+        + [
+            "\n".join(f"**{x}**" if x else x for x in piece.split("\n")) if hit else piece
+            for piece, hit in snippet.pieces
+        ]
         + [snippet.after]
     )
 

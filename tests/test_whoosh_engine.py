@@ -99,7 +99,9 @@ def _many_blocks() -> Session:
         for n in range(400)
     ]
     message = {"id": "m", "role": "user", "status": "completed", "created_at": 1, "content": blocks}
-    return session_document({"id": "s", "messages": [message]}, "", "s").session
+    session = session_document({"id": "s", "messages": [message]}, "", "s").session
+    assert session is not None
+    return session
 
 
 def test_a_job_larger_than_the_writers_memory_finds_the_same(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -164,7 +166,9 @@ def test_the_top_hits_are_whooshs_exact_ranking(
         assert searcher.reader().has_deletions()
         query = _query(words, filters, None, None)
         found = top_hits(searcher, query, limit, _lengths)
-        every = sorted(((hit.score, hit.docnum) for hit in searcher.search(query, limit=None)), key=lambda h: (-h[0], h[1]))
+        every = sorted(
+            ((hit.score, hit.docnum) for hit in searcher.search(query, limit=None)), key=lambda h: (-h[0], h[1])
+        )
         assert found == every[:limit]
     engine.close()
 

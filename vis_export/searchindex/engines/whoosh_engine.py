@@ -11,13 +11,13 @@ from typing import Any, ParamSpec, TypeVar
 
 from whoosh import index as whoosh_index, query as q
 from whoosh.analysis import LowercaseFilter, RegexTokenizer, SpaceSeparatedTokenizer, StemFilter, StopFilter
+from whoosh.codec.base import OutOfOrderError
 from whoosh.externalsort import SortingPool
 from whoosh.fields import ID, NUMERIC, STORED, TEXT, Schema
 from whoosh.lang import stemmer_for_language
 from whoosh.scoring import BM25F, BM25FScorer
 from whoosh.system import pack_uint
 from whoosh.writing import PostingPool, SegmentWriter
-from whoosh.codec.base import OutOfOrderError
 
 from vis_export.searchindex.cjk import WORD_PATTERN
 from vis_export.searchindex.documents import LONGEST_WORD, identifier_key, identifier_words
@@ -118,7 +118,9 @@ class _Pool(PostingPool):  # type: ignore[misc]
     add = SortingPool.add
 
 
-def _add_postings(writer: Any, schema: Schema, lengths: Any, items: Iterable[tuple[str, bytes, int, float, Any]]) -> None:
+def _add_postings(
+    writer: Any, schema: Schema, lengths: Any, items: Iterable[tuple[str, bytes, int, float, Any]]
+) -> None:
     """``FieldWriter.add_postings`` for a new segment's sorted postings, with
     ``W3PostingsWriter.add_posting``'s work in its loop: the same calls per
     field and term and the same blocks written, without two method calls, a
@@ -127,7 +129,10 @@ def _add_postings(writer: Any, schema: Schema, lengths: Any, items: Iterable[tup
     if not isinstance(lengths, _Lengths):  # postings merged from another segment: Whoosh's own way
         type(writer).add_postings(writer, schema, lengths, items)
         return
-    field = term = postings = known = None
+    field: str | None = None
+    term: bytes | None = None
+    known: list[int] | None = None
+    postings: Any = None  # the field writer's, of the term
     for fieldname, btext, docnum, weight, value in items:
         if fieldname != field:
             if term is not None:

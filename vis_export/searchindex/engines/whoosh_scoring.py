@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import heapq
 from array import array
-from itertools import accumulate, islice, repeat
 from collections.abc import Callable
+from itertools import accumulate, islice, repeat
 from typing import Any
 
 from whoosh.codec.whoosh3 import W3LeafMatcher
@@ -32,7 +32,10 @@ from whoosh.scoring import BM25FScorer, WeightScorer
 Scores = dict[int, float]
 
 
-def top_hits(searcher: Any, query: Any, limit: int, lengths: Callable[[Any, str], list[int]]) -> list[tuple[float, int]] | None:
+Lengths = Callable[[Any, str], list[int]]
+
+
+def top_hits(searcher: Any, query: Any, limit: int, lengths: Lengths) -> list[tuple[float, int]] | None:
     """``(score, document number)`` of the best ``limit`` matches of ``query``,
     as ``searcher.search(query, limit=limit)`` finds them, or ``None`` where its
     tree holds a matcher not known here. ``lengths(searcher, field)``: the
@@ -51,7 +54,7 @@ def top_hits(searcher: Any, query: Any, limit: int, lengths: Callable[[Any, str]
     return sorted(((score, docnum) for docnum, score in found.items()), key=lambda hit: (-hit[0], hit[1]))[:limit]
 
 
-def _scores(matcher: Any, searcher: Any, lengths: Callable[[Any, str], list[int]]) -> Scores | None:
+def _scores(matcher: Any, searcher: Any, lengths: Lengths) -> Scores | None:
     kind = type(matcher)
     if kind is W3LeafMatcher or kind is ListMatcher:
         return _leaf(matcher, searcher, lengths)
@@ -73,7 +76,7 @@ def _scores(matcher: Any, searcher: Any, lengths: Callable[[Any, str], list[int]
         for docnum, score in a.items():
             union[docnum] = score + b[docnum] if docnum in b else score
         return union
-    if kind is ArrayUnionMatcher and matcher._scored and matcher._boost == 1.0:  # Whoosh's union of many, or in a small index
+    if kind is ArrayUnionMatcher and matcher._scored and matcher._boost == 1.0:  # a union of many, or in a small index
         added: Scores = {}
         for sub in matcher._submatchers:  # each one's scores added in turn to the document's, from 0
             scores = _scores(sub, searcher, lengths)
@@ -90,7 +93,7 @@ def _f32(weight: float) -> float:
     return array("f", [weight])[0]
 
 
-def _leaf(matcher: Any, searcher: Any, lengths: Callable[[Any, str], list[int]]) -> Scores | None:
+def _leaf(matcher: Any, searcher: Any, lengths: Lengths) -> Scores | None:
     """A term's postings with their scores: ``BM25FScorer._score`` (Whoosh's
     ``bm25``, the same expression) or, for a field that is not scored, the weight."""
     ids: list[int] = []
@@ -122,7 +125,7 @@ def _leaf(matcher: Any, searcher: Any, lengths: Callable[[Any, str], list[int]])
     return {docnum: idf * ((tf * (K1 + 1)) / (tf + norms[docnum])) for docnum, tf in zip(ids, weights, strict=True)}
 
 
-def _norms(searcher: Any, field: str, scorer: BM25FScorer, lengths: Callable[[Any, str], list[int]]) -> list[float]:
+def _norms(searcher: Any, field: str, scorer: BM25FScorer, lengths: Lengths) -> list[float]:
     """``K1 * ((1 - B) + B * fl / avgfl)`` of ``bm25`` for each document's
     length ``fl`` of the field: the part of a score that is the document's,
     made once per searcher (kept with it, as its lengths are)."""
