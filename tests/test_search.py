@@ -555,6 +555,47 @@ def test_r2_a_first_copy_written_again_keeps_private_reasoning_out(
     assert found == [h.to_json() for h in search("", ordinary, limit=10_000)]
 
 
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.sampled_from(_QUERY_WORDS), min_size=1, max_size=4).map(" ".join),
+    st.lists(st.sampled_from(_SNIPPET_ALPHABET), max_size=80).map("".join)
+    | st.lists(st.sampled_from(_ASCII_ALPHABET), max_size=80).map("".join)
+    | st.lists(st.sampled_from([*_QUERY_WORDS, " ", ". "]), max_size=30).map("".join),  # on one line
+)
+def test_a_snippet_shows_the_match_its_rule_chooses(query: str, text: str) -> None:
+    """The match shown (its shortcuts for one word, and for a text of one line,
+    included) is the rule's: of the query's word or phrase the text holds fewest
+    times, on the line holding most of them, the first of equals; each match
+    marked line by line."""
+    from collections import Counter
+
+    from vis_export.searchindex.query import SnippetMaker, parse
+
+    parsed = parse(query)
+    maker = SnippetMaker(parsed.words, parsed.phrases)
+    pattern = maker._pattern(text)
+    matches = [m for m in pattern.finditer(text) if m.end() > m.start()] if pattern else []
+    chosen = maker._best_match(text)
+    if not matches:
+        assert chosen is None
+        return
+    counts = Counter(m.lastgroup for m in matches)
+    line = [text.count("\n", 0, m.start()) for m in matches]
+    on_line = {n: {m.lastgroup for m, at in zip(matches, line, strict=True) if at == n} for n in set(line)}
+    rare = [n for n, m in enumerate(matches) if counts[m.lastgroup] == min(counts.values())]
+    best = max(rare, key=lambda n: (len(on_line[line[n]]), -n))
+    assert chosen is not None and chosen.span() == matches[best].span()
+    snippet = maker(text)
+    assert snippet.text == "".join(
+        [snippet.before]
+        + [
+            "\n".join(f"**{x}**" if x else x for x in piece.split("\n")) if hit else piece
+            for piece, hit in snippet.pieces
+        ]
+        + [snippet.after]
+    )
+
+
 @settings(max_examples=examples(50), deadline=None)
 @given(st.integers(2, 400), st.data())
 def test_a_snippet_shows_the_line_of_the_rarest_query_word(lines: int, data: st.DataObject) -> None:

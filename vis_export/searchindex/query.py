@@ -151,7 +151,12 @@ class Snippet:
         never spans a line break) and the rest by ``plain``."""
         out = [self.before]
         for piece, match in self.pieces:
-            out.append("\n".join(mark(line) if line else line for line in piece.split("\n")) if match else plain(piece))
+            if not match:
+                out.append(plain(piece))
+            elif "\n" in piece:
+                out.append("\n".join(mark(line) if line else line for line in piece.split("\n")))
+            else:  # most matches: a word (no piece is empty)
+                out.append(mark(piece))
         out.append(self.after)
         return "".join(out)
 
@@ -225,7 +230,11 @@ class SnippetMaker:
         if not matches:
             return None
         counts = Counter(m.lastgroup for m in matches)
+        if len(counts) == 1:  # every match the rarest, each line holding one word: the first
+            return matches[0]
         fewest = min(counts.values())
+        if "\n" not in text:  # one line (prose as shown) holding them all: the first of the rarest
+            return next(m for m in matches if counts[m.lastgroup] == fewest)
         lines, line, searched = [], -1, 0  # the line of each match: where it starts, found walking forward
         for m in matches:
             line = max(line, text.rfind("\n", searched, m.start()))
