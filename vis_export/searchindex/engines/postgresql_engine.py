@@ -19,13 +19,14 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 from vis_export.searchindex.documents import analysed_words, identifier_key, identifier_words
 from vis_export.searchindex.engines import STORED
 from vis_export.searchindex.engines.postgresql_schema import connect, display, failures, prepare
+from vis_export.searchindex.engines.postgresql_text import each_string, restored, storable
 from vis_export.searchindex.engines.postgresql_vector import LEXEMES, Lexemes, Positions, positions
 from vis_export.searchindex.engines.postgresql_writer import Step, TransactionWriter
 from vis_export.searchindex.guard import IndexFailure
@@ -37,44 +38,9 @@ TSVECTOR_BYTES = (1 << 20) - 1024  # a tsvector's limit, less room for its heade
 _WORD_COST = 10  # bytes of a tsvector per word beyond the word's own, at most
 
 
-# PostgreSQL's text cannot hold NUL. Strings are stored with NUL as _ESCAPE "0"
-# and _ESCAPE (a noncharacter) as _ESCAPE "1": one to one, so ids stay distinct
-# and come back as they were, and a phrase's stored form occurs in a text's
-# stored form whenever the phrase occurs in the text (the search's exact check
-# on the texts as they were drops the rare converse).
-_ESCAPE = "\U0010fffe"
-_ESCAPED = re.compile(f"{_ESCAPE}([01])")
-
-
-def storable(text: str) -> str:
-    """A string as the database holds it."""
-    if _ESCAPE in text:
-        text = text.replace(_ESCAPE, _ESCAPE + "1")
-    return text.replace("\x00", _ESCAPE + "0") if "\x00" in text else text
-
-
-def restored(text: str) -> str:
-    """A string the database holds, as it was given."""
-    if _ESCAPE not in text:
-        return text
-    return _ESCAPED.sub(lambda escaped: "\x00" if escaped.group(1) == "0" else _ESCAPE, text)
-
-
 def like_literal(text: str) -> str:
     """``text`` as a ``LIKE`` pattern that matches exactly it (escape ``\\``)."""
     return _LIKE_SPECIAL.sub(lambda special: "\\" + special.group(), text)
-
-
-def each_string(value: Any, change: Callable[[str], str]) -> Any:
-    """A JSON value with ``change`` made to every string in it, keys too
-    (``storable`` or ``restored``: ``jsonb`` cannot hold NUL either)."""
-    if isinstance(value, str):
-        return change(value)
-    if isinstance(value, dict):
-        return {change(key): each_string(item, change) for key, item in value.items()}
-    if isinstance(value, list):
-        return [each_string(item, change) for item in value]
-    return value
 
 
 def tsvector_words(words: set[str]) -> tuple[str, list[str]]:
