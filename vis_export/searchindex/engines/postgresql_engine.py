@@ -86,7 +86,7 @@ def words_of(text: str) -> tuple[str | Positions, int, list[str]]:
     if len(" ".join(distinct)) * 4 + _WORD_COST * len(distinct) + 2 * len(words) >= TSVECTOR_BYTES:
         kept, parts = tsvector_words(distinct)
         return kept, NO_POSITIONS, parts
-    return positions(words), POSITIONS if len(words) < _FEWEST_CAPPED else CHECKED_POSITIONS, []
+    return positions(words, distinct), POSITIONS if len(words) < _FEWEST_CAPPED else CHECKED_POSITIONS, []
 
 
 def lock_timeout(wait: float) -> int:

@@ -45,16 +45,15 @@ class Positions(NamedTuple):
     at: list[str]
 
 
-def positions(words: list[str]) -> Positions:
-    """Each distinct word's positions, by one sort of the positions by word (in
-    C: a loop over the words in Python cost twice as much), which groups them
-    in the order of the sorted distinct words."""
-    distinct = sorted(set(words))
+def positions(words: list[str], distinct: set[str]) -> Positions:
+    """Each distinct word's positions (``distinct``: the words, each once), by
+    one sort of the positions by word (in C: a loop over the words in Python
+    cost twice as much), which groups them in the order of the sorted words."""
     if len(words) >= LAST_POSITION:  # beyond what a tsvector counts: no positions are kept
-        return Positions(words, distinct, [])
+        return Positions(words, sorted(distinct), [])
     order = sorted(range(len(words)), key=words.__getitem__)
     at = [",".join(map(_POSITIONS.__getitem__, group)) for _, group in groupby(order, words.__getitem__)]
-    return Positions(words, distinct, at)
+    return Positions(words, sorted(distinct), at)
 
 
 class Lexemes:
