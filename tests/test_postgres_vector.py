@@ -76,3 +76,16 @@ def test_an_index_holds_the_servers_vectors(database: str) -> None:
         for text, vector, positional in stored:
             _, kind, _ = words_of(text)
             assert (vector, positional) == _server_vector(connection, " ".join(analysed_words(text)), kind)
+
+
+def test_rows_are_stored_in_the_order_given(database: str) -> None:
+    """Blocks given a tsvector and blocks the server analyses, alternating, are
+    stored in their order, as before: a query ranks the first matches its plan
+    meets, in the table's order."""
+    texts = ["plain words", "half ½", "more plain words", "① first", "last plain"]  # ½, ①: not one lexeme
+    blocks = [{"type": "code", "language": "text", "text": text} for text in texts]
+    index([session_of({"id": "s", "messages": [message_of(*blocks, role="user", created_at=1)]}, "")], database)
+    _close_databases()
+    with psycopg.connect(database, autocommit=True) as connection:
+        stored = [row[0] for row in connection.execute("SELECT text FROM vis_blocks ORDER BY ctid")]
+    assert stored == texts

@@ -21,6 +21,7 @@ import math
 import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from itertools import groupby
 from typing import Any
 
 from vis_export.searchindex.documents import analysed_words, identifier_key, identifier_words
@@ -150,16 +151,21 @@ _DELETE = (
 _STAGE = (
     "CREATE TEMPORARY TABLE vis_stage ("
     + ", ".join(f"{name} {'bigint' if name == 'created_at' else 'text'}" for name in STORED)
-    + ", terms text[], words text, positions smallint, parts text[], vector tsvector, positional boolean)"
+    + ", terms text[], words text, positions smallint, parts text[], vector tsvector, positional boolean, n int)"
     " ON COMMIT DELETE ROWS"
 )
-# Rows given a tsvector, then rows whose words the server analyses.
+# Rows given a tsvector, and rows whose words the server analyses (``vis_words``
+# costs even on no words: called only for these), in the order given (``n``):
+# rows are stored in the same order as before, and so met by a query's plan
+# in the same order (see ``phrase_search``).
 _FROM_STAGE = (
-    f"INSERT INTO vis_blocks ({_COLUMNS}, terms, words, positional) "
-    f"SELECT {_COLUMNS}, terms, vector, positional FROM vis_stage WHERE vector IS NOT NULL",
     f"INSERT INTO vis_blocks ({_COLUMNS}, terms, words, positional, more_words) "
-    f"SELECT {_COLUMNS}, terms, w.vector, w.positional, w.more "
-    "FROM vis_stage, LATERAL vis_words(words, positions, parts) AS w WHERE vis_stage.vector IS NULL",
+    f"SELECT {_COLUMNS}, terms, vector, positional, more FROM ("
+    f"SELECT n, {_COLUMNS}, terms, vector, positional, '{{}}'::text[] AS more FROM vis_stage "
+    "WHERE vector IS NOT NULL UNION ALL "
+    f"SELECT n, {', '.join(f'vis_stage.{name}' for name in STORED)}, terms, w.vector, w.positional, w.more "
+    "FROM vis_stage, LATERAL vis_words(words, positions, parts) AS w WHERE vis_stage.vector IS NULL"
+    ") AS given ORDER BY n"
 )
 
 
@@ -247,17 +253,20 @@ class PostgresEngine:
     def _insert(self, rows: list[tuple[Any, ...]]) -> None:
         with failures(self.uri, self.command), self.connection.cursor() as cursor:
             made = [(row, self._vector(row)) for row in rows]
-            if not self._staged:
-                cursor.executemany(_INSERT_VECTOR, [(*row[:-3], *vector) for row, vector in made if vector])
-                cursor.executemany(_INSERT, [self._words(row) for row, vector in made if not vector])
+            if not self._staged:  # each run of rows of one kind, in order
+                for given, run in groupby(made, lambda pair: pair[1] is not None):
+                    if given:
+                        cursor.executemany(_INSERT_VECTOR, [(*row[:-3], *vector) for row, vector in run if vector])
+                    else:
+                        cursor.executemany(_INSERT, [self._words(row) for row, _ in run])
                 return
             if self._stage_holds:  # a second batch in one transaction
-                for statement in _FROM_STAGE:
-                    cursor.execute(statement)
+                cursor.execute(_FROM_STAGE)
                 cursor.execute("DELETE FROM vis_stage")
             with cursor.copy("COPY vis_stage FROM STDIN") as copy:
-                for row, vector in made:
-                    copy.write_row((*row[:-3], None, None, [], *vector) if vector else (*self._words(row), None, None))
+                for n, (row, vector) in enumerate(made):
+                    staged = (*row[:-3], None, None, [], *vector) if vector else (*self._words(row), None, None)
+                    copy.write_row((*staged, n))
             self._stage_holds = True
 
     def _vector(self, row: tuple[Any, ...]) -> tuple[str, bool] | None:
@@ -358,8 +367,7 @@ class PostgresEngine:
         """The staged rows, the records and the commit, sent at once."""
         with failures(self.uri, self.command), pipelined(self.connection), self.connection.cursor() as cursor:
             if self._stage_holds:
-                for statement in _FROM_STAGE:
-                    cursor.execute(statement)
+                cursor.execute(_FROM_STAGE)
             for sessions, entries, gone in records:
                 cursor.executemany(_RECORD_SESSION, sessions)
                 cursor.executemany(_RECORD_FILE, entries)
