@@ -34,6 +34,21 @@ class Server:
     port: int
     user: str = USER
     password: str = PASSWORD
+    data: Path | None = None  # the cluster's folder
+
+    def cpu(self) -> float:
+        """CPU-seconds the server has used since it started: the postmaster's,
+        its ended processes' (each connection's backend) and its live ones'
+        (background workers, connections still open), from ``/proc``."""
+        assert self.data is not None
+        postmaster = (self.data / "postmaster.pid").read_text().split()[0]
+        # /proc/PID/stat after the name: state, parent, ..., then user, system, ended children's user, system
+        ticks = sum(map(int, _stat(Path("/proc", postmaster, "stat"))[11:15]))
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            fields = _stat(stat)
+            if fields[1:2] == [postmaster]:
+                ticks += int(fields[11]) + int(fields[12])
+        return ticks / os.sysconf("SC_CLK_TCK")
 
     def uri(self, database: str = "postgres", user: str | None = None, password: str | None = None) -> str:
         return f"postgresql://{user or self.user}:{password or self.password}@127.0.0.1:{self.port}/{database}"
@@ -79,6 +94,14 @@ def unavailable() -> str | None:
     return None
 
 
+def _stat(path: Path) -> list[str]:
+    """A process's ``stat`` fields after its name (none when it has ended)."""
+    try:
+        return path.read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return []
+
+
 def _free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -122,7 +145,7 @@ def running(kept: Path | None = None) -> Iterator[Server]:
             capture_output=True,
             timeout=120,
         )
-        yield Server(binaries, port)
+        yield Server(binaries, port, data=data)
     finally:
         subprocess.run(
             [*prefix, str(binaries / "pg_ctl"), "-D", str(data), "-m", "fast" if kept else "immediate", "-w", "stop"],

@@ -248,6 +248,72 @@ def test_a_named_source_folder_that_is_gone_prunes_nothing(database: str, tmp_pa
     assert sorted(_copies(database)) == ["s000", "s001", "s002", "s003"]
 
 
+def _rerun_without_psycopg(*args: str) -> tuple[list[str], list[str]]:
+    """``vis-export ARGS`` in a process of its own: its lines on standard error,
+    and the psycopg modules it imported."""
+    code = (
+        "import runpy, sys\n"
+        f"sys.argv = ['vis-export', *{list(args)!r}]\n"
+        "try:\n    runpy.run_module('vis_export', run_name='__main__')\n"
+        "finally:\n    print(sorted(m for m in sys.modules if m.startswith('psycopg')), file=sys.stderr)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    *lines, imported = done.stderr.splitlines()
+    return lines, json.loads(imported.replace("'", '"'))
+
+
+def test_an_unchanged_rerun_is_one_question_without_psycopg(database: str, tmp_path: Path) -> None:
+    """Issue 23/26: importing psycopg was more than half of a no-op rerun's CPU."""
+    sources = _sources(tmp_path / "sources", range(3))
+    time.sleep(2.1)  # stamps older than a clock tick (``sources.stamp``), as a later rerun finds them
+    assert cli("index", str(sources), "--index", database).returncode == 0
+    lines, imported = _rerun_without_psycopg("index", str(sources), "--index", database)
+    assert (lines, imported) == (["0 added, 0 updated, 3 unchanged"], [])
+    lines, imported = _rerun_without_psycopg("index", str(sources), "--index", database, "--prune")
+    assert (lines, imported) == (["0 added, 0 updated, 3 unchanged"], [])
+
+
+def test_a_rerun_sees_a_session_another_job_changed(database: str, tmp_path: Path) -> None:
+    """The index's truth is the server's: another origin's job wrote its own
+    copy of one session; the rerun of the first origin writes its copy again."""
+    sources = _sources(tmp_path / "sources", range(3))
+    time.sleep(2.1)
+    assert cli("index", str(sources), "--index", database, "--origin", "laptop").returncode == 0
+    other = tmp_path / "other" / "s001.json"
+    other.parent.mkdir()
+    other.write_text((sources / "s001.json").read_text().replace("Parse the config", "Parse the zanzibar"))
+    assert cli("index", str(other), "--index", database, "--origin", "server").returncode == 0
+    assert [hit.session_id for hit in search("zanzibar", database)] != []
+    again = cli("index", str(sources), "--index", database, "--origin", "laptop")
+    assert again.stderr.strip() == "0 added, 1 updated, 2 unchanged", again.stderr
+    assert search("zanzibar", database) == []
+
+
+def test_a_rerun_prunes_the_session_of_a_file_gone(database: str, tmp_path: Path) -> None:
+    sources = _sources(tmp_path / "sources", range(3))
+    time.sleep(2.1)
+    assert cli("index", str(sources), "--index", database, "--prune").returncode == 0
+    (sources / "s002.json").unlink()
+    again = cli("index", str(sources), "--index", database, "--prune")
+    assert again.stderr.strip() == "0 added, 0 updated, 2 unchanged, 1 removed", again.stderr
+    assert sorted(_copies(database)) == ["s000", "s001"]
+
+
+def test_a_read_only_role_cannot_rerun_over_unchanged_files(
+    database: str, postgres_server: Server, tmp_path: Path
+) -> None:
+    """The question before the job asks the job's privileges too: the answer is the job's."""
+    sources = _sources(tmp_path / "sources", range(2))
+    time.sleep(2.1)
+    assert cli("index", str(sources), "--index", database, "--origin", "laptop").returncode == 0
+    postgres_server.sql(
+        "DROP ROLE IF EXISTS reader2; CREATE ROLE reader2 LOGIN PASSWORD 'reader-pw'; GRANT pg_read_all_data TO reader2"
+    )
+    reader = postgres_server.uri(database.rsplit("/", 1)[1], user="reader2", password="reader-pw")
+    refused = cli("index", str(sources), "--index", reader, "--origin", "laptop")
+    assert refused.returncode == 1 and "this role may only read the index" in refused.stderr, refused.stderr
+
+
 def _copies(database: str) -> dict[str, int]:
     hits = search("", database, limit=100_000)
     counts: dict[str, int] = {}
@@ -561,7 +627,7 @@ def test_phrases_are_checked_by_the_server_with_a_trigram_index_when_there_is_on
 
 @given(st.text(alphabet=st.sampled_from("ab\x00\U0010fffe01")), st.text(alphabet=st.sampled_from("ab\x00\U0010fffe01")))
 def test_strings_are_stored_one_to_one_and_keep_their_phrases(text: str, phrase: str) -> None:
-    from vis_export.searchindex.engines.postgresql_engine import restored, storable
+    from vis_export.searchindex.engines.postgresql_text import restored, storable
 
     assert "\x00" not in storable(text) and restored(storable(text)) == text
     assert phrase not in text or storable(phrase) in storable(text)

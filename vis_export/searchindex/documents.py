@@ -61,8 +61,14 @@ def analysed_words(text: str) -> list[str]:
     terms), lowercase, none longer than ``LONGEST_WORD``; the
     engine stems them (Snowball English). Engines whose library splits words
     its own way (PostgreSQL's parser keeps ``example.com`` whole) are given these.
-    An ASCII text is split by one ``translate`` (``distinct_analysed_words``)."""
-    words = text.translate(_ASCII_WORDS).split() if text.isascii() else map(str.lower, _ANALYSED_WORD.findall(text))
+    An ASCII text is split by one ``translate`` (``distinct_analysed_words``),
+    and its words are measured in C: a text rarely holds a word too long."""
+    if text.isascii():
+        words = text.translate(_ASCII_WORDS).split()
+    else:
+        words = [word.lower() for word in _ANALYSED_WORD.findall(text)]
+    if max(map(len, words), default=0) <= LONGEST_WORD:
+        return words
     return [word for word in words if len(word) <= LONGEST_WORD]
 
 

@@ -179,6 +179,11 @@ def index_sessions(
     if placement is None:
         placement = Placement([place for batch in batches for place in (batch.folder, batch.key) if place])
     target.check(placement)
+    files = _recorded(batches, settings.redaction)
+    if files is not None:
+        unchanged = target.unchanged(engine, files, settings.prune)
+        if unchanged is not None:  # nothing to do: the index has every file as it is
+            return IndexCounts(unchanged=unchanged)
     if elsewhere is not None and not threads:
         threads = 1  # the workers have the cores: one thread writes as fast here, with less merging
     with target.writing(engine, wait, threads) as (store, manifest):
@@ -193,6 +198,34 @@ def index_sessions(
             job.prune()
         job.commit()
         return job.counts
+
+
+def _recorded(batches: list[Batch], redaction: Redaction | None) -> list[tuple[str, Any]] | None:
+    """Each batch's file as the manifest records it (key, stamp), or ``None``
+    when some batch is not a file with a stamp (and so is read in any case)."""
+    files = [
+        (_key(b.key, redaction), _stamp(b.stamp, redaction))
+        for b in batches
+        if b.key is not None and b.stamp is not None
+    ]
+    return files if len(files) == len(batches) else None
+
+
+def _stamp(stamp: list[int] | None, redaction: Redaction | None) -> Any:
+    """A file's stamp as the manifest keeps it: with redaction, beside its
+    rules, so a file indexed under other rules (or none) is read again."""
+    if redaction is None or stamp is None:
+        return stamp
+    return [stamp, redaction.describe()]
+
+
+def _key(key: str, redaction: Redaction | None) -> str:
+    """A file as the manifest names it: the index is an output (R8)."""
+    if redaction is None:
+        return key
+    from vis_export.redaction.view import manifest_path
+
+    return manifest_path(key, redaction)
 
 
 class _Job:
@@ -235,19 +268,10 @@ class _Job:
         )
 
     def stamp(self, batch: Batch) -> Any:
-        """The file's stamp as the manifest keeps it: with redaction, beside its
-        rules, so a file indexed under other rules (or none) is read again."""
-        if self.redaction is None or batch.stamp is None:
-            return batch.stamp
-        return [batch.stamp, self.redaction.describe()]
+        return _stamp(batch.stamp, self.redaction)
 
     def key(self, key: str) -> str:
-        """A file as the manifest names it: the index is an output (R8)."""
-        if self.redaction is None:
-            return key
-        from vis_export.redaction.view import manifest_path
-
-        return manifest_path(key, self.redaction)
+        return _key(key, self.redaction)
 
     def entry(self, batch: Batch) -> dict[str, Any] | None:
         entry: dict[str, Any] | None = self.manifest["files"].get(self.key(batch.key)) if batch.key else None

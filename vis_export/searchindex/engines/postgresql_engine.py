@@ -19,13 +19,16 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from itertools import groupby
 from typing import Any
 
 from vis_export.searchindex.documents import analysed_words, identifier_key, identifier_words
 from vis_export.searchindex.engines import STORED
 from vis_export.searchindex.engines.postgresql_schema import connect, display, failures, prepare
+from vis_export.searchindex.engines.postgresql_text import each_string, restored, storable
+from vis_export.searchindex.engines.postgresql_vector import LEXEMES, Lexemes, Positions, positions
 from vis_export.searchindex.engines.postgresql_writer import Step, TransactionWriter
 from vis_export.searchindex.guard import IndexFailure
 from vis_export.searchindex.query import inner_runs
@@ -36,44 +39,9 @@ TSVECTOR_BYTES = (1 << 20) - 1024  # a tsvector's limit, less room for its heade
 _WORD_COST = 10  # bytes of a tsvector per word beyond the word's own, at most
 
 
-# PostgreSQL's text cannot hold NUL. Strings are stored with NUL as _ESCAPE "0"
-# and _ESCAPE (a noncharacter) as _ESCAPE "1": one to one, so ids stay distinct
-# and come back as they were, and a phrase's stored form occurs in a text's
-# stored form whenever the phrase occurs in the text (the search's exact check
-# on the texts as they were drops the rare converse).
-_ESCAPE = "\U0010fffe"
-_ESCAPED = re.compile(f"{_ESCAPE}([01])")
-
-
-def storable(text: str) -> str:
-    """A string as the database holds it."""
-    if _ESCAPE in text:
-        text = text.replace(_ESCAPE, _ESCAPE + "1")
-    return text.replace("\x00", _ESCAPE + "0") if "\x00" in text else text
-
-
-def restored(text: str) -> str:
-    """A string the database holds, as it was given."""
-    if _ESCAPE not in text:
-        return text
-    return _ESCAPED.sub(lambda escaped: "\x00" if escaped.group(1) == "0" else _ESCAPE, text)
-
-
 def like_literal(text: str) -> str:
     """``text`` as a ``LIKE`` pattern that matches exactly it (escape ``\\``)."""
     return _LIKE_SPECIAL.sub(lambda special: "\\" + special.group(), text)
-
-
-def each_string(value: Any, change: Callable[[str], str]) -> Any:
-    """A JSON value with ``change`` made to every string in it, keys too
-    (``storable`` or ``restored``: ``jsonb`` cannot hold NUL either)."""
-    if isinstance(value, str):
-        return change(value)
-    if isinstance(value, dict):
-        return {change(key): each_string(item, change) for key, item in value.items()}
-    if isinstance(value, list):
-        return [each_string(item, change) for item in value]
-    return value
 
 
 def tsvector_words(words: set[str]) -> tuple[str, list[str]]:
@@ -106,19 +74,20 @@ NO_POSITIONS, POSITIONS, CHECKED_POSITIONS = 0, 1, 2
 _FEWEST_CAPPED = 255
 
 
-def words_of(text: str) -> tuple[str, int, list[str]]:
+def words_of(text: str) -> tuple[str | Positions, int, list[str]]:
     """A block's words for ``vis_words``: in order, with positions (phrases are
     narrowed by their words side by side), when they fit in a tsvector
-    (``TSVECTOR_BYTES``, two more bytes per position); else each once, without
-    positions, and all of them in parts when even that does not fit
-    (``tsvector_words``). A text of fewer words than a tsvector caps holds exact
-    positions; the server checks a longer one's."""
+    (``TSVECTOR_BYTES``, two more bytes per position), as ``Positions`` (which
+    the writer makes a tsvector of where it can, ``postgresql_vector``); else
+    each once, without positions, and all of them in parts when even that does
+    not fit (``tsvector_words``). A text of fewer words than a tsvector caps
+    holds exact positions; a longer one's are checked."""
     words = analysed_words(text)
     distinct = set(words)
     if len(" ".join(distinct)) * 4 + _WORD_COST * len(distinct) + 2 * len(words) >= TSVECTOR_BYTES:
         kept, parts = tsvector_words(distinct)
         return kept, NO_POSITIONS, parts
-    return " ".join(words), POSITIONS if len(words) < _FEWEST_CAPPED else CHECKED_POSITIONS, []
+    return positions(words, distinct), POSITIONS if len(words) < _FEWEST_CAPPED else CHECKED_POSITIONS, []
 
 
 def lock_timeout(wait: float) -> int:
@@ -164,6 +133,10 @@ _INSERT = (
     f"INSERT INTO vis_blocks ({_COLUMNS}, terms, words, positional, more_words) "
     f"SELECT {', '.join(['%s'] * len(STORED))}, %s, w.vector, w.positional, w.more FROM vis_words(%s, %s, %s) AS w"
 )
+_INSERT_VECTOR = (  # a block whose tsvector the writer made (``postgresql_vector``)
+    f"INSERT INTO vis_blocks ({_COLUMNS}, terms, words, positional) "
+    f"VALUES ({', '.join(['%s'] * len(STORED))}, %s, %s::tsvector, %s)"
+)
 # A session's transaction is a few round trips (lock and delete; copy; the rest
 # and commit), since the writer thread waits for the GIL after each one (up to
 # ``sys.getswitchinterval()`` while the job analyses text): with a dozen round
@@ -178,12 +151,21 @@ _DELETE = (
 _STAGE = (
     "CREATE TEMPORARY TABLE vis_stage ("
     + ", ".join(f"{name} {'bigint' if name == 'created_at' else 'text'}" for name in STORED)
-    + ", terms text[], words text, positions smallint, parts text[]) ON COMMIT DELETE ROWS"
+    + ", terms text[], words text, positions smallint, parts text[], vector tsvector, positional boolean, n int)"
+    " ON COMMIT DELETE ROWS"
 )
+# Rows given a tsvector, and rows whose words the server analyses (``vis_words``
+# costs even on no words: called only for these), in the order given (``n``):
+# rows are stored in the same order as before, and so met by a query's plan
+# in the same order (see ``phrase_search``).
 _FROM_STAGE = (
     f"INSERT INTO vis_blocks ({_COLUMNS}, terms, words, positional, more_words) "
-    f"SELECT {_COLUMNS}, terms, w.vector, w.positional, w.more "
-    "FROM vis_stage, LATERAL vis_words(words, positions, parts) AS w"
+    f"SELECT {_COLUMNS}, terms, vector, positional, more FROM ("
+    f"SELECT n, {_COLUMNS}, terms, vector, positional, '{{}}'::text[] AS more FROM vis_stage "
+    "WHERE vector IS NOT NULL UNION ALL "
+    f"SELECT n, {', '.join(f'vis_stage.{name}' for name in STORED)}, terms, w.vector, w.positional, w.more "
+    "FROM vis_stage, LATERAL vis_words(words, positions, parts) AS w WHERE vis_stage.vector IS NULL"
+    ") AS given ORDER BY n"
 )
 
 
@@ -209,6 +191,8 @@ class PostgresEngine:
         self._records: list[Records] = []  # what it records, written with its commit
         self._writer: TransactionWriter | None = None
         self._changed = False  # whether the job added or removed any block
+        self._lexemes = Lexemes()  # the writer's, see ``postgresql_vector``
+        self._learning: set[str] = set()  # the words of the transaction being made, for the writer to learn
         self._staged = False  # whether rows are copied through vis_stage (see _stage)
         self._stage_holds = False  # whether vis_stage holds rows (until the commit empties it)
         try:
@@ -260,28 +244,51 @@ class PostgresEngine:
             )
             for document in documents
         ]
+        for row in rows:
+            if isinstance(row[-3], Positions):
+                self._learning.update(row[-3].distinct)
         self._steps.append(lambda: self._insert(rows))
         self._changed = True
 
     def _insert(self, rows: list[tuple[Any, ...]]) -> None:
         with failures(self.uri, self.command), self.connection.cursor() as cursor:
-            if not self._staged:
-                cursor.executemany(_INSERT, rows)
+            made = [(row, self._vector(row)) for row in rows]
+            if not self._staged:  # each run of rows of one kind, in order
+                for given, run in groupby(made, lambda pair: pair[1] is not None):
+                    if given:
+                        cursor.executemany(_INSERT_VECTOR, [(*row[:-3], *vector) for row, vector in run if vector])
+                    else:
+                        cursor.executemany(_INSERT, [self._words(row) for row, _ in run])
                 return
             if self._stage_holds:  # a second batch in one transaction
                 cursor.execute(_FROM_STAGE)
                 cursor.execute("DELETE FROM vis_stage")
             with cursor.copy("COPY vis_stage FROM STDIN") as copy:
-                for row in rows:
-                    copy.write_row(row)
+                for n, (row, vector) in enumerate(made):
+                    staged = (*row[:-3], None, None, [], *vector) if vector else (*self._words(row), None, None)
+                    copy.write_row((*staged, n))
             self._stage_holds = True
+
+    def _vector(self, row: tuple[Any, ...]) -> tuple[str, bool] | None:
+        """A row's tsvector made here, and whether it keeps positions; ``None``
+        where the server analyses its words (a word not one lexeme, or not
+        learnt: the session's words are learnt as it is deleted, ``_delete``)."""
+        words, kind = row[-3], row[-2]
+        return self._lexemes.vector(words, kind == CHECKED_POSITIONS) if isinstance(words, Positions) else None
+
+    @staticmethod
+    def _words(row: tuple[Any, ...]) -> tuple[Any, ...]:
+        """A row as ``vis_words`` takes it: its words as one text."""
+        words = row[-3]
+        return (*row[:-3], " ".join(words.every) if isinstance(words, Positions) else words, *row[-2:])
 
     def delete_session(self, session_id: str) -> None:
         session_id = storable(session_id)
-        self._steps.append(lambda: self._delete(session_id))
+        learning = self._learning  # filled by the adds that follow, before the transaction is handed over
+        self._steps.append(lambda: self._delete(session_id, learning))
         self._changed = True
 
-    def _delete(self, session_id: str) -> None:
+    def _delete(self, session_id: str, learning: set[str]) -> None:
         """Starts the session's transaction: its locks first, then its old rows go.
 
         The job's own lock on the session comes first, without a time limit: a
@@ -294,12 +301,16 @@ class PostgresEngine:
         growing, an index page), and jobs on disjoint sessions would fail each
         other. The DELETE, a statement after the lock, sees every copy a job
         that held the lock committed. (The two locks are in the two key spaces
-        of advisory locks, which never meet.)"""
+        of advisory locks, which never meet.) The lexemes of the session's
+        words the writer has not met are asked in the same round trip."""
         from psycopg.errors import LockNotAvailable
 
-        with failures(self.uri, self.command):
+        unknown = self._lexemes.unknown(learning)
+        with failures(self.uri, self.command), self.connection.cursor() as lookup:
             try:
                 with pipelined(self.connection):
+                    if unknown:
+                        lookup.execute(LEXEMES, (unknown,))
                     self.connection.execute(
                         "SELECT pg_advisory_xact_lock(hashtext(%s), hashtext(%s))", (self.job, session_id)
                     )
@@ -312,6 +323,8 @@ class PostgresEngine:
                     f"{self.command}: {display(self.uri)}: another index job is writing session "
                     f"{restored(session_id)!r} (waited {self.wait:g} s; see --wait)"
                 ) from None
+            if unknown:
+                self._lexemes.learn(lookup.fetchall())
 
     def record(self, digests: dict[str, str], origin: str, files: dict[str, Any], files_gone: set[str]) -> None:
         """What the job knows now, written with the blocks it describes when the
@@ -347,6 +360,7 @@ class PostgresEngine:
             return
         records, self._records = self._records, []
         steps, self._steps = [*self._steps, lambda: self._commit(records)], []
+        self._learning = set()
         self._writer.submit(steps)
 
     def _commit(self, records: list[Records]) -> None:
