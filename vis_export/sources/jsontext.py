@@ -272,6 +272,19 @@ def _whole_lines(text: str, lines: list[str]) -> list[Any] | None:
     return values
 
 
+def parse_quickly(text: str) -> Any:
+    """``parse(text)`` for a short JSON text held in a value (a Codex call's
+    ``arguments``), read by the compiled parser where that is certainly the same
+    value, as ``parse_lines`` judges a line: no escaped colon, brackets too few to
+    near the recursion limit or the memory budget, and no key given twice (the
+    colon count). Anything else is ``parse``'s, problems and duplicate keys included."""
+    if not _COLON_ESCAPE_TEXT.search(text) and text.count("[") + text.count("{") < sys.getrecursionlimit() // 2:
+        value = _quick(text)
+        if value is not UNSURE and text.count(":") == _ENCODED.encode(value).count(b":"):
+            return value
+    return parse(text)
+
+
 def _quick(line: str) -> Any:
     try:
         return _COMPILED.decode(line)
