@@ -44,10 +44,14 @@ _NOTICE_TEXT = re.compile(
 
 def is_claude_code(values: list[Any]) -> bool:
     """Entries of a Claude Code session: some a user or assistant entry holding a message, none a Vis message."""
-    entries = [v for v in values if isinstance(v, dict)]
-    return not any("role" in v for v in entries) and any(
-        v.get("type") in CONVERSATION and isinstance(v.get("message"), dict) for v in entries
-    )
+    found = False
+    for value in values:  # one pass, no list: a transcript has thousands of entries
+        if isinstance(value, dict):
+            if "role" in value:
+                return False
+            if not found and value.get("type") in CONVERSATION and isinstance(value.get("message"), dict):
+                found = True
+    return found
 
 
 def claude_code(lines: list[tuple[int, Any]], source: str, default_id: str, lenient: bool) -> list[LoadResult]:
