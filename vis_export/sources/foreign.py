@@ -401,13 +401,10 @@ class Transcript:
         for (index, _), message in sorted(orphans, key=lambda found: found[0], reverse=True):
             self.messages.insert(index, message)  # the last first, so each index still means what it did
         problems: list[Problem] = []
-        built: list[Message] = []
+        at_once = _in_one_pass(self.messages)
+        built: list[Message] = at_once if at_once is not None else []
         refused: list[Problem] = []
-        for index, value in enumerate(self.messages):
-            one = _in_one_pass(value)
-            if one is not None:
-                built.append(one)
-                continue
+        for index, value in enumerate(self.messages if at_once is None else ()):
             found: list[Problem] = []
             check_message(value, ("messages", index), found)
             if not found:
@@ -434,20 +431,22 @@ class Transcript:
         return LoadResult(self.source, session, tuple(problems + refused))
 
 
-def _in_one_pass(message: dict[str, Any]) -> Message | None:
-    """``message`` checked and built in one pass (``sources.trusted``: what the check
-    and the model make, each container visited once), or ``None`` when that pass
-    cannot vouch for it. The pass freezes in place, so a message it gave up on is
-    first given back its lists and maps, for the detailed check to say what is wrong."""
-    content = message["content"]
+def _in_one_pass(messages: list[dict[str, Any]]) -> list[Message] | None:
+    """``messages`` checked and built in one pass (``sources.trusted``: what the check
+    and the model make, each container visited once), in one call (a call for each of a
+    transcript's hundreds of messages added a tenth to building them), or ``None`` when
+    that pass cannot vouch for one of them: each is then checked in detail, to say what
+    is wrong and where. The pass freezes in place, so all are first given back their
+    lists and maps."""
+    contents = [message["content"] for message in messages]
     try:
-        (built,) = trusted_messages([message], 2)
+        return list(trusted_messages(messages, 2))
     except NotCertain:
-        message["content"] = content  # the pass sets it last, but only once every block was built
-        for key, item in message.items():
-            message[key] = _thawed(item, 1)
+        for message, content in zip(messages, contents, strict=True):
+            message["content"] = content  # the pass sets it last, but only once every block was built
+            for key, item in message.items():
+                message[key] = _thawed(item, 1)
         return None
-    return built
 
 
 def _thawed(value: Any, depth: int = 0) -> Any:
