@@ -1113,9 +1113,9 @@ def test_codex_arguments_are_read_by_the_compiled_parser_when_certain() -> None:
     texts = ['{"a": 1, "a": 2}', '{"a": NaN}', '{"a": 1e400}', '"\\ud800"', "[" * 900 + "]" * 900, "{", " 1 "]
     for arguments in [*texts, '{"a\\u003a": [1, {"b": "c:d"}]}', '{"a": "\\u00e9"}', "[1.5, -0, 1e5]"]:
         outcomes = []
-        for read in (jsontext.parse_quickly, jsontext.parse):
+        for reader in (jsontext.parse_quickly, jsontext.parse):
             try:
-                outcomes.append(json.dumps(read(arguments)))
+                outcomes.append(json.dumps(reader(arguments)))
             except ValueError as error:
                 outcomes.append(type(error).__name__)
         assert outcomes[0] == outcomes[1], arguments

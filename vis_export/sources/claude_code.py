@@ -232,7 +232,8 @@ def content_blocks(transcript: Transcript, message: dict[str, Any], parts: Any, 
             transcript.skip("content block without a type (hidden as private)")
             continue
         kind = part["type"]
-        if kind == "text" and isinstance(part.get("text"), str) and (part.keys() == _TEXT or not is_reasoning_map(part)):
+        plain = kind == "text" and isinstance(part.get("text"), str)
+        if plain and (part.keys() == _TEXT or not is_reasoning_map(part)):
             text = part["text"]
             if message["role"] == "user":
                 _user_text(blocks, text, block_id)
