@@ -1119,3 +1119,15 @@ def test_codex_arguments_are_read_by_the_compiled_parser_when_certain() -> None:
             except ValueError as error:
                 outcomes.append(type(error).__name__)
         assert outcomes[0] == outcomes[1], arguments
+
+
+def test_a_transcripts_messages_are_built_in_one_call() -> None:
+    """All of a transcript's messages go through the one-pass building together, not a call each."""
+    from unittest import mock
+
+    from benchmarks.foreign import claude_code_bytes
+    from vis_export.sources import foreign
+
+    with mock.patch.object(foreign, "trusted_messages", wraps=foreign.trusted_messages) as built:
+        (result,) = read_bytes(claude_code_bytes(50_000), "f.jsonl", "f")
+    assert result.session is not None and len(result.session.messages) > 10 and built.call_count == 1
