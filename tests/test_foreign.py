@@ -1128,6 +1128,8 @@ def test_a_transcripts_messages_are_built_in_one_call() -> None:
     from benchmarks.foreign import claude_code_bytes
     from vis_export.sources import foreign
 
-    with mock.patch.object(foreign, "trusted_messages", wraps=foreign.trusted_messages) as built:
+    from vis_export.sources.trusted import trusted_messages
+
+    with mock.patch.object(foreign, "trusted_messages", wraps=trusted_messages) as built:
         (result,) = read_bytes(claude_code_bytes(50_000), "f.jsonl", "f")
     assert result.session is not None and len(result.session.messages) > 10 and built.call_count == 1
