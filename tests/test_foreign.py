@@ -1127,7 +1127,6 @@ def test_a_transcripts_messages_are_built_in_one_call() -> None:
 
     from benchmarks.foreign import claude_code_bytes
     from vis_export.sources import foreign
-
     from vis_export.sources.trusted import trusted_messages
 
     with mock.patch.object(foreign, "trusted_messages", wraps=trusted_messages) as built:
