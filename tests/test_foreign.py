@@ -1049,3 +1049,86 @@ def test_an_orphaned_result_reaches_the_provider(flavour: str, tmp_path: Path) -
     text = orphan["content"] if flavour == "openai" else "\n".join(p.get("text", "") for p in orphan["content"])
     assert "[Tool result from unknown; its call is not in this conversation]\norphan output" in text
     check(json.loads(written), flavour)
+
+
+_FOREIGN_KEYS = st.one_of(
+    st.sampled_from(["type", "kind", "Type", "data", "signature", "encrypted_content", "thinking", "Thinking", "a_b"]),
+    st.sampled_from(["aB", "a_b_2", "command", "file_path", "oldString", "2fa", "", "ｔｈｉｎｋｉｎｇ"]),
+    st.text(max_size=6),
+)
+_FOREIGN_VALUES = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=8), st.sampled_from(["thinking", "text"])),
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(_FOREIGN_KEYS, inner, max_size=5)),
+    max_leaves=16,
+)
+
+
+@given(st.lists(_FOREIGN_VALUES, min_size=1, max_size=4))
+def test_a_foreign_map_of_plain_keys_copied_as_it_is_is_what_renaming_each_key_gives(values: list[Any]) -> None:
+    """A map whose keys are all known to stay as they are is copied without judging
+    each key: the same value and spellings as the key-by-key path, secrets and maps
+    typed as reasoning included, whatever keys earlier maps made known."""
+    from unittest import mock
+
+    from vis_export.sources import foreign
+
+    for value in values:
+        fast: foreign.Spellings = []
+        got = foreign.foreign_value(value, fast)
+        slow: foreign.Spellings = []
+        with mock.patch.object(foreign, "_PLAIN_KEYS", set()), mock.patch.object(foreign, "_PLAIN_KEYS_LIMIT", 0):
+            expected = foreign.foreign_value(value, slow)
+        assert json.dumps(got) == json.dumps(expected) and fast == slow
+
+
+def test_a_tool_input_of_plain_keys_is_copied_without_judging_its_keys() -> None:
+    from unittest import mock
+
+    from benchmarks.foreign import claude_code_bytes
+    from vis_export.sources import foreign
+
+    data = claude_code_bytes(50_000)
+    read_bytes(data, "f.jsonl", "f")  # the keys made known
+    with mock.patch.object(foreign, "foreign_key", wraps=foreign.foreign_key) as judged:
+        (result,) = read_bytes(data, "f.jsonl", "f")
+    assert result.session is not None and judged.call_count == 0
+
+
+def test_codex_arguments_are_read_by_the_compiled_parser_when_certain() -> None:
+    """A call's ``arguments`` (JSON text in a string) are read as every line is: by the
+    compiled parser when it certainly gives ``parse``'s value, else by ``parse``, whose
+    duplicate keys and refusals (kept as the text) stay as they were."""
+    from unittest import mock
+
+    from benchmarks.foreign import codex_bytes
+    from vis_export.sources import jsontext
+
+    data = codex_bytes(50_000)
+    with mock.patch.object(jsontext, "parse", wraps=jsontext.parse) as exact:
+        (quick,) = read_bytes(data, "f.jsonl", "f")
+    assert exact.call_count == 0
+    with mock.patch.object(jsontext, "_quick", return_value=jsontext.UNSURE):
+        (slow,) = read_bytes(data, "f.jsonl", "f")
+    assert quick == slow
+    texts = ['{"a": 1, "a": 2}', '{"a": NaN}', '{"a": 1e400}', '"\\ud800"', "[" * 900 + "]" * 900, "{", " 1 "]
+    for arguments in [*texts, '{"a\\u003a": [1, {"b": "c:d"}]}', '{"a": "\\u00e9"}', "[1.5, -0, 1e5]"]:
+        outcomes = []
+        for reader in (jsontext.parse_quickly, jsontext.parse):
+            try:
+                outcomes.append(json.dumps(reader(arguments)))
+            except ValueError as error:
+                outcomes.append(type(error).__name__)
+        assert outcomes[0] == outcomes[1], arguments
+
+
+def test_a_transcripts_messages_are_built_in_one_call() -> None:
+    """All of a transcript's messages go through the one-pass building together, not a call each."""
+    from unittest import mock
+
+    from benchmarks.foreign import claude_code_bytes
+    from vis_export.sources import foreign
+    from vis_export.sources.trusted import trusted_messages
+
+    with mock.patch.object(foreign, "trusted_messages", wraps=trusted_messages) as built:
+        (result,) = read_bytes(claude_code_bytes(50_000), "f.jsonl", "f")
+    assert result.session is not None and len(result.session.messages) > 10 and built.call_count == 1

@@ -560,3 +560,25 @@ def test_imported_messages_built_in_one_pass_are_what_checking_then_building_giv
     for ours, theirs in zip(one_pass, checked, strict=True):
         if ours.session is not None:
             assert json.dumps(ours.session.to_json()) == json.dumps(theirs.session.to_json())
+
+
+@given(st.lists(st.sampled_from(["{", "}", "\n", "\r", " ", "\t", "x", '{"a": 1}']), max_size=12))
+def test_lines_told_one_object_each_by_counting_are_so(pieces: list[str]) -> None:
+    """Counting line breaks and the braces around them says what looking at every line
+    says: each line (a last line break aside) starts with ``{`` and ends with ``}``."""
+    from vis_export.sources.jsontext import _one_object_a_line
+
+    text = "".join(pieces)
+    lines = text.split("\n")[:-1] if text.endswith("\n") else text.split("\n")
+    each = bool(text) and all(line[:1] == "{" and line[-1:] == "}" for line in lines)
+    assert _one_object_a_line(text) == (len(lines) if each else 0)
+
+
+def test_a_transcript_is_not_looked_at_line_by_line() -> None:
+    from benchmarks.foreign import claude_code_bytes, codex_bytes
+    from vis_export.sources import jsontext
+
+    for data in (claude_code_bytes(50_000), codex_bytes(50_000)):
+        with mock.patch.object(jsontext, "_one_object", wraps=jsontext._one_object) as looked:
+            values = jsontext.parse_lines(data.decode())
+        assert looked.call_count == 0 and [n for n, _ in values] == list(range(1, data.count(b"\n") + 1))

@@ -31,6 +31,7 @@ from vis_export.sources.foreign import (
 from vis_export.sources.result import LoadResult
 
 CONVERSATION = ("user", "assistant")
+_TEXT = {"type", "text"}  # a text part of only these keys is no reasoning: nothing says or flags it
 # Entry types that are Claude Code's own and hold nothing to show.
 _KNOWN_TYPES = frozenset({"user", "assistant", "summary", "system"})
 # User text that Claude Code itself wrote (slash commands, hooks, reminders): shown, but not as a prompt.
@@ -43,40 +44,42 @@ _NOTICE_TEXT = re.compile(
 
 def is_claude_code(values: list[Any]) -> bool:
     """Entries of a Claude Code session: some a user or assistant entry holding a message, none a Vis message."""
-    entries = [v for v in values if isinstance(v, dict)]
-    return not any("role" in v for v in entries) and any(
-        v.get("type") in CONVERSATION and isinstance(v.get("message"), dict) for v in entries
-    )
-
-
-def _entry(value: Any) -> dict[str, Any]:
-    """An entry to read: anything but an object with a type is one more thing skipped."""
-    if isinstance(value, dict) and isinstance(value.get("type"), str):
-        return value
-    return {"type": "line that is not an entry"}
+    found = False
+    for value in values:  # one pass, no list: a transcript has thousands of entries
+        if isinstance(value, dict):
+            if "role" in value:
+                return False
+            if not found and value.get("type") in CONVERSATION and isinstance(value.get("message"), dict):
+                found = True
+    return found
 
 
 def claude_code(lines: list[tuple[int, Any]], source: str, default_id: str, lenient: bool) -> list[LoadResult]:
-    """The sessions of one file: the main conversation, then each sidechain."""
+    """The sessions of one file: the main conversation, then each sidechain. One pass
+    over the lines finds the title, the session's id and each entry's conversation."""
     groups: dict[str | None, list[tuple[int, dict[str, Any]]]] = {}
     title: str | None = None
+    session_id: str | None = None
     for lineno, value in lines:
-        entry = _entry(value)
-        if entry["type"] == "summary" and isinstance(entry.get("summary"), str) and title is None:
-            title = entry["summary"]
         key = None
-        if entry.get("isSidechain") is True:
-            agent = entry.get("agentId")
-            key = agent if isinstance(agent, str) and agent else "sidechain"
-        groups.setdefault(key, []).append((lineno, entry))
-    session_id = next(
-        (
-            e["sessionId"]
-            for _, e in lines
-            if isinstance(e, dict) and isinstance(e.get("sessionId"), str) and e["sessionId"]
-        ),
-        default_id,
-    )
+        if not isinstance(value, dict):
+            value = {"type": "line that is not an entry"}
+        else:
+            if session_id is None:
+                found = value.get("sessionId")
+                if isinstance(found, str) and found:
+                    session_id = found
+            kind = value.get("type")
+            if not isinstance(kind, str):  # anything but an object with a type is one more thing skipped
+                value = {"type": "line that is not an entry"}
+            elif kind == "summary" and title is None and isinstance(value.get("summary"), str):
+                title = value["summary"]
+            if value.get("isSidechain") is True:
+                agent = value.get("agentId")
+                key = agent if isinstance(agent, str) and agent else "sidechain"
+        groups.setdefault(key, []).append((lineno, value))
+    if session_id is None:
+        session_id = default_id
     results = []
     for agent, entries in groups.items():
         if agent is None:
@@ -162,15 +165,21 @@ def _notice_entry(transcript: Transcript, entry: dict[str, Any], entry_id: str, 
 def _user_entry(transcript: Transcript, entry: dict[str, Any], entry_id: str, at: int) -> dict[str, Any] | None:
     """A user entry: its prompt is a user message; tool results only answer calls (no turn of their own)."""
     content = entry["message"].get("content")
-    parts = [{"type": "text", "text": content}] if isinstance(content, str) else content
-    if not isinstance(parts, list):
+    if isinstance(content, str):
+        others: Any = content  # a prompt: ``content_blocks`` reads it as one text part
+    elif isinstance(content, list):
+        others = []
+        answered = False
+        for part in content:
+            if isinstance(part, dict) and part.get("type") == "tool_result":
+                _tool_result(transcript, part, at, entry)
+                answered = True
+            else:
+                others.append(part)
+        if answered and not others:
+            return None
+    else:
         transcript.skip("user entry without content")
-        return None
-    results = [p for p in parts if isinstance(p, dict) and p.get("type") == "tool_result"]
-    others = [p for p in parts if not (isinstance(p, dict) and p.get("type") == "tool_result")]
-    for part in results:
-        _tool_result(transcript, part, at, entry)
-    if not others and results:
         return None
     message = transcript.message(entry_id, "user", at)
     content_blocks(transcript, message, others, entry_id, entry)
@@ -180,19 +189,26 @@ def _user_entry(transcript: Transcript, entry: dict[str, Any], entry_id: str, at
 def _tool_result(transcript: Transcript, part: dict[str, Any], at: int, entry: dict[str, Any]) -> None:
     """A result: its text is the call's output, its images attachments beside the call (kept
     in the output as read when the call is not known yet), and the subagent it ran is named."""
-    call_id = text_or(part.get("tool_use_id"), f"result_line{at}")
+    call_id = part.get("tool_use_id")
+    if not (isinstance(call_id, str) and call_id.strip()):
+        call_id = f"result_line{at}"
     content = part.get("content", "")
-    parts = content if isinstance(content, list) else []
-    images = [p for p in parts if isinstance(p, dict) and p.get("type") == "image"]
     owner = transcript.owners.get(call_id)
-    text = text_of_parts([p for p in parts if p not in images] if images and owner else content)
-    transcript.answer(call_id, text if text is not None else content, part.get("is_error") is True, at)
-    if owner is not None:
-        for n, image in enumerate(images):
-            source = map_or_empty(image.get("source"))
-            name = f"{call_id}-image-{n + 1}"
-            transcript.attach_base64(owner, f"{call_id}_image{n}", source.get("media_type"), source.get("data"), name)
-    agent = map_or_empty(entry.get("toolUseResult")).get("agentId")
+    if isinstance(content, str):  # the common result: its text, nothing to look through
+        transcript.answer(call_id, content, part.get("is_error") is True, at)
+    else:
+        parts = content if isinstance(content, list) else []
+        images = [p for p in parts if isinstance(p, dict) and p.get("type") == "image"]
+        text = text_of_parts([p for p in parts if p not in images] if images and owner else content)
+        transcript.answer(call_id, text if text is not None else content, part.get("is_error") is True, at)
+        if owner is not None:
+            for n, image in enumerate(images):
+                source = map_or_empty(image.get("source"))
+                name = f"{call_id}-image-{n + 1}"
+                media_type, data = source.get("media_type"), source.get("data")
+                transcript.attach_base64(owner, f"{call_id}_image{n}", media_type, data, name)
+    ran = entry.get("toolUseResult")
+    agent = ran.get("agentId") if isinstance(ran, dict) else None
     if text_or(agent, "") and text_or(entry.get("sessionId"), ""):
         transcript.links[call_id] = {"subagent_session": f"{entry['sessionId']}/{agent}"}
 
@@ -216,7 +232,8 @@ def content_blocks(transcript: Transcript, message: dict[str, Any], parts: Any, 
             transcript.skip("content block without a type (hidden as private)")
             continue
         kind = part["type"]
-        if kind == "text" and isinstance(part.get("text"), str) and not is_reasoning_map(part):
+        plain = kind == "text" and isinstance(part.get("text"), str)
+        if plain and (part.keys() == _TEXT or not is_reasoning_map(part)):
             text = part["text"]
             if message["role"] == "user":
                 _user_text(blocks, text, block_id)

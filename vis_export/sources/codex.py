@@ -24,7 +24,7 @@ from vis_export.sources.foreign import (
     text_of_parts,
     text_or,
 )
-from vis_export.sources.jsontext import parse  # as every reader parses: no NaN, no exhausted stack
+from vis_export.sources.jsontext import parse_quickly  # as every reader parses: no NaN, no exhausted stack
 from vis_export.sources.result import LoadResult
 
 RECORD_TYPES = frozenset({"session_meta", "response_item", "turn_context", "event_msg"})
@@ -138,7 +138,9 @@ class _Rollout:
             self.item({"type": "message", "role": role, "content": parts}, line_id, at)
 
     def item(self, item: dict[str, Any], line_id: str, at: int) -> None:
-        kind = field_text(item, "type")
+        kind = item.get("type")  # compared with names only when a string (it may be a list or a map)
+        if not isinstance(kind, str):
+            kind = None
         if kind == "message" and item.get("role") in ("user", "developer", "system"):
             self.turn = None
             message = self.transcript.message(line_id, item["role"], at)
@@ -161,8 +163,9 @@ class _Rollout:
 
 def _call_id(payload: dict[str, Any], line_id: str) -> str:
     for key in ("call_id", "id"):
-        if isinstance(payload.get(key), str) and payload[key].strip():
-            return str(payload[key])
+        found = payload.get(key)
+        if isinstance(found, str) and found.strip():
+            return str(found)
     return line_id
 
 
@@ -185,7 +188,7 @@ def _assistant_item(transcript: Transcript, turn: dict[str, Any], item: dict[str
         value = item.get(_CALLS[str(kind)], NO_INPUT)
         if kind == "function_call" and isinstance(value, str):
             try:
-                value = parse(value)
+                value = parse_quickly(value)
             except ValueError:
                 pass  # not JSON: kept as the text it is
         name = "local_shell_call" if kind == "local_shell_call" else item.get("name")

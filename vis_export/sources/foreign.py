@@ -66,12 +66,24 @@ def snake_key(key: str) -> str:
 REASONING_KEY = "private_reasoning"
 
 
+@lru_cache(maxsize=8192)
 def foreign_key(key: str) -> str:
     """``snake_key``, except that a key naming reasoning stays one (R2): folding can
     drop the very letters that name it (fullwidth ``ｔｈｉｎｋｉｎｇ`` becomes ``key``,
     Greek ``τhinking`` ``hinking``), which would show the value it hides."""
     name = snake_key(key)
     return REASONING_KEY if names_reasoning(key) and not names_reasoning(name) else name
+
+
+# Keys a foreign map keeps exactly as they are: their own contract key, no secret, and
+# no ``type`` or ``kind`` (which can make a map reasoning, whose ``data`` is secret). A map
+# of only these is copied as it is (``foreign_value``): most of a tool's input and output.
+_PLAIN_KEYS: set[str] = set()
+_PLAIN_KEYS_LIMIT = 100_000
+
+
+def _plain(key: str) -> bool:
+    return foreign_key(key) == key and key not in SECRET_KEYS and snake_key(key) not in ("type", "kind")
 
 
 Spellings = list[tuple[tuple[str | int, ...], str]]  # where a renamed key is, and how the source wrote it
@@ -86,6 +98,11 @@ def foreign_value(value: Any, spellings: Spellings, path: tuple[str | int, ...] 
     if len(path) > MAX_DEPTH:
         return value
     if isinstance(value, dict):
+        if _PLAIN_KEYS.issuperset(value):  # nothing renamed, dropped or told apart: as it is
+            return {
+                key: foreign_value(item, spellings, (*path, key)) if type(item) in _CONTAINERS else item
+                for key, item in value.items()
+            }
         out: dict[str, Any] = {}
         secret = REASONING_SECRET_KEYS if _typed_as_reasoning(value) else SECRET_KEYS
         suffixes: dict[str, int] = {}  # the last suffix given each name: no name is tried twice
@@ -102,6 +119,8 @@ def foreign_value(value: Any, spellings: Spellings, path: tuple[str | int, ...] 
                 suffixes[name] = n
             if unique != key:
                 spellings.append(((*path, unique), str(key)))
+            elif len(_PLAIN_KEYS) < _PLAIN_KEYS_LIMIT and _plain(unique):
+                _PLAIN_KEYS.add(unique)
             out[unique] = foreign_value(item, spellings, (*path, unique)) if type(item) in _CONTAINERS else item
         return out
     if isinstance(value, list):
@@ -136,6 +155,18 @@ def foreign_block(block: dict[str, Any], **values: Any) -> dict[str, Any]:
     for name, value in values.items():
         block[name] = foreign_value(value, spellings, (name,)) if isinstance(value, (dict, list)) else value
     return _spelled(block, spellings) if spellings else block
+
+
+def put_foreign(block: dict[str, Any], name: str, value: Any) -> None:
+    """``foreign_block(block, name=value)`` without building its keywords: a tool's
+    input and output, once for each of a transcript's thousands of calls."""
+    if isinstance(value, (dict, list)):
+        spellings: Spellings = []
+        block[name] = foreign_value(value, spellings, (name,))
+        if spellings:
+            _spelled(block, spellings)
+    else:
+        block[name] = value
 
 
 def foreign_type(kind: str) -> str:
@@ -197,8 +228,40 @@ def map_or_empty(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+# The form every entry of Claude Code and Codex is stamped with (``2025-06-21T10:00:00.123Z``,
+# or microseconds): its hour is read exactly once (``_HOURS``), its minutes, seconds and
+# milliseconds added as the integers they are. ASCII digits only, seconds below 60, as
+# ``fromisoformat`` takes them.
+_STAMP = re.compile(r"([0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}):([0-5][0-9]):([0-5][0-9])(?:\.([0-9]{3})(?:[0-9]{3})?)?Z")
+_HOURS: dict[str, int | None] = {}  # an hour's text -> its ms, or None if it is no time
+_HOURS_LIMIT = 100_000
+
+
 def iso_ms(value: Any) -> int | None:
-    """An ISO 8601 time (``2025-06-21T10:00:00.123Z``) in ms since the epoch (UTC), if it is one."""
+    """An ISO 8601 time (``2025-06-21T10:00:00.123Z``) in ms since the epoch (UTC), if it is one.
+
+    A transcript stamps each of its thousands of entries; parsing each stamp whole was a
+    tenth of mapping them, and their hours repeat: the common form reads its hour from a
+    cache (``tests/test_timefmt.py`` holds it to the exact reading)."""
+    if type(value) is not str:
+        return _iso_ms(value)
+    stamp = _STAMP.fullmatch(value)
+    if stamp is None:
+        return _iso_ms(value)
+    hour = stamp[1]
+    base = _HOURS.get(hour, -1)
+    if base == -1:
+        base = _iso_ms(f"{hour}:00:00Z")
+        if len(_HOURS) < _HOURS_LIMIT:
+            _HOURS[hour] = base
+    if base is None:
+        return None
+    ms = base + int(stamp[2]) * 60_000 + int(stamp[3]) * 1000 + (int(stamp[4]) if stamp[4] else 0)
+    return ms if ms <= MAX_TIME else None
+
+
+def _iso_ms(value: Any) -> int | None:
+    """``iso_ms`` the exact way, for any ISO 8601 form."""
     if not isinstance(value, str) or not value:
         return None
     try:
@@ -255,9 +318,14 @@ class Transcript:
             self.last_time = ms
         return self.last_time
 
-    def message(self, message_id: str, role: str, created_at: int, **extra: Any) -> dict[str, Any]:
+    def message(
+        self, message_id: str, role: str, created_at: int, model: str | None = None, provider: str | None = None
+    ) -> dict[str, Any]:
         message: dict[str, Any] = {"id": message_id, "role": role, "status": "completed", "created_at": created_at}
-        message.update({k: v for k, v in extra.items() if v is not None})
+        if model is not None:
+            message["model"] = model
+        if provider is not None:
+            message["provider"] = provider
         message["content"] = []
         self.messages.append(message)
         return message
@@ -271,7 +339,7 @@ class Transcript:
             "status": "pending",
         }
         if tool_input is not NO_INPUT:
-            foreign_block(block, input=tool_input)
+            put_foreign(block, "input", tool_input)
         message["content"].append(block)
         if call_id not in self.calls:
             self.calls[call_id], self.owners[call_id] = block, message
@@ -333,13 +401,10 @@ class Transcript:
         for (index, _), message in sorted(orphans, key=lambda found: found[0], reverse=True):
             self.messages.insert(index, message)  # the last first, so each index still means what it did
         problems: list[Problem] = []
-        built: list[Message] = []
+        at_once = _in_one_pass(self.messages)
+        built: list[Message] = at_once if at_once is not None else []
         refused: list[Problem] = []
-        for index, value in enumerate(self.messages):
-            one = _in_one_pass(value)
-            if one is not None:
-                built.append(one)
-                continue
+        for index, value in enumerate(self.messages if at_once is None else ()):
             found: list[Problem] = []
             check_message(value, ("messages", index), found)
             if not found:
@@ -366,20 +431,22 @@ class Transcript:
         return LoadResult(self.source, session, tuple(problems + refused))
 
 
-def _in_one_pass(message: dict[str, Any]) -> Message | None:
-    """``message`` checked and built in one pass (``sources.trusted``: what the check
-    and the model make, each container visited once), or ``None`` when that pass
-    cannot vouch for it. The pass freezes in place, so a message it gave up on is
-    first given back its lists and maps, for the detailed check to say what is wrong."""
-    content = message["content"]
+def _in_one_pass(messages: list[dict[str, Any]]) -> list[Message] | None:
+    """``messages`` checked and built in one pass (``sources.trusted``: what the check
+    and the model make, each container visited once), in one call (a call for each of a
+    transcript's hundreds of messages added a tenth to building them), or ``None`` when
+    that pass cannot vouch for one of them: each is then checked in detail, to say what
+    is wrong and where. The pass freezes in place, so all are first given back their
+    lists and maps."""
+    contents = [message["content"] for message in messages]
     try:
-        (built,) = trusted_messages([message], 2)
+        return list(trusted_messages(messages, 2))
     except NotCertain:
-        message["content"] = content  # the pass sets it last, but only once every block was built
-        for key, item in message.items():
-            message[key] = _thawed(item, 1)
+        for message, content in zip(messages, contents, strict=True):
+            message["content"] = content  # the pass sets it last, but only once every block was built
+            for key, item in message.items():
+                message[key] = _thawed(item, 1)
         return None
-    return built
 
 
 def _thawed(value: Any, depth: int = 0) -> Any:
@@ -397,7 +464,7 @@ def _thawed(value: Any, depth: int = 0) -> Any:
 
 def _settle(block: dict[str, Any], output: Any, failed: bool) -> None:
     block["status"] = "failed" if failed else "completed"
-    foreign_block(block, **{"error" if failed else "output": output})
+    put_foreign(block, "error" if failed else "output", output)
 
 
 def _orphan(call_id: str, output: Any, failed: bool, at: int) -> dict[str, Any]:
