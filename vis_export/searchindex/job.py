@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from vis_export.model import Session
 from vis_export.problems import NOTE
-from vis_export.running import InProcessRunner
+from vis_export.running import InProcessRunner, plain
 from vis_export.searchindex.directory import Placement, RealPaths
 from vis_export.searchindex.documents import (
     IndexReasoning,
@@ -148,10 +148,14 @@ def planned_batches(
 
 
 class BatchRunner(Protocol):
-    """What runs a job's batches other than here, one by one: the workers of a
-    cluster (``distributed.indexing.Dask``), which hand their results back to
-    the job in source order. ``database``: where workers write themselves
-    (``None``: a folder index, which only this process writes)."""
+    """What runs a job's batches as units of work on a ``Runner``
+    (``jobs.indexing``), handing the results back to the job in source order.
+    ``database``: where the work writes itself (``None``: a folder index,
+    which only this process writes). ``remote``: the work runs on the
+    workers of a cluster, which have the cores."""
+
+    @property
+    def remote(self) -> bool: ...
 
     def run(self, job: _Job, batches: list[Batch], database: Database | None) -> None: ...
 
@@ -169,8 +173,8 @@ def index_sessions(
     folder, or a PostgreSQL URI: see ``target``); with ``settings.prune``, remove
     sessions that are no longer among them (but not those of a source that
     failed to load, nor, in a database, another ``origin``'s). ``elsewhere``
-    has the batches' files read, and their documents made, by the workers of a
-    cluster (``jobs.indexing`` gives ``distributed.indexing.Dask``). ``placement``:
+    has the batches' files read, and their documents made, by units of work
+    on a runner (``jobs.indexing``: here, or the workers of a cluster). ``placement``:
     what the walk that made the batches found (``planned_batches``), checked
     without walking again; by default the batches' own folders and files are."""
     engine, wait, threads = settings.engine, settings.wait, settings.threads
@@ -179,12 +183,12 @@ def index_sessions(
     if placement is None:
         placement = Placement([place for batch in batches for place in (batch.folder, batch.key) if place])
     target.check(placement)
-    if elsewhere is not None and not threads:
+    if elsewhere is not None and elsewhere.remote and not threads:
         threads = 1  # the workers have the cores: one thread writes as fast here, with less merging
     with target.writing(engine, wait, threads) as (store, manifest):
         job = _Job(store, target, manifest, settings.reasoning, progress, warn, settings.redaction)
         if elsewhere is None:
-            for _ in InProcessRunner().map(job.run, batches):
+            for _ in InProcessRunner().map(plain(job.run), batches):
                 pass  # the job is its own sink: each batch is indexed as it is run
         else:
             database = target.for_workers(wait) if isinstance(target, DatabaseTarget) else None
