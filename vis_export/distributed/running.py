@@ -91,14 +91,15 @@ class _Elsewhere(Generic[U, R]):
 
     def __init__(self, client: Any, address: str, work: Task[U, R]):
         self.client, self.address, self.work = client, address, work
-        sent = {key: client.scatter([value], broadcast=True)[0] for key, value in work.shared.items()}
-        self.function = partial(work.function, **work.arguments, **work.sending(), **sent, on_worker=True)
+        # Futures of what is shared: Dask gives each task their values only as its own arguments, not in a partial.
+        self.sent = {key: client.scatter([value], broadcast=True)[0] for key, value in work.shared.items()}
+        self.function = partial(work.function, **work.arguments, **work.sending(), on_worker=True)
 
     def _result(self, future: Any, unit: U) -> R:
         return task_result(self.client, future, self.address, partial(self.work, unit))
 
     def run(self, units: deque[U]) -> Iterator[R]:
-        futures = deque(self.client.map(self.function, units, pure=False))
+        futures = deque(self.client.map(self.function, units, **self.sent, pure=False))
         if self.work.more is None:  # results taken in order: each stays on its worker until then
             for unit in units:
                 yield self._result(futures.popleft(), unit)
@@ -111,7 +112,7 @@ class _Elsewhere(Generic[U, R]):
             node.result, node.done = self._result(future, node.unit), True
             node.more = [_Node(unit) for unit in self.work.follow_ups(node.unit, node.result)]
             for follow_up in node.more:
-                sent = self.client.submit(self.function, follow_up.unit, pure=False)
+                sent = self.client.submit(self.function, follow_up.unit, **self.sent, pure=False)
                 asked[sent.key] = (sent, follow_up)
                 pending.add(sent)
             while order and order[0].done:  # each result once those before it are in

@@ -79,25 +79,28 @@ def index_sources(
                 (report.problem if fails else report.warning)(line)
         return [result.session for result in results if result.session is not None]
 
-    batches, placement = planned_batches(names, lenient, reported)
-    on_runner = _OnRunner(dask, lenient, report, progress or (lambda total: lambda: None))
+    start = progress or (lambda total: lambda: None)
+    tick = [lambda: None]
+    batches, placement = planned_batches(names, lenient, reported, lambda: tick[0]())
+    if dask is None:  # each batch indexed as it is read, on this process's runner (``index_sessions``)
+        tick[0] = start(len(batches))
+        return index_sessions(batches, location, settings, warn=report.warning, placement=placement)
+    on_runner = _OnRunner(dask, lenient, report, start)
     return index_sessions(batches, location, settings, warn=report.warning, elsewhere=on_runner, placement=placement)
 
 
 @dataclass(frozen=True)
 class _OnRunner:
-    """The index job's ``BatchRunner``: the batches' units on the runner
-    ``dask`` asks for (``jobs.runners``: this process without it), the job
-    taking their results in source order."""
+    """The index job's ``BatchRunner`` for ``--dask``: the batches' units on
+    the runner for that cluster (``jobs.runners``), the job taking their
+    results in source order."""
 
-    dask: str | None
+    dask: str
     lenient: bool
     report: Report
     progress: Callable[[int], Callable[[], None]]
 
-    @property
-    def remote(self) -> bool:
-        return self.dask is not None
+    remote = True
 
     def run(self, job: _Job, batches: list[Batch], database: Database | None) -> None:
         from vis_export.jobs.runners import runner_for
