@@ -218,6 +218,7 @@ class _Job:
         self.seen: set[str] = set()
         self.unread: dict[str | None, set[str]] = {}  # source (None: stdin) -> the sessions it held
         self.unreadable: list[str] = []  # sources where no file could be read: what they hold is not known
+        self.placed: set[str] = set()  # folders of handed-over sessions whose placement is checked
         self.done: dict[str, str] = {}
         self.files_done: dict[str, Any] = {}
         self.files_gone: set[str] = set()
@@ -301,8 +302,10 @@ class _Job:
             self.progress(session)
         if handed_over and session.source and Path(session.source).is_file():
             # A caller's sessions may come from walking their file's folder
-            # (load(folder)): that folder counts as read.
-            self.target.check(Placement([str(Path(session.source).absolute().parent), session.source]))
+            # (load(folder)): that folder counts as read; it is walked once a job.
+            folder = str(Path(session.source).absolute().parent)
+            self.target.check(Placement([session.source] if folder in self.placed else [folder, session.source]))
+            self.placed.add(folder)
         if self.repeated(session.id, session.source, session):
             return None
         view = indexed_view(session, self.reasoning, self.redaction)
