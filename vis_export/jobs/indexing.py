@@ -26,21 +26,20 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from vis_export.distributed.tasks import echoed
-from vis_export.jobs.index_work import Made, close_writers, index_unit
 from vis_export.model import Session
 from vis_export.problems import NOTE
 from vis_export.reporting import Report
 from vis_export.running import Runner, Task
 from vis_export.searchindex.documents import IndexReasoning
 from vis_export.searchindex.job import Batch, IndexCounts, IndexSettings, _Job, index_sessions, planned_batches
-from vis_export.sources.parts import Part, unit_size, units
 from vis_export.sources.result import report_lines
 
 if TYPE_CHECKING:
     from vis_export.exporting import Reading
+    from vis_export.jobs.index_work import Made
     from vis_export.redaction import Redaction
     from vis_export.searchindex.target import Database
+    from vis_export.sources.parts import Part
 
 
 def index_sources(
@@ -103,6 +102,8 @@ class _OnRunner:
     remote = True
 
     def run(self, job: _Job, batches: list[Batch], database: Database | None) -> None:
+        # Imported once there is work: a no-op rerun imports no reader (``searchindex.job``).
+        from vis_export.jobs.index_work import close_writers, index_unit
         from vis_export.jobs.runners import runner_for
 
         writing = ("psycopg", "vis_export.searchindex.engines.postgresql_engine") if database else ()
@@ -117,6 +118,8 @@ class _OnRunner:
 
     def _run(self, job: _Job, batches: list[Batch], database: Database | None, runner: Runner) -> None:
         """The job takes the results in source order: its counts and lines are those of one process."""
+        from vis_export.jobs.index_work import index_unit
+        from vis_export.sources.parts import unit_size, units
         sent = [b for b in batches if b.path is not None and b.path.is_file() and not job.unchanged(b)]
         plan = units([(b.name or str(b.path), b.path) for b in sent], runner.workers())
         parts = [part for unit in plan for part in unit]
@@ -157,6 +160,7 @@ def _take(
     overwritten: dict[str, None],
 ) -> None:
     """What the work found of the batch's file (its parts, in order) into the index."""
+    from vis_export.distributed.tasks import echoed
     hashes: dict[str, str] = {}
     complete = True
     before = None
