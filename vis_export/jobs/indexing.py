@@ -120,6 +120,7 @@ class _OnRunner:
         """The job takes the results in source order: its counts and lines are those of one process."""
         from vis_export.jobs.index_work import index_unit
         from vis_export.sources.parts import unit_size, units
+
         sent = [b for b in batches if b.path is not None and b.path.is_file() and not job.unchanged(b)]
         plan = units([(b.name or str(b.path), b.path) for b in sent], runner.workers())
         parts = [part for unit in plan for part in unit]
@@ -161,6 +162,7 @@ def _take(
 ) -> None:
     """What the work found of the batch's file (its parts, in order) into the index."""
     from vis_export.distributed.tasks import echoed
+
     hashes: dict[str, str] = {}
     complete = True
     before = None
