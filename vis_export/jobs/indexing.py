@@ -31,7 +31,7 @@ from vis_export.problems import NOTE
 from vis_export.reporting import Report
 from vis_export.running import Runner, Task
 from vis_export.searchindex.documents import IndexReasoning
-from vis_export.searchindex.job import Batch, IndexCounts, IndexSettings, _Job, index_sessions, planned_batches
+from vis_export.searchindex.job import Batch, IndexCounts, IndexJob, IndexSettings, index_sessions, planned_batches
 from vis_export.sources.result import report_lines
 
 if TYPE_CHECKING:
@@ -101,7 +101,7 @@ class _OnRunner:
 
     remote = True
 
-    def run(self, job: _Job, batches: list[Batch], database: Database | None) -> None:
+    def run(self, job: IndexJob, batches: list[Batch], database: Database | None) -> None:
         # Imported once there is work: a no-op rerun imports no reader (``searchindex.job``).
         from vis_export.jobs.index_work import close_writers, index_unit
         from vis_export.jobs.runners import runner_for
@@ -116,7 +116,7 @@ class _OnRunner:
         finally:
             close_writers()  # those of the units run here
 
-    def _run(self, job: _Job, batches: list[Batch], database: Database | None, runner: Runner) -> None:
+    def _run(self, job: IndexJob, batches: list[Batch], database: Database | None, runner: Runner) -> None:
         """The job takes the results in source order: its counts and lines are those of one process."""
         from vis_export.jobs.index_work import index_unit
         from vis_export.sources.parts import unit_size, units
@@ -154,7 +154,7 @@ class _OnRunner:
 
 
 def _take(
-    job: _Job,
+    job: IndexJob,
     batch: Batch,
     found: list[tuple[Part, list[tuple[Reading, Made | None]]]],
     report: Report,

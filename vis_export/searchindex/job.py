@@ -157,7 +157,7 @@ class BatchRunner(Protocol):
     @property
     def remote(self) -> bool: ...
 
-    def run(self, job: _Job, batches: list[Batch], database: Database | None) -> None: ...
+    def run(self, job: IndexJob, batches: list[Batch], database: Database | None) -> None: ...
 
 
 def index_sessions(
@@ -186,7 +186,7 @@ def index_sessions(
     if elsewhere is not None and elsewhere.remote and not threads:
         threads = 1  # the workers have the cores: one thread writes as fast here, with less merging
     with target.writing(engine, wait, threads) as (store, manifest):
-        job = _Job(store, target, manifest, settings.reasoning, progress, warn, settings.redaction)
+        job = IndexJob(store, target, manifest, settings.reasoning, progress, warn, settings.redaction)
         if elsewhere is None:
             for _ in InProcessRunner().map(plain(job.run), batches):
                 pass  # the job is its own sink: each batch is indexed as it is run
@@ -199,7 +199,12 @@ def index_sessions(
         return job.counts
 
 
-class _Job:
+class IndexJob:
+    """One index job's state: what the index holds (``known``), what this job
+    did, and its counts. It runs a batch itself (``run``), or takes what
+    units of work found of one (``jobs.indexing``: ``skip``, ``repeated``,
+    ``made``, ``file_done``, ``restore``), in source order either way."""
+
     def __init__(
         self,
         store: Engine,
