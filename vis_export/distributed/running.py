@@ -99,11 +99,13 @@ class _Elsewhere(Generic[U, R]):
         return task_result(self.client, future, self.address, partial(self.work, unit))
 
     def run(self, units: deque[U]) -> Iterator[R]:
-        futures = deque(self.client.map(self.function, units, **self.sent, pure=False))
         if self.work.more is None:  # results taken in order: each stays on its worker until then
+            futures = deque(self.client.map(self.function, units, **self.sent, pure=False))
             for unit in units:
                 yield self._result(futures.popleft(), unit)
             return
+        # A task each, as its follow-ups will be: Dask schedules a map's tasks as a group.
+        futures = deque(self.client.submit(self.function, unit, **self.sent, pure=False) for unit in units)
         order: deque[_Node[U, R]] = deque(_Node(unit) for unit in units)
         asked = {future.key: (future, node) for future, node in zip(futures, order, strict=True)}
         pending = set(futures)
