@@ -141,10 +141,10 @@ def test_convert_on_a_local_cluster_it_starts_is_the_same(
     keeping the files in memory until they have names (``kept``) or, past
     ``KEPT_HERE`` bytes, in the job's folder. A name taken by a folder is the
     same line either way."""
-    from vis_export.distributed import conversion
+    from vis_export.jobs import convert_work
 
     if not kept:
-        monkeypatch.setattr(conversion, "KEPT_HERE", 0)
+        monkeypatch.setattr(convert_work, "KEPT_HERE", 0)
     for out in ("here", "dask"):
         (tmp_path / out / f"gen_3.{'md' if to == 'markdown' else 'html'}").mkdir(parents=True)
     lines = [Lines(), Lines()]
@@ -160,19 +160,20 @@ def test_convert_on_a_local_cluster_it_starts_is_the_same(
 
 def test_only_files_of_small_sessions_wait_in_memory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A large session's file is streamed to the job's folder, not held whole in memory."""
-    from vis_export.distributed import conversion
+    from vis_export.jobs import conversion, convert_work
 
     (tmp_path / "in").mkdir()
     for name, size in (("a", 3_000), ("b", 60_000)):
         (tmp_path / "in" / f"{name}.json").write_text(json.dumps({**session(size, seed=1), "id": name}))
     small = (tmp_path / "in" / "a.json").stat().st_size
-    monkeypatch.setattr(conversion, "KEPT_HERE", conversion.OUTPUT_PER_BYTE * small + 1)
+    monkeypatch.setattr(convert_work, "KEPT_HERE", convert_work.OUTPUT_PER_BYTE * small + 1)
     kept: dict[str, bool] = {}
     render = conversion.convert_unit
 
-    def recorded(unit: Any, *args: Any, keep: bool = False, **kwargs: Any) -> Any:
-        kept[unit[0].name] = keep
-        return render(unit, *args, keep=keep, **kwargs)
+    def recorded(unit: Any, *args: Any, **kwargs: Any) -> Any:
+        done = render(unit, *args, **kwargs)
+        kept[unit.parts[0].name] = isinstance(done.entries[0][0][1], bytes)
+        return done
 
     monkeypatch.setattr(conversion, "convert_unit", recorded)
     done = convert([str(tmp_path / "in")], "markdown", tmp_path / "out", dask="local:1")
@@ -230,21 +231,21 @@ def test_a_source_gone_before_this_process_renders_it_is_one_line(
     """A source removed after the job was planned, read by this process while
     its local cluster starts: one line and the job goes on, as when a worker
     reads it (``task_result``), not a worker that cannot see the sources."""
-    from vis_export.distributed import conversion
     from vis_export.distributed.local import ClusterProcess
+    from vis_export.jobs import conversion
 
     sources = tmp_path / "sources"
     sources.mkdir()
     for n in range(3):
         (sources / f"g{n}.json").write_text(json.dumps(generated(n)))
-    planned = conversion.units
+    planned = conversion.split
 
     def units(*args: Any, **kwargs: Any) -> Any:
         plan = planned(*args, **kwargs)
         (sources / "g1.json").unlink()
         return plan
 
-    monkeypatch.setattr(conversion, "units", units)
+    monkeypatch.setattr(conversion, "split", units)
     monkeypatch.setattr(ClusterProcess, "answered", lambda cluster: False)  # this process does every unit
     lines = Lines()
     done = convert([str(sources)], "markdown", tmp_path / "out", dask="local:2", report=lines)
@@ -383,9 +384,9 @@ def test_the_job_hands_its_work_over_when_it_would_take_longer_than_connecting()
     assert pace.size == 250
 
 
-def scaled(unit: int, factor: int, checked: bool = True) -> tuple[int, bool]:
-    """Run by a ``DaskRunner``: ``checked`` false when run in the job's own process."""
-    return unit * factor, checked
+def scaled(unit: int, factor: int, on_worker: bool = False) -> tuple[int, bool]:
+    """Run by a ``DaskRunner``: ``on_worker`` when not run in the job's own process."""
+    return unit * factor, on_worker
 
 
 def test_a_dask_runner_runs_the_first_units_here_then_hands_over_in_source_order(
@@ -393,6 +394,7 @@ def test_a_dask_runner_runs_the_first_units_here_then_hands_over_in_source_order
 ) -> None:
     from vis_export.distributed.cluster import Connecting
     from vis_export.distributed.running import DaskRunner
+    from vis_export.running import Task
 
     asked: list[float] = []
 
@@ -402,8 +404,8 @@ def test_a_dask_runner_runs_the_first_units_here_then_hands_over_in_source_order
 
     monkeypatch.setattr(Connecting, "handing_over", handing_over)
     units = list(range(30))
-    with DaskRunner("local:2", size=lambda unit: 10) as runner:
-        results = list(runner.map(scaled, units, shared={"factor": 3}))
+    with DaskRunner("local:2") as runner:
+        results = list(runner.map(Task(scaled, shared={"factor": 3}, size=lambda unit: 10), units))
     assert results == [(3 * unit, unit >= 3) for unit in units]  # three here, the rest on the workers
     assert asked == [300, 290, 280, 270]
 

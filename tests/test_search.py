@@ -531,10 +531,10 @@ def test_r2_a_first_copy_written_again_keeps_private_reasoning_out(
     tmp_path_factory: pytest.TempPathFactory, document: dict[str, Any], reasoning: str, from_file: bool
 ) -> None:
     """R2: the first copy of a session that a Dask job writes again once its
-    workers are done (``_Job.restore``: read again from its file, or kept as
+    workers are done (``IndexJob.restore``: read again from its file, or kept as
     read from standard input) is the index's own view of it: the same
     documents an ordinary job writes, and never private reasoning."""
-    from vis_export.searchindex.job import _Job
+    from vis_export.searchindex.job import IndexJob
     from vis_export.searchindex.target import target_for
 
     folder = tmp_path_factory.mktemp("restore")
@@ -546,7 +546,7 @@ def test_r2_a_first_copy_written_again_keeps_private_reasoning_out(
     index([session], ordinary, engine="tantivy", reasoning=reasoning)
     target = target_for(restored, "tantivy", None)
     with target.writing("tantivy", 0.0, 0) as (store, manifest):
-        job = _Job(store, target, manifest, reasoning, None, None)  # type: ignore[arg-type]
+        job = IndexJob(store, target, manifest, reasoning, None, None)  # type: ignore[arg-type]
         job.firsts = {session.id: str(source) if from_file else session}
         job.restore(session.id, lenient=False)
         job.commit()

@@ -944,8 +944,8 @@ def serve(
     catalogue = None
     try:
         catalogue, keeper = prepare(sources, directory, policy, reporter.results, reporter.warning, redaction)
-        with _progress(catalogue.file_count(), "Reading" if keeper is None else "Indexing") as advance:
-            catalogue.refresh(advance)
+        with _progress_bar("Reading" if keeper is None else "Indexing") as progress:
+            catalogue.refresh(progress)  # the total once its one walk of the sources has found the files
         if not len(catalogue) and set(sources) <= set(reporter.refused):
             echo("vis-export: serve: no source could be read; nothing to serve", err=True)
             sys.exit(1)

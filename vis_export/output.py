@@ -13,9 +13,13 @@ import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from vis_export.errors import VisExportError
 from vis_export.strings import surrogates_replaced
+
+if TYPE_CHECKING:
+    from vis_export.sources import SourcePlan
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 MAX_NAME = 120
@@ -204,26 +208,24 @@ def output_paths(output: str, session_ids: Sequence[str], extension: str) -> lis
     return [target / name for name in file_names(list(session_ids), extension)]
 
 
-def source_guard(sources: Iterable[str], read_suffixes: tuple[str, ...]) -> Callable[[Path], str | None]:
+def source_guard(plan: SourcePlan, read_suffixes: tuple[str, ...]) -> Callable[[Path], str | None]:
     """A check that says why ``target`` must not be written, or ``None``.
 
     An output never replaces a file being read (by name, link or hard link), and
     a file that the readers would pick up (``read_suffixes``) is never written
     inside a folder being read, where the next run would read it back as a source:
     every real folder the walk visits counts, those reached through a link too.
+    ``plan``: the job's one walk of its sources (``sources.plan_sources``).
     """
-    from vis_export.sources import STDIN, source_files, source_folders
-
-    sources = [s for s in sources if s != STDIN]
     read: set[tuple[int, int]] = set()
-    for _, path in source_files(sources):
+    for planned in plan.files:
         try:
-            info = path.stat() if path else None
+            info = planned.path.stat() if planned.path else None
         except OSError:
             continue
         if info is not None:
             read.add((info.st_dev, info.st_ino))
-    folders = set(source_folders(sources))  # linked folders too: the walk follows them
+    folders = {folder for walk in plan.walks.values() for folder in walk}  # linked folders too: the walk follows them
 
     def refusal(target: Path) -> str | None:
         try:

@@ -1,2 +1,4 @@
-"""Jobs on a Dask cluster: connecting (``cluster``), what workers run (``tasks``), and
-the Dask side of ``convert`` and ``index``. Dask is imported only when a job asks for it."""
+"""The Dask runner of a job's work: connecting (``cluster``), the runner, local first
+(``running``), and what a worker checks and keeps to run the work it is handed
+(``tasks``). The work itself is the job's (``vis_export.jobs``); Dask is
+imported only when a job asks for it."""

@@ -153,7 +153,7 @@ class Pace:
         self.seconds = 0.0
 
     @contextmanager
-    def timing(self, size: int) -> Iterator[list[float]]:
+    def timing(self, size: float) -> Iterator[list[float]]:
         """Times work on ``size`` bytes; the work may set the share of them it
         did (one session of a file of many)."""
         share = [1.0]

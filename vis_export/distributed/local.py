@@ -3,7 +3,7 @@
 Its scheduler and nannies are busy while the cluster starts and whenever a
 task starts or ends. Run in the job's process, they would share that
 process's interpreter lock with the work it does meanwhile (it renders the
-first units itself while the workers start, see ``distributed.conversion``);
+first units itself while the workers start, see ``distributed.running``);
 here they have a process, and on a small machine a core, of their own.
 
 The job talks to it through a pipe: a line with the request (worker count,

@@ -1,1 +1,2 @@
-"""Jobs over many sessions that run in this process or on a cluster (``vis_export.distributed``)."""
+"""Jobs over many sessions: work plus sinks, run by the runner they are given
+(``vis_export.running``: this process, or a Dask cluster's workers)."""

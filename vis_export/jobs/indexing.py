@@ -1,26 +1,45 @@
-"""``index`` over source files and folders: one job, run in this process or
-on a Dask cluster.
+"""``index`` over source files and folders: one job, given a runner.
 
 The sources are walked once into batches (a file each, ``searchindex.job``),
 stamped, and the index's placement checked against what that walk found; their
 problems are reported in source order, and the index job (``searchindex.job``:
-hashes, the manifest, pruning) runs each batch here, or hands them to the
-workers of a cluster (``distributed.indexing``), with the same counts and lines.
+hashes, the manifest, pruning) runs each batch here, or, given the workers
+of a cluster (``jobs.runners``), has its changed files read, and their
+documents made, by the work of ``jobs.index_work`` on the runner, taking the
+results in source order: the same counts and lines.
+
+A folder index (tantivy, Whoosh) has one writer, this process, which adds the
+documents the work made; a database is written by the work itself, each
+session in its own transaction as a job in one process writes it, and this
+process records what the job knows of each file. A session id two sources
+hold is indexed from the first, as in one process: the work cannot know that
+the copy it reads is not the first, so this process writes the first copy
+again once every unit is done. A file the index already has as it is (same
+size and time) is not sent out; nor is what only this process can read
+(standard input), which it reads itself.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from vis_export.model import Session
+from vis_export.problems import NOTE
+from vis_export.reporting import Report
+from vis_export.running import Runner, Task
 from vis_export.searchindex.documents import IndexReasoning
-from vis_export.searchindex.job import IndexCounts, IndexSettings, index_sessions, planned_batches
+from vis_export.searchindex.job import Batch, IndexCounts, IndexJob, IndexSettings, index_sessions, planned_batches
+from vis_export.sources.result import report_lines
 
 if TYPE_CHECKING:
+    from vis_export.exporting import Reading
+    from vis_export.jobs.index_work import Made
     from vis_export.redaction import Redaction
-    from vis_export.reporting import Report
+    from vis_export.searchindex.target import Database
+    from vis_export.sources.parts import Part
 
 
 def index_sources(
@@ -52,8 +71,6 @@ def index_sources(
     settings = IndexSettings.given(locals())
     report = redacting(report, settings.redaction)
     names = [os.fspath(source) for source in sources]
-    start = progress or (lambda total: lambda: None)
-    tick = [lambda: None]
 
     def reported(results: list[Any]) -> list[Session]:
         for result in results:
@@ -61,12 +78,118 @@ def index_sources(
                 (report.problem if fails else report.warning)(line)
         return [result.session for result in results if result.session is not None]
 
+    start = progress or (lambda total: lambda: None)
+    tick = [lambda: None]
     batches, placement = planned_batches(names, lenient, reported, lambda: tick[0]())
-    on_dask = None
-    if dask is None:
+    if dask is None:  # each batch indexed as it is read, on this process's runner (``index_sessions``)
         tick[0] = start(len(batches))
-    else:
-        from vis_export.distributed.indexing import Dask
+        return index_sessions(batches, location, settings, warn=report.warning, placement=placement)
+    on_runner = _OnRunner(dask, lenient, report, start)
+    return index_sessions(batches, location, settings, warn=report.warning, elsewhere=on_runner, placement=placement)
 
-        on_dask = Dask(dask, lenient, report, start)
-    return index_sessions(batches, location, settings, warn=report.warning, elsewhere=on_dask, placement=placement)
+
+@dataclass(frozen=True)
+class _OnRunner:
+    """The index job's ``BatchRunner`` for ``--dask``: the batches' units on
+    the runner for that cluster (``jobs.runners``), the job taking their
+    results in source order."""
+
+    dask: str
+    lenient: bool
+    report: Report
+    progress: Callable[[int], Callable[[], None]]
+
+    remote = True
+
+    def run(self, job: IndexJob, batches: list[Batch], database: Database | None) -> None:
+        # Imported once there is work: a no-op rerun imports no reader (``searchindex.job``).
+        from vis_export.jobs.index_work import close_writers, index_unit
+        from vis_export.jobs.runners import runner_for
+
+        writing = ("psycopg", "vis_export.searchindex.engines.postgresql_engine") if database else ()
+        if database is not None:
+            job.firsts = {}  # see ``restore``
+        imports = (index_unit.__module__, "vis_export.searchindex.documents", *writing)
+        try:
+            with runner_for(self.dask, imports) as runner:
+                self._run(job, batches, database, runner)
+        finally:
+            close_writers()  # those of the units run here
+
+    def _run(self, job: IndexJob, batches: list[Batch], database: Database | None, runner: Runner) -> None:
+        """The job takes the results in source order: its counts and lines are those of one process."""
+        from vis_export.jobs.index_work import index_unit
+        from vis_export.sources.parts import unit_size, units
+
+        sent = [b for b in batches if b.path is not None and b.path.is_file() and not job.unchanged(b)]
+        plan = units([(b.name or str(b.path), b.path) for b in sent], runner.workers())
+        parts = [part for unit in plan for part in unit]
+        firsts = [i for i, part in enumerate(parts) if _first_of_file(part)]
+        count = {id(b): end - begin for b, begin, end in zip(sent, firsts, [*firsts[1:], len(parts)], strict=True)}
+        advance = self.progress(len(batches))
+        task: Task[tuple[Part, ...], list[list[tuple[Reading, Made | None]]]] = Task(
+            index_unit,
+            arguments={
+                "lenient": self.lenient,
+                "reasoning": job.reasoning,
+                "database": database,
+                "redaction": job.redaction,
+            },
+            shared={"known": dict(job.known)},
+            size=unit_size,
+        )
+        results = runner.map(task, plan)
+        found = (pair for unit, made in zip(plan, results, strict=True) for pair in zip(unit, made, strict=True))
+        overwritten: dict[str, None] = {}  # sessions whose first copy a worker may have written over
+        for batch in batches:
+            if id(batch) not in count:
+                job.run(batch)
+            else:
+                mine = [next(found) for _ in range(count[id(batch)])]  # taken even if skipped: they come in order
+                if not job.skip(batch):
+                    _take(job, batch, mine, self.report, overwritten)
+            advance()
+        for session_id in overwritten:  # every unit is done: the first copy is written last
+            job.restore(session_id, self.lenient)
+
+
+def _take(
+    job: IndexJob,
+    batch: Batch,
+    found: list[tuple[Part, list[tuple[Reading, Made | None]]]],
+    report: Report,
+    overwritten: dict[str, None],
+) -> None:
+    """What the work found of the batch's file (its parts, in order) into the index."""
+    from vis_export.distributed.tasks import echoed
+
+    hashes: dict[str, str] = {}
+    complete = True
+    before = None
+    for part, entries in found:
+        for k, (reading, made) in enumerate(entries):
+            if echoed(reading, before, part, k):
+                continue
+            before = reading
+            complete &= all(p.kind == NOTE for p in reading.problems)  # notes: read in full
+            for fails, line in report_lines(reading.source, made is not None, reading.problems):
+                (report.problem if fails else report.warning)(line)
+            if made is None or reading.session_id is None:
+                continue
+            if job.repeated(reading.session_id, reading.source):
+                if made[2]:  # a database: a worker wrote this copy, which the job skips
+                    overwritten[reading.session_id] = None
+                continue
+            digest, docs, written = made
+            hashes[reading.session_id] = job.made(reading.session_id, digest, None if written else _given(docs))
+    job.file_done(batch, hashes, complete)
+
+
+def _given(docs: list[dict[str, Any]] | None) -> Callable[[], list[dict[str, Any]]]:
+    """Documents a worker made (``None``: it found the session's hash in the index)."""
+    return lambda: docs or []
+
+
+def _first_of_file(part: Part) -> bool:
+    """Whether ``part`` starts a file (a store's sessions come in several parts)."""
+    return part.sessions is None or part.sessions[0] == 0

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from vis_export.model import Session
 from vis_export.problems import NOTE
-from vis_export.running import InProcessRunner
+from vis_export.running import InProcessRunner, plain
 from vis_export.searchindex.directory import Placement, RealPaths
 from vis_export.searchindex.documents import (
     IndexReasoning,
@@ -148,12 +148,16 @@ def planned_batches(
 
 
 class BatchRunner(Protocol):
-    """What runs a job's batches other than here, one by one: the workers of a
-    cluster (``distributed.indexing.Dask``), which hand their results back to
-    the job in source order. ``database``: where workers write themselves
-    (``None``: a folder index, which only this process writes)."""
+    """What runs a job's batches as units of work on a ``Runner``
+    (``jobs.indexing``), handing the results back to the job in source order.
+    ``database``: where the work writes itself (``None``: a folder index,
+    which only this process writes). ``remote``: the work runs on the
+    workers of a cluster, which have the cores."""
 
-    def run(self, job: _Job, batches: list[Batch], database: Database | None) -> None: ...
+    @property
+    def remote(self) -> bool: ...
+
+    def run(self, job: IndexJob, batches: list[Batch], database: Database | None) -> None: ...
 
 
 def index_sessions(
@@ -169,8 +173,8 @@ def index_sessions(
     folder, or a PostgreSQL URI: see ``target``); with ``settings.prune``, remove
     sessions that are no longer among them (but not those of a source that
     failed to load, nor, in a database, another ``origin``'s). ``elsewhere``
-    has the batches' files read, and their documents made, by the workers of a
-    cluster (``jobs.indexing`` gives ``distributed.indexing.Dask``). ``placement``:
+    has the batches' files read, and their documents made, by units of work
+    on a runner (``jobs.indexing``: here, or the workers of a cluster). ``placement``:
     what the walk that made the batches found (``planned_batches``), checked
     without walking again; by default the batches' own folders and files are."""
     engine, wait, threads = settings.engine, settings.wait, settings.threads
@@ -184,12 +188,12 @@ def index_sessions(
         unchanged = target.unchanged(engine, files, settings.prune)
         if unchanged is not None:  # nothing to do: the index has every file as it is
             return IndexCounts(unchanged=unchanged)
-    if elsewhere is not None and not threads:
+    if elsewhere is not None and elsewhere.remote and not threads:
         threads = 1  # the workers have the cores: one thread writes as fast here, with less merging
     with target.writing(engine, wait, threads) as (store, manifest):
-        job = _Job(store, target, manifest, settings.reasoning, progress, warn, settings.redaction)
+        job = IndexJob(store, target, manifest, settings.reasoning, progress, warn, settings.redaction)
         if elsewhere is None:
-            for _ in InProcessRunner().map(job.run, batches):
+            for _ in InProcessRunner().map(plain(job.run), batches):
                 pass  # the job is its own sink: each batch is indexed as it is run
         else:
             database = target.for_workers(wait) if isinstance(target, DatabaseTarget) else None
@@ -228,7 +232,12 @@ def _key(key: str, redaction: Redaction | None) -> str:
     return manifest_path(key, redaction)
 
 
-class _Job:
+class IndexJob:
+    """One index job's state: what the index holds (``known``), what this job
+    did, and its counts. It runs a batch itself (``run``), or takes what
+    units of work found of one (``jobs.indexing``: ``skip``, ``repeated``,
+    ``made``, ``file_done``, ``restore``), in source order either way."""
+
     def __init__(
         self,
         store: Engine,
@@ -247,6 +256,7 @@ class _Job:
         self.seen: set[str] = set()
         self.unread: dict[str | None, set[str]] = {}  # source (None: stdin) -> the sessions it held
         self.unreadable: list[str] = []  # sources where no file could be read: what they hold is not known
+        self.placed: set[str] = set()  # folders of handed-over sessions whose placement is checked
         self.done: dict[str, str] = {}
         self.files_done: dict[str, Any] = {}
         self.files_gone: set[str] = set()
@@ -321,8 +331,10 @@ class _Job:
             self.progress(session)
         if handed_over and session.source and Path(session.source).is_file():
             # A caller's sessions may come from walking their file's folder
-            # (load(folder)): that folder counts as read.
-            self.target.check(Placement([str(Path(session.source).absolute().parent), session.source]))
+            # (load(folder)): that folder counts as read; it is walked once a job.
+            folder = str(Path(session.source).absolute().parent)
+            self.target.check(Placement([session.source] if folder in self.placed else [folder, session.source]))
+            self.placed.add(folder)
         if self.repeated(session.id, session.source, session):
             return None
         view = indexed_view(session, self.reasoning, self.redaction)

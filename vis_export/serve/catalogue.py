@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from vis_export.listing import SessionSummary
 from vis_export.model import Session
-from vis_export.searchindex.job import Batch, source_batches
+from vis_export.searchindex.job import Batch, planned_batches, source_batches
 from vis_export.serve.keeper import IndexKeeper
 from vis_export.sources.stamp import source_stamp
 
@@ -119,14 +119,20 @@ class Catalogue:
 
     # --- keeping current ---------------------------------------------------------------
 
-    def refresh(self, advance: Callable[[], None] = lambda: None) -> None:
+    def refresh(self, progress: Callable[[int], Callable[[], None]] | None = None) -> None:
         """Read every source file that is new or changed (through the index
-        job when there is a keeper), and forget those that are gone."""
+        job when there is a keeper), and forget those that are gone: one walk
+        of the sources (``planned_batches``) finds the files, their stamps and
+        what the index's placement check needs. ``progress(total)``: what to
+        call as each file is read, given how many there are."""
         with self.lock:
             if self.closed:
                 return
             started = time.monotonic()
-            batches = source_batches(self.sources, False, self.report, advance)
+            tick = [lambda: None]
+            batches, placement = planned_batches(self.sources, False, self.report, lambda: tick[0]())
+            if progress is not None:
+                tick[0] = progress(len(batches))
             self.checked = time.monotonic()
             self.walk = self.checked - started
             files = self.listing.files
@@ -136,7 +142,7 @@ class Catalogue:
             read: dict[str, tuple[list[int] | None, list[Session]]] = {}
             batches = [_recorded(b, read) for b in batches]
             if self.keeper is not None:
-                self.keeper.update(batches)
+                self.keeper.update(batches, placement=placement)
             for batch in batches:
                 if batch.key in changed and batch.key not in read:
                     batch.load()
@@ -160,14 +166,14 @@ class Catalogue:
         with self.lock:
             if self.closed:
                 return
-            (batch,) = source_batches([key], False, self.report)
+            (batch,), placement = planned_batches([key], False, self.report)
             before = {e.summary.id for e in self.listing.files.get(key, (None, []))[1]}
             read: dict[str, tuple[list[int] | None, list[Session]]] = {}
             batch = _recorded(batch, read)
             sessions = batch.load()
             if before <= {s.id for s in sessions}:
                 if self.keeper is not None:
-                    self.keeper.update([replace(batch, load=lambda: sessions)], prune=False)
+                    self.keeper.update([replace(batch, load=lambda: sessions)], prune=False, placement=placement)
                 self.listing = self._rebuilt(list(self.listing.files), read)
                 return
         self.refresh()
@@ -263,9 +269,3 @@ class Catalogue:
 
     def __len__(self) -> int:
         return len(self.listing.by_id)
-
-    def file_count(self) -> int:
-        """How many files a full read of the sources reads (for a progress bar)."""
-        from vis_export.sources import source_files
-
-        return sum(1 for _ in source_files(self.sources))

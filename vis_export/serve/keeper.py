@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from vis_export.policy import IndexReasoning, Reasoning, index_level
+from vis_export.searchindex.directory import Placement
 from vis_export.searchindex.guard import IndexFailure
 from vis_export.searchindex.job import NOT_PRUNED, Batch, IndexCounts, IndexSettings, index_sessions
 
@@ -33,14 +34,18 @@ class IndexKeeper:
         self.redaction = redaction
         self.built = False
 
-    def update(self, batches: Sequence[Batch], prune: bool = True) -> IndexCounts | None:
+    def update(
+        self, batches: Sequence[Batch], prune: bool = True, placement: Placement | None = None
+    ) -> IndexCounts | None:
         """Index what changed (``prune``: ``batches`` are all the sources, and
-        sessions none of them holds go). The first update (at start) raises ``IndexFailure``;
-        a later one that fails is told and leaves the index as it was, so the
-        pages stay current even when their search falls behind."""
+        sessions none of them holds go); ``placement``: what the walk that
+        found the batches found (``planned_batches``), so the check walks
+        nothing. The first update (at start) raises ``IndexFailure``; a later
+        one that fails is told and leaves the index as it was, so the pages
+        stay current even when their search falls behind."""
         try:
             settings = IndexSettings(reasoning=self.reasoning, prune=prune, redaction=self.redaction)
-            counts = index_sessions(batches, self.directory, settings, warn=self._warn)
+            counts = index_sessions(batches, self.directory, settings, warn=self._warn, placement=placement)
         except IndexFailure as failure:
             if not self.built:
                 raise

@@ -61,19 +61,20 @@ def read_part(part: Part, lenient: bool = False) -> list[LoadResult]:
 
 
 def units(files: Iterable[tuple[str, Path | None]], workers: int, batched: bool = True) -> list[tuple[Part, ...]]:
-    """The source files (as ``source_files`` gives them) as units of work, in
-    order (``batched`` false: a file per unit, for work that takes seconds a
-    session): a store's sessions one
-    per unit (a store with a WAL, which each reader copies, in a few ranges
-    instead), a large file alone, and small files in batches of consecutive
-    files, enough batches for every worker to have several."""
+    """The source files (as ``sources.plan_sources`` gives them) as units of
+    work, in order (``batched`` false: a file per unit, for work that takes
+    seconds a session): with several workers, a store's sessions one per unit
+    (a store with a WAL, which each reader copies, in a few ranges instead;
+    with one, a store is read whole, once), a large file alone, and small
+    files in batches of consecutive files, enough batches for every worker to
+    have several."""
     parts: list[Part] = []
     for name, path in files:
         if path is None or name == STDIN or not path.is_file():
             parts.append(Part(name, None))
             continue
         absolute = os.path.abspath(path)
-        count = store_sessions(path) if starts_like_store(path) else None
+        count = store_sessions(path) if workers > 1 and starts_like_store(path) else None
         if count is None or count < 2:
             parts.append(Part(name, absolute))
             continue

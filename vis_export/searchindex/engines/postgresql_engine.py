@@ -293,7 +293,7 @@ class PostgresEngine:
 
         The job's own lock on the session comes first, without a time limit: a
         job on Dask has several writers, and two of them may hold the same
-        session (two sources hold its id; see ``distributed.indexing``); they
+        session (two sources hold its id; see ``jobs.indexing``); they
         take turns. Then the session's lock, which waits at most ``wait``
         seconds for another job holding it (at once when 0). Only this wait is
         bounded: a ``lock_timeout`` on the whole connection would also stop a

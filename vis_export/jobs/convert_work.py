@@ -1,0 +1,134 @@
+"""The work of ``convert`` (``jobs.conversion``), wherever a runner runs it:
+a unit of the sources read, and its sessions rendered ahead of their names.
+
+A worker of a cluster checks first that it sees the job's paths
+(``distributed.tasks``); the job's own process keeps what it renders in
+memory, within a budget, rather than in the job's folder.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from vis_export.distributed.tasks import check_output, check_visible, results_of
+from vis_export.exporting import Reading, export, rendered
+from vis_export.formats.options import ExportOptions
+from vis_export.model import Session
+from vis_export.sources.parts import Part, unit_size
+
+# A session rendered ahead: (True, the file it is in, within the job's folder),
+# (False, the line saying why it could not be), or (rendered in the job's own
+# process, kept within its ``Keeping``) the file's bytes; ``None``: not rendered.
+Rendered = tuple[bool, str] | bytes | None
+
+KEPT_HERE = 64 << 20  # bytes of files rendered here that wait in memory for their names, not in the job's folder
+OUTPUT_PER_BYTE = 4  # a file's size per byte of its source, about, at most (HTML): a large session's file is streamed
+
+
+class Keeping:
+    """The job's own process keeps the files it renders in memory until they
+    have names, up to ``KEPT_HERE`` bytes; past that, and for a unit whose
+    file may be large, they go to the job's folder (streamed there)."""
+
+    def __init__(self) -> None:
+        self.kept = 0
+
+    def allows(self, unit: tuple[Part, ...]) -> bool:
+        return self.kept + OUTPUT_PER_BYTE * unit_size(unit) < KEPT_HERE
+
+
+@dataclass(frozen=True, slots=True)
+class ToConvert:
+    """A unit of a conversion: the ``parts`` at ``position`` in the job's plan;
+    ``only``: just that session of the file is rendered (0: the first, and the
+    result asks for the others, a task each: formats that take seconds a
+    session)."""
+
+    position: int
+    parts: tuple[Part, ...]
+    only: int | None = None
+    share: int = 1  # of the file's sessions: what the unit weighs of its parts
+
+
+@dataclass(frozen=True, slots=True)
+class Converted:
+    """What a task found of its unit: per part, each session's reading and its
+    file rendered ahead (a follow-up, ``only`` > 0: just that session's, ``one``)."""
+
+    unit: ToConvert
+    entries: list[list[tuple[Reading, Rendered]]]
+    one: Rendered = None
+
+
+def convert_unit(
+    unit: ToConvert,
+    lenient: bool,
+    to: str,
+    options: ExportOptions,
+    shown: Path,
+    folder: Path | None = None,
+    on_worker: bool = False,
+    make_folder: Callable[[], Path | None] | None = None,
+    keeping: Keeping | None = None,
+    announce: Callable[[Session], None] | None = None,
+) -> Converted:
+    """Reads each part of ``unit`` and renders each session that loaded (or the
+    ``only`` one) ahead of its name: on a worker, into ``folder`` (the job's,
+    from where the job renames each file to its name once all names are
+    known; ``None``, it could not be made: nothing is rendered). In the job's
+    own process, a file is kept in memory while ``keeping`` allows, else it
+    goes to the folder ``make_folder`` makes (``None``: not rendered, the job
+    exports it once named); ``announce`` is told of each session rendered.
+    ``on_worker``: a source the worker cannot see is ``NotShared``, not read
+    as gone (a line)."""
+    keep = not on_worker and keeping is not None and keeping.allows(unit.parts)
+    if not on_worker and not keep:
+        folder = make_folder() if make_folder is not None else None
+    found = []
+    for part in unit.parts:
+        if on_worker:
+            check_visible(part)
+            if folder is not None:
+                check_output(folder, shown)
+        results = results_of(part, lenient)
+        if unit.only is not None and unit.only > 0:  # a follow-up: one session of a file read already
+            session = results[unit.only].session
+            assert session is not None
+            return Converted(unit, [], _ahead(session, to, options, folder, keep, keeping, announce))
+        entries: list[tuple[Reading, Rendered]] = []
+        for k, loaded in enumerate(results):
+            made: Rendered = None
+            if loaded.session is not None and unit.only in (None, k):
+                made = _ahead(loaded.session, to, options, folder, keep, keeping, announce)
+            entries.append((Reading.of(loaded, to, options), made))
+        found.append(entries)
+    return Converted(unit, found)
+
+
+def _ahead(
+    session: Session,
+    to: str,
+    options: ExportOptions,
+    folder: Path | None,
+    keep: bool,
+    keeping: Keeping | None,
+    announce: Callable[[Session], None] | None,
+) -> Rendered:
+    if not keep and folder is None:
+        return None
+    if announce is not None:
+        announce(session)
+    if keep:
+        assert keeping is not None
+        made = rendered(session, to, options)
+        if isinstance(made, str):
+            return (False, made)
+        keeping.kept += len(made)
+        return made
+    assert folder is not None
+    name = f"{uuid.uuid4().hex}.out"
+    line = export(session, folder / name, to, options, make_folder=False)  # gone: the job is
+    return (True, name) if line is None else (False, line)
