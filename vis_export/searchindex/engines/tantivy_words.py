@@ -22,7 +22,7 @@ from typing import Any
 import tantivy
 
 from vis_export.searchindex.cjk import without_runs
-from vis_export.searchindex.documents import _ASCII_WORDS
+from vis_export.searchindex.documents import _ASCII_WORDS, by_text
 
 _LONG = 40  # bytes: tantivy's analysis drops a word this long or longer (``remove_long``)
 # Longer than any stem of a word shorter than ``_LONG`` (lowercase grows a
@@ -58,6 +58,7 @@ class Stems(dict[str, str]):
         self.stemming = stemming()
         self.words = tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple()).build()
         self.pieces = _Pieces(self)
+        self.text = by_text(self._text)
 
     def __missing__(self, word: str) -> str:
         if len(self) >= _CACHED:
@@ -66,7 +67,7 @@ class Stems(dict[str, str]):
         self[word] = stem
         return stem
 
-    def text(self, text: str) -> str:
+    def _text(self, text: str) -> str:
         """``text``'s terms for ``indexed``. An ASCII text goes by the pieces
         between its white space (which no word holds), each piece's stems
         made once and kept: texts repeat pieces (``parse_config(path)``) as
