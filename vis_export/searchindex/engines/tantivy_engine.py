@@ -11,7 +11,6 @@ import tantivy
 
 from vis_export.searchindex.cjk import without_runs
 from vis_export.searchindex.documents import LONGEST_WORD, identifier_key, identifier_words
-from vis_export.searchindex.engines import tantivy_words
 
 HEAP = 128 * 1024 * 1024
 # tantivy splits the writer's memory between its threads and refuses less than
@@ -34,9 +33,12 @@ _RAW = ("key", "session_id", "message_id", "block_id", "role", "block_type", "la
 def _analyzers() -> dict[str, Any]:
     builder, tokenizer, filters = tantivy.TextAnalyzerBuilder, tantivy.Tokenizer, tantivy.Filter
     return {
-        # Words as ``documents.analysed_words`` finds them, given ``cjk.without_runs``,
-        # stemmed: given already stemmed (``tantivy_words``), split at the spaces.
-        "vis_words": tantivy_words.indexed(),
+        # Words as ``documents.analysed_words`` finds them, given ``cjk.without_runs``.
+        "vis_words": builder(tokenizer.simple())
+        .filter(filters.remove_long(40))
+        .filter(filters.lowercase())
+        .filter(filters.stemmer("english"))
+        .build(),
         "vis_terms": builder(tokenizer.whitespace()).filter(filters.remove_long(100)).build(),
         # Stored-only text: nothing of it is indexed.
         "vis_stored": builder(tokenizer.raw()).filter(filters.remove_long(1)).build(),
@@ -60,9 +62,9 @@ class TantivyEngine:
 
     def __init__(self, directory: Path, writable: bool, threads: int = 0):
         directory.mkdir(parents=True, exist_ok=True)
-        self.stems = tantivy_words.Stems()
+        self.analyzers = _analyzers()
         self.index = tantivy.Index(_schema(), path=str(directory), reuse=True)
-        for name, analyzer in _analyzers().items():
+        for name, analyzer in self.analyzers.items():
             self.index.register_tokenizer(name, analyzer)
         self.schema = self.index.schema
         self.threads = threads
@@ -70,10 +72,10 @@ class TantivyEngine:
 
     def add(self, documents: list[dict[str, Any]]) -> None:
         """Each document as it is (its fields are the schema's: ``STORED`` and
-        ``terms``) with its words, stemmed: two thirds of the Python time of a list per field."""
+        ``terms``) with its words: two thirds of the Python time of a list per field."""
         assert self.writer is not None
         for document in documents:
-            values = {**document, "words": self.stems.text(document["text"])}
+            values = {**document, "words": without_runs(document["text"])}
             self.writer.add_document(tantivy.Document.from_dict(values, self.schema))
 
     def delete_session(self, session_id: str) -> None:
@@ -123,7 +125,7 @@ class TantivyEngine:
         runs: list[_Run] = [[]]
         for found in _ASCII_WORD.finditer(phrase):
             inner = found.start() > 0 and found.end() < len(phrase) and len(found.group()) <= LONGEST_WORD
-            analysed = self.stems.stemming.analyze(found.group()) if inner else []
+            analysed = self.analyzers["vis_words"].analyze(found.group()) if inner else []
             if len(analysed) == 1:
                 runs[-1].append(analysed[0])
             elif runs[-1]:
@@ -145,7 +147,7 @@ class TantivyEngine:
         for word in words:
             ways = [self._term("terms", identifier_key(word))]
             for field, tokens in (
-                ("words", self.stems.stemming.analyze(without_runs(word))),
+                ("words", self.analyzers["vis_words"].analyze(without_runs(word))),
                 ("terms", identifier_words(word)),
             ):
                 if tokens and (field, tokens) != ("terms", [identifier_key(word)]):  # that way is the first
