@@ -109,9 +109,9 @@ def _terms_of_token(token: str) -> frozenset[str]:
 
 # Texts repeat whole (a file read again, a tool's output, a snippet pasted
 # twice): the terms of a text of up to ``_MEMO_LENGTH`` characters are kept for
-# the last ``_MEMO_TEXTS`` (at most 32M characters held).
-_MEMO_TEXTS = 2048
-_MEMO_LENGTH = 16_384
+# the last ``_MEMO_TEXTS`` (at most 8M characters held, with their terms).
+_MEMO_TEXTS = 1024
+_MEMO_LENGTH = 8192
 
 
 def by_text(function: Callable[[str], str]) -> Callable[[str], str]:
