@@ -2,7 +2,10 @@
 given the same texts, raw tantivy-py adding them and SQLite FTS5 as Vis and
 ``llm`` index them (``json.loads`` of each file, then an insert into a table
 tokenized ``porter``), in wall and CPU time; a no-op rerun; and query latency
-with snippets."""
+with snippets.
+
+python -m benchmarks.search [BLOCKS [ENGINE]]   # 100000 blocks, tantivy by default
+"""
 
 from __future__ import annotations
 
@@ -187,3 +190,13 @@ def run(blocks: int, engine: str) -> tuple[list[Result], str]:
         + f"; query p95 with snippets {p95 * 1000:.2f} ms, {p95_cpu * 1000:.2f} ms CPU (goal <= 2 ms)"
     )
     return results, line
+
+
+if __name__ == "__main__":
+    from benchmarks.harness import table
+
+    found, summary = run(
+        int(sys.argv[1]) if len(sys.argv) > 1 else 100_000, sys.argv[2] if len(sys.argv) > 2 else "tantivy"
+    )
+    print(table(found))
+    print(summary)
