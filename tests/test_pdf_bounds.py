@@ -164,27 +164,87 @@ def test_a_nul_in_a_degraded_block_reads_as_the_replacement_character_in_both_en
 
 @given(st.text(alphabet=st.sampled_from("ab<&>'\"\r\n\t [x]é字"), max_size=900), st.sampled_from([None, "python"]))
 @example("x'x", "python")  # a run across a token's tag, whose own spaces had hidden it
+@example("[redacted: email 1]" + "x", None)  # a marker longer than a step, then text: it looped for ever
 @settings(max_examples=60, deadline=None)
-def test_break_opportunities_add_no_character_and_bound_every_run(text: str, language: str | None) -> None:
-    """R1: the print projector's code is the code's text exactly once ``<wbr>`` (an
-    element, no character) is read as the browser's DOM reads it; no run longer than
-    ``RUN`` characters is left without a break opportunity."""
+def test_break_opportunities_add_no_character_and_bound_every_long_run(text: str, language: str | None) -> None:
+    """R1: the print projector's code is the code's text once its break opportunities
+    (zero-width spaces and ``<wbr>``, which a PDF does not draw) are taken out; no run longer than
+    ``LONG`` characters goes more than ``STEP`` without one (a marker, kept whole,
+    may), and a shorter run gets none."""
     from vis_export.formats.highlight import highlight
-    from vis_export.formats.long_runs import RUN, WBR, breakable
+    from vis_export.formats.long_runs import BREAK, LONG, STEP, WBR, breakable
 
-    text = text.replace("x", "x" * 150)  # runs of hundreds of characters
+    text = text.replace("x", "x" * 40).replace(BREAK, "")  # runs of tens to hundreds of characters
     html = breakable(highlight(text, language))
-    assert text_content(fragment(f"<pre><code>{html}</code></pre>")) == text.replace("\x00", "\ufffd")
-    shown = re.sub(r"&#?\w+;", "_", re.sub(r"<(?!wbr>)[^>]*>", "", html))  # a reference is one character
-    assert all(len(run) <= RUN for piece in shown.split(WBR) for run in re.split(r"[ \t\n\r]", piece))
+    shown = text_content(fragment(f"<pre><code>{html.replace(WBR, BREAK)}</code></pre>"))
+    assert shown.replace(BREAK, "") == text.replace("\x00", "\ufffd")
+    marker = r"\[redacted: [a-z ]+ \d+\]"
+    for run in re.split(r"[ \t\n\r]", re.sub(marker, "M", shown)):
+        pieces = run.split(BREAK)
+        if len(run) - run.count(BREAK) > LONG:
+            assert all(len(piece) <= STEP or "M" in piece for piece in pieces), run
+        else:
+            assert len(pieces) == 1, run
 
 
 def test_a_redaction_marker_in_a_long_run_is_kept_whole() -> None:
-    from vis_export.formats.long_runs import breakable
+    from vis_export.formats.long_runs import BREAK, WBR, breakable
 
     marker = "[redacted: email 1]"
     html = breakable(Markup("y" * 195 + marker + "z" * 400))
-    assert marker in html and html.count("<wbr>") == 3
+    assert marker in html and html.replace(BREAK, "").replace(WBR, "") == "y" * 195 + marker + "z" * 400
+
+
+@pytest.mark.parametrize("before", range(55, 70))
+def test_a_redaction_marker_cut_by_token_spans_in_a_long_run_is_still_styled(before: int) -> None:
+    """A lexer cuts a marker into tokens, so it is no atom to keep whole: a break
+    opportunity put inside it, wherever the steps fall, hid it from ``marked``."""
+    from vis_export.formats.highlight import highlight
+    from vis_export.formats.long_runs import BREAK, breakable
+    from vis_export.formats.marked import styled
+
+    marker = "[redacted: email 1]"
+    html = styled(breakable(highlight("x" * before + marker + "q" * 80, "python")))
+    assert '<span class="redacted">' in html and BREAK in html
+
+
+@pytest.mark.parametrize("pattern", ["abcdefg", '"x":"y",', "a.b(1);"], ids=["letters", "json-tokens", "calls"])
+@pytest.mark.parametrize("fence", ["python", "json"])
+def test_a_long_run_fills_its_printed_lines(pattern: str, fence: str) -> None:
+    """Every printed line of a long run without spaces is full but the last: a ``<wbr>``
+    every 200 characters left a short line where each piece began mid-line (91, 91,
+    20, ...), and a run of highlighted tokens ran past the page's edge (200-character
+    lines, cut at the page's width). The lines' characters are counted from the
+    words' positions in the PDF (``pdftotext -bbox``); the text is the code's (R1)."""
+    line = pattern * (2000 // len(pattern))
+    session = prose_session(f"Before.\n\n```{fence}\n{line}\n```\n\nAfter.")
+    pdf = to_pdf(session)
+    rows = _printed_rows(pdf)
+    code = [row for row in rows if set(row) <= set(pattern)]
+    assert "".join(code) == line
+    widths = [len(row) for row in code]
+    assert max(widths) == widths[0] >= 85 and all(width == widths[0] for width in widths[:-1]), widths
+
+
+def _printed_rows(pdf: bytes) -> list[str]:
+    """The text of each printed line, top to bottom, page by page (words on one baseline joined)."""
+    import html
+
+    boxes = subprocess.run(["pdftotext", "-bbox", "-", "-"], input=pdf, capture_output=True, check=True).stdout
+    rows: list[tuple[int, float, str]] = []
+    page = 0
+    for entry in boxes.decode().splitlines():
+        page += "<page " in entry
+        found = re.search(r'yMin="([\d.]+)".*>(.*)</word>', entry)
+        if not found:
+            continue
+        top, word = float(found.group(1)), html.unescape(found.group(2))
+        same = next((i for i, (p, y, _) in enumerate(rows) if p == page and abs(y - top) < 4), None)
+        if same is None:
+            rows.append((page, top, word))
+        else:
+            rows[same] = (page, rows[same][1], rows[same][2] + word)
+    return [text for _, _, text in sorted(rows)]
 
 
 @pytest.mark.slow

@@ -55,7 +55,7 @@ ALLOWED_TAGS = {
     "span",
     "sup",
     "section",
-    "wbr",  # the print projector's break opportunities in long runs of fenced code (``long_runs``)
+    "wbr",  # a break opportunity the writer put in: no content, nothing to run
 }
 ALLOWED_ATTRIBUTES = {
     "a": {"href", "title"},
