@@ -214,6 +214,25 @@ def test_a_slow_worker_start_is_not_on_the_documents_budget(monkeypatch: pytest.
     assert budget.spent < 1  # the worker's CPU for three small blocks, not its start
 
 
+def test_an_html_page_is_the_same_from_a_fresh_worker_that_was_slow_to_start(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bytes Dask's threads wrote differed from this process's on a loaded machine (R7)."""
+    from vis_export.formats.html import to_html
+
+    blocks = [("python", "def f():\n    return 1\n"), ("html", "<p>x</p>\n"), ("json", '{"a": [1, 2]}\n')] * 3
+    session = one_message(*({"type": "code", "language": language, "text": text} for language, text in blocks))
+    here = to_html(session)
+    worker = slow_to_start(monkeypatch, lexing.DOCUMENT_BASE + 1)
+    pages: list[str] = []
+    thread = threading.Thread(target=lambda: pages.append(to_html(session)))
+    try:
+        with time_limit(60):
+            thread.start()
+            thread.join()
+    finally:
+        worker.stop()
+    assert pages == [here] and here.count("<pre") == len(blocks)
+
+
 def test_a_worker_that_never_starts_leaves_the_code_plain_in_bounded_time(monkeypatch: pytest.MonkeyPatch) -> None:
     worker = slow_to_start(monkeypatch, 60)
     monkeypatch.setattr(lexing, "WORKER_START", 0.5)
