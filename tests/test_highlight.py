@@ -185,6 +185,68 @@ def test_a_worker_that_stops_answering_is_replaced(monkeypatch: pytest.MonkeyPat
         assert in_thread(code, "python") == expected  # a new worker
 
 
+def slow_to_start(monkeypatch: pytest.MonkeyPatch, seconds: float) -> lexing._Worker:
+    """A fresh worker, this process's, whose start takes ``seconds`` more (as on a loaded machine); stop it after."""
+    start = f"import time; time.sleep({seconds}); from vis_export.formats.lexing import main; main()"
+    monkeypatch.setattr(lexing, "WORKER_COMMAND", (sys.executable, "-c", start))
+    worker = lexing._Worker()
+    monkeypatch.setattr(lexing, "_worker", lambda: worker)
+    return worker
+
+
+def test_a_slow_worker_start_is_not_on_the_documents_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fresh worker's start (seconds on a loaded machine) is not lexing: counted, it left a document's next blocks
+    plain, and the bytes of an HTML page depended on the load (R7). Its start here takes longer than the whole budget
+    of a small document."""
+    worker = slow_to_start(monkeypatch, lexing.DOCUMENT_BASE + 1)
+    budget = lexing.HighlightBudget()
+    blocks = [("python", "def f():\n    return 1\n"), ("html", "<p>x</p>\n"), ("python", "x = 1\n")]
+    shown: list[str] = []
+    thread = threading.Thread(target=lambda: shown.extend(str(highlight(c, lang, budget=budget)) for lang, c in blocks))
+    try:
+        with time_limit(60):
+            thread.start()
+            thread.join()
+    finally:
+        worker.stop()
+    assert [dom_text(html) for html in shown] == [code for _, code in blocks]
+    assert all('<span class="' in html for html in shown), shown
+    assert budget.spent < 1  # the worker's CPU for three small blocks, not its start
+
+
+def test_an_html_page_is_the_same_from_a_fresh_worker_that_was_slow_to_start(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bytes Dask's threads wrote differed from this process's on a loaded machine (R7)."""
+    from vis_export.formats.html import to_html
+
+    blocks = [("python", "def f():\n    return 1\n"), ("html", "<p>x</p>\n"), ("json", '{"a": [1, 2]}\n')] * 3
+    session = one_message(*({"type": "code", "language": language, "text": text} for language, text in blocks))
+    here = to_html(session)
+    worker = slow_to_start(monkeypatch, lexing.DOCUMENT_BASE + 1)
+    pages: list[str] = []
+    thread = threading.Thread(target=lambda: pages.append(to_html(session)))
+    try:
+        with time_limit(60):
+            thread.start()
+            thread.join()
+    finally:
+        worker.stop()
+    assert pages == [here] and here.count("<pre") == len(blocks)
+
+
+def test_a_worker_that_never_starts_leaves_the_code_plain_in_bounded_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    worker = slow_to_start(monkeypatch, 60)
+    monkeypatch.setattr(lexing, "WORKER_START", 0.5)
+    code = "def f():\n    return 1\n"
+    try:
+        with time_limit(30):
+            start = time.monotonic()
+            assert in_thread(code, "python") == plain(code)
+            assert time.monotonic() - start < 10
+            assert worker.process is None  # killed, not left behind
+    finally:
+        worker.stop()
+
+
 def _highlight_in_child(queue: Any) -> None:
     queue.put(in_thread("def f(): pass\n", "python"))
 

@@ -31,6 +31,14 @@ document (its later blocks are plain at once), and the document's lexing in
 all, the worker's time included, stays within ``DOCUMENT_BASE`` plus
 ``DOCUMENT_PER_CHAR`` for every character offered to be highlighted, after
 which every block is plain. Plain code is still all there (R1).
+
+What the worker's blocks cost is the CPU it reports spending on them, never
+the start of the worker: a Python process takes seconds to start on a loaded
+machine, and counting that made a fresh worker's first blocks plain, so that
+the bytes of an HTML page depended on the load (R7). A worker has
+``WORKER_START`` wall seconds to start; one that cannot is killed, and only
+then is the time it took counted, so that a document whose worker never starts
+still ends in bounded time.
 """
 
 from __future__ import annotations
@@ -60,6 +68,9 @@ DOCUMENT_BASE = 2.0
 DOCUMENT_PER_CHAR = 5e-6
 WORKER_MEMORY = 512 * 1024 * 1024  # address space of the worker
 WORKER_GRACE = 10.0  # wall seconds beyond 10 budgets before a silent worker is killed
+WORKER_START = 30.0  # wall seconds a new worker has to say that it is ready
+WORKER_COMMAND = (sys.executable, "-m", __name__)
+READY = b'"ready"\n'  # the worker's first line
 
 # Coarse classes, from the most specific token type to the least: far fewer
 # inline boxes for a browser or WeasyPrint to lay out than Pygments' own.
@@ -181,8 +192,8 @@ def _within(lexer: Any, text: str, cap: float) -> tuple[Runs | None, bool]:
 
 def _lexed(lexer: Any, language: str, text: str, cap: float) -> tuple[Runs | None, bool, float]:
     """``_within``, here or in the worker, and the seconds it took: CPU in this
-    thread; for the worker, the wall time it took to answer (not the wait for
-    its turn, while another thread's block is lexed)."""
+    thread, or the CPU the worker spent on the block (not its start, nor the
+    wait for its turn while another thread's block is lexed)."""
     spent = 0.0
     if _can_time():
         started = time.process_time()
@@ -302,34 +313,32 @@ class _Worker:
 
     def ask(self, language: str, text: str, cap: float) -> tuple[Runs | None, bool, float]:
         """``_within`` in the worker (a worker that dies or stops answering overran),
-        and the seconds it took."""
+        and the seconds it took: the worker's CPU for the block; wall seconds only
+        when no answer came (since the request was sent, or since a start that failed)."""
         request = json.dumps([language, text, cap]).encode("ascii") + b"\n"
         with self.lock:
             started = time.monotonic()
             try:
-                process = self._start()
-                assert process.stdin is not None and process.stdout is not None
+                process = self._ready()
+                assert process.stdin is not None
+                started = time.monotonic()  # a start that succeeded is not the lexing's
                 process.stdin.write(request)
                 process.stdin.flush()
-                wait = WORKER_GRACE + 10 * min(cap, budget(text) + FIRST_USE)
-                ready, _, _ = select.select([process.stdout], [], [], wait)
-                line = process.stdout.readline() if ready else b""
-                if not line:
-                    raise OSError("the lexing worker stopped answering")
-                answer, overran = json.loads(line)
-                return answer, bool(overran), time.monotonic() - started
+                line = _line(process, WORKER_GRACE + 10 * min(cap, budget(text) + FIRST_USE))
+                answer, overran, seconds = json.loads(line)
+                return answer, bool(overran), float(seconds)
             except (OSError, ValueError):  # no worker, a dead or silent one: plain, and a new one next time
                 self.stop()
                 return None, True, time.monotonic() - started
 
-    def _start(self) -> subprocess.Popen[bytes]:
+    def _ready(self) -> subprocess.Popen[bytes]:
+        """The worker, started if need be and waited for until it says it is ready."""
         if self.process is None:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", __name__],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL,
+                WORKER_COMMAND, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
             )
+            if _line(self.process, WORKER_START) != READY:
+                raise ValueError("the lexing worker did not start")
         return self.process
 
     def stop(self) -> None:
@@ -340,6 +349,16 @@ class _Worker:
                 if pipe is not None:
                     pipe.close()
             self.process = None
+
+
+def _line(process: subprocess.Popen[bytes], seconds: float) -> bytes:
+    """The worker's next line within ``seconds`` of wall time; ``OSError`` if none comes."""
+    assert process.stdout is not None
+    ready, _, _ = select.select([process.stdout], [], [], seconds)
+    line = process.stdout.readline() if ready else b""
+    if not line:
+        raise OSError("the lexing worker stopped answering")
+    return line
 
 
 _WORKERS: dict[int, _Worker] = {}  # by process: a forked child never talks to its parent's worker
@@ -359,21 +378,24 @@ def _stop_worker() -> None:
 
 
 def main() -> None:
-    """The worker: one request per line, ``[language, text, cap]``; one answer per
-    line, ``[runs or null, overran]``."""
+    """The worker: ``READY`` once started; then one request per line, ``[language,
+    text, cap]``, and one answer per line, ``[runs or null, overran, CPU seconds]``."""
     import resource
 
     resource.setrlimit(resource.RLIMIT_AS, (WORKER_MEMORY, WORKER_MEMORY))
     _can_time()  # its own main thread: take the timer
+    sys.stdout.buffer.write(READY)
+    sys.stdout.flush()
     for line in sys.stdin.buffer:
         language, text, cap = json.loads(line)
         lexer = lexer_for(language)
         answer, overran = None, False
+        started = time.process_time()
         try:
             answer, overran = _within(lexer, text, cap) if lexer is not None else (None, False)
         except (Overrun, MemoryError):
             overran = True
-        sys.stdout.write(json.dumps([answer, overran]) + "\n")
+        sys.stdout.write(json.dumps([answer, overran, time.process_time() - started]) + "\n")
         sys.stdout.flush()
 
 
