@@ -464,26 +464,42 @@ _SHAPED_SECRETS = st.tuples(
     _core(12, ALNUM + "!#%&+/=^~.$", "q7!Z"),
     st.sampled_from(["", "}", " }}", ">", "***", "$", "!"]),
 ).map(lambda parts: ("".join(parts), parts[1]))
-_NAMES = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,12}(\.[a-z_][a-z0-9_]{0,8})?", fullmatch=True)
+# A generated token (8 or more letters and digits, mixed) in a reference's form: a secret still.
+_TOKEN_REFERENCES = st.one_of(
+    _core(16, string.ascii_uppercase + string.digits, "Q7Z").map(lambda core: (f"${core}", core)),
+    _core(16, string.ascii_uppercase + string.digits, "Q7Z").map(lambda core: (f"$GHP_{core}", core)),
+    _core(12).map(lambda core: (f"${{{core}}}", core)),
+    _core(12).map(lambda core: (f"{{{{ {core} }}}}", core)),
+    _core(12).map(lambda core: (f"<{core}>", core)),
+    _core(12).map(lambda core: (f"<sk-proj-{core}>", core)),
+)
+# Names made of words: letters, or short runs that mix in digits (``OAUTH2``, ``SHA256``), never a token.
+_WORDS = r"(_[A-Za-z]{1,14}|_[A-Za-z0-9]{1,7}){0,2}"
+_NAMES = st.from_regex(rf"(_|[A-Za-z]{{1,14}}){_WORDS}(\.[a-z_][a-z0-9_]{{0,6}})?", fullmatch=True)
 # Whole values that are clearly references to a secret, never one.
 _REFERENCES = st.one_of(
     _NAMES.map(lambda name: f"${{{name}}}"),
-    st.from_regex(r"[A-Z_][A-Z0-9_]{0,16}", fullmatch=True).map(lambda name: f"${name}"),
+    st.from_regex(rf"(_|[A-Z]{{1,14}}){_WORDS}", fullmatch=True).map(lambda name: f"${name.upper()}"),
     _NAMES.map(lambda name: f"{{{{ {name} }}}}"),
-    st.from_regex(r"[A-Za-z][A-Za-z0-9 _.-]{0,20}", fullmatch=True).map(lambda words: f"<{words}>"),
+    st.from_regex(r"[A-Za-z]{1,10}([ _.-]([A-Za-z]{1,10}|[A-Za-z0-9]{1,7})){0,3}", fullmatch=True).map(
+        lambda words: f"<{words}>"
+    ),
     st.integers(3, 12).map(lambda n: "*" * n),
     st.just(""),
 )
 
 
 @settings(max_examples=200, deadline=None)
-@given(_SECRET_KEYS, _SHAPED_SECRETS, st.sampled_from(["tool input", "unknown block"]))
+@given(_SECRET_KEYS, _SHAPED_SECRETS | _TOKEN_REFERENCES, st.sampled_from(["tool input", "unknown block"]))
+@example("api_key", ("$X7K9Q2M4P8R3T6W1Z5N", "X7K9Q2M4P8R3T6W1Z5N"), "tool input")
 def test_a_value_under_a_secret_key_is_redacted_unless_it_is_a_reference(
     key: str, secret: tuple[str, str], place: str
 ) -> None:
     """R8: under a secret's key, a value that starts with ``$`` or stands in braces may be a
     secret (a bcrypt hash, ``$ecr3t!``): only a whole reference (``${NAME}``, ``$NAME``,
-    ``{{ name }}``, ``<placeholder>``, stars, nothing) is shown. And the same value assigned in text."""
+    ``{{ name }}``, ``<placeholder>``, stars, nothing) is shown, and a generated token in one of
+    those forms (``$X7K9Q2M4P8R3T6W1``, ``<sk-proj-…>``) is a secret still. And the same value
+    assigned in text."""
     value, core = secret
     document = _base()
     holder = {"cmd": "login", key: value}

@@ -124,11 +124,16 @@ _REFERENCE = (
 )
 _REFERENCES = re.compile(_REFERENCE, re.ASCII)
 _CUT_REFERENCES = re.compile(rf"{_REFERENCE}|\$\{{{_NAME}|\{{\{{{_NAME}", re.ASCII)
+# A word no name is made of: a run of 8 letters and digits or more that mixes both, as a
+# generated token does (``$X7K9Q2M4P8R3T6W1``, ``<sk-proj-aB3dE5fG7hJ9>``); a name's words
+# are words (``$OAUTH2_TOKEN``, ``${SHA256}``, ``<your-api-key>``).
+_GENERATED = re.compile(r"(?<![A-Za-z0-9])(?=[A-Za-z]*[0-9])(?=[0-9]*[A-Za-z])[A-Za-z0-9]{8,}(?![A-Za-z0-9])")
 
 
 def reference(value: str, cut: bool = False) -> bool:
-    """Whether ``value`` is, whole, a reference to a secret (``_REFERENCE``), not a secret."""
-    return (_CUT_REFERENCES if cut else _REFERENCES).fullmatch(value) is not None
+    """Whether ``value`` is, whole, a reference to a secret (``_REFERENCE``), not a secret:
+    a token in a reference's form (``$`` and capitals, angle brackets) is a secret still."""
+    return (_CUT_REFERENCES if cut else _REFERENCES).fullmatch(value) is not None and not _GENERATED.search(value)
 
 
 def _jwt_header(secret: str) -> bool:
