@@ -173,6 +173,31 @@ def test_the_top_hits_are_whooshs_exact_ranking(
     engine.close()
 
 
+def test_an_empty_index_is_searched_again_and_then_filled(tmp_path: Path) -> None:
+    """Whoosh cannot refresh an empty index's reader (it has no segments): the
+    engine's second search of an empty index (``serve``, the API in one process)
+    said the index was damaged. It finds nothing each time, then what is added."""
+    engine = WhooshEngine(tmp_path, writable=True)
+    engine.commit()
+    assert engine.count() == 0
+    assert engine.search(["parse"], {}, None, None, 5, 0) == []
+    assert engine.search([], {}, None, None, 5, 0) == []
+    engine.add([_document("s", 0, "parse the config")])
+    engine.commit()
+    assert [doc["key"] for _, doc in engine.search(["parse"], {}, None, None, 5, 0)] == ["s\x1fm\x1fb0"]
+    engine.close()
+
+
+def _document(session: str, n: int, text: str) -> dict[str, Any]:
+    from vis_export.searchindex.documents import code_terms
+
+    return (
+        {"key": f"{session}\x1fm\x1fb{n}", "session_id": session, "session_title": "", "message_id": "m"}
+        | {"block_id": f"b{n}", "role": "user", "block_type": "prose", "language": "", "created_at": n, "text": text}
+        | {"terms": code_terms(text)}
+    )
+
+
 def test_a_search_finds_the_best_hits(tmp_path: Path) -> None:
     """Whoosh's top collector skips documents by bounds on their scores that
     are not bounds (its lengths are stored a byte each, rounded): a search of

@@ -303,7 +303,12 @@ class WhooshEngine:
         self.searcher: Any = None
 
     def _searcher(self) -> Any:
-        """The kept searcher, made current (a cheap check when nothing was committed)."""
+        """The kept searcher, made current (a cheap check when nothing was committed).
+        An empty index's is made again: Whoosh cannot refresh its reader, which has no
+        segments (``None``, and every refresh fails: a second search said the index was damaged)."""
+        if self.searcher is not None and self.searcher.reader().segments() is None:
+            self.searcher.close()
+            self.searcher = None
         self.searcher = self.index.searcher(weighting=_Scoring()) if self.searcher is None else self.searcher.refresh()
         return self.searcher
 
