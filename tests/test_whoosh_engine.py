@@ -188,6 +188,21 @@ def test_an_empty_index_is_searched_again_and_then_filled(tmp_path: Path) -> Non
     engine.close()
 
 
+def test_a_session_deleted_is_not_found_by_the_kept_searcher(tmp_path: Path) -> None:
+    """Whoosh's ``refresh`` keeps the reader of a segment it knew, with the deletions
+    it had: after a commit that only deletes (a session pruned), the engine's kept
+    searcher still found the session's documents."""
+    engine = WhooshEngine(tmp_path, writable=True)
+    engine.add([_document("gone", 0, "parse the config"), _document("kept", 1, "parse it")])
+    engine.commit()
+    assert len(engine.search(["parse"], {}, None, None, 5, 0)) == 2
+    engine.delete_session("gone")
+    engine.commit()
+    assert [doc["session_id"] for _, doc in engine.search(["parse"], {}, None, None, 5, 0)] == ["kept"]
+    assert engine.count() == 1
+    engine.close()
+
+
 def _document(session: str, n: int, text: str) -> dict[str, Any]:
     from vis_export.searchindex.documents import code_terms
 
