@@ -27,7 +27,7 @@ from typing import Any
 
 import pytest
 from conftest import examples
-from hypothesis import HealthCheck, example, given, settings, strategies as st
+from hypothesis import HealthCheck, assume, example, given, settings, strategies as st
 from timelimit import time_limit
 
 from vis_export.copying import clipboard
@@ -1301,3 +1301,33 @@ def test_a_marker_where_an_escaped_secret_was_is_styled_whole_in_the_typst_pdf()
     for marker in markers:
         assert all(italic[marker.start() : marker.end()]), marker.group()
     assert grounds >= len(markers)
+
+
+_HINTED_KEYS = st.from_regex(
+    r"[a-z]{0,6}_?(password|passwd|pwd|pass|secret|token|auth|credential|key)(_[a-z0-9]{1,4})?", fullmatch=True
+)
+_VALUES = st.one_of(
+    st.text(ALNUM + "!#%&+/=^~.-_ ", max_size=24),
+    _core(14, ALNUM + "!#%&+/=^~"),
+    st.sampled_from(["Tr0ub4dor&3xq", "correct-horse-battery", "/workspace/proj", "${DB_PASSWORD}", "changeme"]),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_HINTED_KEYS, _VALUES)
+@example("dbpassword", "Tr0ub4dor&3xq")
+@example("userpassword", "correct-horse-battery")
+@example("mysecret", "Tr0ub4dor&3xq")
+@example("session_token", "abc123def456")
+def test_a_pair_in_a_map_is_redacted_as_the_same_pair_in_text(key: str, value: str) -> None:
+    """R8: a map's ``{"dbpassword": "…"}`` showed the value that the same pair written as
+    text (``"dbpassword": "…"``, a JSON line in prose or a tool's output) has redacted:
+    only keys of a few shapes (``db_password``) were taken to name a secret."""
+    from vis_export.redaction.rules import SECRET_KEY
+    from vis_export.redaction.view import Redactor, redacted_line
+
+    assume(not SECRET_KEY.fullmatch(key))  # a key that names a secret: its value is one whole (tested above)
+    line = redacted_line(f'"{key}": "{value}"', Redaction())
+    assume(line.startswith(f'"{key}": "') and line.endswith('"'))  # the key itself holds no find
+    shown = Redactor(Redaction()).value({key: value}, ())[key]
+    assert shown == line[len(key) + 5 : -1]

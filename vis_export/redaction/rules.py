@@ -70,6 +70,7 @@ class Rule:
 _KEYWORD = r"(?i:pass|pwd|secret|token|key|auth|credential|contrase)"
 KEYWORD_LINE = _KEYWORD + r"[A-Za-z0-9_.\-]*[\\\"'\]]*[ \t]*(?:[=:!]|\.assign\(|\(\")"
 KEYWORDS = re.compile(KEYWORD_LINE)
+SECRET_HINT = re.compile(_KEYWORD)
 
 # Every built-in find holds one of these (RE2 syntax, searched once per message or
 # block in linear time): text that holds none is not looked at further.
