@@ -1331,3 +1331,15 @@ def test_a_pair_in_a_map_is_redacted_as_the_same_pair_in_text(key: str, value: s
     assume(line.startswith(f'"{key}": "') and line.endswith('"'))  # the key itself holds no find
     shown = Redactor(Redaction()).value({key: value}, ())[key]
     assert shown == line[len(key) + 5 : -1]
+
+
+def test_the_keys_judged_are_remembered_within_a_bound() -> None:
+    """Map keys are data: a long-lived process (``serve``) redacting sessions of ever new
+    keys kept a judgement of each one, without a bound."""
+    from vis_export.redaction import view
+
+    bound = 1 << 16
+    keys = {f"field_{n}": f"value {n}" for n in range(3 * bound)}
+    view.Redactor(Redaction()).value({"tool_input": keys, "db_password": "hunter22"}, ())
+    assert view._names_secret.cache_info().currsize <= bound
+    assert view._hints_secret.cache_info().currsize <= bound

@@ -22,7 +22,7 @@ import re
 from bisect import bisect_right
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from functools import cache
+from functools import cache, lru_cache
 from types import MappingProxyType
 from typing import Any, TypeVar
 
@@ -242,9 +242,12 @@ class Redactor:
         return replace(session, title=title, metadata=metadata, messages=messages, attachments=attachments)
 
 
-_names_secret = cache(lambda key: SECRET_KEY.fullmatch(key) is not None)
+# Judged once per key, for as many keys as are common (bounded: the keys are data, and
+# ``serve`` lives long; a key past the bound is judged again, as ``_CLEAN_KEYS`` does).
+_KEYS_JUDGED = 1 << 16
+_names_secret = lru_cache(_KEYS_JUDGED)(lambda key: SECRET_KEY.fullmatch(key) is not None)
 # A key holding a secret-like word (as the keyword rules read a name before ``=`` or ``:``).
-_hints_secret = cache(lambda key: SECRET_HINT.search(key) is not None)
+_hints_secret = lru_cache(_KEYS_JUDGED)(lambda key: SECRET_HINT.search(key) is not None)
 _CONTAINERS = frozenset({MappingProxyType, dict, tuple, list})
 _NONE: set[int] = set()  # no part of a message holds a find (never changed: ``message`` returns it as it is)
 # Keys seen to name no secret and hold no hint (bounded, so at most so many are looked at on their
