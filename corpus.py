@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Callable
 from typing import Any
 
 WORDS = (
@@ -115,3 +116,110 @@ def session(target_bytes: int, seed: int = 7) -> dict[str, Any]:
 def session_bytes(target_bytes: int, seed: int = 7) -> bytes:
     """``session`` as the UTF-8 JSON a Vis file holds."""
     return json.dumps(session(target_bytes, seed), ensure_ascii=False).encode("utf-8")
+
+
+# Other agents' transcripts: a coding agent's session is mostly tool calls, so each turn is a prompt,
+# thinking or reasoning, a few shell calls with their results (one entry each, as the tools write them)
+# and an answer.
+COMMANDS = ("pytest -q tests/", "git status --short", "rg -n 'def parse' src/", "ls -la build/")
+
+
+def _turns(rng: random.Random, target_bytes: int, write: Callable[[random.Random, int], list[dict[str, Any]]]) -> bytes:
+    lines: list[bytes] = []
+    size, turn = 0, 0
+    while size < target_bytes:
+        for entry in write(rng, turn):
+            line = json.dumps(entry).encode() + b"\n"
+            lines.append(line)
+            size += len(line)
+        turn += 1
+    return b"".join(lines)
+
+
+def _claude_turn(rng: random.Random, turn: int) -> list[dict[str, Any]]:
+    def entry(kind: str, n: int, content: Any, api_id: str | None = None) -> dict[str, Any]:
+        message: dict[str, Any] = {"role": kind, "content": content}
+        if api_id:
+            message.update(id=api_id, type="message", model="claude-sonnet-4")
+        return {
+            "type": kind,
+            "uuid": f"{turn}-{n}",
+            "parentUuid": f"{turn}-{n - 1}",
+            "sessionId": "bench",
+            "cwd": "/work/project",
+            "version": "2.0.0",
+            "timestamp": f"2025-06-01T10:{turn % 60:02d}:{n % 60:02d}.000Z",
+            "message": message,
+        }
+
+    api = f"msg_{turn}"
+    out = [
+        entry("user", 0, words(rng, 30)),
+        entry("assistant", 1, [{"type": "thinking", "thinking": words(rng, 60), "signature": "c2ln" * 40}], api),
+    ]
+    for n in range(2, 2 + 2 * rng.randint(2, 5), 2):
+        call = {
+            "type": "tool_use",
+            "id": f"toolu_{turn}_{n}",
+            "name": "Bash",
+            "input": {"command": rng.choice(COMMANDS), "description": words(rng, 5)},
+        }
+        out.append(entry("assistant", n, [call], api))
+        result = {
+            "type": "tool_result",
+            "tool_use_id": call["id"],
+            "content": "\n".join(words(rng, 8) for _ in range(12)),
+        }
+        out.append(entry("user", n + 1, [result]))
+    out.append(entry("assistant", 99, [{"type": "text", "text": words(rng, 80)}], api))
+    return out
+
+
+def _codex_turn(rng: random.Random, turn: int) -> list[dict[str, Any]]:
+    def record(kind: str, payload: dict[str, Any]) -> dict[str, Any]:
+        return {"timestamp": f"2025-09-01T10:{turn % 60:02d}:00.000Z", "type": kind, "payload": payload}
+
+    prompt = words(rng, 30)
+    out = [
+        record("turn_context", {"cwd": "/work", "model": "gpt-5-codex"}),
+        record(
+            "response_item", {"type": "message", "role": "user", "content": [{"type": "input_text", "text": prompt}]}
+        ),
+        record("event_msg", {"type": "user_message", "message": prompt}),
+        record(
+            "response_item",
+            {
+                "type": "reasoning",
+                "summary": [{"type": "summary_text", "text": words(rng, 40)}],
+                "encrypted_content": "gAAA" * 200,
+            },
+        ),
+    ]
+    for n in range(rng.randint(2, 5)):
+        call_id = f"call_{turn}_{n}"
+        arguments = json.dumps({"command": ["bash", "-lc", rng.choice(COMMANDS)], "workdir": "/work"})
+        out.append(
+            record(
+                "response_item", {"type": "function_call", "name": "shell", "arguments": arguments, "call_id": call_id}
+            )
+        )
+        output = json.dumps({"output": "\n".join(words(rng, 8) for _ in range(12)), "metadata": {"exit_code": 0}})
+        out.append(record("response_item", {"type": "function_call_output", "call_id": call_id, "output": output}))
+    answer = words(rng, 80)
+    out.append(
+        record(
+            "response_item",
+            {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": answer}]},
+        )
+    )
+    out.append(record("event_msg", {"type": "agent_message", "message": answer}))
+    return out
+
+
+def claude_code_bytes(target_bytes: int, seed: int = 11) -> bytes:
+    return _turns(random.Random(seed), target_bytes, _claude_turn)
+
+
+def codex_bytes(target_bytes: int, seed: int = 11) -> bytes:
+    head = {"timestamp": "2025-09-01T10:00:00.000Z", "type": "session_meta", "payload": {"id": "bench", "cwd": "/work"}}
+    return json.dumps(head).encode() + b"\n" + _turns(random.Random(seed), target_bytes, _codex_turn)

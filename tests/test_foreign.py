@@ -1084,7 +1084,7 @@ def test_a_foreign_map_of_plain_keys_copied_as_it_is_is_what_renaming_each_key_g
 def test_a_tool_input_of_plain_keys_is_copied_without_judging_its_keys() -> None:
     from unittest import mock
 
-    from benchmarks.foreign import claude_code_bytes
+    from corpus import claude_code_bytes
     from vis_export.sources import foreign
 
     data = claude_code_bytes(50_000)
@@ -1100,7 +1100,7 @@ def test_codex_arguments_are_read_by_the_compiled_parser_when_certain() -> None:
     duplicate keys and refusals (kept as the text) stay as they were."""
     from unittest import mock
 
-    from benchmarks.foreign import codex_bytes
+    from corpus import codex_bytes
     from vis_export.sources import jsontext
 
     data = codex_bytes(50_000)
@@ -1125,7 +1125,7 @@ def test_a_transcripts_messages_are_built_in_one_call() -> None:
     """All of a transcript's messages go through the one-pass building together, not a call each."""
     from unittest import mock
 
-    from benchmarks.foreign import claude_code_bytes
+    from corpus import claude_code_bytes
     from vis_export.sources import foreign
     from vis_export.sources.trusted import trusted_messages
 

@@ -136,3 +136,23 @@ def test_import_contracts_are_kept() -> None:
     lint = "import sys; from importlinter.cli import lint_imports; sys.exit(lint_imports(no_cache=True, no_logo=True))"
     linted = subprocess.run([sys.executable, "-c", lint], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert linted.returncode == 0, linted.stdout + linted.stderr
+
+
+def test_no_test_imports_the_benchmarks() -> None:
+    """Tests make their inputs with ``corpus.py``, beside both: a test that imported a
+    benchmark would tie the suite to the harness (and a benchmark's change to the
+    tests). ``test_docs`` alone reads the plot's figures, to hold them to the docs."""
+    tests = Path(__file__).resolve().parent
+    importing = []
+    for path in sorted(tests.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = (
+                [alias.name for alias in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
+            if any(name == "benchmarks" or name.startswith("benchmarks.") for name in names):
+                importing.append(path.name)
+    assert set(importing) <= {"test_docs.py"}, importing

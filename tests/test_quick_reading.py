@@ -251,7 +251,7 @@ def _document_text(kind: str) -> str:
     messages, an event log, Lonis blocks, a Claude Code export (``loglines``)."""
     from conftest import INPUT
 
-    from benchmarks.foreign import claude_code_bytes
+    from corpus import claude_code_bytes
 
     if kind == "session":
         return (INPUT / "session.json").read_text()
@@ -419,7 +419,7 @@ def test_json_lines_read_quickly_give_what_the_exact_reading_gives(lines: list[s
 def test_a_transcript_is_read_quickly() -> None:
     """The compiled parser takes every line of a valid Claude Code file, and of a
     file still being written all but its last, cut line."""
-    from benchmarks.foreign import claude_code_bytes
+    from corpus import claude_code_bytes
     from vis_export.sources import jsontext
 
     text = claude_code_bytes(100_000).decode()
@@ -469,7 +469,7 @@ def _foreign_near_miss(codex: bool, seed: int, changes: list[int]) -> str:
     nesting near the contract's or the recursion limit, a line break inside an
     entry, two entries on a line, a line that is not an object, blank and CRLF
     lines, and a last line cut short."""
-    from benchmarks.foreign import claude_code_bytes, codex_bytes
+    from corpus import claude_code_bytes, codex_bytes
 
     rng = random.Random(seed)
     lines = (codex_bytes if codex else claude_code_bytes)(2_000, seed).decode().splitlines()
@@ -523,7 +523,7 @@ def test_transcripts_read_in_one_call_give_what_the_exact_reading_gives(
 def test_a_transcript_is_decoded_in_one_call() -> None:
     """Each line of a valid Claude Code or Codex file is one object, so the file is
     decoded by one compiled call, not line by line."""
-    from benchmarks.foreign import claude_code_bytes, codex_bytes
+    from corpus import claude_code_bytes, codex_bytes
     from vis_export.sources import jsontext
 
     for data in (claude_code_bytes(50_000), codex_bytes(50_000)):
@@ -575,10 +575,106 @@ def test_lines_told_one_object_each_by_counting_are_so(pieces: list[str]) -> Non
 
 
 def test_a_transcript_is_not_looked_at_line_by_line() -> None:
-    from benchmarks.foreign import claude_code_bytes, codex_bytes
+    from corpus import claude_code_bytes, codex_bytes
     from vis_export.sources import jsontext
 
     for data in (claude_code_bytes(50_000), codex_bytes(50_000)):
         with mock.patch.object(jsontext, "_one_object", wraps=jsontext._one_object) as looked:
             values = jsontext.parse_lines(data.decode())
         assert looked.call_count == 0 and [n for n, _ in values] == list(range(1, data.count(b"\n") + 1))
+
+
+def _readers_documents() -> list[bytes]:
+    """A file of each reader: a Vis session, event log, Lonis and messages (the golden
+    inputs), Claude Code and Codex transcripts, OpenAI and Anthropic provider logs."""
+    from pathlib import Path
+
+    from test_foreign import claude_session, codex_rollout
+
+    golden = Path(__file__).resolve().parent.parent / "golden" / "input"
+    log = [
+        {"role": "system", "content": "be brief"},
+        {"role": "user", "content": "hi 1.5"},
+        {
+            "role": "assistant",
+            "content": [{"type": "text", "text": "ok"}],
+            "tool_calls": [{"id": "c", "type": "function", "function": {"name": "f", "arguments": '{"a": 1}'}}],
+        },
+        {"role": "tool", "tool_call_id": "c", "content": "2"},
+    ]
+    anthropic = {
+        "model": "claude",
+        "messages": [
+            {"role": "user", "content": [{"type": "text", "text": "hi"}]},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "f", "input": {"n": 1.5}}]},
+        ],
+    }
+    lines = ["".join(json.dumps(e) + "\n" for e in entries) for entries in (claude_session(), codex_rollout())]
+    return [
+        *(path.read_bytes() for path in sorted(golden.iterdir())),
+        *(text.encode() for text in lines),
+        json.dumps({"messages": log}).encode(),
+        json.dumps(anthropic).encode(),
+    ]
+
+
+_READERS = _readers_documents()
+
+
+def _mutated(data: bytes, rng: random.Random) -> bytes:
+    """``data`` with a byte-level change: a number out of range or of another spelling, a key
+    given again in escapes, a blank of another kind or a NUL, a lone surrogate (escaped or
+    raw) or a byte that is not UTF-8 in a string, a BOM, trailing bytes, a cut, CRLF, nesting."""
+    change = rng.randrange(7)
+    if change <= 1:
+        spelled = rng.choice([b"1e400", b"-1e400", b"1E+999", b"1e-400", b"-0", b"9" * 30, b"-0.0", b"01", b"-", b"1."])
+        numbers = list(re.finditer(rb"(?<=[:\[,])\s*-?\d+(\.\d+)?", data))
+        if numbers and rng.random() < 0.5:
+            m = rng.choice(numbers)
+            return data[: m.start()] + spelled + data[m.end() :]
+        at = rng.choice([m.end() for m in re.finditer(rb"\{", data)])  # a field of its own, in any map
+        return data[:at] + b'"extra_n": ' + spelled + b"," + data[at:]
+    elif change == 2:
+        keys = list(re.finditer(rb'"([a-z_]+)":', data))
+        if keys:
+            m = rng.choice(keys)
+            escaped = b"".join(b"\\u%04x" % c if rng.random() < 0.5 else bytes([c]) for c in m.group(1))
+            return data[: m.start()] + b'"' + escaped + b'":null,' + data[m.start() :]
+    elif change == 3:
+        at = rng.randrange(len(data))
+        blank = rng.choice([b" ", b"\t", b"\r", b"\x0c", b"\xc2\xa0", b"\x00", b"\n", b"\r\n"])
+        return data[:at] + blank + data[at:]
+    elif change == 4:
+        strings = list(re.finditer(rb'"[^"\\]{1,20}"', data))
+        if strings:
+            m = rng.choice(strings)
+            inner = rng.choice([b"\\ud800", b"\\udc00", b"\xed\xa0\x80", b"\xff", b"\\u0000", b"\x01"])
+            return data[: m.end() - 1] + inner + data[m.end() - 1 :]
+    elif change == 5:
+        cut = rng.randint(1, 5)
+        edges = [b"\xef\xbb\xbf" + data, data + b"x", data + b"\n{", data[:-cut], b"\n\n" + data]
+        return rng.choice([*edges, data.replace(b"\n", b"\r\n")])
+    depth = rng.choice([MAX_DEPTH - 2, MAX_DEPTH, MAX_DEPTH + 1, 150, 200, 201, 202, 300])
+    return re.sub(rb'"(text|content)":', b'"zz":' + b"[" * depth + b"]" * depth + b',"\\1":', data, count=1)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from(range(len(_READERS))), st.integers(0, 2**32), st.integers(1, 2), st.booleans())
+def test_every_readers_file_changed_in_its_bytes_is_read_quickly_as_exactly(
+    which: int, seed: int, changes: int, lenient: bool
+) -> None:
+    """Each reader's file (not only Vis sessions) changed byte by byte, past what a text can
+    hold (bytes that are not UTF-8, raw surrogates, a BOM): read quickly, the results, problems
+    (messages and places) and sessions are the exact reading's."""
+    rng = random.Random(seed)
+    data = _READERS[which]
+    for _ in range(changes):
+        data = _mutated(data, rng)
+    with time_limit(20):
+        quick = read_bytes(data, "f.json", "f", lenient)
+        with mock.patch.object(files, "read_quick", return_value=Quick(UNSURE, False)):
+            exact = read_bytes(data, "f.json", "f", lenient)
+    assert quick == exact
+    for ours, theirs in zip(quick, exact, strict=True):
+        if ours.session is not None:
+            assert json.dumps(ours.session.to_json()) == json.dumps(theirs.session.to_json())

@@ -27,7 +27,7 @@ from typing import Any
 
 import pytest
 from conftest import examples
-from hypothesis import HealthCheck, example, given, settings, strategies as st
+from hypothesis import HealthCheck, assume, example, given, settings, strategies as st
 from timelimit import time_limit
 
 from vis_export.copying import clipboard
@@ -464,26 +464,42 @@ _SHAPED_SECRETS = st.tuples(
     _core(12, ALNUM + "!#%&+/=^~.$", "q7!Z"),
     st.sampled_from(["", "}", " }}", ">", "***", "$", "!"]),
 ).map(lambda parts: ("".join(parts), parts[1]))
-_NAMES = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,12}(\.[a-z_][a-z0-9_]{0,8})?", fullmatch=True)
+# A generated token (8 or more letters and digits, mixed) in a reference's form: a secret still.
+_TOKEN_REFERENCES = st.one_of(
+    _core(16, string.ascii_uppercase + string.digits, "Q7Z").map(lambda core: (f"${core}", core)),
+    _core(16, string.ascii_uppercase + string.digits, "Q7Z").map(lambda core: (f"$GHP_{core}", core)),
+    _core(12).map(lambda core: (f"${{{core}}}", core)),
+    _core(12).map(lambda core: (f"{{{{ {core} }}}}", core)),
+    _core(12).map(lambda core: (f"<{core}>", core)),
+    _core(12).map(lambda core: (f"<sk-proj-{core}>", core)),
+)
+# Names made of words: letters, or short runs that mix in digits (``OAUTH2``, ``SHA256``), never a token.
+_WORDS = r"(_[A-Za-z]{1,14}|_[A-Za-z0-9]{1,7}){0,2}"
+_NAMES = st.from_regex(rf"(_|[A-Za-z]{{1,14}}){_WORDS}(\.[a-z_][a-z0-9_]{{0,6}})?", fullmatch=True)
 # Whole values that are clearly references to a secret, never one.
 _REFERENCES = st.one_of(
     _NAMES.map(lambda name: f"${{{name}}}"),
-    st.from_regex(r"[A-Z_][A-Z0-9_]{0,16}", fullmatch=True).map(lambda name: f"${name}"),
+    st.from_regex(rf"(_|[A-Z]{{1,14}}){_WORDS}", fullmatch=True).map(lambda name: f"${name.upper()}"),
     _NAMES.map(lambda name: f"{{{{ {name} }}}}"),
-    st.from_regex(r"[A-Za-z][A-Za-z0-9 _.-]{0,20}", fullmatch=True).map(lambda words: f"<{words}>"),
+    st.from_regex(r"[A-Za-z]{1,10}([ _.-]([A-Za-z]{1,10}|[A-Za-z0-9]{1,7})){0,3}", fullmatch=True).map(
+        lambda words: f"<{words}>"
+    ),
     st.integers(3, 12).map(lambda n: "*" * n),
     st.just(""),
 )
 
 
 @settings(max_examples=200, deadline=None)
-@given(_SECRET_KEYS, _SHAPED_SECRETS, st.sampled_from(["tool input", "unknown block"]))
+@given(_SECRET_KEYS, _SHAPED_SECRETS | _TOKEN_REFERENCES, st.sampled_from(["tool input", "unknown block"]))
+@example("api_key", ("$X7K9Q2M4P8R3T6W1Z5N", "X7K9Q2M4P8R3T6W1Z5N"), "tool input")
 def test_a_value_under_a_secret_key_is_redacted_unless_it_is_a_reference(
     key: str, secret: tuple[str, str], place: str
 ) -> None:
     """R8: under a secret's key, a value that starts with ``$`` or stands in braces may be a
     secret (a bcrypt hash, ``$ecr3t!``): only a whole reference (``${NAME}``, ``$NAME``,
-    ``{{ name }}``, ``<placeholder>``, stars, nothing) is shown. And the same value assigned in text."""
+    ``{{ name }}``, ``<placeholder>``, stars, nothing) is shown, and a generated token in one of
+    those forms (``$X7K9Q2M4P8R3T6W1``, ``<sk-proj-…>``) is a secret still. And the same value
+    assigned in text."""
     value, core = secret
     document = _base()
     holder = {"cmd": "login", key: value}
@@ -1285,3 +1301,45 @@ def test_a_marker_where_an_escaped_secret_was_is_styled_whole_in_the_typst_pdf()
     for marker in markers:
         assert all(italic[marker.start() : marker.end()]), marker.group()
     assert grounds >= len(markers)
+
+
+_HINTED_KEYS = st.from_regex(
+    r"[a-z]{0,6}_?(password|passwd|pwd|pass|secret|token|auth|credential|key)(_[a-z0-9]{1,4})?", fullmatch=True
+)
+_VALUES = st.one_of(
+    st.text(ALNUM + "!#%&+/=^~.-_ ", max_size=24),
+    _core(14, ALNUM + "!#%&+/=^~"),
+    st.sampled_from(["Tr0ub4dor&3xq", "correct-horse-battery", "/workspace/proj", "${DB_PASSWORD}", "changeme"]),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_HINTED_KEYS, _VALUES)
+@example("dbpassword", "Tr0ub4dor&3xq")
+@example("userpassword", "correct-horse-battery")
+@example("mysecret", "Tr0ub4dor&3xq")
+@example("session_token", "abc123def456")
+def test_a_pair_in_a_map_is_redacted_as_the_same_pair_in_text(key: str, value: str) -> None:
+    """R8: a map's ``{"dbpassword": "…"}`` showed the value that the same pair written as
+    text (``"dbpassword": "…"``, a JSON line in prose or a tool's output) has redacted:
+    only keys of a few shapes (``db_password``) were taken to name a secret."""
+    from vis_export.redaction.rules import SECRET_KEY
+    from vis_export.redaction.view import Redactor, redacted_line
+
+    assume(not SECRET_KEY.fullmatch(key))  # a key that names a secret: its value is one whole (tested above)
+    line = redacted_line(f'"{key}": "{value}"', Redaction())
+    assume(line.startswith(f'"{key}": "') and line.endswith('"'))  # the key itself holds no find
+    shown = Redactor(Redaction()).value({key: value}, ())[key]
+    assert shown == line[len(key) + 5 : -1]
+
+
+def test_the_keys_judged_are_remembered_within_a_bound() -> None:
+    """Map keys are data: a long-lived process (``serve``) redacting sessions of ever new
+    keys kept a judgement of each one, without a bound."""
+    from vis_export.redaction import view
+
+    bound = 1 << 16
+    keys = {f"field_{n}": f"value {n}" for n in range(3 * bound)}
+    view.Redactor(Redaction()).value({"tool_input": keys, "db_password": "hunter22"}, ())
+    assert view._names_secret.cache_info().currsize <= bound
+    assert view._hints_secret.cache_info().currsize <= bound

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from conftest import INPUT
-from hypothesis import given, strategies as st
+from hypothesis import given, settings, strategies as st
 
 from vis_export import load
 from vis_export.model import Session
@@ -173,6 +173,46 @@ def test_the_top_hits_are_whooshs_exact_ranking(
     engine.close()
 
 
+def test_an_empty_index_is_searched_again_and_then_filled(tmp_path: Path) -> None:
+    """Whoosh cannot refresh an empty index's reader (it has no segments): the
+    engine's second search of an empty index (``serve``, the API in one process)
+    said the index was damaged. It finds nothing each time, then what is added."""
+    engine = WhooshEngine(tmp_path, writable=True)
+    engine.commit()
+    assert engine.count() == 0
+    assert engine.search(["parse"], {}, None, None, 5, 0) == []
+    assert engine.search([], {}, None, None, 5, 0) == []
+    engine.add([_document("s", 0, "parse the config")])
+    engine.commit()
+    assert [doc["key"] for _, doc in engine.search(["parse"], {}, None, None, 5, 0)] == ["s\x1fm\x1fb0"]
+    engine.close()
+
+
+def test_a_session_deleted_is_not_found_by_the_kept_searcher(tmp_path: Path) -> None:
+    """Whoosh's ``refresh`` keeps the reader of a segment it knew, with the deletions
+    it had: after a commit that only deletes (a session pruned), the engine's kept
+    searcher still found the session's documents."""
+    engine = WhooshEngine(tmp_path, writable=True)
+    engine.add([_document("gone", 0, "parse the config"), _document("kept", 1, "parse it")])
+    engine.commit()
+    assert len(engine.search(["parse"], {}, None, None, 5, 0)) == 2
+    engine.delete_session("gone")
+    engine.commit()
+    assert [doc["session_id"] for _, doc in engine.search(["parse"], {}, None, None, 5, 0)] == ["kept"]
+    assert engine.count() == 1
+    engine.close()
+
+
+def _document(session: str, n: int, text: str) -> dict[str, Any]:
+    from vis_export.searchindex.documents import code_terms
+
+    return (
+        {"key": f"{session}\x1fm\x1fb{n}", "session_id": session, "session_title": "", "message_id": "m"}
+        | {"block_id": f"b{n}", "role": "user", "block_type": "prose", "language": "", "created_at": n, "text": text}
+        | {"terms": code_terms(text)}
+    )
+
+
 def test_a_search_finds_the_best_hits(tmp_path: Path) -> None:
     """Whoosh's top collector skips documents by bounds on their scores that
     are not bounds (its lengths are stored a byte each, rounded): a search of
@@ -225,3 +265,51 @@ def test_the_postings_written_are_whooshs(tmp_path: Path, monkeypatch: pytest.Mo
     ours = _written(tmp_path / "ours" / ENGINE_DATA)
     assert max(len(term[-1]) for term in ours) > 2  # postings of several blocks
     assert ours == _written(tmp_path / "whooshs" / ENGINE_DATA)
+
+
+_UNICODE_WORDS = ["naïve", "東京", "données", "über", "Straße", "strasse", "İstanbul", "ǅemal", "parse_config", "the"]
+_Commits = list[tuple[list[list[str]], list[int]]]
+_COMMITS = st.lists(
+    st.tuples(
+        st.lists(st.lists(st.sampled_from(_UNICODE_WORDS), min_size=1, max_size=12), max_size=40),
+        st.lists(st.integers(0, 4), max_size=2),  # sessions deleted before the commit's documents are added
+    ),
+    min_size=1,
+    max_size=4,
+)
+
+
+@settings(max_examples=25, deadline=None)
+@given(_COMMITS, st.lists(st.sampled_from(_UNICODE_WORDS), max_size=3), st.integers(1, 60))
+def test_the_top_hits_are_whooshs_ranking_after_any_commits(
+    tmp_path_factory: pytest.TempPathFactory,
+    commits: list[tuple[list[list[str]], list[int]]],
+    words: list[str],
+    limit: int,
+) -> None:
+    """Over indexes of one to four commits (segments), with sessions deleted and written
+    again between them, empty or of one document, in words of any script: the hits are
+    Whoosh's ranking of every match, cut at ``limit``."""
+    from timelimit import time_limit
+
+    engine = WhooshEngine(tmp_path_factory.mktemp("whoosh-commits"), writable=True)
+    with time_limit(30):
+        n = 0
+        for texts, deleted in commits:
+            for session in deleted:
+                engine.delete_session(f"s{session}")
+            engine.add([_document(f"s{(n + k) % 5}", n + k, " ".join(text)) for k, text in enumerate(texts)])
+            n += len(texts)
+            engine.commit()
+        with restricted():
+            searcher = engine._searcher()
+            query = _query(words, {}, None, None)
+            found = top_hits(searcher, query, limit, _lengths)
+            every = sorted(
+                ((h.score, h.docnum) for h in searcher.search(query, limit=None)), key=lambda h: (-h[0], h[1])
+            )
+            assert found is None or found == every[:limit]
+            assert [score for score, _ in engine.search(words, {}, None, None, limit, 0)] == [
+                s for s, _ in every[:limit]
+            ]
+    engine.close()

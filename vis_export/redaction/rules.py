@@ -70,6 +70,7 @@ class Rule:
 _KEYWORD = r"(?i:pass|pwd|secret|token|key|auth|credential|contrase)"
 KEYWORD_LINE = _KEYWORD + r"[A-Za-z0-9_.\-]*[\\\"'\]]*[ \t]*(?:[=:!]|\.assign\(|\(\")"
 KEYWORDS = re.compile(KEYWORD_LINE)
+SECRET_HINT = re.compile(_KEYWORD)
 
 # Every built-in find holds one of these (RE2 syntax, searched once per message or
 # block in linear time): text that holds none is not looked at further.
@@ -124,11 +125,16 @@ _REFERENCE = (
 )
 _REFERENCES = re.compile(_REFERENCE, re.ASCII)
 _CUT_REFERENCES = re.compile(rf"{_REFERENCE}|\$\{{{_NAME}|\{{\{{{_NAME}", re.ASCII)
+# A word no name is made of: a run of 8 letters and digits or more that mixes both, as a
+# generated token does (``$X7K9Q2M4P8R3T6W1``, ``<sk-proj-aB3dE5fG7hJ9>``); a name's words
+# are words (``$OAUTH2_TOKEN``, ``${SHA256}``, ``<your-api-key>``).
+_GENERATED = re.compile(r"(?<![A-Za-z0-9])(?=[A-Za-z]*[0-9])(?=[0-9]*[A-Za-z])[A-Za-z0-9]{8,}(?![A-Za-z0-9])")
 
 
 def reference(value: str, cut: bool = False) -> bool:
-    """Whether ``value`` is, whole, a reference to a secret (``_REFERENCE``), not a secret."""
-    return (_CUT_REFERENCES if cut else _REFERENCES).fullmatch(value) is not None
+    """Whether ``value`` is, whole, a reference to a secret (``_REFERENCE``), not a secret:
+    a token in a reference's form (``$`` and capitals, angle brackets) is a secret still."""
+    return (_CUT_REFERENCES if cut else _REFERENCES).fullmatch(value) is not None and not _GENERATED.search(value)
 
 
 def _jwt_header(secret: str) -> bool:

@@ -22,13 +22,13 @@ import re
 from bisect import bisect_right
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from functools import cache
+from functools import cache, lru_cache
 from types import MappingProxyType
 from typing import Any, TypeVar
 
 from vis_export.model import Block, Message, Session, StoredAttachment
 from vis_export.redaction.detect import Detector, Span, _merged, triggered, triggered_among
-from vis_export.redaction.rules import MARKER, SECRET_KEY, SHARED_HOMES, Redaction, literal_secret
+from vis_export.redaction.rules import MARKER, SECRET_HINT, SECRET_KEY, SHARED_HOMES, Redaction, literal_secret
 from vis_export.sources.files import _collector_paused
 
 S = TypeVar("S", bound=Session)
@@ -97,11 +97,28 @@ class Redactor:
         return marker
 
     def _keyed(self, key: str, item: Any, where: tuple[str | int, ...]) -> Any:
-        """A map's value: a string under a key that names a secret is a secret whole."""
-        if type(item) is str and _names_secret(key) and literal_secret(item) and not self.detector.allowed(item):
-            self.findings.append(Finding(_where(where), "secret"))
-            return self._marker(item, "secret")
+        """A map's value: a string under a key that names a secret is a secret whole; under
+        a key that hints at one (``dbpassword``, ``api_token``, ``pwd``), what the rules find
+        in the pair written as text (``"key": "value"``) is a find in the value too."""
+        if type(item) is str:
+            if _names_secret(key):
+                if literal_secret(item) and not self.detector.allowed(item):
+                    self.findings.append(Finding(_where(where), "secret"))
+                    return self._marker(item, "secret")
+            elif _hints_secret(key):
+                return self.text(item, where, self._as_written(key, item))
         return self.value(item, where)
+
+    def _as_written(self, key: str, value: str) -> list[Span]:
+        """The spans of ``value`` that the rules find in ``"key": "value"``: a map's pair
+        is redacted as the same pair in text is."""
+        start = len(key) + 5
+        end = start + len(value)
+        return [
+            (max(first, start) - start, min(last, end) - start, kind)
+            for first, last, kind in self.detector.spans(f'"{key}": "{value}"')
+            if first < end and last > start
+        ]
 
     def value(self, value: Any, where: tuple[str | int, ...]) -> Any:
         """A stored value with its strings redacted (map keys too); the same object when nothing changed."""
@@ -225,7 +242,12 @@ class Redactor:
         return replace(session, title=title, metadata=metadata, messages=messages, attachments=attachments)
 
 
-_names_secret = cache(lambda key: SECRET_KEY.fullmatch(key) is not None)
+# Judged once per key, for as many keys as are common (bounded: the keys are data, and
+# ``serve`` lives long; a key past the bound is judged again, as ``_CLEAN_KEYS`` does).
+_KEYS_JUDGED = 1 << 16
+_names_secret = lru_cache(_KEYS_JUDGED)(lambda key: SECRET_KEY.fullmatch(key) is not None)
+# A key holding a secret-like word (as the keyword rules read a name before ``=`` or ``:``).
+_hints_secret = lru_cache(_KEYS_JUDGED)(lambda key: SECRET_HINT.search(key) is not None)
 _CONTAINERS = frozenset({MappingProxyType, dict, tuple, list})
 _NONE: set[int] = set()  # no part of a message holds a find (never changed: ``message`` returns it as it is)
 # Keys seen to name no secret and hold no hint (bounded, so at most so many are looked at on their
@@ -263,7 +285,7 @@ def _collect(value: Any, strings: list[str], keyed: list[bool]) -> None:
 def _judge_keys(value: Mapping[str, Any], keyed: list[bool]) -> None:
     """Set ``keyed`` when a key of ``value`` names a secret and holds a string; remember the clean keys."""
     for key, item in value.items():
-        if _names_secret(key):
+        if _names_secret(key) or _hints_secret(key):
             if type(item) is str:
                 keyed[0] = True
         elif key not in _CLEAN_KEYS and len(_CLEAN_KEYS) < _MAX_CLEAN_KEYS and not triggered(key):

@@ -303,8 +303,16 @@ class WhooshEngine:
         self.searcher: Any = None
 
     def _searcher(self) -> Any:
-        """The kept searcher, made current (a cheap check when nothing was committed)."""
-        self.searcher = self.index.searcher(weighting=_Scoring()) if self.searcher is None else self.searcher.refresh()
+        """The kept searcher, made again when the index changed (a cheap check when
+        nothing was committed). Not Whoosh's ``refresh``: it keeps the readers of the
+        segments it knew, with the deletions they had (a session deleted by a commit
+        was still found), and fails on an empty index's reader, which has no segments
+        (a second search of an empty index said the index was damaged)."""
+        if self.searcher is not None and self.searcher.reader().generation() != self.index.latest_generation():
+            self.searcher.close()
+            self.searcher = None
+        if self.searcher is None:
+            self.searcher = self.index.searcher(weighting=_Scoring())
         return self.searcher
 
     def _writing(self) -> Any:
