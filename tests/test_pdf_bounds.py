@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import examples
 from htmldom import elements, fragment, text_content
 from hypothesis import example, given, settings, strategies as st
 from markupsafe import Markup
@@ -164,7 +165,7 @@ def test_a_nul_in_a_degraded_block_reads_as_the_replacement_character_in_both_en
 
 @given(st.text(alphabet=st.sampled_from("ab<&>'\"\r\n\t [x]é字"), max_size=900), st.sampled_from([None, "python"]))
 @example("x'x", "python")  # a run across a token's tag, whose own spaces had hidden it
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 def test_break_opportunities_add_no_character_and_bound_every_run(text: str, language: str | None) -> None:
     """R1: the print projector's code is the code's text exactly once ``<wbr>`` (an
     element, no character) is read as the browser's DOM reads it; no run longer than
