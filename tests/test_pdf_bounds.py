@@ -94,7 +94,7 @@ def test_the_document_bound_counts_every_block() -> None:
     assert all(shown_lines(typst_text(nodes)) == items(per_block).splitlines() for nodes in shown[fit:])
 
 
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=examples(10), deadline=None)
 @given(st.one_of(huge_list_markdown(), huge_table_markdown()), st.sampled_from(["typst", "weasyprint"]))
 def test_a_huge_list_or_table_is_shown_whole_in_both_engines(markdown: str, engine: str) -> None:
     """Whatever the block holds, a degraded block shows every line of its Markdown."""

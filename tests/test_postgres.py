@@ -588,7 +588,7 @@ def test_a_phrase_is_found_by_the_server_exactly_where_it_occurs(database: str, 
     st.lists(session_documents(st.one_of(blocks, blocks_holding_reasoning())), min_size=1, max_size=3),
     st.sampled_from(["none", "visible"]),
 )
-@settings(deadline=None, max_examples=10, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(deadline=None, max_examples=examples(10), suppress_health_check=[HealthCheck.function_scoped_fixture])
 def test_no_private_reasoning_of_generated_sessions_is_anywhere_in_the_database(
     database: str, postgres_server: Server, documents: list[dict[str, Any]], reasoning: str
 ) -> None:
