@@ -415,6 +415,7 @@ def test_a_wait_that_is_not_a_number_is_refused_in_one_line(database: str) -> No
     assert refused.returncode == 2 and "not a number of seconds" in refused.stderr and "Traceback" not in refused.stderr
 
 
+@pytest.mark.slow
 def test_a_block_of_more_distinct_words_than_a_tsvector_holds_is_indexed(database: str, tmp_path: Path) -> None:
     """A tool's output of 150,000 hashes: more than the 1 MB a tsvector holds.
     The session is indexed with the words that fit, the rest found as phrases,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from conftest import examples
 from hypothesis import HealthCheck, given, settings, strategies as st
 from postgres import Server, database_fixture, postgres_server_fixture  # noqa: F401 - fixtures
@@ -108,6 +109,7 @@ def test_a_block_of_more_words_than_a_tsvector_holds_is_found_by_every_word(data
         assert {hit.block_id for hit in search(word, database, limit=10)} >= {"b0"}, word
 
 
+@pytest.mark.slow
 def test_an_index_of_schema_version_4_is_searched_and_its_large_blocks_written_anew(
     database: str, postgres_server: Server
 ) -> None:
