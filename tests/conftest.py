@@ -14,7 +14,7 @@ GOLDEN = ROOT / "golden"
 INPUT = GOLDEN / "input"
 
 # Few examples while developing, many in CI (CI=true): same tests, deeper search.
-DEV_EXAMPLES, CI_EXAMPLES = 40, 300
+DEV_EXAMPLES, CI_EXAMPLES = 20, 300
 settings.register_profile(
     "dev",
     max_examples=DEV_EXAMPLES,

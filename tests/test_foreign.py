@@ -296,7 +296,7 @@ def test_file_still_being_written(tmp_path: Path) -> None:
     assert result.session is None and result.problems[0].message.startswith("not JSON")
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(order=st.randoms(use_true_random=False), cut=st.integers(min_value=0, max_value=20_000))
 def test_any_order_or_truncation_reads_without_thinking(order: random.Random, cut: int) -> None:
     data = shuffled_and_cut(claude_session(), order, cut)
@@ -500,7 +500,7 @@ def codex_rollout() -> list[dict[str, Any]]:
     ]
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(order=st.randoms(use_true_random=False), cut=st.integers(min_value=0, max_value=5_000))
 def test_codex_any_order_or_truncation_reads_without_reasoning(order: random.Random, cut: int) -> None:
     data = shuffled_and_cut(codex_rollout(), order, cut)
@@ -638,7 +638,7 @@ def _names_reasoning_anywhere(value: Any) -> bool:
     return isinstance(value, list) and any(_names_reasoning_anywhere(v) for v in value)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(tool_input=st.dictionaries(_source_keys, _source_values, max_size=5), output=_source_values)
 @example(tool_input={"a\n": None}, output=None)  # a snake_case key but for its newline
 def test_tool_keys_as_the_source_wrote_them_are_kept(
@@ -868,7 +868,7 @@ def test_a_stored_spelling_never_gives_a_key_a_name_of_reasoning() -> None:
     }
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(name=reasoning_names, flag=st.booleans(), openai=st.booleans())
 def test_a_foreign_key_that_names_reasoning_stays_one_however_it_folds(name: str, flag: bool, openai: bool) -> None:
     """Importing turns a tool's keys to snake_case, which drops every letter outside
@@ -931,7 +931,7 @@ def _placed(where: str, payload: dict[str, Any]) -> list[dict[str, Any]]:
     return entries
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(
     where=st.sampled_from(["part", "input", "unknown", "result", "orphan"]),
     kind=st.sampled_from(["redacted_thinking", "Redacted_Thinking", "thinking", "reasoning"]),

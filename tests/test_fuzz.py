@@ -308,6 +308,7 @@ def _shown_whole(session: Session, output: str) -> None:
         assert LAST in output
 
 
+@pytest.mark.slow
 @settings(
     max_examples=10 if not os.environ.get("CI") else 30,
     deadline=None,

@@ -199,6 +199,7 @@ def render_pdf_bounded(session_code: str, tmp_path: Path) -> str:
     return subprocess.run(["pdftotext", str(out), "-"], capture_output=True, text=True, check=True).stdout
 
 
+@pytest.mark.slow
 def test_image_bombs_never_reach_weasyprint(tmp_path: Path) -> None:
     (tmp_path / "att").write_bytes(png_bomb())
     text = render_pdf_bounded(
@@ -232,6 +233,7 @@ def test_the_budget_counts_every_embedding_as_written_and_nothing_refused() -> N
     assert budget.left == 2**20 - fits * written
 
 
+@pytest.mark.slow
 def test_an_image_shown_again_and_again_stays_within_each_documents_budget(tmp_path: Path) -> None:
     """One 200 KB attachment named 600 times in prose (in a 1 MB image, 300 times
     made 434 MB of HTML and took 2.1 GB): embedded until the document holds

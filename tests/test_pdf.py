@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import INPUT
+from conftest import INPUT, examples
 from pdfpage import outline
 from pypdf import PdfReader
 from sessions import session_of
@@ -241,7 +241,7 @@ from hypothesis import HealthCheck, given, settings  # noqa: E402
 from strategies import PRIVATE_CANARY, session_documents, small_blocks  # noqa: E402
 
 
-@settings(max_examples=8, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(8), deadline=None, suppress_health_check=list(HealthCheck))
 @given(session_documents(small_blocks))
 def test_r2_r7_generated_sessions_in_pdf(document: dict) -> None:
     """Few examples: each is a real WeasyPrint render (about half a second)."""

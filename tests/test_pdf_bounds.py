@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import examples
 from htmldom import elements, fragment, text_content
 from hypothesis import example, given, settings, strategies as st
 from markupsafe import Markup
@@ -93,7 +94,7 @@ def test_the_document_bound_counts_every_block() -> None:
     assert all(shown_lines(typst_text(nodes)) == items(per_block).splitlines() for nodes in shown[fit:])
 
 
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=examples(10), deadline=None)
 @given(st.one_of(huge_list_markdown(), huge_table_markdown()), st.sampled_from(["typst", "weasyprint"]))
 def test_a_huge_list_or_table_is_shown_whole_in_both_engines(markdown: str, engine: str) -> None:
     """Whatever the block holds, a degraded block shows every line of its Markdown."""
@@ -165,7 +166,7 @@ def test_a_nul_in_a_degraded_block_reads_as_the_replacement_character_in_both_en
 @given(st.text(alphabet=st.sampled_from("ab<&>'\"\r\n\t [x]é字"), max_size=900), st.sampled_from([None, "python"]))
 @example("x'x", "python")  # a run across a token's tag, whose own spaces had hidden it
 @example("[redacted: email 1]" + "x", None)  # a marker longer than a step, then text: it looped for ever
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 def test_break_opportunities_add_no_character_and_bound_every_long_run(text: str, language: str | None) -> None:
     """R1: the print projector's code is the code's text once its break opportunities
     (zero-width spaces and ``<wbr>``, which a PDF does not draw) are taken out; no run longer than

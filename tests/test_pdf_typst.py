@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import INPUT
+from conftest import INPUT, examples
 from hypothesis import HealthCheck, given, settings, strategies as st
 from pypdf import PdfReader
 from sessions import one_message, session_of
@@ -255,7 +255,7 @@ ACTIVE_PIECES = (
 )
 
 
-@settings(max_examples=8, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(8), deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.lists(st.sampled_from(ACTIVE_PIECES), min_size=1, max_size=4).map(" ".join))
 def test_r4_typst_pieces_anywhere_never_run(active: str) -> None:
     session = one_message(
@@ -377,7 +377,7 @@ def test_a_long_session_is_laid_out_in_parts_each_in_a_process_of_its_own() -> N
 # --- properties over generated sessions ---------------------------------------------------------
 
 
-@settings(max_examples=10, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(10), deadline=None, suppress_health_check=list(HealthCheck))
 @given(session_documents(small_blocks))
 def test_r1_r2_r7_generated_sessions(document: dict[str, Any]) -> None:
     session = session_of(document)

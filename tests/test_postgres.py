@@ -481,6 +481,7 @@ def test_a_wait_that_is_not_a_number_is_refused_in_one_line(database: str) -> No
     assert refused.returncode == 2 and "not a number of seconds" in refused.stderr and "Traceback" not in refused.stderr
 
 
+@pytest.mark.slow
 def test_a_block_of_more_distinct_words_than_a_tsvector_holds_is_indexed(database: str, tmp_path: Path) -> None:
     """A tool's output of 150,000 hashes: more than the 1 MB a tsvector holds.
     The session is indexed with the words that fit, the rest found as phrases,
@@ -654,7 +655,7 @@ def test_a_phrase_is_found_by_the_server_exactly_where_it_occurs(database: str, 
     st.lists(session_documents(st.one_of(blocks, blocks_holding_reasoning())), min_size=1, max_size=3),
     st.sampled_from(["none", "visible"]),
 )
-@settings(deadline=None, max_examples=10, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(deadline=None, max_examples=examples(10), suppress_health_check=[HealthCheck.function_scoped_fixture])
 def test_no_private_reasoning_of_generated_sessions_is_anywhere_in_the_database(
     database: str, postgres_server: Server, documents: list[dict[str, Any]], reasoning: str
 ) -> None:

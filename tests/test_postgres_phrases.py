@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+from conftest import examples
 from hypothesis import HealthCheck, given, settings, strategies as st
 from postgres import Server, database_fixture, postgres_server_fixture  # noqa: F401 - fixtures
 from sessions import message_of, session_of
@@ -51,7 +53,7 @@ _GAPS = st.sampled_from([" ", "  ", ". ", "\n", "_", "-", ""])
 _TEXT = st.lists(st.tuples(_WORDS, _GAPS), max_size=12).map(lambda pairs: "".join(w + g for w, g in pairs))
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(30), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(texts=st.lists(_TEXT, min_size=1, max_size=4), phrase=_TEXT.filter(lambda p: '"' not in p and p.strip()))
 def test_a_phrase_is_found_exactly_where_it_occurs(database: str, texts: list[str], phrase: str) -> None:
     """Texts of a few words, and the same repeated past the positions a
@@ -107,6 +109,7 @@ def test_a_block_of_more_words_than_a_tsvector_holds_is_found_by_every_word(data
         assert {hit.block_id for hit in search(word, database, limit=10)} >= {"b0"}, word
 
 
+@pytest.mark.slow
 def test_an_index_of_schema_version_4_is_searched_and_its_large_blocks_written_anew(
     database: str, postgres_server: Server
 ) -> None:

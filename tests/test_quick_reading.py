@@ -15,6 +15,7 @@ from typing import Any
 from unittest import mock
 
 import pytest
+from conftest import examples
 from hypothesis import example, given, settings, strategies as st
 from strategies import invalid_sessions, session_documents, small_blocks
 from test_duplicate_keys import message
@@ -506,7 +507,7 @@ def _foreign_near_miss(codex: bool, seed: int, changes: list[int]) -> str:
     return text[: rng.randrange(len(text) // 2, len(text))] if 8 in changes else text + "\n"
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.booleans(), st.integers(0, 2**16), st.lists(st.integers(0, 8), min_size=1, max_size=6), st.booleans())
 def test_transcripts_read_in_one_call_give_what_the_exact_reading_gives(
     codex: bool, seed: int, changes: list[int], lenient: bool
@@ -532,7 +533,7 @@ def test_a_transcript_is_decoded_in_one_call() -> None:
         assert per_line.call_count == 0 and len(values) == data.count(b"\n")
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.integers(MAX_DEPTH - 12, MAX_DEPTH + 3), st.booleans(), st.booleans(), st.booleans(), st.integers(0, 2**16))
 def test_imported_messages_built_in_one_pass_are_what_checking_then_building_gives(
     depth: int, deep_first: bool, lenient: bool, codex: bool, seed: int

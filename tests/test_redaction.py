@@ -683,7 +683,7 @@ _SHAPES = st.sampled_from(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     st.lists(
         st.one_of(_ASCII_FILLER, _SHAPES, st.sampled_from(list(KINDS)).flatmap(KINDS.__getitem__).map(lambda s: s[0]))
@@ -1175,7 +1175,7 @@ def _code_session(code: str, language: str) -> Session:
     return _load(document)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(_CODE_PIECES, st.sampled_from(["python", "bash", "javascript", "json"]))
 def test_markers_in_highlighted_code_are_styled_whole_and_the_code_text_kept(code: str, language: str) -> None:
     """A lexer cuts a marker into tokens; each marker in code is still one ``span.redacted``,
@@ -1229,7 +1229,7 @@ def _urls_ending_in_secrets(draw: st.DrawFn) -> tuple[str, list[str]]:
     return "See " + " and ".join(urls) + " now.", [core for _, core in secrets]
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=examples(20), deadline=None)
 @given(_urls_ending_in_secrets())
 def test_a_bare_url_a_marker_ends_links_no_marker_and_the_marker_is_styled_whole(case: tuple[str, list[str]]) -> None:
     from htmldom import NS, elements, parse, text_content
@@ -1264,7 +1264,7 @@ def test_a_bare_url_a_marker_ends_keeps_the_marker_whole_in_both_pdf_engines(eng
     assert grounds >= len(markers)
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=examples(50), deadline=None)
 @given(
     st.sampled_from(["DB_PASSWORD", "password", "api_key", "AUTH_TOKEN", "client-secret"]),
     st.sampled_from(["=", ": ", " = ", ":="]),

@@ -447,7 +447,7 @@ _QUERY_WORDS = ["config", "Config", "parse", "server", "a", "ks", "Å¿erver", "æ—
 _QUERY_WORDS.append('"g_x"')  # a phrase
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     st.lists(st.sampled_from(_QUERY_WORDS), min_size=1, max_size=4).map(" ".join)
     | st.lists(st.sampled_from(_SNIPPET_ALPHABET), min_size=1, max_size=12).map("".join),
