@@ -665,3 +665,14 @@ def test_no_private_reasoning_of_generated_sessions_is_anywhere_in_the_database(
     sessions = {s.id: s for s in loaded if s is not None}  # one copy of a repeated id, as a job keeps
     index(list(sessions.values()), database, reasoning=reasoning)
     assert PRIVATE_CANARY.encode() not in postgres_server.dump(database.rsplit("/", 1)[1])
+
+
+def test_the_question_before_a_job_has_no_answer_for_text_libpq_cannot_take() -> None:
+    """A URI or origin from a command line may hold surrogates (bytes that are
+    not UTF-8): no answer, and the job says what is wrong (the question raised
+    UnicodeEncodeError instead, out of a step that answers ``None`` on any doubt)."""
+    from vis_export.searchindex.engines.postgresql_quick import unchanged_sessions
+
+    files = [("s.json", [1, 2])]
+    assert unchanged_sessions("postgresql://127.0.0.1:1/db\udcff", "o", files, False) is None
+    assert unchanged_sessions("postgresql://127.0.0.1:1/db", "o\udcff", files, True) is None
