@@ -207,3 +207,20 @@ def test_a_rerun_under_another_reasoning_level_is_not_unchanged(tmp_path: Path) 
         assert result.exit_code == 0 and result.stderr.splitlines()[-1].startswith(last), result.stderr
     found = CliRunner().invoke(main, ["search", "zebraword", "--index", str(index)])
     assert "zebraword" not in found.stdout
+
+
+def test_sessions_named_by_files_not_utf8_are_indexed_apart(tmp_path: Path) -> None:
+    """A session with no id takes its file's name; a name of bytes that are not
+    UTF-8 gave an id holding a lone surrogate, and the whole job failed
+    ('the search engine failed ... Value unsupported'), on every rerun."""
+    source = tmp_path / "src"
+    source.mkdir()
+    document = json.loads((INPUT / "session.json").read_text(encoding="utf-8"))
+    del document["id"]
+    for name in (b"nameless-\xfe.json", b"nameless-\xff.json", b"nameless-\xc3\xa9.json"):
+        Path(os.fsdecode(os.fsencode(source) + b"/" + name)).write_text(json.dumps(document), encoding="utf-8")
+    index = tmp_path / "idx"
+    result = CliRunner().invoke(main, ["index", str(source), "--index", str(index)])
+    assert (result.exit_code, result.stderr.splitlines()[-1]) == (0, "3 added, 0 updated, 0 unchanged"), result.stderr
+    ids = {session.id for file in sorted(source.iterdir()) for session in sources.load(file)}
+    assert ids == {"nameless-\\xfe", "nameless-\\xff", "nameless-é"}
