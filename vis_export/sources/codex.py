@@ -17,10 +17,12 @@ from typing import Any
 from vis_export.contract.reasoning_words import is_reasoning_map
 from vis_export.sources.foreign import (
     NO_INPUT,
+    REASONING_KEY,
     Transcript,
     field_text,
     first_line,
     map_or_empty,
+    text_names_reasoning,
     text_of_parts,
     text_or,
 )
@@ -189,8 +191,9 @@ def _assistant_item(transcript: Transcript, turn: dict[str, Any], item: dict[str
         if kind == "function_call" and isinstance(value, str):
             try:
                 value = parse_quickly(value)
-            except ValueError:
-                pass  # not JSON: kept as the text it is
+            except ValueError:  # not JSON: kept as the text it is, unless it names reasoning
+                if text_names_reasoning(value):
+                    value = {REASONING_KEY: value}
         name = "local_shell_call" if kind == "local_shell_call" else item.get("name")
         transcript.tool(turn, _call_id(item, line_id), name, value)
 
