@@ -1143,7 +1143,7 @@ _REFUSED = ["NaN", "1e400", '"\\ud800"', "-Infinity", "[" * 3000 + "]" * 3000]
 def test_codex_arguments_the_reading_refuses_show_no_reasoning_they_name(
     name: str, refused: str, before: bool, as_type: bool
 ) -> None:
-    """A call's arguments that are not JSON are kept as their text; one that
+    """A call's arguments (Codex, OpenAI logs) that are not JSON are kept as their text; one that
     JSON would read but the reading refuses (NaN, a number too large, a lone
     surrogate, nesting too deep) showed a reasoning key's value as text."""
     hidden = json.dumps({"type": name, "text": THOUGHT} if as_type else {name: THOUGHT})[1:-1]
@@ -1154,9 +1154,18 @@ def test_codex_arguments_the_reading_refuses_show_no_reasoning_they_name(
         for e in codex_rollout()
     ]
     data = "\n".join(json.dumps(e) for e in rollout).encode() + b"\n"
+    function = {"name": "calc", "arguments": arguments}
+    calls = [{"id": "c1", "type": "function", "function": function}]
+    log = [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": None, "tool_calls": calls},
+        {"role": "tool", "tool_call_id": "c1", "content": "4"},
+    ]
+    logged = "\n".join(json.dumps(e) for e in log).encode() + b"\n"
     with time_limit(20):
-        (result,) = read_bytes(data, "r.jsonl", "r")
-        assert result.session is not None
-        for out in _outputs(result.session):
-            assert THOUGHT not in out
-        assert THOUGHT in to_text(result.session, reasoning="all")
+        for read in (data, logged):  # a Codex rollout, an OpenAI chat log
+            (result,) = read_bytes(read, "r.jsonl", "r")
+            assert result.session is not None
+            for out in _outputs(result.session):
+                assert THOUGHT not in out
+            assert THOUGHT in to_text(result.session, reasoning="all")

@@ -17,12 +17,11 @@ from typing import Any
 from vis_export.contract.reasoning_words import is_reasoning_map
 from vis_export.sources.foreign import (
     NO_INPUT,
-    REASONING_KEY,
     Transcript,
+    call_arguments,
     field_text,
     first_line,
     map_or_empty,
-    text_names_reasoning,
     text_of_parts,
     text_or,
 )
@@ -189,11 +188,7 @@ def _assistant_item(transcript: Transcript, turn: dict[str, Any], item: dict[str
     else:
         value = item.get(_CALLS[str(kind)], NO_INPUT)
         if kind == "function_call" and isinstance(value, str):
-            try:
-                value = parse_quickly(value)
-            except ValueError:  # not JSON: kept as the text it is, unless it names reasoning
-                if text_names_reasoning(value):
-                    value = {REASONING_KEY: value}
+            value = call_arguments(value, parse_quickly)
         name = "local_shell_call" if kind == "local_shell_call" else item.get("name")
         transcript.tool(turn, _call_id(item, line_id), name, value)
 

@@ -23,6 +23,7 @@ import binascii
 import json
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
@@ -235,6 +236,16 @@ def text_names_reasoning(text: str) -> bool:
         if names_reasoning(word):
             return True
     return False
+
+
+def call_arguments(text: str, read: Callable[[str], Any]) -> Any:
+    """A call's arguments given as JSON text: their value when ``read`` takes
+    it, else the text as written, held as private reasoning when it names
+    reasoning (``text_names_reasoning``)."""
+    try:
+        return read(text)
+    except ValueError:
+        return {REASONING_KEY: text} if text_names_reasoning(text) else text
 
 
 def field_text(value: Any, key: str) -> str | None:
