@@ -699,3 +699,14 @@ def test_a_file_name_that_is_not_utf8_is_indexed_and_its_rerun_is_unchanged(data
     again = cli("index", str(sources), "--index", database, "--prune")
     assert again.stderr.strip() == "0 added, 0 updated, 3 unchanged", again.stderr
     assert "nameless-\\xfe" in _copies(database)
+
+
+def test_the_question_before_a_job_sees_another_reasoning_level(database: str, tmp_path: Path) -> None:
+    """The file stamps sent hold the reasoning level: a rerun with another one
+    is no no-op (it answered "unchanged", and the index kept the other level's words)."""
+    sources = _sources(tmp_path / "sources", range(2))
+    time.sleep(2.1)
+    runs = [("visible", "2 added, 0 updated"), ("none", "0 added, 2 updated"), ("none", "0 added, 0 updated")]
+    for level, said in runs:
+        done = cli("index", str(sources), "--index", database, "--reasoning", level)
+        assert done.stderr.strip().startswith(said), done.stderr
