@@ -1132,3 +1132,40 @@ def test_a_transcripts_messages_are_built_in_one_call() -> None:
     with mock.patch.object(foreign, "trusted_messages", wraps=trusted_messages) as built:
         (result,) = read_bytes(claude_code_bytes(50_000), "f.jsonl", "f")
     assert result.session is not None and len(result.session.messages) > 10 and built.call_count == 1
+
+
+# What JSON can spell but the reading refuses, so the text stays as it was written.
+_REFUSED = ["NaN", "1e400", '"\\ud800"', "-Infinity", "[" * 3000 + "]" * 3000]
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(name=reasoning_names, refused=st.sampled_from(_REFUSED), before=st.booleans(), as_type=st.booleans())
+def test_codex_arguments_the_reading_refuses_show_no_reasoning_they_name(
+    name: str, refused: str, before: bool, as_type: bool
+) -> None:
+    """A call's arguments (Codex, OpenAI logs) that are not JSON are kept as their text; one that
+    JSON would read but the reading refuses (NaN, a number too large, a lone
+    surrogate, nesting too deep) showed a reasoning key's value as text."""
+    hidden = json.dumps({"type": name, "text": THOUGHT} if as_type else {name: THOUGHT})[1:-1]
+    arguments = "{" + (f'{hidden}, "x": {refused}' if before else f'"x": {refused}, {hidden}') + "}"
+    call = {"type": "function_call", "name": "shell", "arguments": arguments, "call_id": "k1"}
+    rollout = [
+        e if e["payload"].get("call_id") != "k1" or "name" not in e["payload"] else {**e, "payload": call}
+        for e in codex_rollout()
+    ]
+    data = "\n".join(json.dumps(e) for e in rollout).encode() + b"\n"
+    function = {"name": "calc", "arguments": arguments}
+    calls = [{"id": "c1", "type": "function", "function": function}]
+    log = [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": None, "tool_calls": calls},
+        {"role": "tool", "tool_call_id": "c1", "content": "4"},
+    ]
+    logged = "\n".join(json.dumps(e) for e in log).encode() + b"\n"
+    with time_limit(20):
+        for read in (data, logged):  # a Codex rollout, an OpenAI chat log
+            (result,) = read_bytes(read, "r.jsonl", "r")
+            assert result.session is not None
+            for out in _outputs(result.session):
+                assert THOUGHT not in out
+            assert THOUGHT in to_text(result.session, reasoning="all")

@@ -185,3 +185,42 @@ def test_a_no_op_rerun_imports_no_reader_and_no_renderer(tmp_path: Path) -> None
     command = [sys.executable, "-c", script, "index", str(source), "--index", str(index)]
     result = subprocess.run(command, capture_output=True, text=True, timeout=120, check=True)
     assert (result.stderr.splitlines()[-1], result.stdout) == ("0 added, 0 updated, 6 unchanged", "[]\n")
+
+
+def test_a_rerun_under_another_reasoning_level_is_not_unchanged(tmp_path: Path) -> None:
+    """The file stamps hold the policy: indexed with visible reasoning, then
+    rerun with none, the reasoning's words leave the index (the rerun skipped
+    every file unread, said "1 unchanged" and left them searchable)."""
+    source = tmp_path / "src"
+    source.mkdir()
+    document = json.loads((INPUT / "session.json").read_text(encoding="utf-8"))
+    message = {"id": "mz", "role": "assistant", "status": "completed", "created_at": 1704067200000}
+    message["content"] = [{"id": "bz", "type": "reasoning", "visibility": "visible", "text": "zebraword thought"}]
+    document["messages"].append(message)
+    file = source / "s.json"
+    file.write_text(json.dumps(document), encoding="utf-8")
+    past = time.time_ns() - 2 * RACY_NS
+    os.utime(file, ns=(past, past))
+    index = tmp_path / "idx"
+    for level, last in [("visible", "1 added"), ("none", "0 added, 1 updated"), ("none", "0 added, 0 updated, 1")]:
+        result = CliRunner().invoke(main, ["index", str(source), "--index", str(index), "--reasoning", level])
+        assert result.exit_code == 0 and result.stderr.splitlines()[-1].startswith(last), result.stderr
+    found = CliRunner().invoke(main, ["search", "zebraword", "--index", str(index)])
+    assert "zebraword" not in found.stdout
+
+
+def test_sessions_named_by_files_not_utf8_are_indexed_apart(tmp_path: Path) -> None:
+    """A session with no id takes its file's name; a name of bytes that are not
+    UTF-8 gave an id holding a lone surrogate, and the whole job failed
+    ('the search engine failed ... Value unsupported'), on every rerun."""
+    source = tmp_path / "src"
+    source.mkdir()
+    document = json.loads((INPUT / "session.json").read_text(encoding="utf-8"))
+    del document["id"]
+    for name in (b"nameless-\xfe.json", b"nameless-\xff.json", b"nameless-\xc3\xa9.json"):
+        Path(os.fsdecode(os.fsencode(source) + b"/" + name)).write_text(json.dumps(document), encoding="utf-8")
+    index = tmp_path / "idx"
+    result = CliRunner().invoke(main, ["index", str(source), "--index", str(index)])
+    assert (result.exit_code, result.stderr.splitlines()[-1]) == (0, "3 added, 0 updated, 0 unchanged"), result.stderr
+    ids = {session.id for file in sorted(source.iterdir()) for session in sources.load(file)}
+    assert ids == {"nameless-\\xfe", "nameless-\\xff", "nameless-é"}

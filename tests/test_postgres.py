@@ -626,11 +626,16 @@ def test_phrases_are_checked_by_the_server_with_a_trigram_index_when_there_is_on
     assert scans() >= before + 1  # the phrase with no word: only the trigrams find it
 
 
-@given(st.text(alphabet=st.sampled_from("ab\x00\U0010fffe01")), st.text(alphabet=st.sampled_from("ab\x00\U0010fffe01")))
+_STORED_ALPHABET = st.sampled_from("ab\x00\U0010fffe0122dcf\udcff\ud800é")
+
+
+@given(st.text(alphabet=_STORED_ALPHABET), st.text(alphabet=_STORED_ALPHABET))
 def test_strings_are_stored_one_to_one_and_keep_their_phrases(text: str, phrase: str) -> None:
+    """NUL and lone surrogates (a file name not UTF-8) are what PostgreSQL's text cannot hold."""
     from vis_export.searchindex.engines.postgresql_text import restored, storable
 
     assert "\x00" not in storable(text) and restored(storable(text)) == text
+    storable(text).encode("utf-8")  # no surrogate left
     assert phrase not in text or storable(phrase) in storable(text)
 
 
@@ -666,3 +671,43 @@ def test_no_private_reasoning_of_generated_sessions_is_anywhere_in_the_database(
     sessions = {s.id: s for s in loaded if s is not None}  # one copy of a repeated id, as a job keeps
     index(list(sessions.values()), database, reasoning=reasoning)
     assert PRIVATE_CANARY.encode() not in postgres_server.dump(database.rsplit("/", 1)[1])
+
+
+def test_the_question_before_a_job_has_no_answer_for_text_libpq_cannot_take() -> None:
+    """A URI or origin from a command line may hold surrogates (bytes that are
+    not UTF-8): no answer, and the job says what is wrong (the question raised
+    UnicodeEncodeError instead, out of a step that answers ``None`` on any doubt)."""
+    from vis_export.searchindex.engines.postgresql_quick import unchanged_sessions
+
+    files = [("s.json", [1, 2])]
+    assert unchanged_sessions("postgresql://127.0.0.1:1/db\udcff", "o", files, False) is None
+    assert unchanged_sessions("postgresql://127.0.0.1:1/db", "o\udcff", files, True) is None
+
+
+def test_a_file_name_that_is_not_utf8_is_indexed_and_its_rerun_is_unchanged(database: str, tmp_path: Path) -> None:
+    """A name of bytes that are not UTF-8 (a surrogate as Python reads it, in the
+    file's key and in the id of a session that takes its file's name) failed
+    the whole job at its commit, on every rerun, with a line naming no file."""
+    sources = _sources(tmp_path / "sources", range(2))
+    odd = os.fsencode(sources) + b"/odd-\xff'\xe2\x80\xa8.json"
+    os.rename(sources / "s000.json", odd)
+    document = json.loads((INPUT / "session.json").read_text())
+    del document["id"]  # its id is its file's name
+    Path(os.fsdecode(os.fsencode(sources) + b"/nameless-\xfe.json")).write_text(json.dumps(document))
+    time.sleep(2.1)
+    first = cli("index", str(sources), "--index", database, "--prune")
+    assert (first.returncode, first.stderr.strip()) == (0, "3 added, 0 updated, 0 unchanged"), first.stderr
+    again = cli("index", str(sources), "--index", database, "--prune")
+    assert again.stderr.strip() == "0 added, 0 updated, 3 unchanged", again.stderr
+    assert "nameless-\\xfe" in _copies(database)
+
+
+def test_the_question_before_a_job_sees_another_reasoning_level(database: str, tmp_path: Path) -> None:
+    """The file stamps sent hold the reasoning level: a rerun with another one
+    is no no-op (it answered "unchanged", and the index kept the other level's words)."""
+    sources = _sources(tmp_path / "sources", range(2))
+    time.sleep(2.1)
+    runs = [("visible", "2 added, 0 updated"), ("none", "0 added, 2 updated"), ("none", "0 added, 0 updated")]
+    for level, said in runs:
+        done = cli("index", str(sources), "--index", database, "--reasoning", level)
+        assert done.stderr.strip().startswith(said), done.stderr

@@ -135,3 +135,28 @@ def test_convert_gives_the_same_files_and_lines_on_either_runner(
     assert [p.name for p in here.written] == [p.name for p in there.written]
     assert (here.failed, lines[0].problems, lines[0].warnings) == (there.failed, lines[1].problems, lines[1].warnings)
     assert sorted(p.name for p in root.iterdir()) == ["here", "in", "there"]  # the job's own folder is gone
+
+
+@pytest.mark.parametrize("to", ["markdown", "html"])
+def test_a_batch_with_bad_files_gives_the_same_files_and_lines_on_either_runner(
+    cluster: str, tmp_path: Path, to: str
+) -> None:
+    """Invalid JSON, a folder named like a session file, a link to itself,
+    the same id in two files, a file of several sessions: every good session
+    written, one line per problem, in the same order and bytes whoever ran it."""
+    source = tmp_path / "in"
+    source.mkdir()
+    for n in range(3):
+        (source / f"f{n}.json").write_text(json.dumps({**session(500, seed=n), "id": f"s{n}"}))
+    (source / "g.json").write_text(json.dumps([{**session(300, seed=7), "id": f"m{k}"} for k in range(3)]))
+    (source / "same.json").write_text(json.dumps({**session(300, seed=8), "id": "s1"}))
+    (source / "bad.json").write_text("{not json")
+    (source / "folder.json").mkdir()
+    (source / "loop.json").symlink_to("loop.json")
+    lines = [Lines(), Lines()]
+    here = convert([str(source)], to, f"{tmp_path / 'here'}/", report=lines[0], no_highlight=True)
+    there = convert([str(source)], to, f"{tmp_path / 'there'}/", report=lines[1], dask=cluster, no_highlight=True)
+    assert _files(tmp_path / "here") == _files(tmp_path / "there") and len(_files(tmp_path / "here")) == 7
+    assert [p.name for p in here.written] == [p.name for p in there.written]
+    assert (here.failed, lines[0].problems, lines[0].warnings) == (there.failed, lines[1].problems, lines[1].warnings)
+    assert here.failed and len(lines[0].problems) == 2, lines[0].problems  # bad.json, loop.json

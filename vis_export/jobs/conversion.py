@@ -37,7 +37,7 @@ from vis_export.formats.options import (
     ToolOutputLimit,
     options_given,
 )
-from vis_export.jobs.convert_work import Converted, Keeping, Rendered, ToConvert, convert_unit
+from vis_export.jobs.convert_work import Converted, Keeping, Rendered, ToConvert, convert_unit, read_again
 from vis_export.model import Session
 from vis_export.output import place, write_atomic
 from vis_export.policy import DEFAULT_REASONING, Reasoning, SessionView, visible_session
@@ -319,7 +319,7 @@ def _others(unit: ToConvert, result: Converted) -> list[ToConvert]:
         return []
     entries = result.entries[0]
     return [
-        ToConvert(unit.position, unit.parts, k, len(entries))
+        ToConvert(unit.position, unit.parts, k, len(entries), reading.session_id)
         for k, (reading, _) in enumerate(entries)
         if k > 0 and reading.session_id is not None
     ]
@@ -372,8 +372,9 @@ class _Readings:
             return export(self.here[i], target, to, options)
         if rendered is None or options != ahead:
             part, k = self.places[i]
-            session = read_part(part, self.lenient)[k].session
-            assert session is not None
+            session = read_again(part, read_part(part, self.lenient), k, reading.session_id)
+            if isinstance(session, str):
+                return session
             if self.announce is not None:
                 self.announce(session)
             return export(session, target, to, options)

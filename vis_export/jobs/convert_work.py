@@ -18,6 +18,7 @@ from vis_export.exporting import Reading, export, rendered
 from vis_export.formats.options import ExportOptions
 from vis_export.model import Session
 from vis_export.sources.parts import Part, unit_size
+from vis_export.sources.result import LoadResult
 
 # A session rendered ahead: (True, the file it is in, within the job's folder),
 # (False, the line saying why it could not be), or (rendered in the job's own
@@ -51,6 +52,7 @@ class ToConvert:
     parts: tuple[Part, ...]
     only: int | None = None
     share: int = 1  # of the file's sessions: what the unit weighs of its parts
+    session_id: str | None = None  # a follow-up's: the session the file's first reading found at ``only``
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,8 +97,9 @@ def convert_unit(
                 check_output(folder, shown)
         results = results_of(part, lenient)
         if unit.only is not None and unit.only > 0:  # a follow-up: one session of a file read already
-            session = results[unit.only].session
-            assert session is not None
+            session = read_again(part, results, unit.only, unit.session_id)
+            if isinstance(session, str):
+                return Converted(unit, [], (False, session))
             return Converted(unit, [], _ahead(session, to, options, folder, keep, keeping, announce))
         entries: list[tuple[Reading, Rendered]] = []
         for k, loaded in enumerate(results):
@@ -106,6 +109,17 @@ def convert_unit(
             entries.append((Reading.of(loaded, to, options), made))
         found.append(entries)
     return Converted(unit, found)
+
+
+def read_again(part: Part, results: list[LoadResult], k: int, session_id: str | None) -> Session | str:
+    """Session ``k`` of ``part`` as read again, when it is still the one its
+    first reading found there (the one the job named and reported), else the
+    line saying why not: a file that changed in between (a log an agent is
+    still writing) may hold fewer sessions, others there, or none valid."""
+    session = results[k].session if k < len(results) else None
+    if session is not None and session.id == session_id:
+        return session
+    return f"{part.name}: session {session_id!r}: not exported: the file changed while it was read; export it again"
 
 
 def _ahead(

@@ -183,7 +183,7 @@ def index_sessions(
     if placement is None:
         placement = Placement([place for batch in batches for place in (batch.folder, batch.key) if place])
     target.check(placement)
-    files = _recorded(batches, settings.redaction)
+    files = _recorded(batches, settings.reasoning, settings.redaction)
     if files is not None:
         unchanged = target.unchanged(engine, files, settings.prune)
         if unchanged is not None:  # nothing to do: the index has every file as it is
@@ -204,23 +204,31 @@ def index_sessions(
         return job.counts
 
 
-def _recorded(batches: list[Batch], redaction: Redaction | None) -> list[tuple[str, Any]] | None:
+def _recorded(
+    batches: list[Batch], reasoning: IndexReasoning, redaction: Redaction | None
+) -> list[tuple[str, Any]] | None:
     """Each batch's file as the manifest records it (key, stamp), or ``None``
     when some batch is not a file with a stamp (and so is read in any case)."""
     files = [
-        (_key(b.key, redaction), _stamp(b.stamp, redaction))
+        (_key(b.key, redaction), _stamp(b.stamp, reasoning, redaction))
         for b in batches
         if b.key is not None and b.stamp is not None
     ]
     return files if len(files) == len(batches) else None
 
 
-def _stamp(stamp: list[int] | None, redaction: Redaction | None) -> Any:
-    """A file's stamp as the manifest keeps it: with redaction, beside its
-    rules, so a file indexed under other rules (or none) is read again."""
-    if redaction is None or stamp is None:
+def _stamp(stamp: list[int] | None, reasoning: IndexReasoning, redaction: Redaction | None) -> Any:
+    """A file's stamp as the manifest keeps it: beside the policy that made its
+    documents (visible reasoning indexed, redaction rules), so a file indexed
+    under another policy is read again; its sessions' hashes hold the policy
+    too, yet an unchanged stamp skips them unread. The default policy adds
+    nothing, so an index made before keeps its stamps."""
+    policy: list[Any] = ([] if reasoning == "none" else [reasoning]) + (
+        [] if redaction is None else [redaction.describe()]
+    )
+    if not policy or stamp is None:
         return stamp
-    return [stamp, redaction.describe()]
+    return [stamp, *policy]
 
 
 def _key(key: str, redaction: Redaction | None) -> str:
@@ -278,7 +286,7 @@ class IndexJob:
         )
 
     def stamp(self, batch: Batch) -> Any:
-        return _stamp(batch.stamp, self.redaction)
+        return _stamp(batch.stamp, self.reasoning, self.redaction)
 
     def key(self, key: str) -> str:
         return _key(key, self.redaction)

@@ -18,6 +18,7 @@ from vis_export.contract.reasoning_words import is_reasoning_map
 from vis_export.sources.foreign import (
     NO_INPUT,
     Transcript,
+    call_arguments,
     field_text,
     first_line,
     map_or_empty,
@@ -187,10 +188,7 @@ def _assistant_item(transcript: Transcript, turn: dict[str, Any], item: dict[str
     else:
         value = item.get(_CALLS[str(kind)], NO_INPUT)
         if kind == "function_call" and isinstance(value, str):
-            try:
-                value = parse_quickly(value)
-            except ValueError:
-                pass  # not JSON: kept as the text it is
+            value = call_arguments(value, parse_quickly)
         name = "local_shell_call" if kind == "local_shell_call" else item.get("name")
         transcript.tool(turn, _call_id(item, line_id), name, value)
 

@@ -80,7 +80,25 @@ def read_file(path: Path, source: str, lenient: bool = False) -> list[LoadResult
         return [failed(source, Problem("", f"cannot read: {error.strerror or error}"))]
     except _Unreadable as error:
         return [failed(source, Problem("", str(error)))]
-    return read_bytes(data, source, path.stem or path.name, lenient)
+    return read_bytes(data, source, name_as_id(path.stem or path.name), lenient)
+
+
+def name_as_id(name: str) -> str:
+    """A file's name as the id of a session that names none: a name of bytes
+    that are not UTF-8 holds lone surrogates as Python reads it, which no
+    output, index or database can hold; each such byte is written ``\\xHH``,
+    so two names stay two ids."""
+    if name.isascii():
+        return name
+    return _SURROGATE.sub(_escaped, name)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _escaped(found: re.Match[str]) -> str:
+    code = ord(found[0])
+    return f"\\x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"\\u{code:04x}"
 
 
 def read_stream(stream: BinaryIO, source: str, default_id: str, lenient: bool = False) -> list[LoadResult]:

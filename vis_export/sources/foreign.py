@@ -20,8 +20,10 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
@@ -215,6 +217,35 @@ def _private(block: dict[str, Any], path: tuple[str | int, ...], judged: dict[in
 def text_or(value: Any, default: str) -> str:
     """``value`` if it is a non-blank string, else ``default`` (foreign fields may be anything)."""
     return value if isinstance(value, str) and value.strip() else default
+
+
+_JSON_STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')
+
+
+def text_names_reasoning(text: str) -> bool:
+    """Whether a text that the JSON reading refused (``NaN``, a number too
+    large, a lone surrogate, nesting too deep) holds a string that names
+    reasoning (a key such as ``thinking``, a ``thought`` flag, a ``type``):
+    kept as the text it is, its reasoning would be shown. The reading that
+    hides more wins (R2), as for a duplicate key."""
+    for found in _JSON_STRING.finditer(text):
+        try:
+            word = json.loads(found[0])
+        except ValueError:
+            word = found[1]
+        if names_reasoning(word):
+            return True
+    return False
+
+
+def call_arguments(text: str, read: Callable[[str], Any]) -> Any:
+    """A call's arguments given as JSON text: their value when ``read`` takes
+    it, else the text as written, held as private reasoning when it names
+    reasoning (``text_names_reasoning``)."""
+    try:
+        return read(text)
+    except ValueError:
+        return {REASONING_KEY: text} if text_names_reasoning(text) else text
 
 
 def field_text(value: Any, key: str) -> str | None:

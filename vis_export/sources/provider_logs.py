@@ -18,7 +18,15 @@ from typing import Any
 
 from vis_export.contract.reasoning_words import is_reasoning_map
 from vis_export.sources.claude_code import content_blocks
-from vis_export.sources.foreign import NO_INPUT, Transcript, field_text, map_or_empty, text_of_parts, text_or
+from vis_export.sources.foreign import (
+    NO_INPUT,
+    Transcript,
+    call_arguments,
+    field_text,
+    map_or_empty,
+    text_of_parts,
+    text_or,
+)
 from vis_export.sources.jsontext import parse  # as every reader parses: no NaN, no exhausted stack
 from vis_export.sources.result import LoadResult
 
@@ -246,10 +254,5 @@ def _text_or_value(content: Any) -> Any:
 
 
 def _arguments(arguments: Any) -> Any:
-    """Call arguments: JSON text parsed when it is JSON, else kept as the text it is."""
-    if isinstance(arguments, str):
-        try:
-            return parse(arguments)
-        except ValueError:
-            return arguments
-    return arguments
+    """Call arguments: JSON text parsed when it is JSON, else kept as the text it is (``call_arguments``)."""
+    return call_arguments(arguments, parse) if isinstance(arguments, str) else arguments

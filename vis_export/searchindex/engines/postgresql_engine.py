@@ -335,8 +335,8 @@ class PostgresEngine:
         self._records.append(
             (
                 [(storable(session_id), digest, origin) for session_id, digest in digests.items()],
-                [(origin, key, Jsonb(each_string(entry, storable))) for key, entry in files.items()],
-                [(origin, key) for key in files_gone],
+                [(origin, storable(key), Jsonb(each_string(entry, storable))) for key, entry in files.items()],
+                [(origin, storable(key)) for key in files_gone],
             )
         )
 
@@ -351,7 +351,7 @@ class PostgresEngine:
         return (
             {restored(session_id): digest for session_id, digest, _ in rows},
             {restored(session_id) for session_id, _, where in rows if where == storable(origin)},
-            {key: each_string(entry, restored) for key, entry in files},
+            {restored(key): each_string(entry, restored) for key, entry in files},
         )
 
     def commit(self) -> None:

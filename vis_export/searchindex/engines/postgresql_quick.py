@@ -74,15 +74,19 @@ def unchanged_sessions(uri: str, origin: str, files: Sequence[tuple[str, Any]], 
 def _ask(uri: str, query: str, parameters: list[str]) -> list[str | None] | None:
     """The first row of ``query``'s answer, as text; ``None`` on any failure."""
     libpq = _libpq()
+    try:  # a string from a command line may hold surrogates (bytes not UTF-8): the job says so
+        address, given_texts = uri.encode(), [parameter.encode() for parameter in parameters]
+    except UnicodeEncodeError:
+        return None
     if libpq is None:
         return None
     keywords = (ctypes.c_char_p * 4)(b"dbname", b"connect_timeout", b"client_encoding", None)
-    values = (ctypes.c_char_p * 4)(uri.encode(), _CONNECT_TIMEOUT.encode(), b"UTF8", None)
+    values = (ctypes.c_char_p * 4)(address, _CONNECT_TIMEOUT.encode(), b"UTF8", None)
     connection = libpq.PQconnectdbParams(keywords, values, 1)
     try:
         if not connection or libpq.PQstatus(connection) != _CONNECTION_OK:
             return None
-        given = (ctypes.c_char_p * len(parameters))(*(parameter.encode() for parameter in parameters))
+        given = (ctypes.c_char_p * len(parameters))(*given_texts)
         result = libpq.PQexecParams(connection, query.encode(), len(parameters), None, given, None, None, 0)
         try:
             if libpq.PQresultStatus(result) != _TUPLES_OK or libpq.PQntuples(result) < 1:

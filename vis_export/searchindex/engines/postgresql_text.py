@@ -10,27 +10,41 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-# PostgreSQL's text cannot hold NUL. Strings are stored with NUL as _ESCAPE "0"
-# and _ESCAPE (a noncharacter) as _ESCAPE "1": one to one, so ids stay distinct
-# and come back as they were, and a phrase's stored form occurs in a text's
-# stored form whenever the phrase occurs in the text (the search's exact check
-# on the texts as they were drops the rare converse).
+# PostgreSQL's text cannot hold NUL, nor a lone surrogate (UTF-8 has none: a
+# file name of bytes that are not UTF-8 holds them as Python reads it, and so
+# do the file's key and a session id taken from its name). Strings are stored
+# with NUL as _ESCAPE "0", _ESCAPE (a noncharacter) as _ESCAPE "1" and a
+# surrogate as _ESCAPE "2" and its four hex digits: one to one, so ids stay
+# distinct and come back as they were, and a phrase's stored form occurs in a
+# text's stored form whenever the phrase occurs in the text (the search's
+# exact check on the texts as they were drops the rare converse).
 _ESCAPE = "\U0010fffe"
-_ESCAPED = re.compile(f"{_ESCAPE}([01])")
+_ESCAPED = re.compile(f"{_ESCAPE}(?:([01])|2([0-9a-f]{{4}}))")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def storable(text: str) -> str:
     """A string as the database holds it."""
     if _ESCAPE in text:
         text = text.replace(_ESCAPE, _ESCAPE + "1")
-    return text.replace("\x00", _ESCAPE + "0") if "\x00" in text else text
+    if "\x00" in text:
+        text = text.replace("\x00", _ESCAPE + "0")
+    if not text.isascii() and _SURROGATE.search(text):
+        text = _SURROGATE.sub(lambda found: f"{_ESCAPE}2{ord(found[0]):04x}", text)
+    return text
 
 
 def restored(text: str) -> str:
     """A string the database holds, as it was given."""
     if _ESCAPE not in text:
         return text
-    return _ESCAPED.sub(lambda escaped: "\x00" if escaped.group(1) == "0" else _ESCAPE, text)
+    return _ESCAPED.sub(_restored, text)
+
+
+def _restored(escaped: re.Match[str]) -> str:
+    if escaped[2] is not None:
+        return chr(int(escaped[2], 16))
+    return "\x00" if escaped[1] == "0" else _ESCAPE
 
 
 def each_string(value: Any, change: Callable[[str], str]) -> Any:
