@@ -174,10 +174,21 @@ def test_a_no_op_rerun_leaves_the_engine_closed(tmp_path: Path, monkeypatch: pyt
 
 def test_a_no_op_rerun_imports_no_reader_and_no_renderer(tmp_path: Path) -> None:
     """The command in a process of its own, as users run it: a no-op rerun
-    pays for none of the readers or the formats' renderers, nor for tantivy
+    pays for none of the readers, the formats (their registry too) nor scratch files, nor for tantivy
     (its files are checked without it: a damaged index is refused, as before)."""
     source, index = _unchanged_index(tmp_path)
-    heavy = ["tantivy", "whoosh", "msgspec", "vis_export.sources.files", "jinja2", "mistune", "pygments"]
+    heavy = [
+        "tantivy",
+        "whoosh",
+        "msgspec",
+        "vis_export.formats",
+        "tempfile",
+        "importlib.resources",
+        "vis_export.sources.files",
+        "jinja2",
+        "mistune",
+        "pygments",
+    ]
     script = (
         "import sys\nfrom vis_export.cli import main\ntry:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
         f"print(sorted(set({heavy!r}) & set(sys.modules)))"

@@ -10,7 +10,6 @@ import errno
 import fcntl
 import json
 import os
-import shutil
 import stat
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -25,7 +24,7 @@ from vis_export.output import write_atomic
 from vis_export.searchindex.documents import SCHEMA_VERSION
 from vis_export.searchindex.engines import Engine, is_engine
 from vis_export.searchindex.engines.opening import open_engine
-from vis_export.searchindex.guard import GuardedEngine, IndexFailure, engine_call
+from vis_export.searchindex.guard import DamagedIndex, GuardedEngine, IndexFailure, found_damaged
 
 LOCK = ".vis-export-index.lock"
 ENGINE_DATA = "engine"
@@ -150,6 +149,8 @@ def first_missing(directory: Path) -> Path | None:
 def remove_created(directory: Path, top: Path) -> None:
     """Undoes a job that created ``top`` (``directory`` or one of its parents):
     its own files go, then each directory up to ``top`` that is left empty."""
+    import shutil  # on first use: only a refused job undoes a directory
+
     shutil.rmtree(directory / ENGINE_DATA, ignore_errors=True)
     for name in (LOCK, MANIFEST):
         (directory / name).unlink(missing_ok=True)
@@ -260,5 +261,7 @@ def check_index(directory: Path, engine: str) -> None:
         return
     from vis_export.searchindex.engines.tantivy_files import check_files
 
-    with engine_call(directory):
+    try:
         check_files(directory / ENGINE_DATA)
+    except (DamagedIndex, OSError) as error:
+        raise found_damaged(directory, error) from None
