@@ -184,6 +184,7 @@ def test_a_no_op_rerun_imports_no_reader_and_no_renderer(tmp_path: Path) -> None
         "vis_export.formats",
         "tempfile",
         "importlib.resources",
+        "hashlib",
         "vis_export.sources.files",
         "jinja2",
         "mistune",

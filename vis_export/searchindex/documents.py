@@ -18,7 +18,6 @@ out. A query word then matches either way (see ``search.query``).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from collections.abc import Callable, Iterator, Mapping
@@ -157,6 +156,8 @@ def view_digest(view: SessionView, reasoning: IndexReasoning) -> str:
     """Changes exactly when what the index would hold of the session changes.
     Made of the view (``indexed_view``), which a job makes once for this and
     for the documents: making it is a fair part of a session's indexing."""
+    import hashlib  # here: OpenSSL's loading is 5 ms of a no-op rerun, which digests nothing
+
     policy: list[Any] = [reasoning] if view.redaction is None else [reasoning, view.redaction.describe()]
     payload = json.dumps([SCHEMA_VERSION, *policy, view.to_json()], ensure_ascii=True, sort_keys=False)
     return hashlib.sha256(payload.encode("ascii")).hexdigest()
