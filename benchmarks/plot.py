@@ -51,7 +51,7 @@ FIGURES = (
     Figure("PDF Typst / hand-written Typst", "0.57x", 0.57, 2, "lower"),
     Figure("index (tantivy) / raw tantivy-py", "0.12–0.13x CPU", 0.13, 0.33, "higher"),
     Figure("index (tantivy) / SQLite FTS5", "0.18x CPU", 0.18, 1, "higher"),
-    Figure("no-op rerun / full index (tantivy)", "0.015–0.024x CPU", 0.024, 0.02, "lower"),
+    Figure("no-op rerun / full index (tantivy)", "0.015–0.016x CPU", 0.016, 0.02, "lower"),
     Figure("query p95, 96k blocks (tantivy)", "3.4–3.9 ms CPU", 3.9, 2, "lower", "ms"),
     Figure("Whoosh index, 19k blocks", "4.6–5.3k/CPU-s", 4.6, 5, "higher", "k/s"),
     Figure("Whoosh query p95, 19k blocks", "22.3–22.8 ms CPU", 22.8, 20, "lower", "ms"),

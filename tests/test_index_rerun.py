@@ -174,10 +174,22 @@ def test_a_no_op_rerun_leaves_the_engine_closed(tmp_path: Path, monkeypatch: pyt
 
 def test_a_no_op_rerun_imports_no_reader_and_no_renderer(tmp_path: Path) -> None:
     """The command in a process of its own, as users run it: a no-op rerun
-    pays for none of the readers or the formats' renderers (the engine only
-    opens the index to read: a damaged one is refused, as before)."""
+    pays for none of the readers, the formats (their registry too) nor scratch files, nor for tantivy
+    (its files are checked without it: a damaged index is refused, as before)."""
     source, index = _unchanged_index(tmp_path)
-    heavy = ["whoosh", "msgspec", "vis_export.sources.files", "jinja2", "mistune", "pygments"]
+    heavy = [
+        "tantivy",
+        "whoosh",
+        "msgspec",
+        "vis_export.formats",
+        "tempfile",
+        "importlib.resources",
+        "hashlib",
+        "vis_export.sources.files",
+        "jinja2",
+        "mistune",
+        "pygments",
+    ]
     script = (
         "import sys\nfrom vis_export.cli import main\ntry:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
         f"print(sorted(set({heavy!r}) & set(sys.modules)))"
@@ -224,3 +236,45 @@ def test_sessions_named_by_files_not_utf8_are_indexed_apart(tmp_path: Path) -> N
     assert (result.exit_code, result.stderr.splitlines()[-1]) == (0, "3 added, 0 updated, 0 unchanged"), result.stderr
     ids = {session.id for file in sorted(source.iterdir()) for session in sources.load(file)}
     assert ids == {"nameless-\\xfe", "nameless-\\xff", "nameless-é"}
+
+
+def _cut(path: Path) -> None:
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+
+
+def _other_fields(path: Path) -> None:
+    meta = json.loads(path.read_text(encoding="utf-8"))
+    meta["schema"] = meta["schema"][:-1]
+    path.write_text(json.dumps(meta), encoding="utf-8")
+
+
+DAMAGES = {
+    "meta.json cut in half": ("meta.json", _cut),
+    "meta.json without a field": ("meta.json", _other_fields),
+    "meta.json removed": ("meta.json", Path.unlink),
+    "a segment's terms removed": ("*.term", Path.unlink),
+    "a segment's store emptied": ("*.store", lambda path: path.write_bytes(b"")),
+}
+
+
+@pytest.mark.parametrize("damage", list(DAMAGES))
+def test_a_no_op_rerun_still_refuses_a_damaged_index(tmp_path: Path, damage: str) -> None:
+    """Tantivy is not opened when nothing changed, yet the index is checked:
+    one line saying it is damaged, as when it was opened to read."""
+    source, index = _unchanged_index(tmp_path)
+    pattern, harm = DAMAGES[damage]
+    harm(next((index / "engine").glob(pattern)))
+    result = CliRunner().invoke(main, ["index", str(source), "--index", str(index)])
+    assert result.exit_code == 1
+    assert result.stderr.startswith(f"vis-export: index {index} is damaged: "), result.stderr
+    assert len(result.stderr.splitlines()) == 1
+
+
+def test_the_files_check_knows_tantivy_s_schema(tmp_path: Path) -> None:
+    """The fields the check expects are the ones tantivy writes: a whole index passes."""
+    from vis_export.searchindex.engines.tantivy_files import FIELDS, check_files
+
+    _, index = _unchanged_index(tmp_path)
+    check_files(index / "engine")
+    meta = json.loads((index / "engine" / "meta.json").read_text(encoding="utf-8"))
+    assert tuple(field["name"] for field in meta["schema"]) == FIELDS

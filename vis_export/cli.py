@@ -18,10 +18,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from vis_export.choices import PAPERS, PDF_ENGINES, PROVIDER_FORMATS, THEMES
 from vis_export.contract import MESSAGE_ROLES
 from vis_export.errors import VisExportError
-from vis_export.formats import format_names
-from vis_export.formats.options import PAPERS, PDF_ENGINES, PROVIDER_FORMATS, THEMES, ExportOptions, ToolOutputLimit
 from vis_export.output import STOPPING
 from vis_export.policy import DEFAULT_REASONING, REASONING_CHOICES, check_reasoning, visible_session
 from vis_export.searchindex.documents import INDEX_REASONING, INDEXED_TYPES
@@ -30,6 +29,7 @@ from vis_export.timefmt import millis, utc
 from vis_export.version import __version__
 
 if TYPE_CHECKING:
+    from vis_export.formats.options import ExportOptions, ToolOutputLimit
     from vis_export.redaction import Redaction
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -133,6 +133,14 @@ def main(ctx: click.Context, debug: bool) -> None:
 
 
 Command = TypeVar("Command", bound=Callable[..., Any])
+
+
+def _format_names() -> list[str]:
+    """The formats, imported when ``--to`` is given or shown: a command that
+    takes no format (``index``) does not import them."""
+    from vis_export.formats import format_names
+
+    return format_names()
 
 
 class _InstalledChoice(click.Choice):  # type: ignore[type-arg]  # generic from click 8.2
@@ -365,7 +373,7 @@ def sessions(sources: Sequence[str], as_json: bool) -> None:
 @click.option(
     "--to",
     "to",
-    type=_InstalledChoice(format_names),
+    type=_InstalledChoice(_format_names),
     required=True,
     help="Output format: json, text, markdown (md), html, pdf, provider (chat messages, JSON Lines).",
 )

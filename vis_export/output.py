@@ -9,7 +9,6 @@ import re
 import signal
 import stat
 import sys
-import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -81,6 +80,8 @@ def write_atomic(path: Path, data: str | bytes | Iterable[str], make_folder: boo
     temporary = ""
     try:
         with _signals_held():
+            import tempfile  # on first use: a no-op rerun writes nothing
+
             handle, temporary = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.", suffix=".part")
         with os.fdopen(handle, "wb") as stream:
             for piece in pieces:

@@ -31,7 +31,6 @@ import string
 import unicodedata
 from collections.abc import Mapping
 from functools import cache, lru_cache
-from importlib.resources import files
 from typing import Any
 
 # What is searched for in the folded letters.
@@ -63,6 +62,8 @@ def _fold_table() -> dict[int, str]:
 
     Made on first need from Unicode's data (only a name with a character
     outside ASCII needs it), once a process."""
+    from importlib.resources import files  # 10 ms of imports (tempfile, shutil): here, where it is needed
+
     table: dict[int, str] = {}
     data = files("confusable_homoglyphs").joinpath("confusables.json").read_text(encoding="utf-8")
     confusables: dict[str, list[dict[str, str]]] = json.loads(data)

@@ -8,21 +8,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from vis_export.choices import (
+    PAPERS as PAPERS,  # the choices, re-exported: the formats' names for them
+    PDF_ENGINES as PDF_ENGINES,
+    PROVIDER_FORMATS as PROVIDER_FORMATS,
+    THEMES as THEMES,
+    Paper as Paper,
+    PdfEngine as PdfEngine,
+    ProviderFormat as ProviderFormat,
+    Theme as Theme,
+)
 from vis_export.policy import DEFAULT_REASONING, Reasoning, check_reasoning
 
 if TYPE_CHECKING:
     from vis_export.redaction import Redaction
 
-# The choices of the options that have them: the command line offers exactly
-# these, and the API's keyword parameters are typed with them.
-Paper = Literal["A4", "Letter"]
-Theme = Literal["light", "dark"]
-ProviderFormat = Literal["openai", "anthropic"]
-PdfEngine = Literal["weasyprint", "typst"]
-PAPERS: tuple[Paper, ...] = ("A4", "Letter")
-THEMES: tuple[Theme, ...] = ("light", "dark")
-PROVIDER_FORMATS: tuple[ProviderFormat, ...] = ("openai", "anthropic")
-PDF_ENGINES: tuple[PdfEngine, ...] = ("weasyprint", "typst")
 # ``tool_output_limit``: a number (characters; lines in PDF), "all" (nothing cut), or None (the format's default).
 ToolOutputLimit = int | Literal["all"] | None
 # A folder option as the API takes it: a path as text or a path object.

@@ -18,6 +18,7 @@ query finds every text holding that character.
 from __future__ import annotations
 
 import re
+from functools import cache
 
 # Han (ideographs, radicals, iteration marks and numerals), Hiragana, Katakana
 # (full and half width, the prolonged sound mark, not the middle dot that
@@ -54,16 +55,22 @@ def _escape(code: int) -> str:
 
 
 CJK_CHARACTERS = "".join(f"{_escape(first)}-{_escape(last)}" for first, last in _RANGES)
-_RUN = re.compile(f"[{CJK_CHARACTERS}]+")
 # A word as every engine's word analysis finds it: letters and digits (an
 # underscore splits), these scripts left to their bigrams (Whoosh, and
 # PostgreSQL's words; tantivy's tokenizer is given ``without_runs``).
 WORD_PATTERN = f"[^\\W_{CJK_CHARACTERS}]+"
 
 
+@cache
+def _run() -> re.Pattern[str]:
+    """Compiled on first use: the class of every range takes milliseconds,
+    which a command that analyses no text (a no-op rerun) does not pay."""
+    return re.compile(f"[{CJK_CHARACTERS}]+")
+
+
 def runs(text: str) -> list[str]:
     """The runs of these scripts in ``text``."""
-    return _RUN.findall(text)
+    return _run().findall(text)
 
 
 def without_runs(text: str) -> str:
@@ -71,11 +78,11 @@ def without_runs(text: str) -> str:
     that splits words at anything but a letter or digit (tantivy's simple one,
     twice as fast as its regular expression one); most texts are ASCII, and
     are given as they are."""
-    return text if text.isascii() else _RUN.sub(" ", text)
+    return text if text.isascii() else _run().sub(" ", text)
 
 
 def is_run(word: str) -> bool:
-    return _RUN.fullmatch(word) is not None
+    return _run().fullmatch(word) is not None
 
 
 def index_grams(text: str) -> set[str]:

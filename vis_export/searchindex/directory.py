@@ -10,7 +10,6 @@ import errno
 import fcntl
 import json
 import os
-import shutil
 import stat
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -25,7 +24,7 @@ from vis_export.output import write_atomic
 from vis_export.searchindex.documents import SCHEMA_VERSION
 from vis_export.searchindex.engines import Engine, is_engine
 from vis_export.searchindex.engines.opening import open_engine
-from vis_export.searchindex.guard import GuardedEngine, IndexFailure
+from vis_export.searchindex.guard import DamagedIndex, GuardedEngine, IndexFailure, found_damaged
 
 LOCK = ".vis-export-index.lock"
 ENGINE_DATA = "engine"
@@ -150,6 +149,8 @@ def first_missing(directory: Path) -> Path | None:
 def remove_created(directory: Path, top: Path) -> None:
     """Undoes a job that created ``top`` (``directory`` or one of its parents):
     its own files go, then each directory up to ``top`` that is left empty."""
+    import shutil  # on first use: only a refused job undoes a directory
+
     shutil.rmtree(directory / ENGINE_DATA, ignore_errors=True)
     for name in (LOCK, MANIFEST):
         (directory / name).unlink(missing_ok=True)
@@ -249,3 +250,18 @@ def write_manifest(directory: Path, manifest: dict[str, Any]) -> None:
 def open_index(directory: Path, engine: str, writable: bool, threads: int = 0) -> Engine:
     """The engine over the index in ``directory``; a damaged index fails in one line."""
     return GuardedEngine(directory, lambda: open_engine(engine, directory / ENGINE_DATA, writable, threads))
+
+
+def check_index(directory: Path, engine: str) -> None:
+    """A job that wrote nothing (a no-op rerun) still refuses a damaged index:
+    tantivy's files are checked without importing tantivy (its import and
+    opening were a fifth of the rerun); any other engine is opened to read."""
+    if engine != "tantivy":
+        open_index(directory, engine, writable=False).close()
+        return
+    from vis_export.searchindex.engines.tantivy_files import check_files
+
+    try:
+        check_files(directory / ENGINE_DATA)
+    except (DamagedIndex, OSError) as error:
+        raise found_damaged(directory, error) from None

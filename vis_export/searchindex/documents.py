@@ -18,11 +18,10 @@ out. A query word then matches either way (see ``search.query``).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from collections.abc import Callable, Iterator, Mapping
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any
 
 from vis_export.contract.blocktypes import KNOWN_TYPES, RENDERED_TYPES, UNKNOWN, for_each_type
@@ -47,9 +46,14 @@ _IDENTIFIER = re.compile(r"[A-Za-z0-9_]+")
 _WORDS_OF_IDENTIFIER = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 
 
-_ANALYSED_WORD = re.compile(WORD_PATTERN)
+@cache
+def _analysed_word() -> re.Pattern[str]:
+    """Compiled on first use (milliseconds, see ``cjk._run``)."""
+    return re.compile(WORD_PATTERN)
+
+
 # ASCII text lowered, with every character that is not a letter or digit made
-# a space: its ``split()`` is ``_ANALYSED_WORD``'s words, lowered (no ASCII
+# a space: its ``split()`` is ``_analysed_word()``'s words, lowered (no ASCII
 # character is of the scripts ``WORD_PATTERN`` leaves out).
 _ASCII_WORDS = {code: chr(code).lower() if chr(code).isalnum() else " " for code in range(128)}
 LONGEST_WORD = 39  # longer words are not indexed as words
@@ -66,7 +70,7 @@ def analysed_words(text: str) -> list[str]:
     if text.isascii():
         words = text.translate(_ASCII_WORDS).split()
     else:
-        words = [word.lower() for word in _ANALYSED_WORD.findall(text)]
+        words = [word.lower() for word in _analysed_word().findall(text)]
     if max(map(len, words), default=0) <= LONGEST_WORD:
         return words
     return [word for word in words if len(word) <= LONGEST_WORD]
@@ -81,7 +85,7 @@ def distinct_analysed_words(text: str) -> set[str]:
     if text.isascii():
         lowered = set(text.translate(_ASCII_WORDS).split())
     else:
-        lowered = {word.lower() for word in set(_ANALYSED_WORD.findall(text))}
+        lowered = {word.lower() for word in set(_analysed_word().findall(text))}
     if max(map(len, lowered), default=0) <= LONGEST_WORD:
         return lowered
     return {word for word in lowered if len(word) <= LONGEST_WORD}
@@ -152,6 +156,8 @@ def view_digest(view: SessionView, reasoning: IndexReasoning) -> str:
     """Changes exactly when what the index would hold of the session changes.
     Made of the view (``indexed_view``), which a job makes once for this and
     for the documents: making it is a fair part of a session's indexing."""
+    import hashlib  # here: OpenSSL's loading is 5 ms of a no-op rerun, which digests nothing
+
     policy: list[Any] = [reasoning] if view.redaction is None else [reasoning, view.redaction.describe()]
     payload = json.dumps([SCHEMA_VERSION, *policy, view.to_json()], ensure_ascii=True, sort_keys=False)
     return hashlib.sha256(payload.encode("ascii")).hexdigest()

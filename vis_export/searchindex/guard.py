@@ -18,9 +18,7 @@ from __future__ import annotations
 import errno
 import os
 import re
-import shutil
 import sys
-import tempfile
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -97,6 +95,12 @@ def _failure(directory: Path, error: BaseException, reading: bool) -> IndexFailu
     return IndexFailure(f"index {directory}: the search engine failed, not the index (left as it was): {detail}")
 
 
+def found_damaged(directory: Path, error: DamagedIndex | OSError) -> IndexFailure:
+    """The line for what a check of vis-export's own finds reading an index's
+    files outside an engine call (no engine runs: descriptor 2 is not held)."""
+    return _failure(directory, error, reading=True)
+
+
 def _verdict(error: BaseException, reading: bool) -> str:
     if isinstance(error, ForeignIndex):
         return "foreign"
@@ -162,6 +166,9 @@ def _stderr_held() -> Iterator[list[bool]]:
             yield replay
             return
         _flush_stderr()
+        import shutil
+        import tempfile  # on first use: a no-op rerun calls no engine
+
         with tempfile.TemporaryFile() as scratch:
             os.dup2(scratch.fileno(), 2)
             try:

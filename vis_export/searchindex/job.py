@@ -80,10 +80,13 @@ class IndexSettings:
     def given(parameters: Mapping[str, Any]) -> IndexSettings:
         """The settings among a public function's ``parameters`` (its ``locals()``),
         with ``redact`` as the API takes it (``True``, or a ``Redaction``)."""
+        named = {f.name: parameters[f.name] for f in fields(IndexSettings) if f.name in parameters}
+        redact = parameters.get("redact")
+        if redact is None or redact is False:  # nothing redacted: the formats, which check the rest, not imported
+            return IndexSettings(**named)
         from vis_export.formats.options import ExportOptions
 
-        named = {f.name: parameters[f.name] for f in fields(IndexSettings) if f.name in parameters}
-        return IndexSettings(**named, redaction=ExportOptions(redact=parameters.get("redact")).redaction)
+        return IndexSettings(**named, redaction=ExportOptions(redact=redact).redaction)
 
 
 @dataclass

@@ -21,6 +21,7 @@ from vis_export.searchindex.directory import (
     MANIFEST,
     Placement,
     PlacementRefused,
+    check_index,
     check_ours,
     check_placement,
     first_missing,
@@ -97,8 +98,8 @@ class FolderTarget:
                     store.opened()
                 try:
                     yield store, manifest
-                    if store.engine is None:  # nothing written: the index still opens, or the job says why
-                        open_index(self.directory, name, writable=False).close()
+                    if store.engine is None:  # nothing written: the index is whole, or the job says why
+                        check_index(self.directory, name)
                 finally:
                     store.close()
         except PlacementRefused:

@@ -11,6 +11,7 @@ import tantivy
 
 from vis_export.searchindex.cjk import without_runs
 from vis_export.searchindex.documents import LONGEST_WORD, identifier_key, identifier_words
+from vis_export.searchindex.engines.tantivy_files import RAW_FIELDS
 
 HEAP = 128 * 1024 * 1024
 # tantivy splits the writer's memory between its threads and refuses less than
@@ -27,7 +28,6 @@ def heap_for(threads: int) -> int:
 
 _ASCII_WORD = re.compile(r"[A-Za-z0-9]+")
 _Run = list[str | tuple[int, str]]  # words side by side, as tantivy's phrase query takes them
-_RAW = ("key", "session_id", "message_id", "block_id", "role", "block_type", "language")
 
 
 def _analyzers() -> dict[str, Any]:
@@ -47,7 +47,7 @@ def _analyzers() -> dict[str, Any]:
 
 def _schema() -> Any:
     schema = tantivy.SchemaBuilder()
-    for name in _RAW:
+    for name in RAW_FIELDS:
         schema.add_text_field(name, stored=True, tokenizer_name="raw", index_option="basic")
     for name in ("session_title", "text"):
         schema.add_text_field(name, stored=True, tokenizer_name="vis_stored", index_option="basic")
