@@ -11,6 +11,7 @@ lines with a secret-like assignment (``KEYWORDS``).
 
 from __future__ import annotations
 
+import ast
 import re
 import tomllib
 from dataclasses import dataclass
@@ -67,8 +68,12 @@ class Rule:
 # A secret-like word followed by an assignment (``password=``, ``"api_key": "``,
 # ``secret.assign("``): the lines detect-secrets' keyword and entropy plugins and the
 # ``secret`` rule look at. The same text compiles in Python's ``re`` and in RE2.
-_KEYWORD = r"(?i:pass|pwd|secret|token|key|auth|credential|contrase)"
-KEYWORD_LINE = _KEYWORD + r"[A-Za-z0-9_.\-]*[\\\"'\]]*[ \t]*(?:[=:!]|\.assign\(|\(\")"
+_KEYWORD = r"(?i:pass|pwd|secret|token|key|auth|credential|cookie|contrase)"
+# A pin is a secret's name only as a whole word (not ``spinner``, ``gpio_pin``): a second expression.
+KEYWORD_LINE = (
+    _KEYWORD + r"[A-Za-z0-9_.\-]*[\\\"'\]]*[ \t]*(?:[=:!]|\.assign\(|\(\")"
+    r"|(?:^|[^A-Za-z0-9_-])(?i:pin(?:[_-]?code)?)[\"'\]]*[ \t]*[=:]"
+)
 KEYWORDS = re.compile(KEYWORD_LINE)
 SECRET_HINT = re.compile(_KEYWORD)
 
@@ -89,8 +94,8 @@ TRIGGER = "|".join(
 )
 
 _KEY_NAME = (
-    r"(?:password|passwd|passphrase|pwd|secret|api[_-]?key|apikey|access[_-]?key|secret[_-]?key|private[_-]?key"
-    r"|auth[_-]?token|access[_-]?token|refresh[_-]?token|client[_-]?secret|token|credentials?)"
+    r"(?:password|passwd|passphrase|passcode|pwd|secret|api[_-]?key|apikey|access[_-]?key|secret[_-]?key|private[_-]?key"
+    r"|auth[_-]?token|access[_-]?token|refresh[_-]?token|api[_-]?token|client[_-]?secret|token|auth|cookie|credentials?)"
 )
 # An assigned value that is no secret: a type, a name or an expression in code, a word that
 # stands for no value; a reference to one is ``reference``'s.
@@ -102,9 +107,11 @@ _PLACEHOLDER = re.compile(
 
 
 # A map key whose string value is a secret as a whole (``{"db_password": "..."}``).
+# ``pin`` only alone (``gpio_pin`` is a pin of a board).
 SECRET_KEY = re.compile(
-    r"(?i)(?:[a-z0-9]+[_-])*(?:password|passwd|passphrase|secret|api[_-]?key|apikey|access[_-]?key|secret[_-]?key"
-    r"|private[_-]?key|client[_-]?secret|auth[_-]?token|access[_-]?token|refresh[_-]?token|credentials?)"
+    r"(?i)(?:[a-z0-9]+[_-])*(?:password|passwd|passphrase|passcode|secret|api[_-]?key|apikey|access[_-]?key"
+    r"|secret[_-]?key|private[_-]?key|client[_-]?secret|auth[_-]?token|access[_-]?token|refresh[_-]?token"
+    r"|session[_-]?token|api[_-]?token|auth|cookie|credentials?)|pin(?:[_-]?code)?"
 )
 
 
@@ -150,14 +157,74 @@ def _jwt_header(secret: str) -> bool:
     return isinstance(value, dict)
 
 
+# Where an unquoted assigned value ends. In a query string (the name right after ``?`` or ``&``:
+# ``?password=x&user=bob``) ``&`` starts the next pair; elsewhere it is a character of the value
+# (``Tr0ub4dor&3xq``). A quote inside a value is one of its characters (``ab'12cd34``); one
+# followed by a blank or by what ends a value closes the string the pair is written in.
+_QUERY = r"(?:(?<=[?&])(?P<query>)|(?<![?&]))"
+
+
+def _value_char(ends: str = "") -> str:
+    stops = r"\s\"',;)}\]" + ends
+    return rf"(?(query)[^{stops}&]|[^{stops}])"
+
+
+_UNQUOTED = rf"{_value_char()}(?:{_value_char()}|[\"'](?={_value_char()})){{4,}}{_value_char('.:!?')}"
+_OPENERS = {"(": ")", "[": "]"}
+
+
+def _closed(value: str) -> str | None:
+    """``value`` with the brackets and the string it leaves open closed, as an assigned value
+    is cut before ``)``, ``]`` and a closing quote; ``None`` when its brackets do not pair."""
+    expected: list[str] = []
+    quote = ""
+    for char in value:
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "\"'":
+            quote = char
+        elif char in _OPENERS:
+            expected.append(_OPENERS[char])
+        elif char in ")]" and (not expected or expected.pop() != char):
+            return None
+    return value + quote + "".join(reversed(expected))
+
+
+def _expression(value: str) -> bool:
+    """Whether ``value`` (cut as an assigned value is) reads as an expression in code that
+    yields a secret, not as one (``get_password()``, ``os.environ["X"]``, ``Optional[str]``):
+    a name, an attribute, a call or a subscript of one, no name in it a generated token
+    (``ab12cd34(ef)`` is a password)."""
+    closed = _closed(value)
+    if closed is None:
+        return False
+    try:
+        tree = ast.parse(closed, mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    node = tree
+    while isinstance(node, ast.Call | ast.Subscript | ast.Attribute):
+        node = node.func if isinstance(node, ast.Call) else node.value
+    if not isinstance(node, ast.Name):
+        return False
+    names = (
+        part.id if isinstance(part, ast.Name) else part.attr
+        for part in ast.walk(tree)
+        if isinstance(part, ast.Name | ast.Attribute)
+    )
+    return not any(_GENERATED.search(name) for name in names)
+
+
 def _assigned(secret: str) -> bool:
     """An assigned value that reads as a secret: not a placeholder, not a bare name
     in code (``password: str``, ``token = get_token()``) unless it mixes letters
     and digits, as generated secrets do."""
-    if len(secret) < 6 or "(" in secret or reference(secret, cut=True):
+    if len(secret) < 6 or reference(secret, cut=True):
         return False
+    if "(" in secret or "[" in secret:
+        return not _expression(secret)
     if not any(c.isdigit() for c in secret) and _PLACEHOLDER.match(secret):
-        return False  # "(": an expression in code (``pwd = (self.password.encode(...``), not a value
+        return False
     return not (secret.isdigit() or _PLACEHOLDER.match(secret) and not re.search(r"[A-Za-z]\d|\d[A-Za-z]", secret))
 
 
@@ -225,8 +292,9 @@ BUILT_IN: tuple[Rule, ...] = (
     Rule(
         "secret",
         _R(
-            rf"(?i)(?<![A-Za-z0-9])(?:[A-Za-z0-9]+[_-])*{_KEY_NAME}(?![A-Za-z0-9_-])[\"']?\s*(?:=|:=|:|=>)[ \t]*"
-            r"(?:\"([^\s\"]{4,})\"|'([^\s']{4,})'|([^\s\"',;&)}\]]{5,}[^\s\"',;&)}\].:!?]))",
+            rf"(?i){_QUERY}(?:(?<![A-Za-z0-9])(?:[A-Za-z0-9]+[_-])*{_KEY_NAME}|(?<![A-Za-z0-9_-])pin(?:[_-]?code)?)"
+            rf"(?![A-Za-z0-9_-])[\"']?\s*(?:=|:=|:|=>)[ \t]*"
+            rf"(?:\"([^\s\"]{{4,}})\"|'([^\s']{{4,}})'|({_UNQUOTED}))",
             folded=True,
         ),
         (),
