@@ -290,7 +290,8 @@ def _judge_keys(value: Mapping[str, Any], keyed: list[bool]) -> None:
     """Set ``keyed`` when a key of ``value`` names a secret and holds a string; remember the clean keys."""
     for key, item in value.items():
         if _names_secret(key) or _hints_secret(key):
-            if type(item) is str or type(item) in _NUMBERS:
+            # A number only under a secret's name (``input_tokens`` holds a count: its part is not walked again).
+            if type(item) is str or type(item) in _NUMBERS and _names_secret(key):
                 keyed[0] = True
         elif key not in _CLEAN_KEYS and len(_CLEAN_KEYS) < _MAX_CLEAN_KEYS and not triggered(key):
             _CLEAN_KEYS.add(key)
