@@ -1354,14 +1354,22 @@ _SIGNS = st.sampled_from(["=", ": ", " = ", ":="])
 
 
 @settings(max_examples=200, deadline=None)
-@given(_NAMED, _SIGNS, _core(7), st.sampled_from(["&", "'", '"', "&&", "'&"]), _core(5, ALNUM, "9x"))
+@given(
+    _NAMED,
+    _SIGNS,
+    _core(8),
+    st.sampled_from(["&", "'", '"', "&&", "'&", ")", "]", "}", ",", ";", "(", "[", "),", "'("]),
+    _core(5, ALNUM, "9x"),
+)
 @example("password", "=", "Tr0ub4dor", "&", "3xq")
 @example("password", "=", "ab", "'", "12cd34")
-def test_an_assigned_value_runs_past_an_ampersand_or_a_quote_inside_it(
+@example("password", "=", "ab", "[", "cd]ef")
+@example("password", "=", "A0b1c2", "(", "x)")
+def test_an_assigned_value_runs_past_an_ampersand_a_quote_or_a_bracket_inside_it(
     name: str, sign: str, head: str, inside: str, tail: str
 ) -> None:
-    """R8: an unquoted value ended at ``&`` (``Tr0ub4dor&3xq`` showed ``&3xq``), and a quote
-    inside one (``ab'12cd34``) left it shown whole: the value runs to a blank."""
+    """R8: an unquoted value ended at ``&`` (``Tr0ub4dor&3xq`` showed ``&3xq``), and a quote or a
+    bracket inside one (``ab'12cd34``, ``ab[cd]ef``) left it shown whole: the value runs to a blank."""
     from vis_export.redaction.view import redacted_line
 
     for text in (f"{name}{sign}{head}{inside}{tail}", f"Set {name}{sign}{head}{inside}{tail} now."):
@@ -1386,6 +1394,7 @@ _IDENTIFIERS = st.from_regex(r"[a-z_][a-z_]{0,10}(\.[a-z_]{1,8}){0,2}", fullmatc
 @settings(max_examples=200, deadline=None)
 @given(_NAMED, _SIGNS, _core(8), st.sampled_from(["({})", "[{}]", "({}, 1)", "[{}"]), _core(4, ALNUM, "9x"))
 @example("password", "=", "ab12cd34", "({})", "ef")
+@example("password", "=", "A0b1c2", "({})", "ef")
 def test_an_assigned_value_with_brackets_that_is_no_expression_is_a_secret(
     name: str, sign: str, head: str, brackets: str, inner: str
 ) -> None:

@@ -157,19 +157,22 @@ def _jwt_header(secret: str) -> bool:
     return isinstance(value, dict)
 
 
-# Where an unquoted assigned value ends. In a query string (the name right after ``?`` or ``&``:
-# ``?password=x&user=bob``) ``&`` starts the next pair; elsewhere it is a character of the value
-# (``Tr0ub4dor&3xq``). A quote inside a value is one of its characters (``ab'12cd34``); one
-# followed by a blank or by what ends a value closes the string the pair is written in.
+# Where an unquoted assigned value ends: at a blank; at what closes the string, call, list or map
+# the pair is written in (a quote, ``,``, ``;``, ``)``, ``]``, ``}``) where a blank, the end or another
+# of these follows, else those characters are the value's (``ab'12cd34``, ``ab12),cd34``); at the
+# punctuation that ends a sentence, at its very end. ``&`` is a character of the value (``Tr0ub4dor&3xq``)
+# except in a query string, where it starts the next pair: the name right after ``?`` or ``&``
+# (``?password=x&user=bob``).
 _QUERY = r"(?:(?<=[?&])(?P<query>)|(?<![?&]))"
+_STOPS = r"\"',;)}\]"
 
 
 def _value_char(ends: str = "") -> str:
-    stops = r"\s\"',;)}\]" + ends
+    stops = rf"\s{_STOPS}{ends}"
     return rf"(?(query)[^{stops}&]|[^{stops}])"
 
 
-_UNQUOTED = rf"{_value_char()}(?:{_value_char()}|[\"'](?={_value_char()})){{4,}}{_value_char('.:!?')}"
+_UNQUOTED = rf"{_value_char()}(?:{_value_char()}|[{_STOPS}]++(?={_value_char()})){{4,}}{_value_char('.:!?')}"
 _OPENERS = {"(": ")", "[": "]"}
 
 
@@ -190,11 +193,16 @@ def _closed(value: str) -> str | None:
     return value + quote + "".join(reversed(expected))
 
 
+# Where a name turns from letters to digits or back: three times or more is a token's look
+# (``A0b1c2``); a name in code turns once or twice (``sha256``, ``b64decode``, ``i18n``).
+_SHIFTS = re.compile(r"(?<=[A-Za-z])(?=\d)|(?<=\d)(?=[A-Za-z])")
+
+
 def _expression(value: str) -> bool:
     """Whether ``value`` (cut as an assigned value is) reads as an expression in code that
     yields a secret, not as one (``get_password()``, ``os.environ["X"]``, ``Optional[str]``):
     a name, an attribute, a call or a subscript of one, no name in it a generated token
-    (``ab12cd34(ef)`` is a password)."""
+    (``ab12cd34(ef)``, ``A0b1c2(x)`` are passwords)."""
     closed = _closed(value)
     if closed is None:
         return False
@@ -212,7 +220,7 @@ def _expression(value: str) -> bool:
         for part in ast.walk(tree)
         if isinstance(part, ast.Name | ast.Attribute)
     )
-    return not any(_GENERATED.search(name) for name in names)
+    return not any(_GENERATED.search(name) or len(_SHIFTS.findall(name)) > 2 for name in names)
 
 
 def _assigned(secret: str) -> bool:
