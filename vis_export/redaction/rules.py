@@ -194,14 +194,14 @@ def _closed(value: str) -> str | None:
 
 
 # Where a name turns from letters to digits or back: three times or more is a token's look
-# (``A0b1c2``); a name in code turns once or twice (``sha256``, ``b64decode``, ``i18n``).
+# (``ab12cd34``, ``A0b1c2``); a name in code turns once or twice (``sha256``, ``b64decode``, ``i18n``).
 _SHIFTS = re.compile(r"(?<=[A-Za-z])(?=\d)|(?<=\d)(?=[A-Za-z])")
 
 
 def _expression(value: str) -> bool:
     """Whether ``value`` (cut as an assigned value is) reads as an expression in code that
     yields a secret, not as one (``get_password()``, ``os.environ["X"]``, ``Optional[str]``):
-    a name, an attribute, a call or a subscript of one, no name in it a generated token
+    a name, an attribute, a call or a subscript of one, no name in it with a token's look
     (``ab12cd34(ef)``, ``A0b1c2(x)`` are passwords)."""
     closed = _closed(value)
     if closed is None:
@@ -220,7 +220,7 @@ def _expression(value: str) -> bool:
         for part in ast.walk(tree)
         if isinstance(part, ast.Name | ast.Attribute)
     )
-    return not any(_GENERATED.search(name) or len(_SHIFTS.findall(name)) > 2 for name in names)
+    return not any(len(_SHIFTS.findall(name)) > 2 for name in names)
 
 
 def _assigned(secret: str) -> bool:
