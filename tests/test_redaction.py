@@ -1380,12 +1380,15 @@ def test_an_assigned_value_runs_past_an_ampersand_a_quote_or_a_bracket_inside_it
 @settings(max_examples=100, deadline=None)
 @given(_NAMED, _core(9), st.sampled_from(["user=bob", "page=2", "x=1"]))
 def test_an_ampersand_ends_an_assigned_value_in_a_query_string(name: str, value: str, rest: str) -> None:
-    """In a URL's query (the pair after ``?`` or ``&``) ``&`` starts the next pair, which stays."""
+    """In a URL's query (the pair after ``?`` or ``&``) ``&`` starts the next pair, which stays; a
+    Markdown link's ``](`` after a value is the link's."""
     from vis_export.redaction.view import redacted_line
 
     for text in (f"https://example.org/login?{name}={value}&{rest}", f"?a=1&{name}={value}&{rest} ok"):
         shown = redacted_line(text, Redaction())
         assert value not in shown and f"]&{rest}" in shown, shown
+    link = f"[![badge](https://example.org/b.svg?{name}={value})](https://example.org/{rest})"
+    assert redacted_line(link, Redaction()).endswith(f"])](https://example.org/{rest})")
 
 
 _IDENTIFIERS = st.from_regex(r"[a-z_][a-z_]{0,10}(\.[a-z_]{1,8}){0,2}", fullmatch=True)

@@ -172,7 +172,8 @@ def _value_char(ends: str = "") -> str:
     return rf"(?(query)[^{stops}&]|[^{stops}])"
 
 
-_UNQUOTED = rf"{_value_char()}(?:{_value_char()}|[{_STOPS}]++(?={_value_char()})){{4,}}{_value_char('.:!?')}"
+_INSIDE = rf"(?![{_STOPS}]*\]\()[{_STOPS}]++(?={_value_char()})"  # not a Markdown link's ``](``
+_UNQUOTED = rf"{_value_char()}(?:{_value_char()}|{_INSIDE}){{4,}}{_value_char('.:!?')}"
 _OPENERS = {"(": ")", "[": "]"}
 
 
