@@ -101,7 +101,7 @@ _KEY_NAME = (
 # stands for no value; a reference to one is ``reference``'s.
 _PLACEHOLDER = re.compile(
     r"^(?:x{3,}|\.{3,}|none|null|nil|true|false|undefined|changeme|password|secret"
-    r"|str|string|int|bytes|optional\[.*|[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*(?:\(.*|\[.*)?)$",
+    r"|str|string|int|bytes|[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)$",  # with brackets: ``_expression``
     re.IGNORECASE,
 )
 
