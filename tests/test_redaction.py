@@ -1343,3 +1343,122 @@ def test_the_keys_judged_are_remembered_within_a_bound() -> None:
     view.Redactor(Redaction()).value({"tool_input": keys, "db_password": "hunter22"}, ())
     assert view._names_secret.cache_info().currsize <= bound
     assert view._hints_secret.cache_info().currsize <= bound
+
+
+# Names of a secret, old and new (``auth``, ``pin``, ``cookie``: whole words only).
+_NAMED = st.sampled_from(
+    ["password", "DB_PASSWORD", "api_key", "apitoken", "auth", "pin", "passcode", "passphrase", "private_key"]
+    + ["client_secret", "access_key", "secret_key", "session_token", "cookie", "Set-Cookie", "AUTH_TOKEN"]
+)
+_SIGNS = st.sampled_from(["=", ": ", " = ", ":="])
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    _NAMED,
+    _SIGNS,
+    _core(8, ALNUM, "q7Z3"),  # a token's look (redact.md): before "(" a name's would read as a call in code
+    st.sampled_from(["&", "'", '"', "&&", "'&", ")", "]", "}", ",", ";", "(", "[", "),", "'("]),
+    _core(5, ALNUM, "9x"),
+)
+@example("password", "=", "Tr0ub4dor", "&", "3xq")
+@example("password", "=", "ab", "'", "12cd34")
+@example("password", "=", "ab", "[", "cd]ef")
+@example("password", "=", "A0b1c2", "(", "x)")
+def test_an_assigned_value_runs_past_an_ampersand_a_quote_or_a_bracket_inside_it(
+    name: str, sign: str, head: str, inside: str, tail: str
+) -> None:
+    """R8: an unquoted value ended at ``&`` (``Tr0ub4dor&3xq`` showed ``&3xq``), and a quote or a
+    bracket inside one (``ab'12cd34``, ``ab[cd]ef``) left it shown whole: the value runs to a blank."""
+    from vis_export.redaction.view import redacted_line
+
+    for text in (f"{name}{sign}{head}{inside}{tail}", f"Set {name}{sign}{head}{inside}{tail} now."):
+        shown = redacted_line(text, Redaction())
+        assert head not in shown and tail not in shown, shown
+
+
+@settings(max_examples=100, deadline=None)
+@given(_NAMED, _core(9), st.sampled_from(["user=bob", "page=2", "x=1"]))
+def test_an_ampersand_ends_an_assigned_value_in_a_query_string(name: str, value: str, rest: str) -> None:
+    """In a URL's query (the pair after ``?`` or ``&``) ``&`` starts the next pair, which stays; a
+    Markdown link's ``](`` after a value is the link's."""
+    from vis_export.redaction.view import redacted_line
+
+    for text in (f"https://example.org/login?{name}={value}&{rest}", f"?a=1&{name}={value}&{rest} ok"):
+        shown = redacted_line(text, Redaction())
+        assert value not in shown and f"]&{rest}" in shown, shown
+    link = f"[![badge](https://example.org/b.svg?{name}={value})](https://example.org/{rest})"
+    assert redacted_line(link, Redaction()).endswith(f"])](https://example.org/{rest})")
+
+
+_IDENTIFIERS = st.from_regex(r"[a-z_][a-z_]{0,10}(\.[a-z_]{1,8}){0,2}", fullmatch=True)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    _NAMED, _SIGNS, _core(8, ALNUM, "q7Z3"), st.sampled_from(["({})", "[{}]", "({}, 1)", "[{}"]), _core(4, ALNUM, "9x")
+)
+@example("password", "=", "ab12cd34", "({})", "ef")
+@example("password", "=", "A0b1c2", "({})", "ef")
+def test_an_assigned_value_with_brackets_that_is_no_expression_is_a_secret(
+    name: str, sign: str, head: str, brackets: str, inner: str
+) -> None:
+    """R8: anything with ``(`` was taken for code, so ``password=ab12cd34(ef)`` was shown: only a
+    plausible expression (a name, an attribute, a call or subscript of one, no generated token in it) is."""
+    from vis_export.redaction.view import redacted_line
+
+    shown = redacted_line(f"{name}{sign}{head}{brackets.format(inner)}", Redaction())
+    assert head not in shown, shown
+
+
+@settings(max_examples=200, deadline=None)
+@given(_NAMED, _SIGNS, _IDENTIFIERS, st.sampled_from(["{}()", '{}["X_KEY"]', "{}.get('x', None)", "{}(a.b, 'c')"]))
+@example("password", "=", "get_password", "{}()")
+@example("password", " = ", "os.environ", '{}["X"]')
+@example("password", "=", "base64.b64decode", '{}(os.environ["X"])')
+@example("api_key", "=", "sha256", "{}(a.b, 'c')")
+def test_an_assigned_expression_in_code_is_kept(name: str, sign: str, identifier: str, shape: str) -> None:
+    from vis_export.redaction.view import redacted_line
+
+    text = f"{name}{sign}{shape.format(identifier)}"
+    assert redacted_line(text, Redaction()) == text
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.sampled_from(["password", "pin", "passcode", "db_password", "api_key", "PIN", "client_secret", "cookie"]),
+    st.one_of(st.integers(1000, 10**12), st.floats(1000, 1e9).filter(lambda f: f != int(f))),
+)
+@example("password", 84629173)
+@example("pin", 1234)
+def test_a_number_under_a_secret_key_is_a_secret(key: str, number: int | float) -> None:
+    """R8: only strings under a secret's key were redacted: ``{"pin": 1234}`` was shown. Booleans
+    and nulls there are no secret."""
+    document = _base()
+    holder = {"cmd": "login", key: number, "remember": True, "password_hint": None}
+    _blocks(document).append({"id": "k", "type": "tool", "tool": "shell", "status": "completed", "input": holder})
+    shown = _bytes(get_format("json").render(_load(document), REDACT))  # type: ignore[arg-type]
+    assert repr(number).encode() not in shown
+    assert b'"remember": true' in shown and b'"password_hint": null' in shown
+
+
+@pytest.mark.parametrize(
+    "key",
+    ["apitoken", "auth", "pin", "passcode", "passphrase", "private_key", "client_secret", "access_key"]
+    + ["secret_key", "session_token", "cookie", "set-cookie", "Set-Cookie", "proxy_auth", "pin_code"],
+)
+def test_the_secret_names_hold_their_values_in_maps_and_in_text(key: str) -> None:
+    from vis_export.redaction.view import Redactor, redacted_line
+
+    assert "Xq9" not in json.dumps(Redactor(Redaction()).value({key: "Xq9wert7"}, ()), default=dict)
+    assert "Xq9" not in redacted_line(f"{key}=Xq9wert7 and {key}: Xq9wert7", Redaction())
+
+
+@pytest.mark.parametrize("key", ["author", "authority", "pinned", "spinner", "gpio_pin", "pinning", "oauthor"])
+def test_words_holding_a_secret_name_are_not_secret_names(key: str) -> None:
+    """``auth`` and ``pin`` are names only as whole words."""
+    from vis_export.redaction.view import Redactor, redacted_line
+
+    assert Redactor(Redaction()).value({key: "Xq9wert7"}, ()) == {key: "Xq9wert7"}
+    text = f"{key}=Xq9wert7 and {key}: Xq9wert7"
+    assert redacted_line(text, Redaction()) == text

@@ -11,6 +11,7 @@ lines with a secret-like assignment (``KEYWORDS``).
 
 from __future__ import annotations
 
+import ast
 import re
 import tomllib
 from dataclasses import dataclass
@@ -67,8 +68,12 @@ class Rule:
 # A secret-like word followed by an assignment (``password=``, ``"api_key": "``,
 # ``secret.assign("``): the lines detect-secrets' keyword and entropy plugins and the
 # ``secret`` rule look at. The same text compiles in Python's ``re`` and in RE2.
-_KEYWORD = r"(?i:pass|pwd|secret|token|key|auth|credential|contrase)"
-KEYWORD_LINE = _KEYWORD + r"[A-Za-z0-9_.\-]*[\\\"'\]]*[ \t]*(?:[=:!]|\.assign\(|\(\")"
+_KEYWORD = r"(?i:pass|pwd|secret|token|key|auth|credential|cookie|contrase)"
+# A pin is a secret's name only as a whole word (not ``spinner``, ``gpio_pin``): a second expression.
+KEYWORD_LINE = (
+    _KEYWORD + r"[A-Za-z0-9_.\-]*[\\\"'\]]*[ \t]*(?:[=:!]|\.assign\(|\(\")"
+    r"|(?:^|[^A-Za-z0-9_-])(?i:pin(?:[_-]?code)?)[\"'\]]*[ \t]*[=:]"
+)
 KEYWORDS = re.compile(KEYWORD_LINE)
 SECRET_HINT = re.compile(_KEYWORD)
 
@@ -89,22 +94,24 @@ TRIGGER = "|".join(
 )
 
 _KEY_NAME = (
-    r"(?:password|passwd|passphrase|pwd|secret|api[_-]?key|apikey|access[_-]?key|secret[_-]?key|private[_-]?key"
-    r"|auth[_-]?token|access[_-]?token|refresh[_-]?token|client[_-]?secret|token|credentials?)"
+    r"(?:password|passwd|passphrase|passcode|pwd|secret|api[_-]?key|apikey|access[_-]?key|secret[_-]?key|private[_-]?key"
+    r"|auth[_-]?token|access[_-]?token|refresh[_-]?token|api[_-]?token|client[_-]?secret|token|auth|cookie|credentials?)"
 )
 # An assigned value that is no secret: a type, a name or an expression in code, a word that
 # stands for no value; a reference to one is ``reference``'s.
 _PLACEHOLDER = re.compile(
     r"^(?:x{3,}|\.{3,}|none|null|nil|true|false|undefined|changeme|password|secret"
-    r"|str|string|int|bytes|optional\[.*|[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*(?:\(.*|\[.*)?)$",
+    r"|str|string|int|bytes|[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)$",  # with brackets: ``_expression``
     re.IGNORECASE,
 )
 
 
 # A map key whose string value is a secret as a whole (``{"db_password": "..."}``).
+# ``pin`` only alone (``gpio_pin`` is a pin of a board).
 SECRET_KEY = re.compile(
-    r"(?i)(?:[a-z0-9]+[_-])*(?:password|passwd|passphrase|secret|api[_-]?key|apikey|access[_-]?key|secret[_-]?key"
-    r"|private[_-]?key|client[_-]?secret|auth[_-]?token|access[_-]?token|refresh[_-]?token|credentials?)"
+    r"(?i)(?:[a-z0-9]+[_-])*(?:password|passwd|passphrase|passcode|secret|api[_-]?key|apikey|access[_-]?key"
+    r"|secret[_-]?key|private[_-]?key|client[_-]?secret|auth[_-]?token|access[_-]?token|refresh[_-]?token"
+    r"|session[_-]?token|api[_-]?token|auth|cookie|credentials?)|pin(?:[_-]?code)?"
 )
 
 
@@ -150,14 +157,83 @@ def _jwt_header(secret: str) -> bool:
     return isinstance(value, dict)
 
 
+# Where an unquoted assigned value ends: at a blank; at what closes the string, call, list or map
+# the pair is written in (a quote, ``,``, ``;``, ``)``, ``]``, ``}``) where a blank, the end or another
+# of these follows, else those characters are the value's (``ab'12cd34``, ``ab12),cd34``); at the
+# punctuation that ends a sentence, at its very end. ``&`` is a character of the value (``Tr0ub4dor&3xq``)
+# except in a query string, where it starts the next pair: the name right after ``?`` or ``&``
+# (``?password=x&user=bob``).
+_QUERY = r"(?:(?<=[?&])(?P<query>)|(?<![?&]))"
+_STOPS = r"\"',;)}\]"
+
+
+def _value_char(ends: str = "") -> str:
+    stops = rf"\s{_STOPS}{ends}"
+    return rf"(?(query)[^{stops}&]|[^{stops}])"
+
+
+_INSIDE = rf"(?![{_STOPS}]*\]\()[{_STOPS}]++(?={_value_char()})"  # not a Markdown link's ``](``
+_UNQUOTED = rf"{_value_char()}(?:{_value_char()}|{_INSIDE}){{4,}}{_value_char('.:!?')}"
+_OPENERS = {"(": ")", "[": "]"}
+
+
+def _closed(value: str) -> str | None:
+    """``value`` with the brackets and the string it leaves open closed, as an assigned value
+    is cut before ``)``, ``]`` and a closing quote; ``None`` when its brackets do not pair."""
+    expected: list[str] = []
+    quote = ""
+    for char in value:
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "\"'":
+            quote = char
+        elif char in _OPENERS:
+            expected.append(_OPENERS[char])
+        elif char in ")]" and (not expected or expected.pop() != char):
+            return None
+    return value + quote + "".join(reversed(expected))
+
+
+# Where a name turns from letters to digits or back: three times or more is a token's look
+# (``ab12cd34``, ``A0b1c2``); a name in code turns once or twice (``sha256``, ``b64decode``, ``i18n``).
+_SHIFTS = re.compile(r"(?<=[A-Za-z])(?=\d)|(?<=\d)(?=[A-Za-z])")
+
+
+def _expression(value: str) -> bool:
+    """Whether ``value`` (cut as an assigned value is) reads as an expression in code that
+    yields a secret, not as one (``get_password()``, ``os.environ["X"]``, ``Optional[str]``):
+    a name, an attribute, a call or a subscript of one, no name in it with a token's look
+    (``ab12cd34(ef)``, ``A0b1c2(x)`` are passwords)."""
+    closed = _closed(value)
+    if closed is None:
+        return False
+    try:
+        tree = ast.parse(closed, mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    node = tree
+    while isinstance(node, ast.Call | ast.Subscript | ast.Attribute):
+        node = node.func if isinstance(node, ast.Call) else node.value
+    if not isinstance(node, ast.Name):
+        return False
+    names = (
+        part.id if isinstance(part, ast.Name) else part.attr
+        for part in ast.walk(tree)
+        if isinstance(part, ast.Name | ast.Attribute)
+    )
+    return not any(len(_SHIFTS.findall(name)) > 2 for name in names)
+
+
 def _assigned(secret: str) -> bool:
     """An assigned value that reads as a secret: not a placeholder, not a bare name
     in code (``password: str``, ``token = get_token()``) unless it mixes letters
     and digits, as generated secrets do."""
-    if len(secret) < 6 or "(" in secret or reference(secret, cut=True):
+    if len(secret) < 6 or reference(secret, cut=True):
         return False
+    if "(" in secret or "[" in secret:
+        return not _expression(secret)
     if not any(c.isdigit() for c in secret) and _PLACEHOLDER.match(secret):
-        return False  # "(": an expression in code (``pwd = (self.password.encode(...``), not a value
+        return False
     return not (secret.isdigit() or _PLACEHOLDER.match(secret) and not re.search(r"[A-Za-z]\d|\d[A-Za-z]", secret))
 
 
@@ -225,8 +301,9 @@ BUILT_IN: tuple[Rule, ...] = (
     Rule(
         "secret",
         _R(
-            rf"(?i)(?<![A-Za-z0-9])(?:[A-Za-z0-9]+[_-])*{_KEY_NAME}(?![A-Za-z0-9_-])[\"']?\s*(?:=|:=|:|=>)[ \t]*"
-            r"(?:\"([^\s\"]{4,})\"|'([^\s']{4,})'|([^\s\"',;&)}\]]{5,}[^\s\"',;&)}\].:!?]))",
+            rf"(?i){_QUERY}(?:(?<![A-Za-z0-9])(?:[A-Za-z0-9]+[_-])*{_KEY_NAME}|(?<![A-Za-z0-9_-])pin(?:[_-]?code)?)"
+            rf"(?![A-Za-z0-9_-])[\"']?\s*(?:=|:=|:|=>)[ \t]*"
+            rf"(?:\"([^\s\"]{{4,}})\"|'([^\s']{{4,}})'|({_UNQUOTED}))",
             folded=True,
         ),
         (),

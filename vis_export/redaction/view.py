@@ -100,6 +100,9 @@ class Redactor:
         """A map's value: a string under a key that names a secret is a secret whole; under
         a key that hints at one (``dbpassword``, ``api_token``, ``pwd``), what the rules find
         in the pair written as text (``"key": "value"``) is a find in the value too."""
+        if type(item) in _NUMBERS and _names_secret(key):  # a pin, a numeric password (a bool is no secret)
+            self.findings.append(Finding(_where(where), "secret"))
+            return self._marker(repr(item), "secret")
         if type(item) is str:
             if _names_secret(key):
                 if literal_secret(item) and not self.detector.allowed(item):
@@ -249,6 +252,7 @@ _names_secret = lru_cache(_KEYS_JUDGED)(lambda key: SECRET_KEY.fullmatch(key) is
 # A key holding a secret-like word (as the keyword rules read a name before ``=`` or ``:``).
 _hints_secret = lru_cache(_KEYS_JUDGED)(lambda key: SECRET_HINT.search(key) is not None)
 _CONTAINERS = frozenset({MappingProxyType, dict, tuple, list})
+_NUMBERS = frozenset({int, float})
 _NONE: set[int] = set()  # no part of a message holds a find (never changed: ``message`` returns it as it is)
 # Keys seen to name no secret and hold no hint (bounded, so at most so many are looked at on their
 # own): a map whose keys are all here is judged by one set operation, its keys left out of the search.
@@ -286,7 +290,8 @@ def _judge_keys(value: Mapping[str, Any], keyed: list[bool]) -> None:
     """Set ``keyed`` when a key of ``value`` names a secret and holds a string; remember the clean keys."""
     for key, item in value.items():
         if _names_secret(key) or _hints_secret(key):
-            if type(item) is str:
+            # A number only under a secret's name (``input_tokens`` holds a count: its part is not walked again).
+            if type(item) is str or type(item) in _NUMBERS and _names_secret(key):
                 keyed[0] = True
         elif key not in _CLEAN_KEYS and len(_CLEAN_KEYS) < _MAX_CLEAN_KEYS and not triggered(key):
             _CLEAN_KEYS.add(key)
