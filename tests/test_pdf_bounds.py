@@ -166,6 +166,7 @@ def test_a_nul_in_a_degraded_block_reads_as_the_replacement_character_in_both_en
 @given(st.text(alphabet=st.sampled_from("ab<&>'\"\r\n\t [x]é字"), max_size=900), st.sampled_from([None, "python"]))
 @example("x'x", "python")  # a run across a token's tag, whose own spaces had hidden it
 @example("[redacted: email 1]" + "x", None)  # a marker longer than a step, then text: it looped for ever
+@example("x\rx", None)  # a carriage return, written ``&#13;``, ends a run as the DOM reads it
 @settings(max_examples=examples(60), deadline=None)
 def test_break_opportunities_add_no_character_and_bound_every_long_run(text: str, language: str | None) -> None:
     """R1: the print projector's code is the code's text once its break opportunities

@@ -37,8 +37,9 @@ BREAK = "\u200b"  # zero-width space: a break opportunity that is not drawn
 NODE = 28  # every this many breaks, a ``<wbr>``: a text node WeasyPrint copies whole for each printed line stays short
 WBR = "<wbr>"
 # A tag, a character reference, a redaction marker (kept whole: ``marked`` finds it by its text),
-# a break opportunity (white space), or text.
-_PIECE = re.compile(rf"(<[^>]*>)|(&#?\w+;|{MARKERS.pattern})|([ \t\n\r])|([^<&\[ \t\n\r]+|[\[&<])")
+# a break opportunity (white space, a carriage return included, which the highlighter writes as
+# ``&#13;``), or text.
+_PIECE = re.compile(rf"(<[^>]*>)|((?!&#13;)&#?\w+;|{MARKERS.pattern})|([ \t\n\r]|&#13;)|([^<&\[ \t\n\r]+|[\[&<])")
 _LONG = re.compile(rf"[^ \t\n\r]{{{LONG + 1},}}")
 _TAG = re.compile(r"<[^>]*>")
 
