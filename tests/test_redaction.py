@@ -1432,13 +1432,17 @@ def test_an_assigned_expression_in_code_is_kept(name: str, sign: str, identifier
     _NAMED,
     _SIGNS,
     _core(10),
-    st.sampled_from(['f("{}")', "d['{}']", 'x.get("DB","{}")', 'x(y=("{}"))', 'b64decode(b"{}")', 'f"{{x}}{}"']),
+    st.sampled_from(
+        ['f("{}")', "d['{}']", 'x.get("DB","{}")', 'x(y=("{}"))', 'b64decode(b"{}")', 'f"{{x}}{}"']
+        + ['os.environ.get("DB_PASSWORD", "{}")', 'getpass() or "{}"', "lambda: '{}'", '(p := "{}")']
+    ),
 )
 @example("api_key", " = ", "hunter2secret", 'f("{}")')
 @example("password", "=", "aGVsbG8gd29ybGQ", 'decode(b"{}")')
 def test_a_string_an_assigned_expression_wraps_is_no_code(name: str, sign: str, secret: str, shape: str) -> None:
     """R8: ``password = f("hunter2secret")`` read as code, kept whole: a string in the expression
-    that is a secret's (a digit beside a letter, not a name in capitals) makes it no expression."""
+    that is a secret's (a digit beside a letter, not a name in capitals) makes it no expression;
+    after a blank, which ends the value (``get("DB", "hunter2secret")``), that string is redacted."""
     from vis_export.redaction.view import redacted_line
 
     with time_limit(5):

@@ -328,6 +328,21 @@ BUILT_IN: tuple[Rule, ...] = (
         check=_assigned,
         keyworded=True,
     ),
+    # A string with a secret's look later in an assigned expression than its value's first blank, which
+    # ends what the rule above sees (``password = os.environ.get("DB", "hunter2secret")``, ``x() or "…"``).
+    Rule(
+        "secret",
+        _R(
+            rf"(?i)(?:(?<![A-Za-z0-9])(?:[A-Za-z0-9]+[_-])*{_KEY_NAME}|(?<![A-Za-z0-9_-])pin(?:[_-]?code)?)"
+            r"(?![A-Za-z0-9_-])[\"']?[ \t]*(?:=|:=|:|=>)[ \t]*[A-Za-z_([][^\n]{0,200}?[ \t]"
+            r"[^\n\"']{0,40}?([\"'])(?=[^\"'\s]*(?:[A-Za-z]\d|\d[A-Za-z]))([^\"'\s]{6,200})\1",
+            folded=True,
+        ),
+        (),
+        2,
+        check=lambda literal: _secret_literal(literal),
+        keyworded=True,
+    ),
     # A number under a name only a secret's number stands beside (``pin = 4821``, ``password: 84629173``):
     # an assigned value's rule takes six characters or more and never digits alone (a count, a port).
     Rule(
