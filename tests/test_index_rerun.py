@@ -248,8 +248,24 @@ def _other_fields(path: Path) -> None:
     path.write_text(json.dumps(meta), encoding="utf-8")
 
 
+def _segment_twice(path: Path) -> None:
+    meta = json.loads(path.read_text(encoding="utf-8"))
+    meta["segments"] = meta["segments"] * 2
+    path.write_text(json.dumps(meta), encoding="utf-8")
+
+
+def _directory(path: Path) -> None:
+    path.unlink()
+    path.mkdir()
+
+
 DAMAGES = {
     "meta.json cut in half": ("meta.json", _cut),
+    "meta.json nested too deep": ("meta.json", lambda path: path.write_text("[" * 100_000)),
+    "meta.json listing a segment twice": ("meta.json", _segment_twice),
+    "a segment's terms cut in half": ("*.term", _cut),
+    "a segment's store cut by its last byte": ("*.store", lambda path: path.write_bytes(path.read_bytes()[:-1])),
+    "a directory in place of a segment's positions": ("*.pos", _directory),
     "meta.json without a field": ("meta.json", _other_fields),
     "meta.json removed": ("meta.json", Path.unlink),
     "a segment's terms removed": ("*.term", Path.unlink),
@@ -268,6 +284,22 @@ def test_a_no_op_rerun_still_refuses_a_damaged_index(tmp_path: Path, damage: str
     assert result.exit_code == 1
     assert result.stderr.startswith(f"vis-export: index {index} is damaged: "), result.stderr
     assert len(result.stderr.splitlines()) == 1
+
+
+def test_a_no_op_rerun_passes_an_index_with_deletes_and_merged_segments(tmp_path: Path) -> None:
+    """Deletions (``.del`` files) and the segments many commits leave are a healthy index's: never refused."""
+    source, index = _unchanged_index(tmp_path)
+    past = time.time_ns() - 2 * RACY_NS
+    for round in range(6):
+        for file in sorted(source.rglob("*.json"))[: round + 1]:
+            data = json.loads(file.read_text(encoding="utf-8"))
+            file.write_text(json.dumps({**data, "title": f"round {round}"}), encoding="utf-8")
+            os.utime(file, ns=(past, past))
+        index_sources([str(source)], index)
+    assert list((index / "engine").glob("*.del")), "no deletes: the test tests nothing"
+    result = CliRunner().invoke(main, ["index", str(source), "--index", str(index)])
+    assert result.exit_code == 0, result.stderr
+    assert "6 unchanged" in result.output
 
 
 def test_the_files_check_knows_tantivy_s_schema(tmp_path: Path) -> None:

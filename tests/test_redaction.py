@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import base64
 import json
+import keyword
 import os
 import re
 import string
@@ -1391,7 +1392,9 @@ def test_an_ampersand_ends_an_assigned_value_in_a_query_string(name: str, value:
     assert redacted_line(link, Redaction()).endswith(f"])](https://example.org/{rest})")
 
 
-_IDENTIFIERS = st.from_regex(r"[a-z_][a-z_]{0,10}(\.[a-z_]{1,8}){0,2}", fullmatch=True)
+_IDENTIFIERS = st.from_regex(r"[a-z_][a-z_]{0,10}(\.[a-z_]{1,8}){0,2}", fullmatch=True).filter(
+    lambda name: not any(map(keyword.iskeyword, name.split(".")))  # ``as["X"]`` is no expression
+)
 
 
 @settings(max_examples=200, deadline=None)
@@ -1421,6 +1424,82 @@ def test_an_assigned_expression_in_code_is_kept(name: str, sign: str, identifier
     from vis_export.redaction.view import redacted_line
 
     text = f"{name}{sign}{shape.format(identifier)}"
+    assert redacted_line(text, Redaction()) == text
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    _NAMED,
+    _SIGNS,
+    _core(10),
+    st.sampled_from(
+        ['f("{}")', "d['{}']", 'x.get("DB","{}")', 'x(y=("{}"))', 'b64decode(b"{}")', 'f"{{x}}{}"']
+        + ['os.environ.get("DB_PASSWORD", "{}")', 'getpass() or "{}"', "lambda: '{}'", '(p := "{}")']
+    ),
+)
+@example("api_key", " = ", "hunter2secret", 'f("{}")')
+@example("password", "=", "aGVsbG8gd29ybGQ", 'decode(b"{}")')
+def test_a_string_an_assigned_expression_wraps_is_no_code(name: str, sign: str, secret: str, shape: str) -> None:
+    """R8: ``password = f("hunter2secret")`` read as code, kept whole: a string in the expression
+    that is a secret's (a digit beside a letter, not a name in capitals) makes it no expression;
+    after a blank, which ends the value (``get("DB", "hunter2secret")``), that string is redacted."""
+    from vis_export.redaction.view import redacted_line
+
+    with time_limit(5):
+        shown = redacted_line(f"{name}{sign}{shape.format(secret)}", Redaction())
+    assert secret not in shown, shown
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.from_regex(r"[a-z_]{1,8}", fullmatch=True), _core(12)), min_size=1, max_size=4))
+@example([("theme", "darkq7Z"), ("csrftoken", "XyZ987654321abc")])
+def test_every_cookie_of_a_cookie_header_is_redacted(pairs: list[tuple[str, str]]) -> None:
+    """R8: ``Cookie: a=1; csrftoken=…``: only the first pair, and only under a secret's name, was taken."""
+    from vis_export.redaction.view import redacted_line
+
+    header = "; ".join(f"{name}={value}" for name, value in pairs)
+    for text in (f"Cookie: {header}", f"curl -H 'cookie: {header}' https://example.org"):
+        shown = redacted_line(text, Redaction())
+        assert not any(value in shown for _, value in pairs), shown
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.sampled_from(["pin", "PIN", "pin_code", "passcode", "password", "db_password", "passphrase", "secret"]),
+    _SIGNS,
+    st.integers(1000, 10**12),
+    st.sampled_from(["{}", '"{}"', "{}.", "{} now"]),
+)
+@example("pin", " = ", 4821, "{}")
+def test_a_number_assigned_to_a_pin_or_password_in_text_is_a_secret(
+    name: str, sign: str, number: int, shape: str
+) -> None:
+    """R8: ``pin = 4821`` was shown (values of under six characters and digits alone were no secret),
+    though ``{"pin": 4821}`` in a map was redacted; a count under another name is not."""
+    from vis_export.redaction.view import redacted_line
+
+    shown = redacted_line(f"{name}{sign}{shape.format(number)}", Redaction())
+    assert str(number) not in shown, shown
+    assert redacted_line(f"max_tokens{sign}{number}", Redaction()) == f"max_tokens{sign}{number}"
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.binary(min_size=6, max_size=40).map(lambda raw: base64.b64encode(raw).decode()))
+@example("dXNlcjpwYXNzd29yZDEyMw==")
+def test_a_basic_credential_s_padding_is_redacted_with_it(credential: str) -> None:
+    """R8: ``Authorization: Basic dXNl…MTIz==`` showed ``==``, which tells the value's length."""
+    from vis_export.redaction.view import redacted_line
+
+    shown = redacted_line(f"Authorization: Basic {credential}", Redaction())
+    assert shown == "Authorization: Basic [redacted: authorization 1]", shown
+
+
+@pytest.mark.parametrize(
+    "text", ['password = getpass("Password: ")', 'token = os.environ["API_KEY_V2"]', "secret = cfg.get('db.password')"]
+)
+def test_a_name_or_prompt_in_an_assigned_expression_keeps_it_code(text: str) -> None:
+    from vis_export.redaction.view import redacted_line
+
     assert redacted_line(text, Redaction()) == text
 
 

@@ -286,12 +286,18 @@ _EDGE = " \t\r\n\"'=:,;"
 
 
 def _trimmed(text: str, start: int, end: int) -> tuple[int, int]:
-    """A span without the quotes, separators and blanks some plugin expressions take in."""
+    """A span without the quotes, separators and blanks some plugin expressions take in; a
+    base64 value's padding (``dXNlcjpwYXNz==``) is the value's: shown, it told its length."""
     while start < end and text[start] in _EDGE:
         start += 1
     while end > start and text[end - 1] in _EDGE:
+        if text[end - 1] == "=" and (text[start:end].rstrip("=")[-1:] or "=") in _BASE64:
+            break
         end -= 1
     return start, end
+
+
+_BASE64 = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_-")
 
 
 class Detector:

@@ -216,12 +216,29 @@ def _expression(value: str) -> bool:
         node = node.func if isinstance(node, ast.Call) else node.value
     if not isinstance(node, ast.Name):
         return False
+    parts = list(ast.walk(tree))
     names = (
         part.id if isinstance(part, ast.Name) else part.attr
-        for part in ast.walk(tree)
+        for part in parts
         if isinstance(part, ast.Name | ast.Attribute)
     )
-    return not any(len(_SHIFTS.findall(name)) > 2 for name in names)
+    literals = (part.value for part in parts if isinstance(part, ast.Constant) and isinstance(part.value, str | bytes))
+    return not any(len(_SHIFTS.findall(name)) > 2 for name in names) and not any(map(_secret_literal, literals))
+
+
+# A string in an expression written as an environment variable's name (``"API_KEY_V2"``), not a token.
+_ENV_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
+
+
+def _secret_literal(literal: str | bytes) -> bool:
+    """A string in an assigned expression that is the secret the expression only wraps
+    (``f("hunter2secret")``, ``b64decode(b"aGVsbG8x")``): one that would be a secret assigned
+    alone and sets a digit beside a letter; a name (``"DB_PASSWORD"``, ``"utf-8"``), a prompt or a
+    key (``"Password: "``, ``"db.password"``) is the code's."""
+    text = literal.decode("latin-1") if isinstance(literal, bytes) else literal
+    if not re.search(r"[A-Za-z]\d|\d[A-Za-z]", text) or not _assigned(text):
+        return False
+    return not (_ENV_NAME.fullmatch(text) and len(_SHIFTS.findall(text)) <= 2)
 
 
 def _assigned(secret: str) -> bool:
@@ -310,6 +327,46 @@ BUILT_IN: tuple[Rule, ...] = (
         None,
         check=_assigned,
         keyworded=True,
+    ),
+    # A string with a secret's look later in an assigned expression than its value's first blank, which
+    # ends what the rule above sees (``password = os.environ.get("DB", "hunter2secret")``, ``x() or "…"``).
+    Rule(
+        "secret",
+        _R(
+            rf"(?i)(?:(?<![A-Za-z0-9])(?:[A-Za-z0-9]+[_-])*{_KEY_NAME}|(?<![A-Za-z0-9_-])pin(?:[_-]?code)?)"
+            r"(?![A-Za-z0-9_-])[\"']?[ \t]*(?:=|:=|:|=>)[ \t]*[A-Za-z_([][^\n]{0,200}?[ \t]"
+            r"[^\n\"']{0,40}?([\"'])(?=[^\"'\s]*(?:[A-Za-z]\d|\d[A-Za-z]))([^\"'\s]{6,200})\1",
+            folded=True,
+        ),
+        (),
+        2,
+        check=lambda literal: _secret_literal(literal),
+        keyworded=True,
+    ),
+    # A number under a name only a secret's number stands beside (``pin = 4821``, ``password: 84629173``):
+    # an assigned value's rule takes six characters or more and never digits alone (a count, a port).
+    Rule(
+        "secret",
+        _R(
+            r"(?i)(?:(?<![A-Za-z0-9])(?:[A-Za-z0-9]+[_-])*(?:password|passwd|passcode|passphrase|pwd|secret)"
+            r"|(?<![A-Za-z0-9_-])pin(?:[_-]?code)?)(?![A-Za-z0-9_-])[\"']?\s*(?:=|:=|:|=>)[ \t]*[\"']?"
+            r"(\d{4,})(?![A-Za-z0-9_]|\.\d)",
+            folded=True,
+        ),
+        (),
+        1,
+        keyworded=True,
+    ),
+    # A request's ``Cookie:`` header holds every cookie (``a=1; sessionid=…``): all its pairs are the secret,
+    # where an assigned value's rule took the first only, and only under a secret's name.
+    Rule(
+        "secret",
+        _R(
+            r"(?im)(?:^|(?<=[\s'\"]))cookie:[ \t]*"
+            r"([^\s=;\"']+=[^\s;\"']*(?:;[ \t]*[^\s=;\"']+=[^\s;\"']*)*)"
+        ),
+        ("ookie:", "OOKIE:"),
+        1,
     ),
     Rule("email", _R(r"\b[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b"), ("@",)),
     Rule(
