@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -67,3 +68,14 @@ def golden_store(tmp_path: Path) -> Path:
     from visstore import build_store
 
     return build_store(tmp_path / "vis.db", json.loads((GOLDEN / "store" / "rows.json").read_text()))
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[str]:
+    """The scheduler address of a real Dask ``LocalCluster`` (two worker processes of one
+    thread each), shared by a module's tests: starting one costs seconds."""
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address="127.0.0.1:0", host="127.0.0.1"
+    ) as local:
+        yield local.scheduler_address

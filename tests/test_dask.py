@@ -42,14 +42,6 @@ distributed = pytest.importorskip("distributed")
 QUERIES = ["config", "parse_config", '"def parse_config"', "toml", "pytest", "retrying"]
 
 
-@pytest.fixture(scope="module")
-def cluster() -> Iterator[str]:
-    with distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address="127.0.0.1:0", host="127.0.0.1"
-    ) as local:
-        yield local.scheduler_address
-
-
 def generated(n: int, size: int = 6_000) -> dict[str, Any]:
     document = session(size, seed=n)
     document["id"] = f"gen_{n}"

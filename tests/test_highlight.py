@@ -12,9 +12,10 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from multiprocessing import get_context
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 from htmldom import code_elements, elements, fragment, parse, text_content
@@ -185,6 +186,9 @@ def test_a_worker_that_stops_answering_is_replaced(monkeypatch: pytest.MonkeyPat
         assert in_thread(code, "python") == expected  # a new worker
 
 
+T = TypeVar("T")
+
+
 def slow_to_start(monkeypatch: pytest.MonkeyPatch, seconds: float) -> lexing._Worker:
     """A fresh worker, this process's, whose start takes ``seconds`` more (as on a loaded machine); stop it after."""
     start = f"import time; time.sleep({seconds}); from vis_export.formats.lexing import main; main()"
@@ -194,21 +198,29 @@ def slow_to_start(monkeypatch: pytest.MonkeyPatch, seconds: float) -> lexing._Wo
     return worker
 
 
-def test_a_slow_worker_start_is_not_on_the_documents_budget(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A fresh worker's start (seconds on a loaded machine) is not lexing: counted, it left a document's next blocks
-    plain, and the bytes of an HTML page depended on the load (R7). Its start here takes longer than the whole budget
-    of a small document."""
+def on_a_slow_worker(monkeypatch: pytest.MonkeyPatch, work: Callable[[], T]) -> T:
+    """``work``'s result, run in another thread (which lexes in the worker process) with a fresh worker
+    whose start takes a second more than a small document's whole budget."""
     worker = slow_to_start(monkeypatch, lexing.DOCUMENT_BASE + 1)
-    budget = lexing.HighlightBudget()
-    blocks = [("python", "def f():\n    return 1\n"), ("html", "<p>x</p>\n"), ("python", "x = 1\n")]
-    shown: list[str] = []
-    thread = threading.Thread(target=lambda: shown.extend(str(highlight(c, lang, budget=budget)) for lang, c in blocks))
+    results: list[T] = []
+    thread = threading.Thread(target=lambda: results.append(work()))
     try:
         with time_limit(60):
             thread.start()
             thread.join()
     finally:
         worker.stop()
+    assert len(results) == 1, "the work raised"
+    return results[0]
+
+
+def test_a_slow_worker_start_is_not_on_the_documents_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fresh worker's start (seconds on a loaded machine) is not lexing: counted, it left a document's next blocks
+    plain, and the bytes of an HTML page depended on the load (R7). Its start here takes longer than the whole budget
+    of a small document."""
+    budget = lexing.HighlightBudget()
+    blocks = [("python", "def f():\n    return 1\n"), ("html", "<p>x</p>\n"), ("python", "x = 1\n")]
+    shown = on_a_slow_worker(monkeypatch, lambda: [str(highlight(c, lang, budget=budget)) for lang, c in blocks])
     assert [dom_text(html) for html in shown] == [code for _, code in blocks]
     assert all('<span class="' in html for html in shown), shown
     assert budget.spent < 1  # the worker's CPU for three small blocks, not its start
@@ -221,16 +233,7 @@ def test_an_html_page_is_the_same_from_a_fresh_worker_that_was_slow_to_start(mon
     blocks = [("python", "def f():\n    return 1\n"), ("html", "<p>x</p>\n"), ("json", '{"a": [1, 2]}\n')] * 3
     session = one_message(*({"type": "code", "language": language, "text": text} for language, text in blocks))
     here = to_html(session)
-    worker = slow_to_start(monkeypatch, lexing.DOCUMENT_BASE + 1)
-    pages: list[str] = []
-    thread = threading.Thread(target=lambda: pages.append(to_html(session)))
-    try:
-        with time_limit(60):
-            thread.start()
-            thread.join()
-    finally:
-        worker.stop()
-    assert pages == [here] and here.count("<pre") == len(blocks)
+    assert on_a_slow_worker(monkeypatch, lambda: to_html(session)) == here and here.count("<pre") == len(blocks)
 
 
 def test_a_worker_that_never_starts_leaves_the_code_plain_in_bounded_time(monkeypatch: pytest.MonkeyPatch) -> None:

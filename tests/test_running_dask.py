@@ -11,7 +11,6 @@ through units itself first), and when it would hand over.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,14 +26,6 @@ from vis_export.running import InProcessRunner, Task
 distributed = pytest.importorskip("distributed")
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def cluster() -> Iterator[str]:
-    with distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address="127.0.0.1:0", host="127.0.0.1"
-    ) as local:
-        yield local.scheduler_address
 
 
 @dataclass
