@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from conftest import INPUT
-from hypothesis import given, settings, strategies as st
+from hypothesis import example, given, settings, strategies as st
 
 from vis_export import load
 from vis_export.model import Session
@@ -32,11 +32,14 @@ from vis_export.searchindex.engines.whoosh_scoring import top_hits
 # Words of every kind the analysis treats apart: letters of other scripts and
 # cases (some lower to more characters), digits, underscores, Chinese (left out),
 # and lengths about the longest indexed word.
-_PIECES = st.sampled_from(["a", "Parse", "config", "İ", "ǅ", "ß", "9", "_", "設定", "x" * 39, "y" * 40, "é", "Ⅻ"])
+_PIECES = st.sampled_from(
+    ["a", "Parse", "PARSE", "config", "İ", "ǅ", "ß", "9", "_", "設定", "x" * 39, "y" * 40, "é", "Ⅻ"]
+)
 _TEXT = st.lists(st.one_of(_PIECES, st.text(max_size=5)), max_size=30).map(" ".join)
 
 
 @given(_TEXT)
+@example("Naïve naïve NAÏVE parse Parse")  # spellings of one word, in a text not ASCII
 def test_the_indexed_words_are_whooshs_analysers(text: str) -> None:
     assert analysed(text) == Counter(token.text for token in WORDS(text))
 
@@ -265,6 +268,59 @@ def test_the_postings_written_are_whooshs(tmp_path: Path, monkeypatch: pytest.Mo
     ours = _written(tmp_path / "ours" / ENGINE_DATA)
     assert max(len(term[-1]) for term in ours) > 2  # postings of several blocks
     assert ours == _written(tmp_path / "whooshs" / ENGINE_DATA)
+
+
+def _stored(folder: Path) -> list[Any]:
+    """Each document's stored fields and field lengths, and each field's total length."""
+    engine = WhooshEngine(folder, writable=False)
+    with restricted():
+        reader = engine._searcher().reader()
+        scored = ("words", "terms")
+        found = [
+            (reader.stored_fields(n), [reader.doc_field_length(n, name) for name in scored])
+            for n in range(reader.doc_count_all())
+        ]
+        found.append([reader.field_length(name) for name in scored])
+    engine.close()
+    return found
+
+
+def test_the_documents_written_are_whooshs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The writer's own ``add`` pools the postings and writes the fields and
+    lengths that Whoosh's ``add_document`` does, in every script; a document
+    with a field the schema lacks is Whoosh's to refuse."""
+    from whoosh.fields import UnknownFieldError
+
+    from vis_export.searchindex.engines import whoosh_engine
+
+    sessions = [*load(INPUT), _many_blocks(), _unicode_session()]
+    index(sessions, tmp_path / "ours", engine="whoosh", reasoning="visible")
+    monkeypatch.setattr(whoosh_engine._Writer, "add", lambda writer, document: writer.add_document(**document))
+    index(sessions, tmp_path / "whooshs", engine="whoosh", reasoning="visible")
+    ours, whooshs = tmp_path / "ours" / ENGINE_DATA, tmp_path / "whooshs" / ENGINE_DATA
+    assert _written(ours) == _written(whooshs)
+    assert _stored(ours) == _stored(whooshs)
+    monkeypatch.undo()
+    engine = WhooshEngine(tmp_path / "other", writable=True)
+    with pytest.raises(UnknownFieldError):
+        engine.add([{**_document("s", 1, "text"), "colour": "red"}])
+    engine.close()
+
+
+def _unicode_session() -> Session:
+    """Words lowered to other lengths, long words about the limit, repeated words (frequencies above one)."""
+    from vis_export.sources.messages import session_document
+
+    texts = [
+        "İstanbul " * 300 + "x" * 39 + " " + "İ" * 39,
+        "Straße naïve Naïve ǅemal 東京 parse_config " * 3,
+        "a " * 400,
+    ]
+    blocks = [{"id": f"b{n}", "type": "prose", "markdown": text} for n, text in enumerate(texts)]
+    message = {"id": "m", "role": "user", "status": "completed", "created_at": 2, "content": blocks}
+    session = session_document({"id": "unicode", "messages": [message]}, "", "unicode").session
+    assert session is not None
+    return session
 
 
 _UNICODE_WORDS = ["naïve", "東京", "données", "über", "Straße", "strasse", "İstanbul", "ǅemal", "parse_config", "the"]
