@@ -89,3 +89,14 @@ def test_rows_are_stored_in_the_order_given(database: str) -> None:
     with psycopg.connect(database, autocommit=True) as connection:
         stored = [row[0] for row in connection.execute("SELECT text FROM vis_blocks ORDER BY ctid")]
     assert stored == texts
+
+
+@given(st.lists(_WORDS, max_size=60))
+def test_each_words_positions_are_where_it_stands(words: list[str]) -> None:
+    """``positions`` by its definition: the distinct words sorted, and each one's
+    positions (counted from 1) in order, as the tsvector literal writes them."""
+    from vis_export.searchindex.engines.postgresql_vector import positions
+
+    made = positions(words, set(words))
+    expected = [",".join(str(n) for n, word in enumerate(words, 1) if word == each) for each in sorted(set(words))]
+    assert made == Positions(words, sorted(set(words)), expected)

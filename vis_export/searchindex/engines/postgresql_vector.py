@@ -21,7 +21,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
-from itertools import groupby
 from typing import NamedTuple
 
 # Each word's one lexeme, or NULL where the word alone is not one lexeme at position 1.
@@ -46,14 +45,17 @@ class Positions(NamedTuple):
 
 
 def positions(words: list[str], distinct: set[str]) -> Positions:
-    """Each distinct word's positions (``distinct``: the words, each once), by
-    one sort of the positions by word (in C: a loop over the words in Python
-    cost twice as much), which groups them in the order of the sorted words."""
+    """Each distinct word's positions (``distinct``: the words, each once): a
+    list per word, in the order of the sorted words, filled by one pass over
+    the words (half the time of sorting the positions by word and grouping
+    them, on the job's critical path)."""
+    ordered = sorted(distinct)
     if len(words) >= LAST_POSITION:  # beyond what a tsvector counts: no positions are kept
-        return Positions(words, sorted(distinct), [])
-    order = sorted(range(len(words)), key=words.__getitem__)
-    at = [",".join(map(_POSITIONS.__getitem__, group)) for _, group in groupby(order, words.__getitem__)]
-    return Positions(words, sorted(distinct), at)
+        return Positions(words, ordered, [])
+    at: dict[str, list[str]] = {word: [] for word in ordered}
+    for word, position in zip(words, _POSITIONS, strict=False):  # words fewer than positions
+        at[word].append(position)
+    return Positions(words, ordered, list(map(",".join, at.values())))
 
 
 class Lexemes:
