@@ -200,6 +200,9 @@ def _add_postings(
         writer.finish_field()
 
 
+_KNOWN_VALUES = 4096  # values whose terms a writer keeps (``_Writer._terms``)
+
+
 class _Writer(SegmentWriter):  # type: ignore[misc]
     def __init__(self, index: Any, limitmb: int):
         super().__init__(index, limitmb=limitmb)
@@ -214,6 +217,7 @@ class _Writer(SegmentWriter):  # type: ignore[misc]
             field.separate_spelling() or field.vector or field.column_type for _, field, _, _ in self.fields
         )
         self.names = frozenset(self.schema.names()) if plain else frozenset()  # else each document Whoosh's way
+        self.known: dict[tuple[str, Any], list[tuple[bytes, float, bytes]]] = {}
 
     def add(self, document: dict[str, Any]) -> None:
         """``add_document(**document)``, the same postings pooled and the same
@@ -237,9 +241,9 @@ class _Writer(SegmentWriter):  # type: ignore[misc]
                 if counted:
                     postings, length = field.postings(name, value, docnum)
                     pooled += postings
-                elif field.indexed:  # one weight of 1.0 a term, not scored
+                elif field.indexed:  # ids and the time: a weight of 1.0 a term, not scored
                     pooled += [
-                        (name, tbytes, docnum, weight, vbytes) for tbytes, _, weight, vbytes in field.index(value)
+                        (name, tbytes, docnum, weight, vbytes) for tbytes, weight, vbytes in self._terms(name, value)
                     ]
                 perdoc.add_field(name, field, value if stored else None, length)
         except Exception:
@@ -249,6 +253,17 @@ class _Writer(SegmentWriter):  # type: ignore[misc]
         self._pool(pooled)
         self._added = True
         self.docnum += 1
+
+    def _terms(self, name: str, value: Any) -> list[tuple[bytes, float, bytes]]:
+        """A field's terms of a value, as ``index`` makes them, kept for the
+        documents of the same value (a session's id, a message's time: the
+        time's terms are four numbers packed each)."""
+        terms = self.known.get((name, value))
+        if terms is None:
+            if len(self.known) >= _KNOWN_VALUES:
+                self.known.clear()
+            terms = self.known[name, value] = [(t, weight, v) for t, _, weight, v in self.schema[name].index(value)]
+        return terms
 
     def _pool(self, postings: list[Posting]) -> None:
         """``pool.add`` of each posting: at once, unless the pool is to be saved among them."""
