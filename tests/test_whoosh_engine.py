@@ -119,6 +119,27 @@ def test_a_job_larger_than_the_writers_memory_finds_the_same(tmp_path: Path, mon
         assert found, query
 
 
+def test_postings_written_in_larger_blocks_find_the_same(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A query reads each block of its terms whole: the index's blocks are of
+    ``POSTING_BLOCK`` postings (fewer to unpickle than Whoosh's 128), and its hits
+    and scores are those of an index in Whoosh's blocks."""
+    from vis_export.searchindex.engines import whoosh_engine
+
+    session = _many_blocks()
+    index([session], tmp_path / "large", engine="whoosh")
+    monkeypatch.setattr(whoosh_engine, "POSTING_BLOCK", 128)
+    index([session], tmp_path / "whooshs", engine="whoosh")
+    engine = WhooshEngine(tmp_path / "large" / ENGINE_DATA, writable=False)
+    with restricted():
+        segments = [reader.segment() for reader, _ in engine._searcher().reader().leaf_readers()]
+    assert [segment.codec()._blocklimit for segment in segments] == [1024]
+    engine.close()
+    for query in ("parse3", "config1 server2", "deploy0", "query4 cache5"):
+        found = [(hit.block_id, hit.score) for hit in search(query, tmp_path / "large", limit=50)]
+        assert found == [(hit.block_id, hit.score) for hit in search(query, tmp_path / "whooshs", limit=50)]
+        assert found, query
+
+
 _VOCABULARY = ["parse", "config", "parse_config", "parseConfig", "server", "request", "cache", "the", "tests"]
 _LONE = "lonely"  # a word and a session of one document
 
@@ -258,6 +279,7 @@ def test_the_postings_written_are_whooshs(tmp_path: Path, monkeypatch: pytest.Mo
     ``add_postings`` and ``add_posting`` write, block by block."""
     from vis_export.searchindex.engines import whoosh_engine
 
+    monkeypatch.setattr(whoosh_engine, "POSTING_BLOCK", 128)  # Whoosh's: postings of several blocks
     sessions = [*load(INPUT), _many_blocks()]
     index(sessions, tmp_path / "ours", engine="whoosh", reasoning="visible")
     monkeypatch.setattr(whoosh_engine, "_add_postings", lambda writer, *args: type(writer).add_postings(writer, *args))
