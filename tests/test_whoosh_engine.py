@@ -27,7 +27,7 @@ from vis_export.searchindex.engines.whoosh_engine import (
     q,
     restricted,
 )
-from vis_export.searchindex.engines.whoosh_scoring import top_hits
+from vis_export.searchindex.engines.whoosh_scoring import _union, top_hits
 
 # Words of every kind the analysis treats apart: letters of other scripts and
 # cases (some lower to more characters), digits, underscores, Chinese (left out),
@@ -138,6 +138,19 @@ def test_postings_written_in_larger_blocks_find_the_same(tmp_path: Path, monkeyp
         found = [(hit.block_id, hit.score) for hit in search(query, tmp_path / "large", limit=50)]
         assert found == [(hit.block_id, hit.score) for hit in search(query, tmp_path / "whooshs", limit=50)]
         assert found, query
+
+
+@given(st.lists(st.lists(st.integers(0, 40), unique=True).map(sorted), min_size=1, max_size=4))
+def test_the_documents_of_a_union_are_numpys_union(parts: list[list[int]]) -> None:
+    """A union's documents, found by a sort rather than ``np.union1d``'s hashing: the same array."""
+    import numpy as np
+
+    arrays = [np.array(part, np.int64) for part in parts]
+    expected = arrays[0]
+    for array in arrays[1:]:
+        expected = np.union1d(expected, array)
+    found = _union(arrays)
+    assert found.dtype == expected.dtype and found.tolist() == expected.tolist()
 
 
 _VOCABULARY = ["parse", "config", "parse_config", "parseConfig", "server", "request", "cache", "the", "tests"]
