@@ -171,3 +171,47 @@ def test_the_words_of_prose_are_the_parsers_with_or_without_a_parse(prose: str) 
             parsed.append(token.content)
         parsed.append(" ")
     assert prose_words(prose).split() == "".join(parsed).split()
+
+
+# Prose as agents write it (words, punctuation, emphasis, code spans, backtick
+# fences), and now and then what only a parse reads right.
+_PROSE_PIECES = st.sampled_from(
+    [
+        *("a", "foo", "parse_config", "x1", "é", "日本", "Ω"),
+        *(" ", " ", "  ", "\n", "\n\n", "\n  \n"),
+        *("*", "**", "***", "_", "__", "___", "`", "``", "```"),
+        *(".", ",", ";", ":", "!", "?", "(", ")", "'", '"', "-", "+", "=", "#", "~", "1.", "2)", "$", "/", "%"),
+        *("\n```\nx  *y*\n```\n", "\n```py\n[a](b) <c>\n\n````\n", "\n````\n```\n````", "\n```\n", "\n ```\n"),
+        *("\n* ", "\n- ", "\n> ", "\n# ", "\n1. ", "\n    ", "\n***\n", "\n___\n", "\n---\n", "\n===\n", "\n~~~\n"),
+        *("[", "]", "<", "&", "&amp;", "\\", "|", "\t", "\u00a0", "\u2028", "\x1c", "\r", "\x00", "[^1]", "\n[^1]: n"),
+    ]
+)
+prose_markdown = st.lists(st.one_of(_PROSE_PIECES, _PROSE_PIECES, st.text(max_size=3)), max_size=30).map("".join)
+
+
+@given(st.one_of(prose_markdown, text))
+@example("**a b** c `x()` d\n\n```rust\nfn f(x: &str) -> Vec<u8> {}\n```\n\n*e* _f_ g_h")
+@example("*a **b* c**")  # the rule of three
+@example("a ` b ` c ``d`e`` `f")  # a code span's one space each side; runs of other lengths inside
+@example("\x1c*a*")  # white space that some rules trim
+def test_the_words_of_simple_prose_are_the_parsers(prose: str) -> None:
+    """The words read without a parse (``_simple_words``) are the parser's:
+    emphasis paired by CommonMark's delimiter rules, code spans, fences."""
+    from vis_export.formats.prose_words import prose_words, visible_words
+
+    assert visible_words(prose) == " ".join(prose_words(prose).split())
+
+
+def test_prose_of_paragraphs_emphasis_code_spans_and_fences_is_read_without_a_parse() -> None:
+    """The corpus's prose (what the search benchmark finds) takes the simple reading."""
+    from corpus import session
+    from vis_export.formats.prose_words import _simple_words, prose_words
+
+    prose = [
+        block["markdown"]
+        for message in session(60_000, seed=3)["messages"]
+        for block in message["content"]
+        if block["type"] == "prose"
+    ]
+    simple = [(markdown, _simple_words(markdown)) for markdown in prose]
+    assert all(words is not None and words.split() == prose_words(markdown).split() for markdown, words in simple)

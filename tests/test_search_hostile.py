@@ -161,6 +161,11 @@ try:
         engine.index.searcher().search(tantivy.Query.all_query(), 0)  # tantivy panics on a limit of 0
 except IndexFailure as failure:
     print(failure)
+with engine_call(directory):  # the scratch file is reused: the panic's report is not replayed with this
+    os.write(2, b"again ")
+    with engine_call(directory):  # a call inside another has a scratch file of its own
+        os.write(2, b"inside ")
+    os.write(2, b"outside\\n")
 print("after", file=sys.stderr)
 """
 
@@ -180,7 +185,7 @@ def test_a_rust_panic_becomes_one_line_and_its_report_stays_off_stderr(tmp_path:
         result.stdout.startswith(f"index {directory} is damaged: ") and "Limit must be greater than 0" in result.stdout
     )
     assert len(result.stdout.splitlines()) == 1
-    assert result.stderr == "kept\nafter\n"
+    assert result.stderr == "kept\nagain inside outside\nafter\n"
 
 
 # --- indexing threads, and errors that are not damage -------------------------

@@ -27,7 +27,7 @@ from vis_export.searchindex.engines.whoosh_engine import (
     q,
     restricted,
 )
-from vis_export.searchindex.engines.whoosh_scoring import top_hits
+from vis_export.searchindex.engines.whoosh_scoring import _union, top_hits
 
 # Words of every kind the analysis treats apart: letters of other scripts and
 # cases (some lower to more characters), digits, underscores, Chinese (left out),
@@ -120,6 +120,40 @@ def test_a_job_larger_than_the_writers_memory_finds_the_same(tmp_path: Path, mon
         found = [(hit.block_id, hit.score) for hit in search(query, tmp_path / "runs", limit=50)]
         assert found == [(hit.block_id, hit.score) for hit in search(query, tmp_path / "memory", limit=50)]
         assert found, query
+
+
+def test_postings_written_in_larger_blocks_find_the_same(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A query reads each block of its terms whole: the index's blocks are of
+    ``POSTING_BLOCK`` postings (fewer to unpickle than Whoosh's 128), and its hits
+    and scores are those of an index in Whoosh's blocks."""
+    from vis_export.searchindex.engines import whoosh_engine
+
+    session = _many_blocks()
+    index([session], tmp_path / "large", engine="whoosh")
+    monkeypatch.setattr(whoosh_engine, "POSTING_BLOCK", 128)
+    index([session], tmp_path / "whooshs", engine="whoosh")
+    engine = WhooshEngine(tmp_path / "large" / ENGINE_DATA, writable=False)
+    with restricted():
+        segments = [reader.segment() for reader, _ in engine._searcher().reader().leaf_readers()]
+    assert [segment.codec()._blocklimit for segment in segments] == [1024]
+    engine.close()
+    for query in ("parse3", "config1 server2", "deploy0", "query4 cache5"):
+        found = [(hit.block_id, hit.score) for hit in search(query, tmp_path / "large", limit=50)]
+        assert found == [(hit.block_id, hit.score) for hit in search(query, tmp_path / "whooshs", limit=50)]
+        assert found, query
+
+
+@given(st.lists(st.lists(st.integers(0, 40), unique=True).map(sorted), min_size=1, max_size=4))
+def test_the_documents_of_a_union_are_numpys_union(parts: list[list[int]]) -> None:
+    """A union's documents, found by a sort rather than ``np.union1d``'s hashing: the same array."""
+    import numpy as np
+
+    arrays = [np.array(part, np.int64) for part in parts]
+    expected = arrays[0]
+    for array in arrays[1:]:
+        expected = np.union1d(expected, array)
+    found = _union(arrays)
+    assert found.dtype == expected.dtype and found.tolist() == expected.tolist()
 
 
 _VOCABULARY = ["parse", "config", "parse_config", "parseConfig", "server", "request", "cache", "the", "tests"]
@@ -261,6 +295,7 @@ def test_the_postings_written_are_whooshs(tmp_path: Path, monkeypatch: pytest.Mo
     ``add_postings`` and ``add_posting`` write, block by block."""
     from vis_export.searchindex.engines import whoosh_engine
 
+    monkeypatch.setattr(whoosh_engine, "POSTING_BLOCK", 128)  # Whoosh's: postings of several blocks
     sessions = [*load(INPUT), _many_blocks()]
     index(sessions, tmp_path / "ours", engine="whoosh", reasoning="visible")
     monkeypatch.setattr(whoosh_engine, "_add_postings", lambda writer, *args: type(writer).add_postings(writer, *args))

@@ -173,11 +173,15 @@ def _reader(location: str | os.PathLike[str]) -> Engine:
 
     if is_database(location):
         return _open_database(str(location))
-    path = Path(location)
-    manifest = path / MANIFEST
-    if not (path / ENGINE_DATA).exists() or not manifest.exists():
-        raise IndexFailure(f"{path}: no index here (run vis-export index first)")
-    return _open_reader(path.resolve(), manifest.stat().st_mtime_ns)
+    # os.path rather than pathlib: a third of the time, paid by every search.
+    folder = os.path.realpath(location)
+    try:
+        version = os.stat(os.path.join(folder, MANIFEST)).st_mtime_ns
+    except OSError:
+        version = None
+    if version is None or not os.path.exists(os.path.join(folder, ENGINE_DATA)):
+        raise IndexFailure(f"{Path(location)}: no index here (run vis-export index first)")
+    return _open_reader(Path(folder), version)
 
 
 @lru_cache(maxsize=8)

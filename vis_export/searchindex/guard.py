@@ -154,6 +154,21 @@ def _flush_stderr() -> None:
         sys.stderr.flush()
 
 
+# One scratch file, kept for the next call (a new one per call was a tenth of
+# a quick search's time): the process's own (a forked child makes its own, as
+# both would share one offset), and a call inside another gets a new one.
+_SCRATCH: list[tuple[int, Any]] = []  # the free scratch file, and the process it was made in
+
+
+def _scratch() -> Any:
+    if _SCRATCH and _SCRATCH[0][0] == os.getpid():
+        return _SCRATCH.pop()[1]
+    _SCRATCH.clear()
+    import tempfile  # on first use: a no-op rerun calls no engine
+
+    return tempfile.TemporaryFile(buffering=0)
+
+
 @contextmanager
 def _stderr_held() -> Iterator[list[bool]]:
     """Descriptor 2 goes to a scratch file; it is replayed unless the caller
@@ -166,21 +181,35 @@ def _stderr_held() -> Iterator[list[bool]]:
             yield replay
             return
         _flush_stderr()
-        import shutil
-        import tempfile  # on first use: a no-op rerun calls no engine
-
-        with tempfile.TemporaryFile() as scratch:
-            os.dup2(scratch.fileno(), 2)
-            try:
-                yield replay
-            finally:
-                _flush_stderr()
-                os.dup2(saved, 2)
-                os.close(saved)
+        scratch = _scratch()
+        os.dup2(scratch.fileno(), 2)
+        try:
+            yield replay
+        finally:
+            _flush_stderr()
+            os.dup2(saved, 2)
+            os.close(saved)
+            written = os.fstat(scratch.fileno()).st_size
+            if written:
                 if replay[0]:
-                    scratch.seek(0)
-                    with open(2, "wb", closefd=False) as stderr:
-                        shutil.copyfileobj(scratch, stderr)
+                    os.lseek(scratch.fileno(), 0, os.SEEK_SET)
+                    _replay(scratch.fileno(), written)
+                os.ftruncate(scratch.fileno(), 0)
+                os.lseek(scratch.fileno(), 0, os.SEEK_SET)
+            if _SCRATCH:  # a call inside this one left its own
+                _SCRATCH.pop()[1].close()
+            _SCRATCH.append((os.getpid(), scratch))
+
+
+def _replay(scratch: int, size: int) -> None:
+    """What an engine wrote to descriptor 2, written there now."""
+    while size > 0:
+        chunk = os.read(scratch, min(size, 1 << 16))
+        if not chunk:
+            return
+        size -= len(chunk)
+        while chunk:
+            chunk = chunk[os.write(2, chunk) :]
 
 
 @contextmanager

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import islice
 
-from vis_export.formats.prose_words import prose_words
+from vis_export.formats.prose_words import visible_words
 from vis_export.searchindex.cjk import CJK_CHARACTERS, is_run, query_grams, runs
 from vis_export.searchindex.documents import _IDENTIFIER, _WORDS_OF_IDENTIFIER, LONGEST_WORD
 
@@ -226,6 +226,8 @@ class SnippetMaker:
         pattern = self._pattern(text)
         if pattern is None:
             return None
+        if pattern.groups == 1:  # one word or phrase: every match the rarest, the first is shown
+            return next((m for m in islice(pattern.finditer(text), SNIPPET_SCAN) if m.end() > m.start()), None)
         matches = [m for m in islice(pattern.finditer(text), SNIPPET_SCAN) if m.end() > m.start()]
         if not matches:
             return None
@@ -257,7 +259,7 @@ class SnippetMaker:
         """Prose as a reader sees it (``read_cfg`` stays whole, a link shows its
         text), on one line; the Markdown itself when a phrase is only there
         (``**bold**``)."""
-        words = " ".join(prose_words(self._paragraphs_around_match(markdown)).split())
+        words = visible_words(self._paragraphs_around_match(markdown))
         shown = words if all(p in words for p in self.phrases) else " ".join(markdown.split())
         return self._window(shown, lines=False)
 

@@ -12,6 +12,7 @@ from typing import Any, ParamSpec, TypeVar
 from whoosh import index as whoosh_index, query as q
 from whoosh.analysis import LowercaseFilter, RegexTokenizer, SpaceSeparatedTokenizer, StemFilter, StopFilter
 from whoosh.codec.base import OutOfOrderError
+from whoosh.codec.whoosh3 import W3Codec
 from whoosh.externalsort import SortingPool
 from whoosh.fields import ID, NUMERIC, STORED, TEXT, Schema
 from whoosh.lang import stemmer_for_language
@@ -202,10 +203,15 @@ def _add_postings(
 
 _KNOWN_VALUES = 4096  # values whose terms a writer keeps (``_Writer._terms``)
 
+# Postings per block (Whoosh writes 128): a query reads and unpickles each
+# block of its terms whole (``whoosh_scoring``), and a block costs about as
+# much for its call as for its postings.
+POSTING_BLOCK = 1024
+
 
 class _Writer(SegmentWriter):  # type: ignore[misc]
     def __init__(self, index: Any, limitmb: int):
-        super().__init__(index, limitmb=limitmb)
+        super().__init__(index, limitmb=limitmb, codec=W3Codec(blocklimit=POSTING_BLOCK))
         self.pool = _Pool(self._tempstorage, self.newsegment, limitmb)
         self.fieldwriter.add_postings = functools.partial(_add_postings, self.fieldwriter)
         # Each field as ``add_document`` visits it (sorted by name): its name, the

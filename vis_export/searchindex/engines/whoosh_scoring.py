@@ -85,15 +85,23 @@ def _added(parts: list[Scores]) -> Scores:
     """Each document's scores added in turn from 0, as Whoosh's unions add
     them: where a part lacks the document it adds 0.0, which changes no
     score (every score is positive)."""
-    ids = parts[0][0]
-    for part in parts[1:]:
-        ids = np.union1d(ids, part[0])
+    ids = _union([part[0] for part in parts])
     total = np.zeros(len(ids), np.float64)
     for part_ids, part_scores in parts:
         found = np.zeros(len(ids), np.float64)
         found[np.searchsorted(ids, part_ids)] = part_scores
         total = total + found
     return ids, total
+
+
+def _union(ids: list[NDArray[np.int64]]) -> NDArray[np.int64]:
+    """The documents of any of ``ids``, ascending, each once: ``np.union1d``'s,
+    by a sort and a comparison of neighbours (NumPy 2's ``unique`` hashes them
+    first: twenty times as long for a common word's ten thousand documents)."""
+    every = np.sort(np.concatenate(ids))
+    first = np.ones(len(every), bool)
+    np.not_equal(every[1:], every[:-1], out=first[1:])
+    return every[first]
 
 
 def _f32(weight: float) -> float:
