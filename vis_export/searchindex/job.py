@@ -154,8 +154,9 @@ class BatchRunner(Protocol):
     """What runs a job's batches as units of work on a ``Runner``
     (``jobs.indexing``), handing the results back to the job in source order.
     ``database``: where the work writes itself (``None``: a folder index,
-    which only this process writes). ``remote``: the work runs on the
-    workers of a cluster, which have the cores."""
+    which only this process writes, or work that runs here, which the job
+    writes as it takes it). ``remote``: the work runs on the workers of a
+    cluster, which have the cores."""
 
     @property
     def remote(self) -> bool: ...
@@ -199,7 +200,8 @@ def index_sessions(
             for _ in InProcessRunner().map(plain(job.run), batches):
                 pass  # the job is its own sink: each batch is indexed as it is run
         else:
-            database = target.for_workers(wait) if isinstance(target, DatabaseTarget) else None
+            # Workers write a database themselves; work run here is written by the job, as it takes it.
+            database = target.for_workers(wait) if elsewhere.remote and isinstance(target, DatabaseTarget) else None
             elsewhere.run(job, batches, database)
         if settings.prune:
             job.prune()
