@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +48,35 @@ def test_convert_walks_its_sources_once(tmp_path: Path, walks: Counter[str]) -> 
     done = convert([str(folder)], "markdown", tmp_path / "out")
     assert not done.failed and len(done.written) == 3
     assert walks == {str(folder): 1}
+
+
+def test_convert_to_a_stream_walks_its_sources_once_and_runs_its_work_on_the_runner(
+    tmp_path: Path, walks: Counter[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Standard output is the job's other sink: the same plan (a unit a file),
+    its work (reading, here) on the runner; the lines and sessions are the files job's."""
+    import io
+
+    from vis_export.formats.options import ExportOptions
+    from vis_export.jobs.conversion import convert_to_stream
+    from vis_export.reporting import Lines
+    from vis_export.running import InProcessRunner
+
+    units: list[Any] = []
+    map_here = InProcessRunner.map
+
+    def mapped(runner: InProcessRunner, work: Any, todo: Iterable[Any]) -> Iterator[Any]:
+        units.extend(todo)
+        return map_here(runner, work, units)
+
+    monkeypatch.setattr(InProcessRunner, "map", mapped)
+    folder = _folder(tmp_path)
+    stream = io.TextIOWrapper(io.BytesIO())
+    lines = Lines()
+    done = convert_to_stream([str(folder)], "json", stream, ExportOptions(), report=lines)
+    assert not done.failed and (lines.problems, lines.warnings) == ([], [])
+    assert walks == {str(folder): 1}
+    assert [[part.name for part in unit] for unit in units] == [[str(folder / f"s{n}.json")] for n in range(3)]
 
 
 def test_serve_walks_its_sources_once_a_refresh(tmp_path: Path, walks: Counter[str]) -> None:

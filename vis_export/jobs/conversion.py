@@ -37,7 +37,7 @@ from vis_export.formats.options import (
     ToolOutputLimit,
     options_given,
 )
-from vis_export.jobs.convert_work import Converted, Keeping, Rendered, ToConvert, convert_unit, read_again
+from vis_export.jobs.convert_work import Converted, Keeping, Rendered, ToConvert, convert_unit, read_again, read_unit
 from vis_export.model import Session
 from vis_export.output import place, write_atomic
 from vis_export.policy import DEFAULT_REASONING, Reasoning, SessionView, visible_session
@@ -152,18 +152,23 @@ def convert_to_stream(
     outcome: Outcome | None = None,
 ) -> Outcome:
     """``convert`` to ``stream`` (standard output: no ``-o``, or ``-o -``): the
-    sessions read and reported, and chosen, as a job writing files does, then
+    sessions planned, read on a runner, reported and chosen as a job writing
+    files does (its work reads only: the sink needs the sessions), then
     a missing attachment of each chosen session is a warning, and the sessions
     are written as one document (``render_many`` for several), escaped for a
     terminal when ``stream`` is one. ``NotStreamable``: they cannot be; what
     was reported is in ``outcome`` (given, it is filled in)."""
     from vis_export.formats import get_format
-    from vis_export.sources import read
+    from vis_export.jobs.runners import runner_for
+    from vis_export.sources import plan_sources
 
     fmt = get_format(to)
     report = redacting(report, options.redaction)
     outcome = outcome if outcome is not None else Outcome()
-    results = list(read([os.fspath(source) for source in sources], lenient))
+    plan = plan_sources([os.fspath(source) for source in sources])  # the walk a job writing files takes
+    units = split([(f.name, f.path) for f in plan.files], 1, batched=False)
+    with runner_for(None) as runner:  # the stream takes every session: no cluster, which writes files
+        results = [loaded for found in runner.map(Task(read_unit, {"lenient": lenient}), units) for loaded in found]
     found = chosen([Reading.of(result) for result in results], session_ids, report, outcome)
     sessions = [session for i in found if (session := results[i].session) is not None]
     for session in sessions:

@@ -17,7 +17,7 @@ from vis_export.distributed.tasks import check_output, check_visible, results_of
 from vis_export.exporting import Reading, export, rendered
 from vis_export.formats.options import ExportOptions
 from vis_export.model import Session
-from vis_export.sources.parts import Part, unit_size
+from vis_export.sources.parts import Part, read_part, unit_size
 from vis_export.sources.result import LoadResult
 
 # A session rendered ahead: (True, the file it is in, within the job's folder),
@@ -146,3 +146,8 @@ def _ahead(
     name = f"{uuid.uuid4().hex}.out"
     line = export(session, folder / name, to, options, make_folder=False)  # gone: the job is
     return (True, name) if line is None else (False, line)
+
+
+def read_unit(unit: tuple[Part, ...], lenient: bool) -> list[LoadResult]:
+    """A unit's sessions, read (what a job whose sink needs them runs: ``convert`` to a stream)."""
+    return [loaded for part in unit for loaded in read_part(part, lenient)]
