@@ -101,7 +101,7 @@ def test_serve_walks_its_sources_once_a_refresh(tmp_path: Path, walks: Counter[s
 def test_sessions_handed_over_walk_their_folder_once_a_job(tmp_path: Path, walks: Counter[str]) -> None:
     """``index(sessions)``: a session read from a folder makes that folder one
     that is read (the index may not go there), checked once, not once a session."""
-    from vis_export.searchindex import index
+    from vis_export.jobs.indexing import index
     from vis_export.sources import load
 
     folder = _folder(tmp_path, count=4)

@@ -19,9 +19,9 @@ from sessions import message_of, session_of
 from strategies import PRIVATE_CANARY, session_documents, small_blocks, small_code_blocks
 
 from vis_export import load
-from vis_export.jobs.indexing import index_sources as vis_export_index
+from vis_export.jobs.indexing import index, index_sources as vis_export_index
 from vis_export.model import Session
-from vis_export.searchindex import IndexFailure, index, search
+from vis_export.searchindex import IndexFailure, search
 from vis_export.searchindex.conformance import CANARY, CODE_SESSION, check_engine
 from vis_export.searchindex.directory import MANIFEST, writer_lock
 
@@ -241,8 +241,8 @@ def test_one_writer_at_a_time(tmp_path: Path) -> None:
 KILLED_JOB = """
 import sys, time
 from vis_export import load
+from vis_export.jobs.indexing import index
 from vis_export.model import Session
-from vis_export.searchindex import index
 from vis_export.searchindex.target import FolderTarget
 FolderTarget.commit_every = 50
 sessions = list(load(sys.argv[1]))
@@ -534,7 +534,7 @@ def test_r2_a_first_copy_written_again_keeps_private_reasoning_out(
     workers are done (``IndexJob.restore``: read again from its file, or kept as
     read from standard input) is the index's own view of it: the same
     documents an ordinary job writes, and never private reasoning."""
-    from vis_export.searchindex.job import IndexJob
+    from vis_export.jobs.index_job import IndexJob
     from vis_export.searchindex.target import target_for
 
     folder = tmp_path_factory.mktemp("restore")

@@ -21,7 +21,8 @@ from hypothesis import given, strategies as st
 from sessions import session_of
 
 from vis_export import load
-from vis_export.searchindex import IndexFailure, index, search
+from vis_export.jobs.indexing import index
+from vis_export.searchindex import IndexFailure, search
 from vis_export.searchindex.directory import LOCK, MANIFEST, open_index
 from vis_export.searchindex.documents import documents
 from vis_export.searchindex.engines import MAX_THREADS

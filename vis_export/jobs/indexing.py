@@ -1,8 +1,8 @@
 """``index`` over source files and folders: one job, given a runner.
 
-The sources are walked once into batches (a file each, ``searchindex.job``),
+The sources are walked once into batches (a file each, ``jobs.index_job``),
 stamped, and the index's placement checked against what that walk found; their
-problems are reported in source order, and the index job (``searchindex.job``:
+problems are reported in source order, and the index job (``jobs.index_job``:
 hashes, the manifest, pruning) has its changed files read, and their
 documents made, by the work of ``jobs.index_work`` on the runner it is given
 (``jobs.runners``: this process, or the workers of a cluster), taking the
@@ -26,14 +26,15 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from vis_export.jobs.index_job import Batch, IndexCounts, IndexJob, IndexSettings, index_sessions, planned_batches
 from vis_export.model import Session
 from vis_export.problems import NOTE
 from vis_export.reporting import Report
 from vis_export.running import Runner, Task
 from vis_export.searchindex.documents import IndexReasoning
-from vis_export.searchindex.job import Batch, IndexCounts, IndexJob, IndexSettings, index_sessions, planned_batches
 from vis_export.sources.result import report_lines
 
 if TYPE_CHECKING:
@@ -85,6 +86,35 @@ def index_sources(
     return index_sessions(batches, location, settings, warn=report.warning, elsewhere=on_runner, placement=placement)
 
 
+def index(
+    sessions: Iterable[Session],
+    directory: str | os.PathLike[str],
+    engine: str | None = None,
+    reasoning: IndexReasoning = "none",
+    prune: bool = False,
+    wait: float = 0.0,
+    threads: int = 0,
+    progress: Callable[[Session], None] | None = None,
+    warn: Callable[[str], None] | None = None,
+    origin: str | None = None,
+    redact: Redaction | bool | None = None,
+) -> IndexCounts:
+    """Index ``sessions`` into ``directory`` (a folder, or a ``postgresql://``
+    URI) with ``engine`` (by default the one the index there was built with,
+    else tantivy); returns how many were added, updated, unchanged and (with
+    ``prune``) removed. In a database, ``origin`` (by default the host name)
+    records where sessions come from: ``prune`` removes only its own. ``redact``
+    (``True`` or a ``Redaction``): secrets are replaced by markers before
+    anything is indexed (R8). The job runs them itself (``IndexJob.run``): a
+    caller's sessions are read already, there is nothing to hand out."""
+    from vis_export.searchindex.target import is_database
+
+    settings = IndexSettings.given(locals())
+    batches = [Batch(None, None, lambda: sessions)]
+    location = directory if is_database(directory) else Path(directory)
+    return index_sessions(batches, location, settings, progress, warn)
+
+
 @dataclass(frozen=True)
 class _OnRunner:
     """The index job's ``BatchRunner``: the batches' units on the runner
@@ -107,7 +137,7 @@ class _OnRunner:
         if not sent:  # nothing to read but what only this process can: no runner, no reader imported
             self._taken(job, batches, {}, iter(()), advance)
             return
-        # Imported once there is work: a no-op rerun imports no reader (``searchindex.job``).
+        # Imported once there is work: a no-op rerun imports no reader (``jobs.index_job``).
         from vis_export.jobs.index_work import close_writers, index_unit
         from vis_export.jobs.runners import runner_for
 

@@ -125,7 +125,8 @@ def check_engine(engine: str, directory: Path | str) -> None:
     """Run the suite against ``engine``, in a new index under ``directory``, or
     in the empty database a ``postgresql://`` URI names (whose dump the caller
     checks for private reasoning: no file here holds it)."""
-    from vis_export.searchindex import index, search
+    from vis_export.jobs.indexing import index
+    from vis_export.searchindex import search
     from vis_export.searchindex.target import is_database
     from vis_export.sources.messages import session_document
 

@@ -18,9 +18,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from vis_export.jobs.index_job import Batch, planned_batches, source_batches
 from vis_export.listing import SessionSummary
 from vis_export.model import Session
-from vis_export.searchindex.job import Batch, planned_batches, source_batches
 from vis_export.serve.keeper import IndexKeeper
 from vis_export.sources.stamp import source_stamp
 
