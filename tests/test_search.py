@@ -407,7 +407,7 @@ def test_a_file_dated_in_the_future_is_not_read_again_by_a_rerun(tmp_path: Path)
 
 
 def test_jobs_hold_after_a_commit(tmp_path: Path) -> None:
-    """``--jobs 1`` means one indexing thread for the whole job, not only until the first commit."""
+    """``--threads 1`` means one indexing thread for the whole job, not only until the first commit."""
     script = f"""
 import os, time
 from pathlib import Path

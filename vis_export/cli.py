@@ -691,12 +691,14 @@ def index_option(help: str, required: bool = True) -> Callable[[Command], Comman
     help="How long to wait for another job writing to the same index (inf: as long as it takes).",
 )
 @click.option(
-    "--jobs",
+    "--threads",
+    "--jobs",  # its first name, kept for the scripts that use it: it never meant jobs
+    "threads",
     type=click.IntRange(min=0, max=MAX_THREADS),
     default=0,
     metavar="N",
     help=f"Indexing threads (tantivy, at most {MAX_THREADS}, 16 MiB each); 0 lets the engine choose "
-    "(with --dask, one: the workers have the cores).",
+    "(with --dask, one: the workers have the cores). --jobs is the same.",
 )
 @click.option("--lenient", is_flag=True, help="Index what can be read from invalid input, with warnings.")
 @click.option(
@@ -714,7 +716,7 @@ def index(
     reasoning: str,
     prune: bool,
     wait: float,
-    jobs: int,
+    threads: int,
     lenient: bool,
     origin: str | None,
     redact: bool,
@@ -753,7 +755,7 @@ def index(
                 reasoning=reasoning,  # type: ignore[arg-type]
                 prune=prune,
                 wait=wait,
-                threads=jobs,
+                threads=threads,
                 lenient=lenient,
                 origin=origin,
                 dask=dask,
