@@ -718,3 +718,11 @@ def test_a_phrase_finds_every_block_that_holds_it(
     if phrase.strip():
         found = {hit.block_id for hit in search(f'"{phrase}"', directory, limit=100)}
         assert found == {block["id"] for block in blocks if phrase in block["text"]}
+
+
+def test_the_index_is_named_a_location_a_folder_or_a_database(tmp_path: Path) -> None:
+    """``index`` and ``search`` take the index as ``location``, as ``index_sources``
+    does: it is a folder or a ``postgresql://`` URI, not always a directory."""
+    counts = index(load(INPUT / "session.json"), location=tmp_path / "index")
+    assert counts.added == 1
+    assert search("config", location=tmp_path / "index")

@@ -659,7 +659,7 @@ def _index_location(ctx: click.Context, param: click.Parameter, value: str | Non
 def index_option(help: str, required: bool = True) -> Callable[[Command], Command]:
     """``--index DIR|URI``, as ``index``, ``search`` and ``serve`` take it."""
     return click.option(
-        "--index", "directory", callback=_index_location, required=required, metavar="DIR|URI", help=help
+        "--index", "location", callback=_index_location, required=required, metavar="DIR|URI", help=help
     )
 
 
@@ -711,7 +711,7 @@ def index_option(help: str, required: bool = True) -> Callable[[Command], Comman
 @dask_option
 def index(
     sources: Sequence[str],
-    directory: Path | str,
+    location: Path | str,
     engine: str | None,
     reasoning: str,
     prune: bool,
@@ -750,7 +750,7 @@ def index(
         with _progress_bar("Indexing") as progress:
             counts = index_sources(
                 sources,
-                directory,
+                location,
                 engine=engine,
                 reasoning=reasoning,  # type: ignore[arg-type]
                 prune=prune,
@@ -764,7 +764,7 @@ def index(
                 redact=redaction,
             )
     except OSError as error:  # the index's own files: a disk full, a folder made read-only meanwhile
-        reporter.problem(f"vis-export: {error.filename or directory}: {error.strerror or error}")
+        reporter.problem(f"vis-export: {error.filename or location}: {error.strerror or error}")
         sys.exit(1)
     echo(str(counts), err=True)
     sys.exit(1 if reporter.failed else 0)
@@ -783,7 +783,7 @@ def index(
 @click.option("--until", default=None, metavar="DATE", help="Messages up to this time (ISO date or ms).")
 def search(
     query: str,
-    directory: Path | str,
+    location: Path | str,
     limit: int,
     as_json: bool,
     role: str | None,
@@ -813,7 +813,7 @@ def search(
     try:
         hits = run_search(
             query,
-            directory,
+            location,
             limit=limit,
             role=role,
             type=block_type,
@@ -904,7 +904,7 @@ def show(
 @redact_options
 def serve(
     sources: Sequence[str],
-    directory: Path | str | None,
+    location: Path | str | None,
     host: str,
     port: int,
     reasoning: str,
@@ -940,7 +940,7 @@ def serve(
     from vis_export.serve.server import bind, prepare, run, url_of
 
     redaction = _redaction(redact, redact_patterns, redact_allow, redact_rules)
-    if redaction is not None and directory is not None:
+    if redaction is not None and location is not None:
         raise click.UsageError(
             "--redact builds its own redacted index: leave out --index "
             "(an index made elsewhere may hold what is redacted)"
@@ -953,7 +953,7 @@ def serve(
         sys.exit(1)
     catalogue = None
     try:
-        catalogue, keeper = prepare(sources, directory, policy, reporter.results, reporter.warning, redaction)
+        catalogue, keeper = prepare(sources, location, policy, reporter.results, reporter.warning, redaction)
         with _progress_bar("Reading" if keeper is None else "Indexing") as progress:
             catalogue.refresh(progress)  # the total once its one walk of the sources has found the files
         if not len(catalogue) and set(sources) <= set(reporter.refused):
@@ -962,7 +962,7 @@ def serve(
         echo(f"Serving {len(catalogue)} session(s) at {url_of(sock)} (Ctrl-C stops)", err=True)
         if policy == "all":
             echo("Private reasoning is shown on every page (--reasoning all).", err=True)
-        run(catalogue, directory if keeper is None else keeper.directory, policy, sock, open_browser, redaction)
+        run(catalogue, location if keeper is None else keeper.directory, policy, sock, open_browser, redaction)
     finally:
         if catalogue is not None:
             catalogue.close()

@@ -88,7 +88,7 @@ def index_sources(
 
 def index(
     sessions: Iterable[Session],
-    directory: str | os.PathLike[str],
+    location: str | os.PathLike[str],
     engine: str | None = None,
     reasoning: IndexReasoning = "none",
     prune: bool = False,
@@ -99,7 +99,7 @@ def index(
     origin: str | None = None,
     redact: Redaction | bool | None = None,
 ) -> IndexCounts:
-    """Index ``sessions`` into ``directory`` (a folder, or a ``postgresql://``
+    """Index ``sessions`` into ``location`` (a folder, or a ``postgresql://``
     URI) with ``engine`` (by default the one the index there was built with,
     else tantivy); returns how many were added, updated, unchanged and (with
     ``prune``) removed. In a database, ``origin`` (by default the host name)
@@ -111,8 +111,8 @@ def index(
 
     settings = IndexSettings.given(locals())
     batches = [Batch(None, None, lambda: sessions)]
-    location = directory if is_database(directory) else Path(directory)
-    return index_sessions(batches, location, settings, progress, warn)
+    where = location if is_database(location) else Path(location)
+    return index_sessions(batches, where, settings, progress, warn)
 
 
 @dataclass(frozen=True)

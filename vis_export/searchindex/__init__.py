@@ -61,7 +61,7 @@ class Hit:
 
 def search(
     query: str,
-    directory: str | os.PathLike[str],
+    location: str | os.PathLike[str],
     limit: int = 10,
     role: str | None = None,
     type: str | None = None,
@@ -70,7 +70,8 @@ def search(
     since: Moment | None = None,
     until: Moment | None = None,
 ) -> list[Hit]:
-    """Ranked hits for ``query`` (words must all match; ``"quoted phrases"`` and
+    """Ranked hits for ``query`` in the index at ``location`` (a folder, or a
+    ``postgresql://`` URI; words must all match; ``"quoted phrases"`` and
     words of punctuation or symbols only must occur exactly); at most ``limit``
     (1 or more, however large). The filters are the command's: ``role``,
     ``type``, ``language``, ``session``, and ``since``/``until`` as the command
@@ -84,7 +85,7 @@ def search(
 
     if limit < 1:
         raise ValueError(f"limit must be 1 or more, not {limit}")
-    engine = _reader(directory)
+    engine = _reader(location)
     parsed = parse(query)
     filters = {
         name: value
