@@ -545,8 +545,8 @@ def test_r2_a_first_copy_written_again_keeps_private_reasoning_out(
     ordinary, restored = folder / "ordinary", folder / "restored"
     index([session], ordinary, engine="tantivy", reasoning=reasoning)
     target = target_for(restored, "tantivy", None)
-    with target.writing("tantivy", 0.0, 0) as (store, manifest):
-        job = IndexJob(store, target, manifest, reasoning, None, None)  # type: ignore[arg-type]
+    with target.writing("tantivy", 0.0, 0) as (writer, manifest):
+        job = IndexJob(writer, target, manifest, reasoning, None, None)  # type: ignore[arg-type]
         job.firsts = {session.id: str(source) if from_file else session}
         job.restore(session.id, lenient=False)
         job.commit()

@@ -112,8 +112,8 @@ def _writer(database: Database) -> Any:
 
 
 def _write(database: Database, session_id: str, digest: str, docs: list[dict[str, Any]]) -> None:
-    store = _writer(database)
-    store.delete_session(session_id)
-    store.add(docs)
-    store.record({session_id: digest}, database.origin, {}, set())
-    store.commit()
+    writer = _writer(database)
+    writer.delete_session(session_id)
+    writer.add(docs)
+    writer.record({session_id: digest}, database.origin, {}, set())
+    writer.commit()
