@@ -531,7 +531,16 @@ def convert(
     if output is None or output == "-":
         outcome = Outcome()
         try:
-            convert_to_stream(sources, to, sys.stdout, options, session_ids, lenient, reporter, outcome)
+            convert_to_stream(
+                sources,
+                to,
+                sys.stdout,
+                options,
+                session_ids=session_ids,
+                lenient=lenient,
+                report=reporter,
+                outcome=outcome,
+            )
         finally:
             if outcome.refused and not lenient:
                 _hint_lenient(outcome.refused)
@@ -542,7 +551,18 @@ def convert(
             echo(f"vis-export: rendering {session.id} ({len(session.messages)} messages) to {fmt.name}…", err=True)
 
     with _progress_bar() as progress:
-        outcome = convert_with(sources, to, output, options, session_ids, lenient, dask, reporter, progress, rendering)
+        outcome = convert_with(
+            sources,
+            to,
+            output,
+            options,
+            session_ids=session_ids,
+            lenient=lenient,
+            dask=dask,
+            report=reporter,
+            progress=progress,
+            rendering=rendering,
+        )
     if outcome.refused and not lenient:
         _hint_lenient(outcome.refused)
     sys.exit(1 if outcome.failed else 0)

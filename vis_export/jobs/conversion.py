@@ -104,7 +104,18 @@ def convert(
     given = options_given(locals())
     if options is not None and given != ExportOptions():
         raise TypeError("convert() takes its options as keywords or as options=ExportOptions(...), not both")
-    return convert_with(sources, to, output, options or given, session_ids, lenient, dask, report, progress, rendering)
+    return convert_with(
+        sources,
+        to,
+        output,
+        options or given,
+        session_ids=session_ids,
+        lenient=lenient,
+        dask=dask,
+        report=report,
+        progress=progress,
+        rendering=rendering,
+    )
 
 
 def convert_with(
@@ -112,6 +123,7 @@ def convert_with(
     to: str,
     output: str | os.PathLike[str],
     options: ExportOptions,
+    *,
     session_ids: Iterable[str] = (),
     lenient: bool = False,
     dask: str | None = None,
@@ -146,6 +158,7 @@ def convert_to_stream(
     to: str,
     stream: TextIO,
     options: ExportOptions,
+    *,
     session_ids: Iterable[str] = (),
     lenient: bool = False,
     report: Report | None = None,
