@@ -275,7 +275,7 @@ class _Job:
         advance = progress(len(todo)) if progress is not None else (lambda: None)
         task: Task[ToConvert, Converted] = Task(
             convert_unit,
-            arguments={"lenient": self.lenient, "to": self.to, "options": ahead, "shown": folder.base},
+            arguments={"lenient": self.lenient, "to": self.to, "options": ahead, "output_folder": folder.base},
             here={"make_folder": folder.make, "keeping": Keeping(), "announce": rendering},
             size=lambda unit: unit_size(unit.parts) / unit.share,
             more=_others,

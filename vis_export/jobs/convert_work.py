@@ -70,7 +70,7 @@ def convert_unit(
     lenient: bool,
     to: str,
     options: ExportOptions,
-    shown: Path,
+    output_folder: Path,
     folder: Path | None = None,
     on_worker: bool = False,
     make_folder: Callable[[], Path | None] | None = None,
@@ -94,7 +94,7 @@ def convert_unit(
         if on_worker:
             check_visible(part)
             if folder is not None:
-                check_output(folder, shown)
+                check_output(folder, output_folder)
         results = results_of(part, lenient)
         if unit.only is not None and unit.only > 0:  # a follow-up: one session of a file read already
             session = read_again(part, results, unit.only, unit.session_id)
