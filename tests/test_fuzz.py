@@ -225,7 +225,8 @@ def test_near_miss_input_in_pdf_real_indexes_and_serve(tmp_path: Path, written: 
 
     from pypdf import PdfReader
 
-    from vis_export.searchindex import index, search
+    from vis_export.jobs.indexing import index
+    from vis_export.searchindex import search
     from vis_export.searchindex.engines import BUILTIN_ENGINES
 
     with hard_time_limit(EXAMPLE_SECONDS * 6):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +50,35 @@ def test_convert_walks_its_sources_once(tmp_path: Path, walks: Counter[str]) -> 
     assert walks == {str(folder): 1}
 
 
+def test_convert_to_a_stream_walks_its_sources_once_and_runs_its_work_on_the_runner(
+    tmp_path: Path, walks: Counter[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Standard output is the job's other sink: the same plan (a unit a file),
+    its work (reading, here) on the runner; the lines and sessions are the files job's."""
+    import io
+
+    from vis_export.formats.options import ExportOptions
+    from vis_export.jobs.conversion import convert_to_stream
+    from vis_export.reporting import Lines
+    from vis_export.running import InProcessRunner
+
+    units: list[Any] = []
+    map_here = InProcessRunner.map
+
+    def mapped(runner: InProcessRunner, work: Any, todo: Iterable[Any]) -> Iterator[Any]:
+        units.extend(todo)
+        return map_here(runner, work, units)
+
+    monkeypatch.setattr(InProcessRunner, "map", mapped)
+    folder = _folder(tmp_path)
+    stream = io.TextIOWrapper(io.BytesIO())
+    lines = Lines()
+    done = convert_to_stream([str(folder)], "json", stream, ExportOptions(), report=lines)
+    assert not done.failed and (lines.problems, lines.warnings) == ([], [])
+    assert walks == {str(folder): 1}
+    assert [[part.name for part in unit] for unit in units] == [[str(folder / f"s{n}.json")] for n in range(3)]
+
+
 def test_serve_walks_its_sources_once_a_refresh(tmp_path: Path, walks: Counter[str]) -> None:
     """Its listing, its progress total and its own index's placement check share one walk."""
     from vis_export.serve.server import prepare
@@ -72,7 +101,7 @@ def test_serve_walks_its_sources_once_a_refresh(tmp_path: Path, walks: Counter[s
 def test_sessions_handed_over_walk_their_folder_once_a_job(tmp_path: Path, walks: Counter[str]) -> None:
     """``index(sessions)``: a session read from a folder makes that folder one
     that is read (the index may not go there), checked once, not once a session."""
-    from vis_export.searchindex import index
+    from vis_export.jobs.indexing import index
     from vis_export.sources import load
 
     folder = _folder(tmp_path, count=4)

@@ -22,8 +22,8 @@ from strategies import PRIVATE_CANARY, blocks, blocks_holding_reasoning, session
 from timelimit import time_limit
 
 from vis_export import load
-from vis_export.jobs.indexing import index_sources
-from vis_export.searchindex import IndexFailure, _close_databases, index, search
+from vis_export.jobs.indexing import index, index_sources
+from vis_export.searchindex import IndexFailure, _close_databases, search
 from vis_export.searchindex.conformance import CANARY, CODE_SESSION, check_engine
 from vis_export.searchindex.engines.postgresql_schema import SCHEMA
 from vis_export.sources.messages import session_document

@@ -15,7 +15,8 @@ from postgres import Server, database_fixture, postgres_server_fixture  # noqa: 
 from sessions import message_of, session_of
 from timelimit import time_limit
 
-from vis_export.searchindex import _close_databases, index, search
+from vis_export.jobs.indexing import index
+from vis_export.searchindex import _close_databases, search
 from vis_export.searchindex.engines.postgresql_schema import SCHEMA
 from vis_export.searchindex.query import inner_runs
 

@@ -14,7 +14,8 @@ from postgres import Server, database_fixture, postgres_server_fixture  # noqa: 
 from sessions import message_of, session_of
 from timelimit import time_limit
 
-from vis_export.searchindex import _close_databases, index
+from vis_export.jobs.indexing import index
+from vis_export.searchindex import _close_databases
 from vis_export.searchindex.documents import analysed_words
 from vis_export.searchindex.engines.postgresql_engine import POSITIONS, words_of
 from vis_export.searchindex.engines.postgresql_vector import LEXEMES, Lexemes, Positions

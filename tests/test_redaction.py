@@ -298,7 +298,8 @@ def test_a_redacted_value_is_not_found_in_the_index(
     tmp_path_factory: Any, case: tuple[dict[str, Any], list[str]]
 ) -> None:
     pytest.importorskip("tantivy")
-    from vis_export.searchindex import index, search
+    from vis_export.jobs.indexing import index
+    from vis_export.searchindex import search
 
     document, cores = case
     session = _load(document)

@@ -3,8 +3,15 @@ order, each yielded once its unit's work is done."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
 from hypothesis import given, strategies as st
 
+from corpus import session
 from vis_export.running import InProcessRunner, Runner, Task, plain
 
 
@@ -51,3 +58,46 @@ def in_source_order(unit: tuple[int, ...]) -> list[tuple[int, ...]]:
 def test_follow_ups_come_right_after_the_result_that_asked_for_them(units: list[tuple[int, ...]]) -> None:
     task = Task(halves, more=split_in_two)
     assert list(InProcessRunner().map(task, units)) == [found for unit in units for found in in_source_order(unit)]
+
+
+def test_an_index_job_here_adds_a_files_documents_before_it_reads_the_next(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``vis-export index`` without ``--dask`` runs its work on the
+    ``InProcessRunner``, as ``--dask`` runs it on the cluster: each file is a
+    unit, read only once the documents of the one before are in the index,
+    and a session's documents are made as they are added (one in memory at a
+    time, however many sessions a file holds)."""
+    from vis_export.jobs import index_work, indexing
+    from vis_export.searchindex.engines.tantivy_engine import TantivyEngine
+    from vis_export.sources import parts
+
+    sources = tmp_path / "sources"
+    sources.mkdir()
+    for n in range(6):  # small files: units of work on a cluster batch them
+        (sources / f"s{n}.json").write_text(json.dumps({**session(2_000, seed=n), "id": f"s{n}"}))
+    events: list[str] = []
+    handed: list[Any] = []
+
+    def noted(event: str, function: Callable[..., Any]) -> Callable[..., Any]:
+        def called(*args: Any) -> Any:
+            events.append(event)
+            return function(*args)
+
+        return called
+
+    monkeypatch.setattr(index_work, "read_part", noted("read", parts.read_part))
+    monkeypatch.setattr(index_work, "_documents", noted("made", index_work._documents))
+    monkeypatch.setattr(TantivyEngine, "add", noted("added", TantivyEngine.add))
+    map_here = InProcessRunner.map
+
+    def mapped(runner: InProcessRunner, work: Task[Any, Any], todo: Iterable[Any]) -> Iterator[Any]:
+        todo = list(todo)
+        handed.extend(todo)
+        return map_here(runner, work, todo)
+
+    monkeypatch.setattr(InProcessRunner, "map", mapped)
+    counts = indexing.index_sources([sources], tmp_path / "index")
+    assert str(counts) == "6 added, 0 updated, 0 unchanged"
+    assert [len(unit) for unit in handed] == [1] * 6  # a unit is a file (of parts.Part)
+    assert events == ["read", "made", "added"] * 6

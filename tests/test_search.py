@@ -19,9 +19,9 @@ from sessions import message_of, session_of
 from strategies import PRIVATE_CANARY, session_documents, small_blocks, small_code_blocks
 
 from vis_export import load
-from vis_export.jobs.indexing import index_sources as vis_export_index
+from vis_export.jobs.indexing import index, index_sources as vis_export_index
 from vis_export.model import Session
-from vis_export.searchindex import IndexFailure, index, search
+from vis_export.searchindex import IndexFailure, search
 from vis_export.searchindex.conformance import CANARY, CODE_SESSION, check_engine
 from vis_export.searchindex.directory import MANIFEST, writer_lock
 
@@ -241,8 +241,8 @@ def test_one_writer_at_a_time(tmp_path: Path) -> None:
 KILLED_JOB = """
 import sys, time
 from vis_export import load
+from vis_export.jobs.indexing import index
 from vis_export.model import Session
-from vis_export.searchindex import index
 from vis_export.searchindex.target import FolderTarget
 FolderTarget.commit_every = 50
 sessions = list(load(sys.argv[1]))
@@ -407,7 +407,7 @@ def test_a_file_dated_in_the_future_is_not_read_again_by_a_rerun(tmp_path: Path)
 
 
 def test_jobs_hold_after_a_commit(tmp_path: Path) -> None:
-    """``--jobs 1`` means one indexing thread for the whole job, not only until the first commit."""
+    """``--threads 1`` means one indexing thread for the whole job, not only until the first commit."""
     script = f"""
 import os, time
 from pathlib import Path
@@ -534,7 +534,7 @@ def test_r2_a_first_copy_written_again_keeps_private_reasoning_out(
     workers are done (``IndexJob.restore``: read again from its file, or kept as
     read from standard input) is the index's own view of it: the same
     documents an ordinary job writes, and never private reasoning."""
-    from vis_export.searchindex.job import IndexJob
+    from vis_export.jobs.index_job import IndexJob
     from vis_export.searchindex.target import target_for
 
     folder = tmp_path_factory.mktemp("restore")
@@ -545,8 +545,8 @@ def test_r2_a_first_copy_written_again_keeps_private_reasoning_out(
     ordinary, restored = folder / "ordinary", folder / "restored"
     index([session], ordinary, engine="tantivy", reasoning=reasoning)
     target = target_for(restored, "tantivy", None)
-    with target.writing("tantivy", 0.0, 0) as (store, manifest):
-        job = IndexJob(store, target, manifest, reasoning, None, None)  # type: ignore[arg-type]
+    with target.writing("tantivy", 0.0, 0) as (writer, manifest):
+        job = IndexJob(writer, target, manifest, reasoning, None, None)  # type: ignore[arg-type]
         job.firsts = {session.id: str(source) if from_file else session}
         job.restore(session.id, lenient=False)
         job.commit()
@@ -718,3 +718,11 @@ def test_a_phrase_finds_every_block_that_holds_it(
     if phrase.strip():
         found = {hit.block_id for hit in search(f'"{phrase}"', directory, limit=100)}
         assert found == {block["id"] for block in blocks if phrase in block["text"]}
+
+
+def test_the_index_is_named_a_location_a_folder_or_a_database(tmp_path: Path) -> None:
+    """``index`` and ``search`` take the index as ``location``, as ``index_sources``
+    does: it is a folder or a ``postgresql://`` URI, not always a directory."""
+    counts = index(load(INPUT / "session.json"), location=tmp_path / "index")
+    assert counts.added == 1
+    assert search("config", location=tmp_path / "index")

@@ -21,7 +21,8 @@ from hypothesis import given, strategies as st
 from sessions import session_of
 
 from vis_export import load
-from vis_export.searchindex import IndexFailure, index, search
+from vis_export.jobs.indexing import index
+from vis_export.searchindex import IndexFailure, search
 from vis_export.searchindex.directory import LOCK, MANIFEST, open_index
 from vis_export.searchindex.documents import documents
 from vis_export.searchindex.engines import MAX_THREADS
@@ -191,19 +192,20 @@ def test_a_rust_panic_becomes_one_line_and_its_report_stays_off_stderr(tmp_path:
 # --- indexing threads, and errors that are not damage -------------------------
 
 
-@pytest.mark.parametrize("jobs", [9, 16, MAX_THREADS])
-def test_any_number_of_indexing_threads_up_to_the_cap_indexes(tmp_path: Path, jobs: int) -> None:
+@pytest.mark.parametrize(("option", "threads"), [("--threads", 9), ("--threads", 16), ("--jobs", MAX_THREADS)])
+def test_any_number_of_indexing_threads_up_to_the_cap_indexes(tmp_path: Path, option: str, threads: int) -> None:
     """tantivy refuses less than 15 MB of writer memory a thread: with a fixed
-    pool every --jobs of 9 or more failed, and called the index damaged."""
+    pool every --threads of 9 or more failed, and called the index damaged.
+    ``--jobs``, the option's name before (it never meant jobs), is the same."""
     directory = tmp_path / "index"
     for expected in ("4 added, 0 updated, 0 unchanged", "0 added, 0 updated, 4 unchanged"):  # after a commit too
-        result = cli("index", str(INPUT), "--index", str(directory), "--jobs", str(jobs))
+        result = cli("index", str(INPUT), "--index", str(directory), option, str(threads))
         assert (result.returncode, result.stderr.strip()) == (0, expected)
     assert search("config", directory)
 
 
 def test_more_indexing_threads_than_the_cap_are_refused_in_one_line(tmp_path: Path) -> None:
-    result = cli("index", str(INPUT), "--index", str(tmp_path / "index"), "--jobs", str(MAX_THREADS + 1))
+    result = cli("index", str(INPUT), "--index", str(tmp_path / "index"), "--threads", str(MAX_THREADS + 1))
     assert result.returncode == 2 and f"is not in the range 0<=x<={MAX_THREADS}" in result.stderr
     assert not (tmp_path / "index").exists()
     with pytest.raises(ValueError, match=f"threads must be 0 to {MAX_THREADS}"):

@@ -17,7 +17,8 @@ from onterminal import on_terminal
 from sessions import message_of, session_of
 from strategies import PRIVATE_CANARY
 
-from vis_export.searchindex import index, search
+from vis_export.jobs.indexing import index
+from vis_export.searchindex import search
 from vis_export.searchindex.directory import MANIFEST
 from vis_export.searchindex.documents import INDEXED_TYPES
 from vis_export.searchindex.hit_text import MATCH_END, MATCH_START

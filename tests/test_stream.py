@@ -21,7 +21,7 @@ def _streamed(sources: list[str], to: str, session_ids: tuple[str, ...] = ()) ->
     raw = io.BytesIO()
     stream = io.TextIOWrapper(raw, encoding="utf-8")
     lines = Lines()
-    outcome = convert_to_stream(sources, to, stream, ExportOptions(), session_ids, report=lines)
+    outcome = convert_to_stream(sources, to, stream, ExportOptions(), session_ids=session_ids, report=lines)
     stream.flush()
     return raw.getvalue(), lines, outcome.failed
 
@@ -42,7 +42,7 @@ def test_sessions_picked_and_lines_are_the_job_s(tmp_path: Path) -> None:
     missing = ("no-such-session",)
     _, lines, failed = _streamed(SOURCES, "json", missing)
     written = Lines()
-    outcome = convert_with(SOURCES, "json", tmp_path / "out", ExportOptions(), missing, report=written)
+    outcome = convert_with(SOURCES, "json", tmp_path / "out", ExportOptions(), session_ids=missing, report=written)
     assert (lines, failed) == (written, outcome.failed) and failed and outcome.written == []
 
 

@@ -14,8 +14,9 @@ from conftest import INPUT
 from hypothesis import example, given, settings, strategies as st
 
 from vis_export import load
+from vis_export.jobs.indexing import index
 from vis_export.model import Session
-from vis_export.searchindex import IndexFailure, index, search
+from vis_export.searchindex import IndexFailure, search
 from vis_export.searchindex.directory import ENGINE_DATA
 from vis_export.searchindex.engines.whoosh_engine import (
     LAYOUT_FILE,

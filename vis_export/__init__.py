@@ -4,7 +4,7 @@ JSON and a search index.
 Importing the package is cheap: the API is loaded on first use (PEP 562), so a
 copy button that calls one function pays only for what that function needs.
 No module of the package is named like a public name (``copying`` holds
-``clipboard``, ``searchindex`` holds ``index`` and ``search``): importing a
+``clipboard``, ``searchindex`` holds ``search``, ``jobs`` holds ``index``): importing a
 submodule binds its name on the package, and would hide the function.
 """
 
@@ -26,7 +26,7 @@ _LAZY = {
     "to_html": "vis_export.formats.html",
     "to_pdf": "vis_export.formats.pdf",
     "to_provider": "vis_export.formats.provider",
-    "index": "vis_export.searchindex",
+    "index": "vis_export.jobs.indexing",
     "index_sources": "vis_export.jobs.indexing",
     "convert": "vis_export.jobs.conversion",
     "search": "vis_export.searchindex",
@@ -75,10 +75,10 @@ if TYPE_CHECKING:
     from vis_export.formats.provider import to_provider
     from vis_export.formats.text import to_text
     from vis_export.jobs.conversion import convert
-    from vis_export.jobs.indexing import index_sources
+    from vis_export.jobs.indexing import index, index_sources
     from vis_export.model import Block, Message, Session
     from vis_export.problems import InvalidInput, Problem
-    from vis_export.searchindex import index, search
+    from vis_export.searchindex import search
 
 
 def __getattr__(name: str) -> Any:

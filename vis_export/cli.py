@@ -531,7 +531,16 @@ def convert(
     if output is None or output == "-":
         outcome = Outcome()
         try:
-            convert_to_stream(sources, to, sys.stdout, options, session_ids, lenient, reporter, outcome)
+            convert_to_stream(
+                sources,
+                to,
+                sys.stdout,
+                options,
+                session_ids=session_ids,
+                lenient=lenient,
+                report=reporter,
+                outcome=outcome,
+            )
         finally:
             if outcome.refused and not lenient:
                 _hint_lenient(outcome.refused)
@@ -542,7 +551,18 @@ def convert(
             echo(f"vis-export: rendering {session.id} ({len(session.messages)} messages) to {fmt.name}…", err=True)
 
     with _progress_bar() as progress:
-        outcome = convert_with(sources, to, output, options, session_ids, lenient, dask, reporter, progress, rendering)
+        outcome = convert_with(
+            sources,
+            to,
+            output,
+            options,
+            session_ids=session_ids,
+            lenient=lenient,
+            dask=dask,
+            report=reporter,
+            progress=progress,
+            rendering=rendering,
+        )
     if outcome.refused and not lenient:
         _hint_lenient(outcome.refused)
     sys.exit(1 if outcome.failed else 0)
@@ -659,7 +679,7 @@ def _index_location(ctx: click.Context, param: click.Parameter, value: str | Non
 def index_option(help: str, required: bool = True) -> Callable[[Command], Command]:
     """``--index DIR|URI``, as ``index``, ``search`` and ``serve`` take it."""
     return click.option(
-        "--index", "directory", callback=_index_location, required=required, metavar="DIR|URI", help=help
+        "--index", "location", callback=_index_location, required=required, metavar="DIR|URI", help=help
     )
 
 
@@ -691,12 +711,14 @@ def index_option(help: str, required: bool = True) -> Callable[[Command], Comman
     help="How long to wait for another job writing to the same index (inf: as long as it takes).",
 )
 @click.option(
-    "--jobs",
+    "--threads",
+    "--jobs",  # its first name, kept for the scripts that use it: it never meant jobs
+    "threads",
     type=click.IntRange(min=0, max=MAX_THREADS),
     default=0,
     metavar="N",
     help=f"Indexing threads (tantivy, at most {MAX_THREADS}, 16 MiB each); 0 lets the engine choose "
-    "(with --dask, one: the workers have the cores).",
+    "(with --dask, one: the workers have the cores). --jobs is the same.",
 )
 @click.option("--lenient", is_flag=True, help="Index what can be read from invalid input, with warnings.")
 @click.option(
@@ -709,12 +731,12 @@ def index_option(help: str, required: bool = True) -> Callable[[Command], Comman
 @dask_option
 def index(
     sources: Sequence[str],
-    directory: Path | str,
+    location: Path | str,
     engine: str | None,
     reasoning: str,
     prune: bool,
     wait: float,
-    jobs: int,
+    threads: int,
     lenient: bool,
     origin: str | None,
     redact: bool,
@@ -748,12 +770,12 @@ def index(
         with _progress_bar("Indexing") as progress:
             counts = index_sources(
                 sources,
-                directory,
+                location,
                 engine=engine,
                 reasoning=reasoning,  # type: ignore[arg-type]
                 prune=prune,
                 wait=wait,
-                threads=jobs,
+                threads=threads,
                 lenient=lenient,
                 origin=origin,
                 dask=dask,
@@ -762,7 +784,7 @@ def index(
                 redact=redaction,
             )
     except OSError as error:  # the index's own files: a disk full, a folder made read-only meanwhile
-        reporter.problem(f"vis-export: {error.filename or directory}: {error.strerror or error}")
+        reporter.problem(f"vis-export: {error.filename or location}: {error.strerror or error}")
         sys.exit(1)
     echo(str(counts), err=True)
     sys.exit(1 if reporter.failed else 0)
@@ -781,7 +803,7 @@ def index(
 @click.option("--until", default=None, metavar="DATE", help="Messages up to this time (ISO date or ms).")
 def search(
     query: str,
-    directory: Path | str,
+    location: Path | str,
     limit: int,
     as_json: bool,
     role: str | None,
@@ -811,7 +833,7 @@ def search(
     try:
         hits = run_search(
             query,
-            directory,
+            location,
             limit=limit,
             role=role,
             type=block_type,
@@ -902,7 +924,7 @@ def show(
 @redact_options
 def serve(
     sources: Sequence[str],
-    directory: Path | str | None,
+    location: Path | str | None,
     host: str,
     port: int,
     reasoning: str,
@@ -938,7 +960,7 @@ def serve(
     from vis_export.serve.server import bind, prepare, run, url_of
 
     redaction = _redaction(redact, redact_patterns, redact_allow, redact_rules)
-    if redaction is not None and directory is not None:
+    if redaction is not None and location is not None:
         raise click.UsageError(
             "--redact builds its own redacted index: leave out --index "
             "(an index made elsewhere may hold what is redacted)"
@@ -951,7 +973,7 @@ def serve(
         sys.exit(1)
     catalogue = None
     try:
-        catalogue, keeper = prepare(sources, directory, policy, reporter.results, reporter.warning, redaction)
+        catalogue, keeper = prepare(sources, location, policy, reporter.results, reporter.warning, redaction)
         with _progress_bar("Reading" if keeper is None else "Indexing") as progress:
             catalogue.refresh(progress)  # the total once its one walk of the sources has found the files
         if not len(catalogue) and set(sources) <= set(reporter.refused):
@@ -960,7 +982,7 @@ def serve(
         echo(f"Serving {len(catalogue)} session(s) at {url_of(sock)} (Ctrl-C stops)", err=True)
         if policy == "all":
             echo("Private reasoning is shown on every page (--reasoning all).", err=True)
-        run(catalogue, directory if keeper is None else keeper.directory, policy, sock, open_browser, redaction)
+        run(catalogue, location if keeper is None else keeper.directory, policy, sock, open_browser, redaction)
     finally:
         if catalogue is not None:
             catalogue.close()

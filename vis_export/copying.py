@@ -48,19 +48,19 @@ def clipboard(
     block copies as empty strings unless ``reasoning="all"``.
     """
     settings = options_given(locals())
-    shown = visible(obj, settings.reasoning, settings.redaction)  # R2: the one view every flavour is made of
+    view = visible(obj, settings.reasoning, settings.redaction)  # R2: the one view every flavour is made of
     out = {}
     if PLAIN in flavours:
-        out[PLAIN] = _made(TextProjector(settings), shown)
+        out[PLAIN] = _made(TextProjector(settings), view)
     if MARKDOWN in flavours:
-        out[MARKDOWN] = _made(MarkdownProjector(settings), shown)
+        out[MARKDOWN] = _made(MarkdownProjector(settings), view)
     if HTML in flavours:
         from vis_export.formats.html import HtmlProjector
 
-        out[HTML] = _made(HtmlProjector(settings, pasted=True), shown)
+        out[HTML] = _made(HtmlProjector(settings, pasted=True), view)
     return out
 
 
-def _made(projector: Projector, shown: Exportable | None) -> str:
+def _made(projector: Projector, view: Exportable | None) -> str:
     """A flavour of the view: nothing of what the policy hides whole (a private reasoning block)."""
-    return "" if shown is None else projector.render(shown)
+    return "" if view is None else projector.render(view)

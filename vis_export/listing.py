@@ -14,8 +14,8 @@ from vis_export.model import Session
 @dataclass(frozen=True, slots=True)
 class SessionSummary:
     id: str
-    title: str | None  # as stored (``shown`` is the line a person reads)
-    shown: str
+    title: str | None  # as stored (``heading`` is the line a person reads)
+    heading: str
     messages: int
     first_at: int | None
     last_at: int | None

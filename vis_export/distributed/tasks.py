@@ -76,10 +76,10 @@ def echoed(reading: Reading, before: Reading | None, part: Part, k: int) -> bool
     return later and reading.session_id is None and reading == before
 
 
-def check_output(folder: Path, shown: Path) -> None:
-    """``folder`` is the job's own, made by the job in the output folder ``shown``."""
+def check_output(folder: Path, output_folder: Path) -> None:
+    """``folder`` is the job's own, made by the job in the output folder ``output_folder``."""
     if not folder.is_dir():
-        raise NotShared(f"the Dask worker {worker_name()} cannot see the output folder {shown}: {SHARED}")
+        raise NotShared(f"the Dask worker {worker_name()} cannot see the output folder {output_folder}: {SHARED}")
 
 
 def results_of(part: Part, lenient: bool) -> list[LoadResult]:

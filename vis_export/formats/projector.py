@@ -34,17 +34,17 @@ class Projector:
         return "".join(self.pieces(obj))
 
     def pieces(self, obj: Exportable) -> Iterator[str]:
-        shown = visible(obj, self.options.reasoning, self.options.redaction)
-        if shown is None:
+        view = visible(obj, self.options.reasoning, self.options.redaction)
+        if view is None:
             return
-        if isinstance(shown, Session):
-            yield from self.session(shown)
-        elif isinstance(shown, Message):
-            yield from self.message(shown)
-        elif isinstance(shown, Block):
-            yield from self.lone_block(shown)
+        if isinstance(view, Session):
+            yield from self.session(view)
+        elif isinstance(view, Message):
+            yield from self.message(view)
+        elif isinstance(view, Block):
+            yield from self.lone_block(view)
         else:
-            yield from self.messages(list(shown))
+            yield from self.messages(list(view))
 
     # --- frames a format overrides ----------------------------------------------------
 

@@ -312,9 +312,9 @@ def conversation(session: Session, options: ExportOptions, flavour: str = "opena
     if flavour not in PROVIDER_FORMATS:
         raise ValueError(f"provider format must be one of {', '.join(PROVIDER_FORMATS)}")
     # Reasoning never goes to a provider, not even visible reasoning, unless all is authorised.
-    shown = visible_session(session, "all" if options.reasoning == "all" else "none", options.redaction)
+    view = visible_session(session, "all" if options.reasoning == "all" else "none", options.redaction)
     attachments = Attachments.of(session, options.attachments)
-    return (_openai if flavour == "openai" else _anthropic)(shown, attachments)
+    return (_openai if flavour == "openai" else _anthropic)(view, attachments)
 
 
 def unreplayable(session: Session, options: ExportOptions) -> list[Problem]:

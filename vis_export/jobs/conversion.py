@@ -37,7 +37,7 @@ from vis_export.formats.options import (
     ToolOutputLimit,
     options_given,
 )
-from vis_export.jobs.convert_work import Converted, Keeping, Rendered, ToConvert, convert_unit, read_again
+from vis_export.jobs.convert_work import Converted, Keeping, Rendered, ToConvert, convert_unit, read_again, read_unit
 from vis_export.model import Session
 from vis_export.output import place, write_atomic
 from vis_export.policy import DEFAULT_REASONING, Reasoning, SessionView, visible_session
@@ -104,7 +104,18 @@ def convert(
     given = options_given(locals())
     if options is not None and given != ExportOptions():
         raise TypeError("convert() takes its options as keywords or as options=ExportOptions(...), not both")
-    return convert_with(sources, to, output, options or given, session_ids, lenient, dask, report, progress, rendering)
+    return convert_with(
+        sources,
+        to,
+        output,
+        options or given,
+        session_ids=session_ids,
+        lenient=lenient,
+        dask=dask,
+        report=report,
+        progress=progress,
+        rendering=rendering,
+    )
 
 
 def convert_with(
@@ -112,6 +123,7 @@ def convert_with(
     to: str,
     output: str | os.PathLike[str],
     options: ExportOptions,
+    *,
     session_ids: Iterable[str] = (),
     lenient: bool = False,
     dask: str | None = None,
@@ -146,24 +158,30 @@ def convert_to_stream(
     to: str,
     stream: TextIO,
     options: ExportOptions,
+    *,
     session_ids: Iterable[str] = (),
     lenient: bool = False,
     report: Report | None = None,
     outcome: Outcome | None = None,
 ) -> Outcome:
     """``convert`` to ``stream`` (standard output: no ``-o``, or ``-o -``): the
-    sessions read and reported, and chosen, as a job writing files does, then
+    sessions planned, read on a runner, reported and chosen as a job writing
+    files does (its work reads only: the sink needs the sessions), then
     a missing attachment of each chosen session is a warning, and the sessions
     are written as one document (``render_many`` for several), escaped for a
     terminal when ``stream`` is one. ``NotStreamable``: they cannot be; what
     was reported is in ``outcome`` (given, it is filled in)."""
     from vis_export.formats import get_format
-    from vis_export.sources import read
+    from vis_export.jobs.runners import runner_for
+    from vis_export.sources import plan_sources
 
     fmt = get_format(to)
     report = redacting(report, options.redaction)
     outcome = outcome if outcome is not None else Outcome()
-    results = list(read([os.fspath(source) for source in sources], lenient))
+    plan = plan_sources([os.fspath(source) for source in sources])  # the walk a job writing files takes
+    units = split([(f.name, f.path) for f in plan.files], 1, batched=False)
+    with runner_for(None) as runner:  # the stream takes every session: no cluster, which writes files
+        results = [loaded for found in runner.map(Task(read_unit, {"lenient": lenient}), units) for loaded in found]
     found = chosen([Reading.of(result) for result in results], session_ids, report, outcome)
     sessions = [session for i in found if (session := results[i].session) is not None]
     for session in sessions:
@@ -257,7 +275,7 @@ class _Job:
         advance = progress(len(todo)) if progress is not None else (lambda: None)
         task: Task[ToConvert, Converted] = Task(
             convert_unit,
-            arguments={"lenient": self.lenient, "to": self.to, "options": ahead, "shown": folder.base},
+            arguments={"lenient": self.lenient, "to": self.to, "options": ahead, "output_folder": folder.base},
             here={"make_folder": folder.make, "keeping": Keeping(), "announce": rendering},
             size=lambda unit: unit_size(unit.parts) / unit.share,
             more=_others,

@@ -17,7 +17,7 @@ from vis_export.distributed.tasks import check_output, check_visible, results_of
 from vis_export.exporting import Reading, export, rendered
 from vis_export.formats.options import ExportOptions
 from vis_export.model import Session
-from vis_export.sources.parts import Part, unit_size
+from vis_export.sources.parts import Part, read_part, unit_size
 from vis_export.sources.result import LoadResult
 
 # A session rendered ahead: (True, the file it is in, within the job's folder),
@@ -70,7 +70,7 @@ def convert_unit(
     lenient: bool,
     to: str,
     options: ExportOptions,
-    shown: Path,
+    output_folder: Path,
     folder: Path | None = None,
     on_worker: bool = False,
     make_folder: Callable[[], Path | None] | None = None,
@@ -94,7 +94,7 @@ def convert_unit(
         if on_worker:
             check_visible(part)
             if folder is not None:
-                check_output(folder, shown)
+                check_output(folder, output_folder)
         results = results_of(part, lenient)
         if unit.only is not None and unit.only > 0:  # a follow-up: one session of a file read already
             session = read_again(part, results, unit.only, unit.session_id)
@@ -146,3 +146,8 @@ def _ahead(
     name = f"{uuid.uuid4().hex}.out"
     line = export(session, folder / name, to, options, make_folder=False)  # gone: the job is
     return (True, name) if line is None else (False, line)
+
+
+def read_unit(unit: tuple[Part, ...], lenient: bool) -> list[LoadResult]:
+    """A unit's sessions, read (what a job whose sink needs them runs: ``convert`` to a stream)."""
+    return [loaded for part in unit for loaded in read_part(part, lenient)]

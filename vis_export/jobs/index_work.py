@@ -8,8 +8,9 @@ A worker of a cluster checks first that it sees the sources
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from vis_export.distributed.tasks import check_visible
@@ -19,12 +20,16 @@ from vis_export.searchindex.target import Database
 from vis_export.sources.parts import Part, read_part
 
 if TYPE_CHECKING:
+    from vis_export.policy import SessionView
     from vis_export.redaction import Redaction
 
 
+# A session's documents: made (on a worker: they are sent back), or made when
+# asked (in this process: one session's at a time, as the job adds them).
+Documents = list[dict[str, Any]] | Callable[[], list[dict[str, Any]]] | None
 # (digest, documents or None, written): a session's hash and, when the index
 # lacks that hash, its documents; ``written`` when the worker wrote it itself.
-Made = tuple[str, list[dict[str, Any]] | None, bool]
+Made = tuple[str, Documents, bool]
 _databases: dict[str, Any] = {}  # a writer per database, kept by the worker process for its next tasks
 
 
@@ -38,10 +43,11 @@ def index_unit(
     on_worker: bool = False,
 ) -> list[list[tuple[Reading, Made | None]]]:
     """Each session of each part with what indexing it takes (``Made``), its
-    documents made only when ``known`` lacks its hash. With ``database`` the
+    documents made only when ``known`` lacks its hash (and, in the job's own
+    process, only once the job asks for them). With ``database`` the
     worker writes such a session itself, in its own transaction as a job in
     one process does, and returns no documents."""
-    from vis_export.searchindex.documents import indexed_view, view_digest, view_documents
+    from vis_export.searchindex.documents import indexed_view, view_digest
 
     found = []
     with _forgotten_if_failed(database):
@@ -54,15 +60,24 @@ def index_unit(
                 if session is not None:
                     view = indexed_view(session, reasoning, redaction)
                     digest = view_digest(view, reasoning)
-                    docs = list(view_documents(view)) if known.get(session.id) != digest else None
-                    if docs is not None and database is not None:
-                        _write(database, session.id, digest, docs)
-                    made = (digest, None if database else docs, docs is not None and database is not None)
+                    changed = known.get(session.id) != digest
+                    docs: Documents = None
+                    if changed and database is not None:
+                        _write(database, session.id, digest, _documents(view))
+                    elif changed:
+                        docs = _documents(view) if on_worker else partial(_documents, view)
+                    made = (digest, docs, changed and database is not None)
                 entries.append((Reading.of(loaded), made))
             found.append(entries)
         if database is not None:
             _writer(database).finish()  # the task is done once its sessions are committed
         return found
+
+
+def _documents(view: SessionView) -> list[dict[str, Any]]:
+    from vis_export.searchindex.documents import view_documents
+
+    return list(view_documents(view))
 
 
 def close_writers() -> None:
@@ -97,8 +112,8 @@ def _writer(database: Database) -> Any:
 
 
 def _write(database: Database, session_id: str, digest: str, docs: list[dict[str, Any]]) -> None:
-    store = _writer(database)
-    store.delete_session(session_id)
-    store.add(docs)
-    store.record({session_id: digest}, database.origin, {}, set())
-    store.commit()
+    writer = _writer(database)
+    writer.delete_session(session_id)
+    writer.add(docs)
+    writer.record({session_id: digest}, database.origin, {}, set())
+    writer.commit()

@@ -1,12 +1,14 @@
 """``index`` over source files and folders: one job, given a runner.
 
-The sources are walked once into batches (a file each, ``searchindex.job``),
+The sources are walked once into batches (a file each, ``jobs.index_job``),
 stamped, and the index's placement checked against what that walk found; their
-problems are reported in source order, and the index job (``searchindex.job``:
-hashes, the manifest, pruning) runs each batch here, or, given the workers
-of a cluster (``jobs.runners``), has its changed files read, and their
-documents made, by the work of ``jobs.index_work`` on the runner, taking the
-results in source order: the same counts and lines.
+problems are reported in source order, and the index job (``jobs.index_job``:
+hashes, the manifest, pruning) has its changed files read, and their
+documents made, by the work of ``jobs.index_work`` on the runner it is given
+(``jobs.runners``: this process, or the workers of a cluster), taking the
+results in source order, one way for both: the same counts and lines. In
+this process a file is a unit, and a session's documents are made as the
+job adds them, so memory holds one file's sessions at a time.
 
 A folder index (tantivy, Whoosh) has one writer, this process, which adds the
 documents the work made; a database is written by the work itself, each
@@ -22,21 +24,22 @@ size and time) is not sent out; nor is what only this process can read
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from vis_export.jobs.index_job import Batch, IndexCounts, IndexJob, IndexSettings, index_sessions, planned_batches
 from vis_export.model import Session
 from vis_export.problems import NOTE
 from vis_export.reporting import Report
 from vis_export.running import Runner, Task
 from vis_export.searchindex.documents import IndexReasoning
-from vis_export.searchindex.job import Batch, IndexCounts, IndexJob, IndexSettings, index_sessions, planned_batches
 from vis_export.sources.result import report_lines
 
 if TYPE_CHECKING:
     from vis_export.exporting import Reading
-    from vis_export.jobs.index_work import Made
+    from vis_export.jobs.index_work import Documents, Made
     from vis_export.redaction import Redaction
     from vis_export.searchindex.target import Database
     from vis_export.sources.parts import Part
@@ -62,9 +65,9 @@ def index_sources(
     is; problems and warnings go to ``report`` (by default kept in a ``Lines``).
     ``dask`` (a scheduler's address or ``local[:N]``) has the workers of a Dask
     cluster read the sources and make the documents, with the same outcome.
-    ``progress(total)`` returns what is called as each file (or, with ``dask``,
-    each task) is done. ``redact``: index only the redacted view (``True`` for the
-    built-in rules, or a ``Redaction``; R8), as ``--redact`` does."""
+    ``progress(total)`` returns what is called as each file is done.
+    ``redact``: index only the redacted view (``True`` for the built-in
+    rules, or a ``Redaction``; R8), as ``--redact`` does."""
     from vis_export.reporting import redacting
     from vis_export.sources.result import report_lines
 
@@ -78,31 +81,63 @@ def index_sources(
                 (report.problem if fails else report.warning)(line)
         return [result.session for result in results if result.session is not None]
 
-    start = progress or (lambda total: lambda: None)
-    tick = [lambda: None]
-    batches, placement = planned_batches(names, lenient, reported, lambda: tick[0]())
-    if dask is None:  # each batch indexed as it is read, on this process's runner (``index_sessions``)
-        tick[0] = start(len(batches))
-        return index_sessions(batches, location, settings, warn=report.warning, placement=placement)
-    on_runner = _OnRunner(dask, lenient, report, start)
+    batches, placement = planned_batches(names, lenient, reported)
+    on_runner = _OnRunner(dask, lenient, report, progress or (lambda total: lambda: None))
     return index_sessions(batches, location, settings, warn=report.warning, elsewhere=on_runner, placement=placement)
+
+
+def index(
+    sessions: Iterable[Session],
+    location: str | os.PathLike[str],
+    engine: str | None = None,
+    reasoning: IndexReasoning = "none",
+    prune: bool = False,
+    wait: float = 0.0,
+    threads: int = 0,
+    progress: Callable[[Session], None] | None = None,
+    warn: Callable[[str], None] | None = None,
+    origin: str | None = None,
+    redact: Redaction | bool | None = None,
+) -> IndexCounts:
+    """Index ``sessions`` into ``location`` (a folder, or a ``postgresql://``
+    URI) with ``engine`` (by default the one the index there was built with,
+    else tantivy); returns how many were added, updated, unchanged and (with
+    ``prune``) removed. In a database, ``origin`` (by default the host name)
+    records where sessions come from: ``prune`` removes only its own. ``redact``
+    (``True`` or a ``Redaction``): secrets are replaced by markers before
+    anything is indexed (R8). The job runs them itself (``IndexJob.run``): a
+    caller's sessions are read already, there is nothing to hand out."""
+    from vis_export.searchindex.target import is_database
+
+    settings = IndexSettings.given(locals())
+    batches = [Batch(None, None, lambda: sessions)]
+    where = location if is_database(location) else Path(location)
+    return index_sessions(batches, where, settings, progress, warn)
 
 
 @dataclass(frozen=True)
 class _OnRunner:
-    """The index job's ``BatchRunner`` for ``--dask``: the batches' units on
-    the runner for that cluster (``jobs.runners``), the job taking their
-    results in source order."""
+    """The index job's ``BatchRunner``: the batches' units on the runner
+    ``jobs.runners`` gives for ``dask`` (this process without it), the job
+    taking their results in source order, one way whoever ran the work."""
 
-    dask: str
+    dask: str | None
     lenient: bool
     report: Report
     progress: Callable[[int], Callable[[], None]]
 
-    remote = True
+    @property
+    def remote(self) -> bool:
+        return self.dask is not None
 
     def run(self, job: IndexJob, batches: list[Batch], database: Database | None) -> None:
-        # Imported once there is work: a no-op rerun imports no reader (``searchindex.job``).
+        """The job takes the results in source order: its counts and lines are those of one process."""
+        sent = [b for b in batches if b.path is not None and b.path.is_file() and not job.unchanged(b)]
+        advance = self.progress(len(batches))
+        if not sent:  # nothing to read but what only this process can: no runner, no reader imported
+            self._taken(job, batches, {}, iter(()), advance)
+            return
+        # Imported once there is work: a no-op rerun imports no reader (``jobs.index_job``).
         from vis_export.jobs.index_work import close_writers, index_unit
         from vis_export.jobs.runners import runner_for
 
@@ -112,21 +147,27 @@ class _OnRunner:
         imports = (index_unit.__module__, "vis_export.searchindex.documents", *writing)
         try:
             with runner_for(self.dask, imports) as runner:
-                self._run(job, batches, database, runner)
+                self._run(job, batches, sent, database, runner, advance)
         finally:
             close_writers()  # those of the units run here
 
-    def _run(self, job: IndexJob, batches: list[Batch], database: Database | None, runner: Runner) -> None:
-        """The job takes the results in source order: its counts and lines are those of one process."""
+    def _run(
+        self,
+        job: IndexJob,
+        batches: list[Batch],
+        sent: list[Batch],
+        database: Database | None,
+        runner: Runner,
+        advance: Callable[[], None],
+    ) -> None:
         from vis_export.jobs.index_work import index_unit
         from vis_export.sources.parts import unit_size, units
 
-        sent = [b for b in batches if b.path is not None and b.path.is_file() and not job.unchanged(b)]
-        plan = units([(b.name or str(b.path), b.path) for b in sent], runner.workers())
+        # In this process a file is a unit: its documents are added before the next file is read.
+        plan = units([(b.name or str(b.path), b.path) for b in sent], runner.workers(), batched=self.remote)
         parts = [part for unit in plan for part in unit]
         firsts = [i for i, part in enumerate(parts) if _first_of_file(part)]
         count = {id(b): end - begin for b, begin, end in zip(sent, firsts, [*firsts[1:], len(parts)], strict=True)}
-        advance = self.progress(len(batches))
         task: Task[tuple[Part, ...], list[list[tuple[Reading, Made | None]]]] = Task(
             index_unit,
             arguments={
@@ -140,6 +181,18 @@ class _OnRunner:
         )
         results = runner.map(task, plan)
         found = (pair for unit, made in zip(plan, results, strict=True) for pair in zip(unit, made, strict=True))
+        self._taken(job, batches, count, found, advance)
+
+    def _taken(
+        self,
+        job: IndexJob,
+        batches: list[Batch],
+        count: dict[int, int],
+        found: Iterator[tuple[Part, list[tuple[Reading, Made | None]]]],
+        advance: Callable[[], None],
+    ) -> None:
+        """Each batch in source order: the results of its parts (``count`` of
+        them, from ``found``), or, for one not sent out, run by the job itself."""
         overwritten: dict[str, None] = {}  # sessions whose first copy a worker may have written over
         for batch in batches:
             if id(batch) not in count:
@@ -185,9 +238,9 @@ def _take(
     job.file_done(batch, hashes, complete)
 
 
-def _given(docs: list[dict[str, Any]] | None) -> Callable[[], list[dict[str, Any]]]:
-    """Documents a worker made (``None``: it found the session's hash in the index)."""
-    return lambda: docs or []
+def _given(docs: Documents) -> Callable[[], list[dict[str, Any]]]:
+    """Documents the work made, or makes when asked (``None``: it found the session's hash in the index)."""
+    return docs if callable(docs) else lambda: docs or []
 
 
 def _first_of_file(part: Part) -> bool:

@@ -1,11 +1,11 @@
-"""Search: index the blocks of many sessions, and query them.
+"""Search: the index of the blocks of many sessions, and its queries.
 
-``index`` runs an incremental job (see ``job``); ``search`` parses a query
+The index job that fills it is batch work (``jobs.index_job``); ``search`` parses a query
 (free words and quoted phrases, see ``query``), asks the engine, keeps only the
 blocks that contain each phrase exactly, and makes a snippet per hit.
 
 The command line imports this package to know the block types it can filter
-on, before any command runs: the engines, the job and the query parser are
+on, before any command runs: the engines and the query parser are
 imported only when a function needs them.
 """
 
@@ -13,33 +13,24 @@ from __future__ import annotations
 
 import atexit
 import os
-from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, fields
 from functools import lru_cache
 from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from vis_export.searchindex.documents import IndexReasoning
 from vis_export.timefmt import Moment
 
 if TYPE_CHECKING:
-    from vis_export.model import Session
-    from vis_export.redaction import Redaction
     from vis_export.searchindex.directory import check_placement
     from vis_export.searchindex.engines import Engine
     from vis_export.searchindex.engines.postgresql_engine import PostgresEngine
     from vis_export.searchindex.guard import IndexFailure
-    from vis_export.searchindex.job import IndexCounts
     from vis_export.searchindex.query import ParsedQuery, Snippet
 
-__all__ = ["Hit", "IndexCounts", "IndexFailure", "index", "search", "check_placement"]
+__all__ = ["Hit", "IndexFailure", "search", "check_placement"]
 
-_LAZY = {
-    "IndexCounts": "vis_export.searchindex.job",
-    "IndexFailure": "vis_export.searchindex.guard",
-    "check_placement": "vis_export.searchindex.directory",
-}
+_LAZY = {"IndexFailure": "vis_export.searchindex.guard", "check_placement": "vis_export.searchindex.directory"}
 
 
 def __getattr__(name: str) -> Any:
@@ -68,38 +59,9 @@ class Hit:
         return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "marks"}
 
 
-def index(
-    sessions: Iterable[Session],
-    directory: str | os.PathLike[str],
-    engine: str | None = None,
-    reasoning: IndexReasoning = "none",
-    prune: bool = False,
-    wait: float = 0.0,
-    threads: int = 0,
-    progress: Callable[[Session], None] | None = None,
-    warn: Callable[[str], None] | None = None,
-    origin: str | None = None,
-    redact: Redaction | bool | None = None,
-) -> IndexCounts:
-    """Index ``sessions`` into ``directory`` (a folder, or a ``postgresql://``
-    URI) with ``engine`` (by default the one the index there was built with,
-    else tantivy); returns how many were added, updated, unchanged and (with
-    ``prune``) removed. In a database, ``origin`` (by default the host name)
-    records where sessions come from: ``prune`` removes only its own. ``redact``
-    (``True`` or a ``Redaction``): secrets are replaced by markers before
-    anything is indexed (R8)."""
-    from vis_export.searchindex.job import Batch, IndexSettings, index_sessions
-    from vis_export.searchindex.target import is_database
-
-    settings = IndexSettings.given(locals())
-    batches = [Batch(None, None, lambda: sessions)]
-    location = directory if is_database(directory) else Path(directory)
-    return index_sessions(batches, location, settings, progress, warn)
-
-
 def search(
     query: str,
-    directory: str | os.PathLike[str],
+    location: str | os.PathLike[str],
     limit: int = 10,
     role: str | None = None,
     type: str | None = None,
@@ -108,7 +70,8 @@ def search(
     since: Moment | None = None,
     until: Moment | None = None,
 ) -> list[Hit]:
-    """Ranked hits for ``query`` (words must all match; ``"quoted phrases"`` and
+    """Ranked hits for ``query`` in the index at ``location`` (a folder, or a
+    ``postgresql://`` URI; words must all match; ``"quoted phrases"`` and
     words of punctuation or symbols only must occur exactly); at most ``limit``
     (1 or more, however large). The filters are the command's: ``role``,
     ``type``, ``language``, ``session``, and ``since``/``until`` as the command
@@ -122,7 +85,7 @@ def search(
 
     if limit < 1:
         raise ValueError(f"limit must be 1 or more, not {limit}")
-    engine = _reader(directory)
+    engine = _reader(location)
     parsed = parse(query)
     filters = {
         name: value

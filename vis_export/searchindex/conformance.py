@@ -121,18 +121,19 @@ EXPECTED: list[tuple[str, dict[str, Any], set[str]]] = [
 ]
 
 
-def check_engine(engine: str, directory: Path | str) -> None:
-    """Run the suite against ``engine``, in a new index under ``directory``, or
+def check_engine(engine: str, location: Path | str) -> None:
+    """Run the suite against ``engine``, in a new index under ``location`` (a folder), or
     in the empty database a ``postgresql://`` URI names (whose dump the caller
     checks for private reasoning: no file here holds it)."""
-    from vis_export.searchindex import index, search
+    from vis_export.jobs.indexing import index
+    from vis_export.searchindex import search
     from vis_export.searchindex.target import is_database
     from vis_export.sources.messages import session_document
 
     def session(document: dict[str, Any]) -> Any:
         return session_document(document, "", "s").session
 
-    where: Path | str = directory if is_database(directory) else Path(directory) / f"conformance-{engine}"
+    where: Path | str = location if is_database(location) else Path(location) / f"conformance-{engine}"
     counts = index([session(CODE_SESSION)], where, engine=engine, reasoning="visible")
     assert (counts.added, counts.unchanged) == (1, 0), f"first job: {counts}"
     for query, filters, expected in EXPECTED:

@@ -61,7 +61,12 @@ class Target(Protocol):
         nothing to do; else ``None`` (the job finds out)."""
 
     def commit(
-        self, store: Engine, manifest: dict[str, Any], done: dict[str, str], files: dict[str, Any], files_gone: set[str]
+        self,
+        writer: Engine,
+        manifest: dict[str, Any],
+        done: dict[str, str],
+        files: dict[str, Any],
+        files_gone: set[str],
     ) -> None:
         """Makes what the job wrote since the last commit, and ``manifest`` (already holding it), last."""
 
@@ -93,15 +98,15 @@ class FolderTarget:
                 self.on_disk = _snapshot(manifest) if (self.directory / MANIFEST).exists() else None
                 manifest["engine"] = manifest["engine"] or DEFAULT_ENGINE
                 name = manifest["engine"]
-                store = _OpenedToWrite(name, lambda: open_index(self.directory, name, writable=True, threads=threads))
+                writer = _OpenedToWrite(name, lambda: open_index(self.directory, name, writable=True, threads=threads))
                 if self.on_disk is None:  # a new index: its engine's files are made now, even if nothing is added
-                    store.opened()
+                    writer.opened()
                 try:
-                    yield store, manifest
-                    if store.engine is None:  # nothing written: the index is whole, or the job says why
+                    yield writer, manifest
+                    if writer.engine is None:  # nothing written: the index is whole, or the job says why
                         check_index(self.directory, name)
                 finally:
-                    store.close()
+                    writer.close()
         except PlacementRefused:
             if created is not None:
                 remove_created(self.directory, created)
@@ -115,12 +120,17 @@ class FolderTarget:
         return None
 
     def commit(
-        self, store: Engine, manifest: dict[str, Any], done: dict[str, str], files: dict[str, Any], files_gone: set[str]
+        self,
+        writer: Engine,
+        manifest: dict[str, Any],
+        done: dict[str, str],
+        files: dict[str, Any],
+        files_gone: set[str],
     ) -> None:
         """Engine first, manifest after: the manifest is never ahead of the index.
         A manifest the same as on disk (a rerun that changed nothing) is not
         written again: for thousands of files, that was most of a no-op rerun."""
-        store.commit()
+        writer.commit()
         if manifest != self.on_disk:
             write_manifest(self.directory, manifest)
             self.on_disk = _snapshot(manifest)
@@ -206,14 +216,14 @@ class DatabaseTarget:
         require("psycopg", "the postgresql search engine")
         from vis_export.searchindex.engines.postgresql_engine import PostgresEngine
 
-        store = PostgresEngine(self.uri, writable=True, wait=wait, job=self.job)
+        writer = PostgresEngine(self.uri, writable=True, wait=wait, job=self.job)
         try:
-            sessions, self.own, files = store.known(self.origin)
-            yield store, {"engine": DATABASE_ENGINE, "sessions": sessions, "files": files}
-            store.finish()  # the job is done once its last session is committed
-            store.refresh_statistics()
+            sessions, self.own, files = writer.known(self.origin)
+            yield writer, {"engine": DATABASE_ENGINE, "sessions": sessions, "files": files}
+            writer.finish()  # the job is done once its last session is committed
+            writer.refresh_statistics()
         finally:
-            store.close()
+            writer.close()
 
     def prunable(self, known: dict[str, str]) -> set[str]:
         """Only this origin's: another machine's sessions are not in our sources."""
@@ -229,13 +239,18 @@ class DatabaseTarget:
         return unchanged_sessions(self.uri, storable(self.origin), stored, prune)
 
     def commit(
-        self, store: Engine, manifest: dict[str, Any], done: dict[str, str], files: dict[str, Any], files_gone: set[str]
+        self,
+        writer: Engine,
+        manifest: dict[str, Any],
+        done: dict[str, str],
+        files: dict[str, Any],
+        files_gone: set[str],
     ) -> None:
         from vis_export.searchindex.engines.postgresql_engine import PostgresEngine
 
-        assert isinstance(store, PostgresEngine)
-        store.record(done, self.origin, files, files_gone)
-        store.commit()
+        assert isinstance(writer, PostgresEngine)
+        writer.record(done, self.origin, files, files_gone)
+        writer.commit()
         self.own |= set(done)
 
 

@@ -251,7 +251,7 @@ def create_app(
     def found(session_id: str) -> tuple[Session, Any] | None:
         return catalogue.session(session_id)
 
-    def shown(session: Session) -> SessionView:
+    def view_of(session: Session) -> SessionView:
         """The policy's view of a session (R2): all a page, download or copy of it
         receives. Made when one is made, not for a page already rendered."""
         return visible_session(session, room.reasoning, room.redaction)
@@ -265,7 +265,7 @@ def create_app(
         with kept:
             page = rendered.get(key)
         if page is None:
-            page = encode(pages.session_page(room, shown(session)))
+            page = encode(pages.session_page(room, view_of(session)))
         with kept:  # requests run in a thread pool
             rendered[key] = page
             rendered.move_to_end(key)
@@ -284,7 +284,7 @@ def create_app(
         session, stamp = hit
 
         def render() -> bytes:
-            body = made.render(shown(session), room.options)
+            body = made.render(view_of(session), room.options)
             return body if isinstance(body, bytes) else encode(body)
 
         try:
@@ -312,7 +312,7 @@ def create_app(
 
     def copy(request: Request) -> Response:
         hit = found(request.query_params.get("session", ""))
-        part = pages.anchored_part(room, shown(hit[0]), request.query_params.get("anchor", "")) if hit else None
+        part = pages.anchored_part(room, view_of(hit[0]), request.query_params.get("anchor", "")) if hit else None
         if part is None:
             return problem(request, 404, "No message or block with this anchor.")
         return as_json(clipboard(part, reasoning=room.reasoning, redact=room.redaction))  # markers styled in HTML

@@ -18,9 +18,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from vis_export.jobs.index_job import Batch, planned_batches, source_batches
 from vis_export.listing import SessionSummary
 from vis_export.model import Session
-from vis_export.searchindex.job import Batch, planned_batches, source_batches
 from vis_export.serve.keeper import IndexKeeper
 from vis_export.sources.stamp import source_stamp
 
@@ -53,7 +53,7 @@ def _entry(session: Session, key: str, position: int, redaction: Redaction | Non
         session = redactor.session(session)
         session = replace(session, source=redactor.path(session.source, ("source",)))
     summary = SessionSummary.of(session)
-    return Entry(summary, key, position, f"{summary.shown}\n{summary.id}".casefold())
+    return Entry(summary, key, position, f"{summary.heading}\n{summary.id}".casefold())
 
 
 def _recorded(batch: Batch, read: dict[str, tuple[list[int] | None, list[Session]]]) -> Batch:
@@ -90,7 +90,7 @@ def _by_time(entry: Entry) -> tuple[bool, int]:
 _SORT_KEYS: dict[str, Callable[[Entry], Any]] = {
     "newest": _by_time,
     "oldest": lambda e: (e.summary.first_at is None, e.summary.first_at or 0),
-    "title": lambda e: e.summary.shown.casefold(),
+    "title": lambda e: e.summary.heading.casefold(),
     "messages": lambda e: -e.summary.messages,
 }
 

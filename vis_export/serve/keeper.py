@@ -14,10 +14,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from vis_export.jobs.index_job import NOT_PRUNED, Batch, IndexCounts, IndexSettings, index_sessions
 from vis_export.policy import IndexReasoning, Reasoning, index_level
 from vis_export.searchindex.directory import Placement
 from vis_export.searchindex.guard import IndexFailure
-from vis_export.searchindex.job import NOT_PRUNED, Batch, IndexCounts, IndexSettings, index_sessions
 
 if TYPE_CHECKING:
     from vis_export.redaction import Redaction

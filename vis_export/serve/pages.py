@@ -116,7 +116,7 @@ def sessions_page(
     values = {
         "rows": [
             {
-                "title": row.shown,
+                "title": row.heading,
                 "id": row.id,
                 "url": room.url(row.id),
                 "first": utc(row.first_at),

@@ -9,7 +9,7 @@ session since), so no local copy can answer; instead the job sends the files
 it found, each with its stamp, and the server answers in one round trip
 whether its record of each is the same, every session each holds still has
 the hash recorded with it, and the job could write (its schema, its
-privileges), as the job itself would decide (``searchindex.job``). The
+privileges), as the job itself would decide (``jobs.index_job``). The
 question goes through libpq itself, loaded with ``ctypes`` (the system's, else
 psycopg-binary's own): a few milliseconds. Any doubt (no libpq, no
 connection, no tables, any error, any file changed) answers ``None`` and the

@@ -154,8 +154,9 @@ class BatchRunner(Protocol):
     """What runs a job's batches as units of work on a ``Runner``
     (``jobs.indexing``), handing the results back to the job in source order.
     ``database``: where the work writes itself (``None``: a folder index,
-    which only this process writes). ``remote``: the work runs on the
-    workers of a cluster, which have the cores."""
+    which only this process writes, or work that runs here, which the job
+    writes as it takes it). ``remote``: the work runs on the workers of a
+    cluster, which have the cores."""
 
     @property
     def remote(self) -> bool: ...
@@ -193,13 +194,14 @@ def index_sessions(
             return IndexCounts(unchanged=unchanged)
     if elsewhere is not None and elsewhere.remote and not threads:
         threads = 1  # the workers have the cores: one thread writes as fast here, with less merging
-    with target.writing(engine, wait, threads) as (store, manifest):
-        job = IndexJob(store, target, manifest, settings.reasoning, progress, warn, settings.redaction)
+    with target.writing(engine, wait, threads) as (writer, manifest):
+        job = IndexJob(writer, target, manifest, settings.reasoning, progress, warn, settings.redaction)
         if elsewhere is None:
             for _ in InProcessRunner().map(plain(job.run), batches):
                 pass  # the job is its own sink: each batch is indexed as it is run
         else:
-            database = target.for_workers(wait) if isinstance(target, DatabaseTarget) else None
+            # Workers write a database themselves; work run here is written by the job, as it takes it.
+            database = target.for_workers(wait) if elsewhere.remote and isinstance(target, DatabaseTarget) else None
             elsewhere.run(job, batches, database)
         if settings.prune:
             job.prune()
@@ -251,7 +253,7 @@ class IndexJob:
 
     def __init__(
         self,
-        store: Engine,
+        writer: Engine,
         target: Target,
         manifest: dict[str, Any],
         reasoning: IndexReasoning,
@@ -259,7 +261,7 @@ class IndexJob:
         warn: Callable[[str], None] | None,
         redaction: Redaction | None = None,
     ):
-        self.store, self.target, self.manifest, self.reasoning = store, target, manifest, reasoning
+        self.writer, self.target, self.manifest, self.reasoning = writer, target, manifest, reasoning
         self.redaction = redaction
         self.progress, self.warn = progress, warn
         self.known: dict[str, str] = manifest["sessions"]
@@ -404,8 +406,8 @@ class IndexJob:
         return digest
 
     def _write(self, session_id: str, digest: str, docs: list[dict[str, Any]]) -> None:
-        self.store.delete_session(session_id)
-        self.store.add(docs)
+        self.writer.delete_session(session_id)
+        self.writer.add(docs)
         self.done[session_id] = digest
         self.pending += len(docs) + 1
         if self.pending >= self.target.commit_every:
@@ -429,7 +431,7 @@ class IndexJob:
                 self._warn(f"{source}: not read in full, so its sessions stay in the index ({len(held)} not pruned)")
         alive = self.seen.union(*self.unread.values())
         for session_id in sorted(self.target.prunable(self.known) - alive):
-            self.store.delete_session(session_id)
+            self.writer.delete_session(session_id)
             del self.known[session_id]
             self.counts.removed += 1
         files = self.manifest["files"]
@@ -443,6 +445,6 @@ class IndexJob:
     def commit(self) -> None:
         self.known.update(self.done)
         self.manifest["files"].update(self.files_done)
-        self.target.commit(self.store, self.manifest, self.done, self.files_done, self.files_gone)
+        self.target.commit(self.writer, self.manifest, self.done, self.files_done, self.files_gone)
         self.done, self.files_done, self.files_gone = {}, {}, set()
         self.pending = 0
