@@ -657,6 +657,23 @@ def block_shape_ok(block: Any) -> bool:
     return fast is None or fast(block)
 
 
+def session_shape_ok(session: dict[str, Any]) -> bool:
+    """Whether a session object's own fields are certainly valid, its messages and
+    its fields' own containers aside (as ``envelope_shape_ok``)."""
+    if not (_GOOD_KEYS.issuperset(session) or snake_keys(session)):
+        return False
+    get = session.get
+    identity, title, created = get("id", "-"), get("title"), get("created_at")
+    return (
+        type(get("messages")) is list
+        and type(identity) is str
+        and bool(identity)
+        and not identity.isspace()
+        and (title is None or type(title) is str)
+        and (created is None or (type(created) is int and 0 <= created <= MAX_TIME))
+    )
+
+
 def _envelope_ok(message: Any, depth: int) -> bool:
     return envelope_shape_ok(message) and _values_ok(message, depth, skip="content")
 

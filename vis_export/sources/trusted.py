@@ -6,8 +6,9 @@ whether it keeps the contract. Checking it (``check_session``) and then
 freezing it into the model (``session_from_json``) walked every container
 twice; here each is visited once: its keys judged, its depth counted and it
 is frozen in place, with the contract's own fast predicates
-(``block_shape_ok``, ``envelope_shape_ok``, ``snake_keys``), so what is built
-is exactly what the check and the model would have made.
+(``session_shape_ok``, ``envelope_shape_ok``, ``block_shape_ok``,
+``snake_keys``), so what is built is exactly what the check and the model
+would have made.
 
 Anything those predicates cannot vouch for (a problem, or a rare valid shape
 such as a time written ``3.0``) raises ``NotCertain``. The value may by then be
@@ -20,7 +21,7 @@ from __future__ import annotations
 from types import MappingProxyType
 from typing import Any
 
-from vis_export.contract.check import MAX_DEPTH, block_shape_ok, check_session_fields, envelope_shape_ok, snake_keys
+from vis_export.contract.check import MAX_DEPTH, block_shape_ok, envelope_shape_ok, session_shape_ok, snake_keys
 from vis_export.contract.duplicates import any_recorded
 from vis_export.model import BLOCK_CLASSES, Block, LonisBlock, Message, Session, block_of, message_of, session_of
 from vis_export.sources.jsontext import INFINITE
@@ -32,11 +33,9 @@ class NotCertain(Exception):
 
 def trusted_session(value: dict[str, Any], default_id: str, source: str) -> Session:
     """The session of a session object, as ``check_session`` and then ``session_from_json`` would make it."""
-    found: list[Any] = []
-    check_session_fields(value, (), found)
-    if found or any_recorded():
+    if not session_shape_ok(value) or any_recorded():
         raise NotCertain
-    for key, item in value.items():  # the metadata: its keys are checked, its numbers not yet
+    for key, item in value.items():  # the metadata's containers: keys, depth and numbers judged as frozen
         if key != "messages" and type(item) in _SEEN:
             value[key] = _frozen(item, 1)
     return session_of(value, trusted_messages(value["messages"], 2), default_id, source, owned=True)
