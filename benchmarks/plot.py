@@ -38,8 +38,8 @@ class Figure(NamedTuple):
 
 FIGURES = (
     Figure("load+validate, 16 MB session", "1.55x", 1.55, 1.5, "lower"),
-    Figure("load+validate, 1 MB", "1.82x", 1.82, 3, "lower"),
-    Figure("load+validate, 100 KB", "2.09x", 2.09, 3, "lower"),
+    Figure("load+validate, 1 MB", "1.68x", 1.68, 3, "lower"),
+    Figure("load+validate, 100 KB", "2.02x", 2.02, 3, "lower"),
     Figure("read Claude Code, 1 MB / Vis JSONL", "2.50x; 2.16x", 2.50, 1.5, "lower"),
     Figure("read Codex, 1 MB / Vis JSONL", "1.91x; 1.70x", 1.91, 1.5, "lower"),
     Figure("text export, 16 MB", "1.57x", 1.57, 2, "lower"),

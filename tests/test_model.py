@@ -137,3 +137,19 @@ def test_a_parsed_document_taken_in_place_gives_the_model_a_copied_one_gives(doc
         assert all(_frozen_all_through(block.fields) for block in message.blocks)
     for stored, message in zip(document["messages"], copied.messages, strict=True):
         assert message_from_json(copy.deepcopy(stored), owned=True) == message
+
+
+@given(session_documents())
+def test_a_message_made_without_its_init_is_the_one_its_init_makes(document: dict[str, Any]) -> None:
+    """``message_of`` sets a message's slots on an unfrozen twin and then makes it a
+    ``Message``: the same object ``__init__`` makes (type, fields, equality,
+    copies), as frozen."""
+    from vis_export.model import Message, session_from_json
+
+    for message in session_from_json(document, "s", "s.json", owned=True).messages:
+        assert type(message) is Message
+        made = Message(**{field.name: getattr(message, field.name) for field in dataclasses.fields(Message)})
+        assert message == made and repr(message) == repr(made)
+        assert copy.copy(message) == dataclasses.replace(message) == message
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            message.role = "user"  # type: ignore[misc]

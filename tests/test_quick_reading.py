@@ -319,6 +319,31 @@ def test_a_valid_file_is_checked_as_it_is_built(
     assert all(result.ok for result in results)
 
 
+_SESSION_FIELDS = [
+    *({"id": value} for value in ("", " \n", None, 3, ["s"], "s")),
+    *({"title": value} for value in (None, 3, ["t"], {"t": 1}, "", "t")),
+    *({"created_at": value} for value in (None, -1, 0, 3.0, 3.5, "1", True, check.MAX_TIME, check.MAX_TIME + 1)),
+    {"messages": {}},
+    {"camelCase": 1},
+    {"meta": {"badKey": 1}},
+    {"meta": [{"deep": "@"}]},
+    {"meta": {"far": 1e400}},
+    {"meta": {"ok": [1, 2.5, None, {"k": "v"}]}},
+]
+
+
+@pytest.mark.parametrize("fields", _SESSION_FIELDS, ids=repr)
+@pytest.mark.parametrize("lenient", [False, True])
+def test_a_sessions_own_fields_are_judged_alike_read_quickly_or_exactly(fields: dict[str, Any], lenient: bool) -> None:
+    """The session object's own fields and metadata, valid, invalid or a rare
+    valid shape (a time written ``3.0``), and nested about the depth limit:
+    the same session or problems as the exact reading."""
+    for depth in (MAX_DEPTH - 4, MAX_DEPTH - 3, MAX_DEPTH - 2):
+        document = {"id": "s", "messages": [message({"id": "b", "type": "prose", "markdown": "x"})], **fields}
+        text = json.dumps(document).replace('"@"', "[" * depth + "]" * depth).replace("Infinity", "1e400")
+        _alike(text, lenient)
+
+
 @pytest.mark.parametrize("shape", [0, 1 << 8, 2 << 8, 3 << 8])
 def test_nesting_at_the_limit_is_judged_alike_in_every_shape(shape: int) -> None:
     """Each level about the depth limit, in a session, an array of messages, a

@@ -282,35 +282,41 @@ def message_from_json(data: dict[str, Any], owned: bool = False) -> Message:
     return message_of(MappingProxyType(envelope), blocks)
 
 
-# Message's slots, set one by one as its ``__init__`` would, past the frozen
-# ``__setattr__`` that makes that ``__init__`` slow (2.6 µs a message, 0.7 this way).
+# The slots ``message_of`` sets, in ``Message``'s order.
 _MESSAGE_SLOTS = (
     *("id", "role", "status", "created_at", "blocks"),
     *("completed_at", "model", "provider", "author", "fields"),
 )
 if Message.__slots__ != _MESSAGE_SLOTS:  # pragma: no cover - caught on import by every test
     raise TypeError(f"message_of sets {_MESSAGE_SLOTS}, but Message has {Message.__slots__}")
-(_id, _role, _status, _created_at, _blocks, _completed_at, _model, _provider, _author, _fields) = (
-    Message.__dict__[name].__set__ for name in _MESSAGE_SLOTS
-)
+
+
+class _OpenMessage:
+    """``Message``'s slots, not frozen: ``message_of`` sets them as plain
+    attributes and then makes the object a ``Message`` (the same layout). Its
+    frozen ``__init__`` took 2.6 µs a message; setting its slots one by one
+    through their descriptors, 0.7; this, a third of that."""
+
+    __slots__ = _MESSAGE_SLOTS
 
 
 def message_of(fields: Mapping[str, Any], blocks: tuple[Block, ...]) -> Message:
     """The model of one checked message: ``fields``, its envelope already frozen
     (``content`` as ``()``, marking where ``blocks`` go), and its blocks."""
-    message = _new(Message)
-    _id(message, fields["id"])
-    _role(message, fields["role"])
-    _status(message, fields["status"])
-    _created_at(message, fields["created_at"])
-    _blocks(message, blocks)
+    message: Any = _OpenMessage()
+    message.id = fields["id"]
+    message.role = fields["role"]
+    message.status = fields["status"]
+    message.created_at = fields["created_at"]
+    message.blocks = blocks
     get = fields.get
-    _completed_at(message, get("completed_at"))
-    _model(message, get("model"))
-    _provider(message, get("provider"))
-    _author(message, get("author"))
-    _fields(message, fields)
-    return message
+    message.completed_at = get("completed_at")
+    message.model = get("model")
+    message.provider = get("provider")
+    message.author = get("author")
+    message.fields = fields
+    message.__class__ = Message
+    return message  # type: ignore[no-any-return]
 
 
 @dataclass(frozen=True, slots=True)

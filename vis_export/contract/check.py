@@ -648,8 +648,8 @@ def _block_ok(block: Any, depth: int) -> bool:
 def block_shape_ok(block: Any) -> bool:
     """Whether ``block`` is certainly valid, its fields' own containers aside
     (whose keys and depth ``_keys_ok`` judges, or a caller that walks them anyway)."""
-    if type(block) is not dict or not snake_keys(block):
-        return False
+    if type(block) is not dict or not (_GOOD_KEYS.issuperset(block) or snake_keys(block)):
+        return False  # ``snake_keys``' own first step written out: this runs for every block
     identity, kind = block.get("id"), block.get("type")
     if type(identity) is not str or not identity or identity.isspace() or type(kind) is not str:
         return False  # ``_text_ok`` written out: this runs for every block
@@ -657,8 +657,21 @@ def block_shape_ok(block: Any) -> bool:
     return fast is None or fast(block)
 
 
-def _time_ok(value: Any) -> bool:
-    return type(value) is int and 0 <= value <= MAX_TIME
+def session_shape_ok(session: dict[str, Any]) -> bool:
+    """Whether a session object's own fields are certainly valid, its messages and
+    its fields' own containers aside (as ``envelope_shape_ok``)."""
+    if not (_GOOD_KEYS.issuperset(session) or snake_keys(session)):
+        return False
+    get = session.get
+    identity, title, created = get("id", "-"), get("title"), get("created_at")
+    return (
+        type(get("messages")) is list
+        and type(identity) is str
+        and bool(identity)
+        and not identity.isspace()
+        and (title is None or type(title) is str)
+        and (created is None or (type(created) is int and 0 <= created <= MAX_TIME))
+    )
 
 
 def _envelope_ok(message: Any, depth: int) -> bool:
@@ -668,21 +681,22 @@ def _envelope_ok(message: Any, depth: int) -> bool:
 def envelope_shape_ok(message: Any) -> bool:
     """Whether a message envelope is certainly valid, its blocks and its fields'
     own containers aside (as ``block_shape_ok``)."""
-    if type(message) is not dict or not snake_keys(message):
+    if type(message) is not dict or not (_GOOD_KEYS.issuperset(message) or snake_keys(message)):
         return False
-    created = message.get("created_at")
-    completed = message.get("completed_at")
-    if not (
-        _text_ok(message.get("id"))
-        and message.get("role") in MESSAGE_ROLES
-        and message.get("status") in MESSAGE_STATUSES
-        and type(message.get("content")) is list
-        and _time_ok(created)
-        and (completed is None or (_time_ok(completed) and completed >= created))
-    ):
-        return False
-    for field in ("model", "provider"):
-        value = message.get(field)
-        if value is not None and (type(value) is not str or value.startswith(":")):
-            return False
-    return True
+    # ``_text_ok`` and ``_time_ok`` written out, as in ``block_shape_ok``: this runs for every message.
+    get = message.get
+    identity, created, completed = get("id"), get("created_at"), get("completed_at")
+    model, provider = get("model"), get("provider")
+    return (
+        type(identity) is str
+        and bool(identity)
+        and not identity.isspace()
+        and get("role") in MESSAGE_ROLES
+        and get("status") in MESSAGE_STATUSES
+        and type(get("content")) is list
+        and type(created) is int
+        and 0 <= created <= MAX_TIME
+        and (completed is None or (type(completed) is int and created <= completed <= MAX_TIME))
+        and (model is None or (type(model) is str and not model.startswith(":")))
+        and (provider is None or (type(provider) is str and not provider.startswith(":")))
+    )
