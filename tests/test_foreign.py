@@ -1169,3 +1169,24 @@ def test_codex_arguments_the_reading_refuses_show_no_reasoning_they_name(
             for out in _outputs(result.session):
                 assert THOUGHT not in out
             assert THOUGHT in to_text(result.session, reasoning="all")
+
+
+@settings(max_examples=examples(200))
+@given(
+    st.lists(
+        st.dictionaries(
+            st.sampled_from(["cwd", "version", "gitBranch", "type"]),
+            st.one_of(st.none(), st.integers(), st.sampled_from(["", "a", "b", "/work"])),
+        ),
+        max_size=8,
+    )
+)
+def test_a_sessions_facts_found_in_one_pass_are_each_keys_first_string(found: list[dict[str, Any]]) -> None:
+    """The one pass that finds a Claude Code session's facts gives, for each key, the first
+    entry's value that is a non-empty string, as looking for each key on its own does."""
+    from vis_export.sources.claude_code import _first
+
+    keys = ("cwd", "version", "gitBranch")
+    entries = list(enumerate(found, 1))
+    alone = {key: next((e[key] for e in found if isinstance(e.get(key), str) and e[key]), None) for key in keys}
+    assert _first(entries, keys) == alone

@@ -60,10 +60,11 @@ def claude_code(lines: list[tuple[int, Any]], source: str, default_id: str, leni
     groups: dict[str | None, list[tuple[int, dict[str, Any]]]] = {}
     title: str | None = None
     session_id: str | None = None
-    for lineno, value in lines:
+    for line in lines:  # each line kept as the pair it is, unless its value is replaced
+        lineno, value = line
         key = None
         if not isinstance(value, dict):
-            value = {"type": "line that is not an entry"}
+            line = (lineno, {"type": "line that is not an entry"})
         else:
             if session_id is None:
                 found = value.get("sessionId")
@@ -71,13 +72,17 @@ def claude_code(lines: list[tuple[int, Any]], source: str, default_id: str, leni
                     session_id = found
             kind = value.get("type")
             if not isinstance(kind, str):  # anything but an object with a type is one more thing skipped
-                value = {"type": "line that is not an entry"}
-            elif kind == "summary" and title is None and isinstance(value.get("summary"), str):
-                title = value["summary"]
-            if value.get("isSidechain") is True:
-                agent = value.get("agentId")
-                key = agent if isinstance(agent, str) and agent else "sidechain"
-        groups.setdefault(key, []).append((lineno, value))
+                line = (lineno, {"type": "line that is not an entry"})
+            else:
+                if kind == "summary" and title is None and isinstance(value.get("summary"), str):
+                    title = value["summary"]
+                if value.get("isSidechain") is True:
+                    agent = value.get("agentId")
+                    key = agent if isinstance(agent, str) and agent else "sidechain"
+        group = groups.get(key)
+        if group is None:
+            group = groups[key] = []
+        group.append(line)
     if session_id is None:
         session_id = default_id
     results = []
@@ -129,20 +134,33 @@ def _session(
         title = first_line(prompt)
     if parent is not None:
         title = f"Subagent of {parent}: {title}" if title else f"Subagent of {parent}"
+    first = _first(entries, ("cwd", "version", "gitBranch"))
     facts = {
         "origin": "claude_code",
-        "cwd": _first(entries, "cwd"),
+        "cwd": first["cwd"],
         "project": PurePath(source).parent.name or None,
-        "tool_version": _first(entries, "version"),
-        "git_branch": _first(entries, "gitBranch"),
+        "tool_version": first["version"],
+        "git_branch": first["gitBranch"],
         "parent_session": parent,
     }
     return transcript.result(session_id, title, facts, lenient)
 
 
-def _first(entries: list[tuple[int, dict[str, Any]]], key: str) -> str | None:
-    """The first entry's ``key`` that is a string (summaries and snapshots have none)."""
-    return next((e[key] for _, e in entries if isinstance(e.get(key), str) and e[key]), None)
+def _first(entries: list[tuple[int, dict[str, Any]]], keys: tuple[str, ...]) -> dict[str, str | None]:
+    """Each key's first value in the entries that is a non-empty string (summaries and
+    snapshots have none), in one pass that ends once all are found: a key no entry has
+    (``gitBranch`` outside a repository) is looked for in every entry."""
+    found: dict[str, str | None] = dict.fromkeys(keys)
+    missing = list(keys)
+    for _, entry in entries:
+        for key in missing:
+            value = entry.get(key)
+            if isinstance(value, str) and value:
+                found[key] = value
+                missing = [k for k in missing if k != key]
+        if not missing:
+            break
+    return found
 
 
 def _notice_entry(transcript: Transcript, entry: dict[str, Any], entry_id: str, at: int) -> None:
@@ -193,10 +211,10 @@ def _tool_result(transcript: Transcript, part: dict[str, Any], at: int, entry: d
     if not (isinstance(call_id, str) and call_id.strip()):
         call_id = f"result_line{at}"
     content = part.get("content", "")
-    owner = transcript.owners.get(call_id)
     if isinstance(content, str):  # the common result: its text, nothing to look through
         transcript.answer(call_id, content, part.get("is_error") is True, at)
     else:
+        owner = transcript.owners.get(call_id)
         parts = content if isinstance(content, list) else []
         images = [p for p in parts if isinstance(p, dict) and p.get("type") == "image"]
         text = text_of_parts([p for p in parts if p not in images] if images and owner else content)
@@ -209,7 +227,7 @@ def _tool_result(transcript: Transcript, part: dict[str, Any], at: int, entry: d
                 transcript.attach_base64(owner, f"{call_id}_image{n}", media_type, data, name)
     ran = entry.get("toolUseResult")
     agent = ran.get("agentId") if isinstance(ran, dict) else None
-    if text_or(agent, "") and text_or(entry.get("sessionId"), ""):
+    if agent is not None and text_or(agent, "") and text_or(entry.get("sessionId"), ""):
         transcript.links[call_id] = {"subagent_session": f"{entry['sessionId']}/{agent}"}
 
 

@@ -52,10 +52,13 @@ def _is_legacy_head(value: Any) -> bool:
     return isinstance(value, dict) and "type" not in value and "id" in value and "timestamp" in value
 
 
-def _records(lines: list[tuple[int, Any]]) -> list[tuple[int, dict[str, Any]]]:
+def _records(lines: list[tuple[int, Any]]) -> tuple[list[tuple[int, dict[str, Any]]], set[tuple[str, str]]]:
     """The lines as current records: an older rollout's head is its ``session_meta``, its
-    bare items are ``response_item`` records, and its ``record_type`` state lines are dropped."""
+    bare items are ``response_item`` records, and its ``record_type`` state lines are dropped.
+    And, in the same pass (a rollout has thousands of records), what the response items'
+    messages say (``_says``), to know which events repeat them."""
     records: list[tuple[int, dict[str, Any]]] = []
+    said: set[tuple[str, str]] = set()
     for n, (lineno, value) in enumerate(lines):
         if not isinstance(value, dict):
             records.append((lineno, {"type": "line that is not a record"}))
@@ -63,14 +66,17 @@ def _records(lines: list[tuple[int, Any]]) -> list[tuple[int, dict[str, Any]]]:
             records.append((lineno, {"type": "session_meta", "timestamp": value["timestamp"], "payload": value}))
         elif "payload" not in value and field_text(value, "type") in ITEM_TYPES:
             records.append((lineno, {"type": "response_item", "timestamp": value.get("timestamp"), "payload": value}))
+            _says(said, value)
         elif "record_type" not in value:
             records.append((lineno, value))
-    return records
+            if value.get("type") == "response_item":
+                _says(said, value.get("payload"))
+    return records, said
 
 
 def codex(lines: list[tuple[int, Any]], source: str, default_id: str, lenient: bool) -> list[LoadResult]:
-    records = _records(lines)
-    rollout = _Rollout(Transcript(source), default_id, _said(records))
+    records, said = _records(lines)
+    rollout = _Rollout(Transcript(source), default_id, said)
     for lineno, record in records:
         rollout.record(lineno, record)
     title = first_line(rollout.prompt) if rollout.prompt else None
@@ -80,17 +86,13 @@ def codex(lines: list[tuple[int, Any]], source: str, default_id: str, lenient: b
     return [rollout.transcript.result(rollout.session_id, title, rollout.facts, lenient)]
 
 
-def _said(records: list[tuple[int, dict[str, Any]]]) -> set[tuple[str, str]]:
-    """(role, text) of every text part of the response items' messages, to know which events repeat them."""
-    said = set()
-    for _, record in records:
-        item = record.get("payload")
-        if record.get("type") == "response_item" and isinstance(item, dict) and item.get("type") == "message":
-            parts: Any = item.get("content")
-            for part in parts if isinstance(parts, list) else []:
-                if isinstance(part, dict) and isinstance(part.get("text"), str):
-                    said.add((str(item.get("role")), part["text"].strip()))
-    return said
+def _says(said: set[tuple[str, str]], item: Any) -> None:
+    """Adds (role, text) of every text part of a response item's message to ``said``."""
+    if isinstance(item, dict) and item.get("type") == "message":
+        parts: Any = item.get("content")
+        for part in parts if isinstance(parts, list) else []:
+            if isinstance(part, dict) and isinstance(part.get("text"), str):
+                said.add((str(item.get("role")), part["text"].strip()))
 
 
 @dataclass
@@ -108,14 +110,14 @@ class _Rollout:
         at = self.transcript.time(record.get("timestamp"))
         if not isinstance(payload, dict):
             self.transcript.skip(kind if isinstance(kind, str) else "record without a type")
+        elif kind == "response_item":  # the most of a rollout's records: compared first
+            self.item(payload, f"line{lineno}", at)
+        elif kind == "event_msg":
+            self.event(payload, f"line{lineno}", at)
         elif kind == "session_meta":
             self.session_meta(payload)
         elif kind == "turn_context":
             self.model = text_or(payload.get("model"), "") or self.model
-        elif kind == "event_msg":
-            self.event(payload, f"line{lineno}", at)
-        elif kind == "response_item":
-            self.item(payload, f"line{lineno}", at)
         else:
             self.transcript.skip(str(kind))
 
@@ -157,21 +159,24 @@ class _Rollout:
                 self.turn = self.transcript.message(line_id, "assistant", at, model=self.model, provider="openai")
             elif at > self.turn["created_at"]:
                 self.turn["completed_at"] = at
-            _assistant_item(self.transcript, self.turn, item, line_id)
+            _assistant_item(self.transcript, self.turn, item, kind, line_id)
         else:
             self.transcript.skip(f"item {kind}")
 
 
 def _call_id(payload: dict[str, Any], line_id: str) -> str:
-    for key in ("call_id", "id"):
-        found = payload.get(key)
-        if isinstance(found, str) and found.strip():
-            return str(found)
-    return line_id
+    """The item's ``call_id``, else its ``id``, else ``line_id``: once for each of a rollout's
+    thousands of calls and outputs, so written out rather than looped over."""
+    found = payload.get("call_id")
+    if isinstance(found, str) and found.strip():
+        return found
+    found = payload.get("id")
+    return found if isinstance(found, str) and found.strip() else line_id
 
 
-def _assistant_item(transcript: Transcript, turn: dict[str, Any], item: dict[str, Any], line_id: str) -> None:
-    kind = item.get("type")
+def _assistant_item(
+    transcript: Transcript, turn: dict[str, Any], item: dict[str, Any], kind: str | None, line_id: str
+) -> None:
     if kind == "message":
         _parts(transcript, turn, item.get("content"), line_id)
     elif kind == "reasoning":
