@@ -149,9 +149,11 @@ def test_sigterm_during_an_export_leaves_no_partial_file(tmp_path: Path, number:
         ],
         stderr=subprocess.PIPE,
     )
+    # A session this large is rendered by a job: its partial file is made inside the job's folder in ``out``.
     deadline = time.monotonic() + 60
-    while not list(out.glob(".*.part")) and process.poll() is None and time.monotonic() < deadline:
+    while not list(out.rglob("*.part")) and process.poll() is None and time.monotonic() < deadline:
         time.sleep(0.01)
+    assert list(out.rglob("*.part")), "no partial file was made to be left behind"
     assert process.poll() is None, "the export finished before it could be interrupted"
     process.send_signal(number)
     _, stderr = process.communicate(timeout=60)

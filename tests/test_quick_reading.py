@@ -684,7 +684,7 @@ def _mutated(data: bytes, rng: random.Random) -> bytes:
     return re.sub(rb'"(text|content)":', b'"zz":' + b"[" * depth + b"]" * depth + b',"\\1":', data, count=1)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.sampled_from(range(len(_READERS))), st.integers(0, 2**32), st.integers(1, 2), st.booleans())
 def test_every_readers_file_changed_in_its_bytes_is_read_quickly_as_exactly(
     which: int, seed: int, changes: int, lenient: bool

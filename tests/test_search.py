@@ -555,7 +555,7 @@ def test_r2_a_first_copy_written_again_keeps_private_reasoning_out(
     assert found == [h.to_json() for h in search("", ordinary, limit=10_000)]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     st.lists(st.sampled_from(_QUERY_WORDS), min_size=1, max_size=4).map(" ".join),
     st.lists(st.sampled_from(_SNIPPET_ALPHABET), max_size=80).map("".join)
