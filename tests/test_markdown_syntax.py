@@ -7,6 +7,7 @@ import pytest
 from hypothesis import example, given, strategies as st
 from markdown_it import MarkdownIt
 from strategies import text
+from timelimit import time_limit
 
 from vis_export.formats.markdown_syntax import escape, escape_one_line, fence_for, info_string
 from vis_export.formats.prose import contained
@@ -200,6 +201,24 @@ def test_the_words_of_simple_prose_are_the_parsers(prose: str) -> None:
     from vis_export.formats.prose_words import prose_words, visible_words
 
     assert visible_words(prose) == " ".join(prose_words(prose).split())
+
+
+def test_code_spans_without_a_closer_are_read_in_linear_time() -> None:
+    """Runs of backticks of distinct lengths (none closes another) before many
+    emphasis marks: each looked for its closer among all later marks, n^1.5
+    (18 s for 750k characters of one paragraph, a snippet's hit in ``serve``)."""
+    from vis_export.formats.prose_words import prose_words, visible_words
+
+    def prose(size: int) -> str:
+        head = "a".join("`" * length for length in range(1, int((size / 2) ** 0.5)))
+        return f"{head} {'*a' * (size // 4)}"
+
+    small = prose(2_000)
+    assert visible_words(small) == " ".join(prose_words(small).split())
+    large = prose(750_000)
+    with time_limit(6):
+        words = visible_words(large)
+    assert words.startswith(large[:1000])  # no closer: the backticks are text
 
 
 def test_prose_of_paragraphs_emphasis_code_spans_and_fences_is_read_without_a_parse() -> None:

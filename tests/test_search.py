@@ -167,6 +167,28 @@ def test_engine_and_directory_mismatches_are_refused(tmp_path: Path) -> None:
         search("x", tmp_path / "nothing")
 
 
+def test_an_index_in_a_folder_it_cannot_enter_is_not_said_to_be_missing(tmp_path: Path) -> None:
+    """A folder without search permission (its manifest cannot be looked at)
+    holds an index all the same: the permission is reported, not "no index
+    here (run vis-export index first)". As root, the search runs without the
+    capabilities that pass over permissions (``setpriv``)."""
+    import shutil
+
+    directory = tmp_path / "index"
+    index(GOLDEN, directory, engine="tantivy")
+    os.chmod(directory, 0o600)
+    drop = ["setpriv", "--bounding-set", "-dac_override,-dac_read_search"] if os.geteuid() == 0 else []
+    if drop and shutil.which("setpriv") is None:
+        pytest.skip("running as root without setpriv: permissions cannot be withheld")
+    script = "import sys; from vis_export.searchindex import search; search('x', sys.argv[1])"
+    try:
+        result = subprocess.run([*drop, sys.executable, "-c", script, str(directory)], capture_output=True, text=True)
+    finally:
+        os.chmod(directory, 0o700)
+    assert result.returncode != 0 and "PermissionError" in result.stderr, result.stderr
+    assert "no index here" not in result.stderr
+
+
 def test_index_beside_a_named_file_but_never_inside_a_folder_that_is_read(tmp_path: Path) -> None:
     sources = tmp_path / "sessions"
     sources.mkdir()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import string
 import unicodedata
+from bisect import bisect_left
 from collections.abc import Iterator
 from functools import lru_cache
 from typing import Any
@@ -135,6 +136,10 @@ def _inline_words(source: str) -> str:
     runs = _runs(source)
     if not runs:
         return source
+    backticks: dict[int, list[int]] = {}  # a length's runs of backticks, in order: a closer found by bisection
+    for index, (start, end) in enumerate(runs):
+        if source[start] == "`":
+            backticks.setdefault(end - start, []).append(index)
     pieces: list[str] = []  # the text: a piece per marker, and the text between
     delimiters: list[list[Any]] = []  # [marker, its run's length, its piece, opens, closes, paired with]
     done, k = 0, 0
@@ -145,10 +150,12 @@ def _inline_words(source: str) -> str:
         marker = source[start]
         done = end
         if marker == "`":  # a code span to the next run of as many backticks, else text
-            closing = next((j for j in range(k, len(runs)) if _is_backticks(source, runs[j], end - start)), None)
-            if closing is None:
+            same = backticks[end - start]
+            after = bisect_left(same, k)
+            if after == len(same):
                 pieces.append(source[start:end])
                 continue
+            closing = same[after]
             code = source[end : runs[closing][0]].replace("\n", " ")
             pieces.append(code[1:-1] if code.startswith(" ") and code.endswith(" ") and code.strip(" ") else code)
             done, k = runs[closing][1], closing + 1
@@ -180,10 +187,6 @@ def _runs(source: str) -> list[tuple[int, int]]:
                 runs.append((start, n))
                 start = n
     return runs
-
-
-def _is_backticks(source: str, run: tuple[int, int], length: int) -> bool:
-    return source[run[0]] == "`" and run[1] - run[0] == length
 
 
 _ASCII_PUNCTUATION = frozenset(string.punctuation)

@@ -140,7 +140,7 @@ def _reader(location: str | os.PathLike[str]) -> Engine:
     folder = os.path.realpath(location)
     try:
         version = os.stat(os.path.join(folder, MANIFEST)).st_mtime_ns
-    except OSError:
+    except (FileNotFoundError, NotADirectoryError):  # not a folder it cannot read: that is no missing index
         version = None
     if version is None or not os.path.exists(os.path.join(folder, ENGINE_DATA)):
         raise IndexFailure(f"{Path(location)}: no index here (run vis-export index first)")
