@@ -230,8 +230,22 @@ def _expression(value: str) -> bool:
 # What an expression in code that yields a secret is made of (``_expression``): anything else, a
 # lambda, a comprehension, a formatted string, an assignment, is a value or wraps one (``_secret_literal``).
 _CODE = (
-    ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Slice, ast.keyword, ast.Constant, ast.Tuple, ast.List,
-    ast.BinOp, ast.BoolOp, ast.UnaryOp, ast.operator, ast.boolop, ast.unaryop, ast.expr_context,
+    ast.Name,
+    ast.Attribute,
+    ast.Call,
+    ast.Subscript,
+    ast.Slice,
+    ast.keyword,
+    ast.Constant,
+    ast.Tuple,
+    ast.List,
+    ast.BinOp,
+    ast.BoolOp,
+    ast.UnaryOp,
+    ast.operator,
+    ast.boolop,
+    ast.unaryop,
+    ast.expr_context,
 )
 
 
@@ -272,7 +286,7 @@ def _assigned(secret: str) -> bool:
 # own name or a word for an example. A passphrase of other words (``correct-horse-battery``) is one.
 _SELF_DESCRIBED = re.compile(
     r"(?i)[^A-Za-z0-9]*(?=(?:[A-Za-z]+[^A-Za-z0-9]+)*?(?:password|passwd|passphrase|secret|key|token|example"
-    r"|fake|dummy|placeholder|sample)(?:[^A-Za-z0-9]|$))[A-Za-z]+(?:[^A-Za-z0-9]+[A-Za-z]+)+[^A-Za-z0-9]*",
+    r"|fake|dummy|placeholder|sample)(?:[^A-Za-z0-9]|$))[A-Za-z]+(?:[^A-Za-z0-9]+[A-Za-z]+)+[^A-Za-z0-9]*"
 )
 
 
@@ -291,7 +305,7 @@ def cookie_value(value: str) -> bool:
     """Whether a cookie's value is a secret: a session's token, not a preference that is a word
     or a number (``theme=dark``, ``fig=newton``, ``number=7``): judged as an assigned value is,
     and long values of letters alone are tokens too."""
-    value = value.strip("\"")
+    value = value.strip('"')
     return _assigned(value) or len(value) >= 16 and not value.isdigit()
 
 
