@@ -1344,7 +1344,6 @@ def test_the_keys_judged_are_remembered_within_a_bound() -> None:
     view.Redactor(Redaction()).value({"tool_input": keys, "db_password": "hunter22"}, ())
     assert view._names_secret.cache_info().currsize <= bound
     assert view._hints_secret.cache_info().currsize <= bound
-    assert len(view._CLEAN_KEYS) <= view._MAX_CLEAN_KEYS and len(view._KEY_CLASSES) <= view._MAX_CLEAN_KEYS
 
 
 # Names of a secret, old and new (``auth``, ``pin``, ``cookie``: whole words only).

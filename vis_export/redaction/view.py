@@ -258,63 +258,43 @@ _NONE: set[int] = set()  # no part of a message holds a find (never changed: ``m
 # own): a map whose keys are all here is judged by one set operation, its keys left out of the search.
 _CLEAN_KEYS: set[str] = set()
 _MAX_CLEAN_KEYS = 100_000
-# What each other key seen is (bounded as ``_CLEAN_KEYS``): a secret's name, a hint at one, a text
-# the search finds something in. A map's keys not clean are judged by a look-up each, and left out
-# of the search unless they may hold a find themselves (a count under ``pass``, ``input_tokens``).
-_KEY_CLASSES: dict[str, int] = {}
-_NAMING, _HINTING, _TRIGGERING = 1, 2, 4
 
 
 def _collect(value: Any, strings: list[str], keyed: list[bool]) -> None:
-    """Append every string ``value`` holds (map keys that may hold a find too, in no
-    particular order) to ``strings``; set ``keyed`` when a string sits under a key that
+    """Append every string ``value`` holds (map keys that are not ``_CLEAN_KEYS`` too, in
+    no particular order) to ``strings``; set ``keyed`` when a string sits under a key that
     names a secret. Written for speed: it runs over every string of every redacted view."""
     kind = type(value)
     if kind is MappingProxyType or kind is dict:
         if not _CLEAN_KEYS.issuperset(value):
-            _judge_keys(value, strings, keyed)
-        value = value.values()
+            strings.extend(value)
+            _judge_keys(value, keyed)
+        for item in value.values():
+            kind = type(item)
+            if kind is str:
+                strings.append(item)
+            elif kind in _CONTAINERS:
+                _collect(item, strings, keyed)
+    elif kind is tuple or kind is list:
+        for item in value:
+            kind = type(item)
+            if kind is str:
+                strings.append(item)
+            elif kind in _CONTAINERS:
+                _collect(item, strings, keyed)
     elif kind is str:
         strings.append(value)
-        return
-    for item in value:
-        kind = type(item)
-        if kind is str:
-            strings.append(item)
-        elif kind in _CONTAINERS and item:  # an empty one holds nothing: not called for
-            _collect(item, strings, keyed)
 
 
-def _judge_keys(value: Mapping[str, Any], strings: list[str], keyed: list[bool]) -> None:
-    """Set ``keyed`` when a key of ``value`` names a secret and holds a string or a number,
-    or hints at one and holds a string; append the keys that may hold a find to ``strings``."""
-    for key in value.keys() - _CLEAN_KEYS:
-        judged = _KEY_CLASSES.get(key)
-        if judged is None:
-            judged = _judged(key)
-        if judged & _TRIGGERING:
-            strings.append(key)
-        if judged & _NAMING:
-            kind = type(value[key])
-            if kind is str or kind in _NUMBERS:  # a pin, a numeric password (a bool is no secret)
+def _judge_keys(value: Mapping[str, Any], keyed: list[bool]) -> None:
+    """Set ``keyed`` when a key of ``value`` names a secret and holds a string; remember the clean keys."""
+    for key, item in value.items():
+        if _names_secret(key) or _hints_secret(key):
+            # A number only under a secret's name (``input_tokens`` holds a count: its part is not walked again).
+            if type(item) is str or type(item) in _NUMBERS and _names_secret(key):
                 keyed[0] = True
-        elif judged & _HINTING and type(value[key]) is str:
-            keyed[0] = True
-
-
-def _judged(key: str) -> int:
-    """What ``key`` is (``_KEY_CLASSES``), remembered within the bounds."""
-    judged = (
-        (_NAMING if _names_secret(key) else 0)
-        | (_HINTING if _hints_secret(key) else 0)
-        | (_TRIGGERING if triggered(key) else 0)
-    )
-    if not judged:
-        if len(_CLEAN_KEYS) < _MAX_CLEAN_KEYS:
+        elif key not in _CLEAN_KEYS and len(_CLEAN_KEYS) < _MAX_CLEAN_KEYS and not triggered(key):
             _CLEAN_KEYS.add(key)
-    elif len(_KEY_CLASSES) < _MAX_CLEAN_KEYS:
-        _KEY_CLASSES[key] = judged
-    return judged
 
 
 def _gathered(messages: Sequence[Message]) -> tuple[list[str], list[int], list[int], set[int]]:
@@ -336,12 +316,13 @@ def _gathered(messages: Sequence[Message]) -> tuple[list[str], list[int], list[i
             part = owner.fields
             firsts.append(len(strings))
             if not _CLEAN_KEYS.issuperset(part):
-                _judge_keys(part, strings, keyed)
+                strings.extend(part)
+                _judge_keys(part, keyed)
             for item in part.values():
                 kind = type(item)
                 if kind is str:
                     append(item)
-                elif kind in _CONTAINERS and item:
+                elif kind in _CONTAINERS:
                     _collect(item, strings, keyed)
             if keyed[0]:
                 held.add(len(firsts) - 1)
