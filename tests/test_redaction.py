@@ -1595,6 +1595,7 @@ _WORD = st.from_regex(r"[a-z]{3,9}", fullmatch=True).filter(
         ]
     ),
 )
+@example("AAAAAAAAAAAAAAAAAq7Z", "password = (first|{})")  # a token that turns twice, as a name joined by ``|``
 def test_the_secrets_beside_a_near_miss_are_still_taken(core: str, shape: str) -> None:
     """The near misses kept above are classes, not holes: a token as a cookie's value, a pragma
     before the line (not on it) or over a provider's token, a generated string in an expression,

@@ -215,18 +215,21 @@ def _expression(value: str) -> bool:
     parts = list(ast.walk(tree))
     if not all(isinstance(part, _CODE) for part in parts):
         return False
-    names = (
+    names = [
         part.id if isinstance(part, ast.Name) else part.attr
         for part in parts
         if isinstance(part, ast.Name | ast.Attribute)
-    )
+    ]
     literals = [part.value for part in parts if isinstance(part, ast.Constant)]
     strings = [literal for literal in literals if isinstance(literal, str | bytes)]
     if len(strings) < len(literals) and not any(isinstance(part, ast.Name) for part in parts):
         return False  # a number in brackets with no name is a value (``(84629173)``), not code
+    if any(isinstance(part, _JOINED) for part in parts) and any(_GENERATED.search(name) for name in names):
+        return False  # ``(first|AAAAAAAAq7Z)``: names joined by operators or in a tuple are words, not tokens
     return not any(len(_SHIFTS.findall(name)) > 2 for name in names) and not any(map(_secret_literal, strings))
 
 
+_JOINED = (ast.BinOp, ast.BoolOp, ast.UnaryOp, ast.Tuple, ast.List)
 # What an expression in code that yields a secret is made of (``_expression``): anything else, a
 # lambda, a comprehension, a formatted string, an assignment, is a value or wraps one (``_secret_literal``).
 _CODE = (
