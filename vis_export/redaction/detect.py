@@ -13,8 +13,10 @@ import re
 from bisect import bisect_right
 from collections.abc import Iterator, Sequence
 from itertools import accumulate
+from urllib.parse import unquote
 
 import re2
+from detect_secrets.filters.allowlist import get_allowlist_regexes
 from detect_secrets.filters.heuristic import (
     is_indirect_reference,
     is_likely_id_string,
@@ -42,6 +44,7 @@ from vis_export.redaction.rules import (
     allow_rules,
     custom_rules,
     plugin_rules,
+    self_described,
 )
 
 Span = tuple[int, int, str]  # start, end, kind
@@ -367,13 +370,54 @@ class Detector:
             masks = [match.span() for match in _NOT_SECRET_ASCII.finditer(text.encode("ascii"))]
         else:
             masks = [match.span() for match in _NOT_SECRET.finditer(text)]
+        public = [match.span(1) for match in _PUBLIC_TOKEN.finditer(text)] if "token=" in text else []
         credentials = {start for start, _, kind in found if kind == "uri-credentials"}
         return [
             (start, end, kind)
             for start, end, kind in found
             if not (kind == "email" and start in credentials)  # the password of user:password@host, not an address
             and (kind in _CREDENTIAL_PLACES or not any(a <= start and end <= b for a, b in masks))
+            and not any(a <= start and end <= b for a, b in public)
+            and not (kind == "uri-credentials" and _example_credentials(text, start, end))
+            and not (kind in _JUDGED_KINDS and "pragma" in text and _allowlisted(text, start))
         ]
+
+
+# A badge's token: codecov's graphing token, made to be shown in a README's badge (``…/graph/badge.svg?token=…``).
+_PUBLIC_TOKEN = re.compile(r"/(?:badge|graphs?/[a-z]+)\.svg\?(?:[^\s\"'<>()#]*&)?token=([A-Za-z0-9_-]+)")
+# Hosts that no one has: the domains kept for documentation (RFC 2606).
+_HOST = re.compile(r"@([A-Za-z0-9.-]+)")
+_DOCUMENTATION_DOMAINS = ("example.com", "example.net", "example.org", "example", "invalid")
+_TOKEN_LOOK = re.compile(r"[A-Za-z]\d|\d[A-Za-z]")
+
+
+def _example_credentials(text: str, start: int, end: int) -> bool:
+    """Whether the password at ``start:end`` is an example's: a word, no letter beside a digit once
+    its %-escapes are read (``p%2Fss``, ``pass``), for a host of a documentation domain. A generated
+    password there (``Zq7Lp2Xw9Rt4@db.example.org``) is a real one with its host made up, and stays a secret."""
+    host = _HOST.match(text, end)
+    name = host[1].rstrip(".").lower() if host else ""
+    return any(name == domain or name.endswith("." + domain) for domain in _DOCUMENTATION_DOMAINS) and not (
+        _TOKEN_LOOK.search(unquote(text[start:end]))
+    )
+
+
+# Kinds a person judges, not a token's shape: detect-secrets' keyword and entropy finds, an assigned
+# value. A line its pragma allowlists (``# pragma: allowlist secret``, or the line before says
+# ``pragma: allowlist nextline secret``) holds none, as detect-secrets' own scanner reads it.
+_JUDGED_KINDS = frozenset({"secret", "high-entropy-string"})
+_COMMENTS = (("#", ""), ("//", ""), (r"/\*", r" *\*/"), ("'", ""), ("--", ""), (r"<!--[# \t]*?", " *?-->"))
+
+
+def _allowlisted(text: str, at: int) -> bool:
+    """Whether detect-secrets' pragma allowlists the line of ``at`` in ``text``."""
+    start = text.rfind("\n", 0, at) + 1
+    end = text.find("\n", at)
+    line = text[start : end if end >= 0 else len(text)]
+    previous = text[text.rfind("\n", 0, max(start - 1, 0)) + 1 : max(start - 1, 0)]
+    return any(get_allowlist_regexes(comment, False).search(line) for comment in _COMMENTS) or any(
+        get_allowlist_regexes(comment, True).search(previous) for comment in _COMMENTS
+    )
 
 
 def _line_plugin_spans(text: str) -> Iterator[Span]:
@@ -391,7 +435,7 @@ def _line_plugin_spans(text: str) -> Iterator[Span]:
 
 
 def _plausible(secret: str, line: str, plugin: BasePlugin) -> bool:
-    if len(secret) < 4 or is_sequential_string(secret) or is_templated_secret(secret):
+    if len(secret) < 4 or is_sequential_string(secret) or is_templated_secret(secret) or self_described(secret):
         return False
     if is_prefixed_with_dollar_sign(secret) or is_likely_id_string(secret, line, plugin):
         return False

@@ -201,9 +201,10 @@ _SHIFTS = re.compile(r"(?<=[A-Za-z])(?=\d)|(?<=\d)(?=[A-Za-z])")
 
 def _expression(value: str) -> bool:
     """Whether ``value`` (cut as an assigned value is) reads as an expression in code that
-    yields a secret, not as one (``get_password()``, ``os.environ["X"]``, ``Optional[str]``):
-    a name, an attribute, a call or a subscript of one, no name in it with a token's look
-    (``ab12cd34(ef)``, ``A0b1c2(x)`` are passwords)."""
+    yields a secret, not as one (``get_password()``, ``os.environ["X"]``, ``Optional[str]``,
+    ``(blah|fake)``, ``('user', 'pass')``): names, attributes, calls, subscripts, operators,
+    tuples and lists of them, no name in it with a token's look (``ab12cd34(ef)``, ``A0b1c2(x)``
+    are passwords), no string in it a secret's (``_secret_literal``), no number without a name."""
     closed = _closed(value)
     if closed is None:
         return False
@@ -211,19 +212,44 @@ def _expression(value: str) -> bool:
         tree = ast.parse(closed, mode="eval").body
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
-    node = tree
-    while isinstance(node, ast.Call | ast.Subscript | ast.Attribute):
-        node = node.func if isinstance(node, ast.Call) else node.value
-    if not isinstance(node, ast.Name):
-        return False
     parts = list(ast.walk(tree))
-    names = (
+    if not all(isinstance(part, _CODE) for part in parts):
+        return False
+    names = [
         part.id if isinstance(part, ast.Name) else part.attr
         for part in parts
         if isinstance(part, ast.Name | ast.Attribute)
-    )
-    literals = (part.value for part in parts if isinstance(part, ast.Constant) and isinstance(part.value, str | bytes))
-    return not any(len(_SHIFTS.findall(name)) > 2 for name in names) and not any(map(_secret_literal, literals))
+    ]
+    literals = [part.value for part in parts if isinstance(part, ast.Constant)]
+    strings = [literal for literal in literals if isinstance(literal, str | bytes)]
+    if len(strings) < len(literals) and not any(isinstance(part, ast.Name) for part in parts):
+        return False  # a number in brackets with no name is a value (``(84629173)``), not code
+    if any(isinstance(part, _JOINED) for part in parts) and any(_GENERATED.search(name) for name in names):
+        return False  # ``(first|AAAAAAAAq7Z)``: names joined by operators or in a tuple are words, not tokens
+    return not any(len(_SHIFTS.findall(name)) > 2 for name in names) and not any(map(_secret_literal, strings))
+
+
+_JOINED = (ast.BinOp, ast.BoolOp, ast.UnaryOp, ast.Tuple, ast.List)
+# What an expression in code that yields a secret is made of (``_expression``): anything else, a
+# lambda, a comprehension, a formatted string, an assignment, is a value or wraps one (``_secret_literal``).
+_CODE = (
+    ast.Name,
+    ast.Attribute,
+    ast.Call,
+    ast.Subscript,
+    ast.Slice,
+    ast.keyword,
+    ast.Constant,
+    ast.Tuple,
+    ast.List,
+    ast.BinOp,
+    ast.BoolOp,
+    ast.UnaryOp,
+    ast.operator,
+    ast.boolop,
+    ast.unaryop,
+    ast.expr_context,
+)
 
 
 # A string in an expression written as an environment variable's name (``"API_KEY_V2"``), not a token.
@@ -244,14 +270,59 @@ def _secret_literal(literal: str | bytes) -> bool:
 def _assigned(secret: str) -> bool:
     """An assigned value that reads as a secret: not a placeholder, not a bare name
     in code (``password: str``, ``token = get_token()``) unless it mixes letters
-    and digits, as generated secrets do."""
-    if len(secret) < 6 or reference(secret, cut=True):
+    and digits, as generated secrets do, not words that say what they stand for
+    (``not-a-real-secret``, ``My API Key``); a cookie (``name=value``) by its value."""
+    if len(secret) < 6 or reference(secret, cut=True) or self_described(secret):
         return False
+    pair = _PAIR.fullmatch(secret)
+    if pair:
+        return cookie_value(pair[2] if pair[1] is None else pair[1])
     if "(" in secret or "[" in secret:
         return not _expression(secret)
     if not any(c.isdigit() for c in secret) and _PLACEHOLDER.match(secret):
         return False
     return not (secret.isdigit() or _PLACEHOLDER.match(secret) and not re.search(r"[A-Za-z]\d|\d[A-Za-z]", secret))
+
+
+# Words that say what a value stands for, not what it is: two words or more of letters alone
+# (``not-a-real-secret``, ``yh^%#rest-of-my-password``, ``My API Key``), one of them a secret's
+# own name or a word for an example. A passphrase of other words (``correct-horse-battery``) is one.
+_SELF_DESCRIBED = re.compile(
+    r"(?i)[^A-Za-z0-9]*(?=(?:[A-Za-z]+[^A-Za-z0-9]+)*?(?:password|passwd|passphrase|secret|key|token|example"
+    r"|fake|dummy|placeholder|sample)(?:[^A-Za-z0-9]|$))[A-Za-z]+(?:[^A-Za-z0-9]+[A-Za-z]+)+[^A-Za-z0-9]*"
+)
+
+
+def self_described(value: str) -> bool:
+    """Whether ``value`` is words that say what it stands for (``_SELF_DESCRIBED``)."""
+    return _SELF_DESCRIBED.fullmatch(value) is not None
+
+
+# A value that is itself one ``name=value`` pair: a cookie (``Set-Cookie: theme=dark``).
+# Its value is quoted (``keebler="E=everybody``, cut as an assigned value is), or ends at a line break
+# as a string's literal writes it (``'Set-Cookie: a=7\\r\\nSet-Cookie: …'``).
+_PAIR = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*=(?:\"([^\"]*)\"?|([^=\s;\\\"]+)(?:;|\\[rn].*)?)", re.DOTALL)
+
+
+def cookie_value(value: str) -> bool:
+    """Whether a cookie's value is a secret: a session's token, not a preference that is a word
+    or a number (``theme=dark``, ``fig=newton``, ``number=7``): judged as an assigned value is,
+    and long values of letters alone are tokens too."""
+    value = value.strip('"')
+    return _assigned(value) or len(value) >= 16 and not value.isdigit()
+
+
+def _cookie_header(pairs: str) -> bool:
+    """A request's ``Cookie:`` pairs hold a secret when one of the cookies' values is one
+    (``cookie_value``); an attribute (``Path=/cookie``) is no cookie."""
+    return any(
+        cookie_value(value)
+        for name, _, value in (pair.strip().partition("=") for pair in pairs.split(";"))
+        if name.lower() not in _COOKIE_ATTRIBUTES
+    )
+
+
+_COOKIE_ATTRIBUTES = frozenset({"path", "domain", "expires", "max-age", "samesite", "secure", "httponly", "version"})
 
 
 def _R(pattern: str, flags: int = 0, folded: bool = False) -> re.Pattern[str]:
@@ -367,6 +438,7 @@ BUILT_IN: tuple[Rule, ...] = (
         ),
         ("ookie:", "OOKIE:"),
         1,
+        check=_cookie_header,
     ),
     Rule("email", _R(r"\b[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b"), ("@",)),
     Rule(
