@@ -1629,7 +1629,8 @@ def test_each_engine_s_index_finds_no_redacted_value_and_its_hits_and_snippets_s
     tantivy was searched: each engine is asked for the value and for the words beside it, and its
     hits (titles, snippets) show the marker."""
     pytest.importorskip(engine)
-    from vis_export.searchindex import index, search
+    from vis_export.jobs.indexing import index
+    from vis_export.searchindex import search
 
     document, cores = case
     session = _load(document)
