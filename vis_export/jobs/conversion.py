@@ -24,9 +24,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from vis_export.distributed.jobfolder import JobFolder
-from vis_export.distributed.tasks import echoed
 from vis_export.errors import VisExportError
-from vis_export.exporting import Reading, conversion_warnings, export, not_exported
+from vis_export.exporting import Reading, conversion_warnings, echoed, export, not_exported
 from vis_export.formats.options import (
     ExportOptions,
     Folder,

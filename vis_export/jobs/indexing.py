@@ -209,7 +209,7 @@ def _take(
     overwritten: dict[str, None],
 ) -> None:
     """What the work found of the batch's file (its parts, in order) into the index."""
-    from vis_export.distributed.tasks import echoed
+    from vis_export.exporting import echoed
 
     hashes: dict[str, str] = {}
     complete = True
