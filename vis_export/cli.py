@@ -69,14 +69,13 @@ class Reporter:
         Problems of a session that loaded anyway (``--lenient``) are warnings:
         they say what was left out or shown as inert data, and do not fail.
         """
-        from vis_export.sources.result import report_lines
+        from vis_export.reporting import report_reading
 
         sessions = []
         for result in results:
             if result.session is None:
                 self.refused.append(result.source)
-            for fails, line in report_lines(result.source, result.session is not None, result.problems):
-                (self.problem if fails else self.warning)(line)
+            report_reading(self, result.source, result.session is not None, result.problems)
             if result.session is not None:
                 sessions.append(result.session)
         return sessions

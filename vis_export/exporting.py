@@ -8,12 +8,16 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from vis_export.formats.options import ExportOptions
 from vis_export.model import Session
 from vis_export.policy import visible_session
 from vis_export.problems import Problem
 from vis_export.sources.result import LoadResult
+
+if TYPE_CHECKING:
+    from vis_export.sources.parts import Part
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +37,15 @@ class Reading:
         if result.session is not None and to is not None and options is not None:
             problems += tuple(conversion_warnings(result.session, to, options))
         return Reading(result.source, result.session.id if result.session else None, problems)
+
+
+def echoed(reading: Reading, before: Reading | None, part: Part, k: int) -> bool:
+    """Whether ``reading``, the first of a store's later part, only repeats the
+    failure the part before it ended with: a store split into parts for the
+    workers, gone since the job was planned (or unreadable), fails in each
+    part, where read whole, as in one process, it fails once."""
+    later = k == 0 and part.sessions is not None and part.sessions[0] > 0
+    return later and reading.session_id is None and reading == before
 
 
 def conversion_warnings(session: Session, to: str, options: ExportOptions) -> list[Problem]:

@@ -5,10 +5,12 @@ of a job imports another for it."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
+    from vis_export.problems import Problem
     from vis_export.redaction import Redaction
 
 
@@ -57,3 +59,18 @@ def redacting(report: Report | None, redaction: Redaction | None) -> Report:
     """``report`` (by default a new ``Lines``), redacting its lines when ``redaction`` is given."""
     report = report if report is not None else Lines()
     return report if redaction is None else Redacting(report, redaction)
+
+
+def report_reading(report: Report, source: str, loaded: bool, problems: Iterable[Problem]) -> bool:
+    """What reading ``source`` found, as ``report``'s lines, the one way every
+    job and command says it: the problems of a session that did not load fail
+    the job; those of one that loaded anyway (``--lenient``) are warnings, which
+    say what was left out or shown as inert data. Returns whether a line failed."""
+    failed = False
+    for problem in problems:
+        if loaded:
+            report.warning(problem.line(source).replace(": ", ": warning: ", 1))
+        else:
+            failed = True
+            report.problem(problem.line(source))
+    return failed

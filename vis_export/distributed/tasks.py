@@ -18,7 +18,6 @@ from typing import Any, TypeVar
 
 from vis_export.distributed.cluster import result
 from vis_export.distributed.failures import DaskFailure
-from vis_export.exporting import Reading
 from vis_export.sources.parts import Part, read_part
 from vis_export.sources.result import LoadResult
 from vis_export.sources.stamp import source_stamp
@@ -65,15 +64,6 @@ def task_result(client: Any, future: Any, address: str, here: Callable[[], R]) -
         if failure.path is None or os.path.exists(failure.path):
             raise
         return here()
-
-
-def echoed(reading: Reading, before: Reading | None, part: Part, k: int) -> bool:
-    """Whether ``reading``, the first of a store's later part, only repeats the
-    failure the part before it ended with: a store split into parts for the
-    workers, gone since the job was planned (or unreadable), fails in each
-    part, where read whole, as in one process, it fails once."""
-    later = k == 0 and part.sessions is not None and part.sessions[0] > 0
-    return later and reading.session_id is None and reading == before
 
 
 def check_output(folder: Path, output_folder: Path) -> None:

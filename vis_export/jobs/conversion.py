@@ -24,9 +24,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from vis_export.distributed.jobfolder import JobFolder
-from vis_export.distributed.tasks import echoed
 from vis_export.errors import VisExportError
-from vis_export.exporting import Reading, conversion_warnings, export, not_exported
+from vis_export.exporting import Reading, conversion_warnings, echoed, export, not_exported
 from vis_export.formats.options import (
     ExportOptions,
     Folder,
@@ -41,10 +40,9 @@ from vis_export.jobs.convert_work import Converted, Keeping, Rendered, ToConvert
 from vis_export.model import Session
 from vis_export.output import place, write_atomic
 from vis_export.policy import DEFAULT_REASONING, Reasoning, SessionView, visible_session
-from vis_export.reporting import Report, redacting
+from vis_export.reporting import Report, redacting, report_reading
 from vis_export.running import Runner, Task
 from vis_export.sources.parts import Part, read_part, unit_size, units as split
-from vis_export.sources.result import report_lines
 
 if TYPE_CHECKING:
     from vis_export.formats import Format
@@ -185,8 +183,7 @@ def convert_to_stream(
     found = chosen([Reading.of(result) for result in results], session_ids, report, outcome)
     sessions = [session for i in found if (session := results[i].session) is not None]
     for session in sessions:
-        for _, line in report_lines(session.source, True, tuple(conversion_warnings(session, to, options))):
-            report.warning(line)
+        report_reading(report, session.source, True, conversion_warnings(session, to, options))
     if sessions:
         _write_stream(
             fmt, [visible_session(s, options.reasoning, options.redaction) for s in sessions], options, stream
@@ -474,8 +471,7 @@ def chosen(readings: Sequence[Reading], session_ids: Iterable[str], report: Repo
     for position, reading in enumerate(readings):
         if reading.session_id is None:
             outcome.refused.append(reading.source)
-        for fails, line in report_lines(reading.source, reading.session_id is not None, reading.problems):
-            (problem if fails else report.warning)(line)
+        outcome.failed |= report_reading(report, reading.source, reading.session_id is not None, reading.problems)
         if reading.session_id is not None:
             found.append(position)
     wanted = set(session_ids)

@@ -13,7 +13,6 @@ from contextlib import contextmanager
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from vis_export.distributed.tasks import check_visible
 from vis_export.exporting import Reading
 from vis_export.searchindex.documents import IndexReasoning
 from vis_export.searchindex.target import Database
@@ -52,7 +51,9 @@ def index_unit(
     found = []
     with _forgotten_if_failed(database):
         for part in unit:
-            if on_worker:  # see ``convert_unit``
+            if on_worker:  # see ``convert_unit``; imported there only: the job's own process loads no Dask module
+                from vis_export.distributed.tasks import check_visible
+
                 check_visible(part)
             entries: list[tuple[Reading, Made | None]] = []
             for loaded in read_part(part, lenient):

@@ -32,10 +32,9 @@ from typing import TYPE_CHECKING, Any
 from vis_export.jobs.index_job import Batch, IndexCounts, IndexJob, IndexSettings, index_sessions, planned_batches
 from vis_export.model import Session
 from vis_export.problems import NOTE
-from vis_export.reporting import Report
+from vis_export.reporting import Report, redacting, report_reading
 from vis_export.running import Runner, Task
 from vis_export.searchindex.documents import IndexReasoning
-from vis_export.sources.result import report_lines
 
 if TYPE_CHECKING:
     from vis_export.exporting import Reading
@@ -68,17 +67,13 @@ def index_sources(
     ``progress(total)`` returns what is called as each file is done.
     ``redact``: index only the redacted view (``True`` for the built-in
     rules, or a ``Redaction``; R8), as ``--redact`` does."""
-    from vis_export.reporting import redacting
-    from vis_export.sources.result import report_lines
-
     settings = IndexSettings.given(locals())
     report = redacting(report, settings.redaction)
     names = [os.fspath(source) for source in sources]
 
     def reported(results: list[Any]) -> list[Session]:
         for result in results:
-            for fails, line in report_lines(result.source, result.session is not None, result.problems):
-                (report.problem if fails else report.warning)(line)
+            report_reading(report, result.source, result.session is not None, result.problems)
         return [result.session for result in results if result.session is not None]
 
     batches, placement = planned_batches(names, lenient, reported)
@@ -214,7 +209,7 @@ def _take(
     overwritten: dict[str, None],
 ) -> None:
     """What the work found of the batch's file (its parts, in order) into the index."""
-    from vis_export.distributed.tasks import echoed
+    from vis_export.exporting import echoed
 
     hashes: dict[str, str] = {}
     complete = True
@@ -225,8 +220,7 @@ def _take(
                 continue
             before = reading
             complete &= all(p.kind == NOTE for p in reading.problems)  # notes: read in full
-            for fails, line in report_lines(reading.source, made is not None, reading.problems):
-                (report.problem if fails else report.warning)(line)
+            report_reading(report, reading.source, made is not None, reading.problems)
             if made is None or reading.session_id is None:
                 continue
             if job.repeated(reading.session_id, reading.source):

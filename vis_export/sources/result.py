@@ -29,12 +29,3 @@ class LoadResult:
 
 def failed(source: str, *problems: Problem) -> LoadResult:
     return LoadResult(source, None, problems)
-
-
-def report_lines(source: str, loaded: bool, problems: tuple[Problem, ...]) -> list[tuple[bool, str]]:
-    """The lines a command prints for a result, each marked whether it fails the
-    batch: problems of a session that loaded anyway (``--lenient``) are warnings,
-    which say what was left out or shown as inert data."""
-    if not loaded:
-        return [(True, problem.line(source)) for problem in problems]
-    return [(False, problem.line(source).replace(": ", ": warning: ", 1)) for problem in problems]
