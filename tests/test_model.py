@@ -153,3 +153,11 @@ def test_a_message_made_without_its_init_is_the_one_its_init_makes(document: dic
         assert copy.copy(message) == dataclasses.replace(message) == message
         with pytest.raises(dataclasses.FrozenInstanceError):
             message.role = "user"  # type: ignore[misc]
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            del message.role
+        with pytest.raises((TypeError, AttributeError)):  # no room for an attribute of its own
+            message.extra = 1  # type: ignore[attr-defined]
+        assert not hasattr(message, "__dict__") and message.__getstate__() == made.__getstate__()
+        for value in (message, made):  # its read-only maps make neither hashable: alike
+            with pytest.raises(TypeError):
+                hash(value)

@@ -7,10 +7,12 @@ reading's problems, messages and places."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import random
 import re
 import sys
+from types import MappingProxyType
 from typing import Any
 from unittest import mock
 
@@ -25,6 +27,7 @@ from corpus import session_bytes
 from vis_export.contract import check
 from vis_export.contract.check import MAX_DEPTH
 from vis_export.contract.duplicates import any_recorded, recording
+from vis_export.model import Block, Message, Session
 from vis_export.problems import Problem
 from vis_export.sources import files, messages as messages_module
 from vis_export.sources.files import read_bytes
@@ -173,6 +176,22 @@ def _alike(text: str, lenient: bool) -> None:
     for ours, theirs in zip(quick, exact, strict=True):
         if ours.session is not None:
             assert json.dumps(ours.session.to_json()) == json.dumps(theirs.session.to_json())
+            assert _kinds(ours.session) == _kinds(theirs.session)
+
+
+def _kinds(value: Any) -> Any:
+    """``value``'s types all the way down, through the model's objects: equality
+    takes a read-only map for the dict it shows and ``1`` for ``True``; this does not."""
+    kind = type(value)
+    if kind in (Session, Message):
+        return kind, [(field.name, _kinds(getattr(value, field.name))) for field in dataclasses.fields(value)]
+    if isinstance(value, Block):
+        return kind, _kinds(value.fields)
+    if kind is MappingProxyType or kind is dict:
+        return kind, [(key, _kinds(item)) for key, item in value.items()]
+    if kind is tuple or kind is list:
+        return kind, [_kinds(item) for item in value]
+    return kind, repr(value)
 
 
 def _near_miss(document: Any, seed: int) -> str:
@@ -245,6 +264,57 @@ def test_a_file_read_quickly_gives_what_the_exact_reading_gives(
     """The same sessions (models), problems, messages and places, valid or not,
     in every shape a file may hold them."""
     _alike(_near_miss(_shape(copy.deepcopy(document), seed), seed), lenient)
+
+
+# Values a field may be given instead of its own: a near miss of every JSON type.
+_ODD_VALUES = st.sampled_from(
+    [True, False, 0, -1, 3.0, -0.0, 0.5, 1e300, 2**63, 10**30, check.MAX_TIME + 1, None, "", " ", "\x00", "NaN"]
+    + [":user", "USER", "user", "completed", "x", [], {}, [None], {"k": []}, {"Camel": 1}, {"a-b": 1}, "@deep@"]
+)
+_ODD_KEYS = st.sampled_from(["id", "ID", "Id", "type", "role", "status", "content", "messages", "x_y", "x-y", "", "é"])
+
+
+def _maps(value: Any) -> list[dict[str, Any]]:
+    """Every map in ``value``, at any depth, in document order."""
+    if type(value) is dict:
+        return [value, *(found for item in value.values() for found in _maps(item))]
+    if type(value) is list:
+        return [found for item in value for found in _maps(item)]
+    return []
+
+
+@settings(max_examples=examples(300))
+@given(
+    session_documents(small_blocks),
+    st.lists(st.tuples(st.integers(0, 2**16), st.integers(0, 3), _ODD_KEYS, _ODD_VALUES), min_size=1, max_size=3),
+    st.integers(0, 3),
+    st.booleans(),
+)
+def test_odd_values_anywhere_are_read_and_built_alike(
+    document: dict[str, Any], changes: list[tuple[int, int, str, Any]], shape: int, lenient: bool
+) -> None:
+    """A near miss in any map (a session's, a message's, a block's, metadata's):
+    a field given another type, removed, added, its key in another case, or
+    nested about the depth limit: the same sessions, problems and model types
+    read quickly or exactly."""
+    shaped = _shape(document, shape << 8)
+    for at, change, key, value in changes:
+        maps = _maps(shaped)
+        target = maps[at % len(maps)]
+        names = list(target)
+        name = names[at % len(names)] if names else key
+        if change == 0:
+            target[name] = copy.deepcopy(value)
+        elif change == 1:
+            target.pop(name, None)
+        elif change == 2:
+            target[key] = copy.deepcopy(value)
+        else:
+            target[name.upper()] = target.pop(name, value)
+    depth = MAX_DEPTH - 6 + shape
+    text = json.dumps(shaped).replace('"@deep@"', "[" * depth + "]" * depth)
+    with time_limit(20):
+        _alike(text, lenient)
 
 
 def _document_text(kind: str) -> str:

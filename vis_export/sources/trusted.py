@@ -101,7 +101,6 @@ def _frozen(value: Any, depth: int) -> Any:
 # What the pass looks into: containers, to freeze; floats, which the quick reading
 # gives as infinities where the exact one refuses them (``jsontext.read_quick``).
 _SEEN = frozenset({dict, list, float})
-_SCALARS = frozenset({str, int, bool, type(None)})
 # The known types' classes, made here as ``block_of`` makes them; a Lonis block
 # (whose envelope decides its class) and an unknown type are ``block_of``'s.
 _PLAIN = {name: kind for name, kind in BLOCK_CLASSES.items() if kind is not LonisBlock}
