@@ -214,7 +214,7 @@ def _font_dates(created: int) -> Iterator[None]:
 # and Pango layouts by the hundred thousand, most of them kept to the end of the part,
 # so at 700 the collector walked them again and again: about 1,060 collections and a
 # seventh of a highlighted part's CPU time (spans make more boxes: a fourteenth of a
-# plain one's); at this size 70 collections and a thirtieth, and the same peak memory.
+# plain one's); at this size 34 collections, a thirtieth, and the same peak memory.
 YOUNG_OBJECTS = 20_000
 _collecting_less = 0  # renders inside ``_fewer_collections``: the first sets the threshold, the last restores it
 _thresholds: tuple[int, int, int] = gc.get_threshold()
