@@ -45,7 +45,7 @@ FIGURES = (
     Figure("text export, 16 MB", "1.57x", 1.57, 2, "lower"),
     Figure("Markdown export, 16 MB", "1.91x", 1.91, 2, "lower"),
     Figure("HTML export, 16 MB", "1.27x", 1.27, 1.2, "lower"),
-    Figure("PDF (WeasyPrint) / plain <pre>, pages/s", "0.67–0.68x pages/s", 0.68, 1.2, "higher"),
+    Figure("PDF (WeasyPrint) / plain <pre>, CPU", "0.53–0.66x CPU", 0.60, 1.2, "higher"),
     Figure("PDF, 10,000 messages, memory", "0.44–0.47 GB", 0.47, 1, "lower", "GB"),
     Figure("PDF Typst / WeasyPrint engine", "0.05x", 0.05, 0.33, "lower"),
     Figure("PDF Typst / hand-written Typst", "0.57x", 0.57, 2, "lower"),
