@@ -1703,3 +1703,19 @@ def test_without_redact_every_text_output_is_as_it_was_and_holds_the_secrets(
         assert plain == _text_outputs(session, ExportOptions(redact=False))
     assert all(core.encode() in plain["json"] for core in cores)
     assert b'class="redacted"' not in plain["html"] and b"[redacted: " not in plain["markdown"]
+
+
+@settings(max_examples=examples(50), deadline=None)
+@given(
+    st.sampled_from(["DB_PASSWORD", "password", "api_key", "AUTH_TOKEN", "client-secret"]),
+    st.sampled_from(["=", ": ", " = ", ":="]),
+    _core(14, ALNUM + "._-"),
+    st.sampled_from(["` and more", "`.", "`", "`)", "`, then"]),
+)
+def test_an_assigned_secret_in_a_code_span_leaves_the_span_closed(name: str, sign: str, value: str, after: str) -> None:
+    """The backtick that closes a code span (or a shell's substitution) is not the value's: the
+    marker replaces the secret alone, and the rest of the line stays as it was (R8, R1)."""
+    from vis_export.redaction.view import redacted_line
+
+    line = f"Password is `{name}{sign}{value}{after}"
+    assert redacted_line(line, Redaction()) == f"Password is `{name}{sign}[redacted: secret 1]{after}"

@@ -157,14 +157,14 @@ def _jwt_header(secret: str) -> bool:
     return isinstance(value, dict)
 
 
-# Where an unquoted assigned value ends: at a blank; at what closes the string, call, list or map
-# the pair is written in (a quote, ``,``, ``;``, ``)``, ``]``, ``}``) where a blank, the end or another
-# of these follows, else those characters are the value's (``ab'12cd34``, ``ab12),cd34``); at the
-# punctuation that ends a sentence, at its very end. ``&`` is a character of the value (``Tr0ub4dor&3xq``)
-# except in a query string, where it starts the next pair: the name right after ``?`` or ``&``
-# (``?password=x&user=bob``).
+# Where an unquoted assigned value ends: at a blank; at what closes the string, call, list, map or
+# code span the pair is written in (a quote, ``,``, ``;``, ``)``, ``]``, ``}``, a backtick) where a
+# blank, the end or another of these follows, else those characters are the value's (``ab'12cd34``,
+# ``ab12),cd34``); at the punctuation that ends a sentence, at its very end. ``&`` is a character of
+# the value (``Tr0ub4dor&3xq``) except in a query string, where it starts the next pair: the name
+# right after ``?`` or ``&`` (``?password=x&user=bob``).
 _QUERY = r"(?:(?<=[?&])(?P<query>)|(?<![?&]))"
-_STOPS = r"\"',;)}\]"
+_STOPS = r"\"',;)}\]`"
 
 
 def _value_char(ends: str = "") -> str:
