@@ -3,7 +3,8 @@ the blocks it describes.
 
 In a folder (one writer at a time), the manifest (``vis-export-index.json``)
 records the engine, the schema version and each session's hash. It is written
-(atomically) after each engine commit, so a job killed at any moment leaves an
+(atomically) after each engine commit (and names sessions new to the index,
+with no hash, before it: see ``target``), so a job killed at any moment leaves an
 index that opens and searches, and the next run redoes exactly the sessions
 whose hash it does not find: a session's documents are always deleted before
 they are added again. In a database the hash is written in the session's own
