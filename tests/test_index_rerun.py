@@ -326,3 +326,27 @@ def test_the_files_check_knows_tantivy_s_schema(tmp_path: Path) -> None:
     check_files(index / "engine")
     meta = json.loads((index / "engine" / "meta.json").read_text(encoding="utf-8"))
     assert tuple(field["name"] for field in meta["schema"]) == FIELDS
+
+
+@pytest.mark.parametrize("twice", ["a link beside it", "the folder and the file in it"])
+def test_a_file_read_under_two_names_keeps_its_sessions_on_a_pruning_rerun(tmp_path: Path, twice: str) -> None:
+    """One file, two names in one job (a link in the folder, or the folder and
+    the file named both): the manifest keys a file by its real path, and the
+    second reading (every session a repeat, so none of its own) took the
+    entry over; the next job found the file unchanged with no sessions, and
+    ``--prune`` removed a session its file still holds."""
+    source = tmp_path / "src"
+    _sessions(source, 2, 1)
+    folder = source / "part0"
+    sources = [str(source)]
+    if twice == "a link beside it":
+        (folder / "link.json").symlink_to("s0.json")
+    else:
+        sources.append(str(folder / "s0.json"))
+    past = time.time_ns() - 2 * RACY_NS  # older than a clock tick: a rerun trusts their stamps
+    for file in folder.iterdir():
+        os.utime(file, ns=(past, past), follow_symlinks=False)
+    index = tmp_path / "idx"
+    assert str(index_sources(sources, index)) == "2 added, 0 updated, 0 unchanged"
+    assert str(index_sources(sources, index, prune=True)) == "0 added, 0 updated, 2 unchanged"
+    assert set(json.loads((index / MANIFEST).read_text(encoding="utf-8"))["sessions"]) == {"s0", "s1"}

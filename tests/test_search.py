@@ -748,3 +748,37 @@ def test_the_index_is_named_a_location_a_folder_or_a_database(tmp_path: Path) ->
     counts = index(load(INPUT / "session.json"), location=tmp_path / "index")
     assert counts.added == 1
     assert search("config", location=tmp_path / "index")
+
+
+def test_a_job_stopped_between_its_engine_commit_and_its_manifest_leaves_nothing_prune_cannot_reach(
+    tmp_path: Path, engine: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C lands as the engine's commit returns (Python runs a signal's
+    handler once the native call is done), before the manifest is written:
+    the index then holds sessions the manifest had not named. Those must stay
+    within reach: once their file is gone, ``--prune`` removes them, and no
+    search finds a session that no source holds."""
+    from vis_export.searchindex.guard import GuardedEngine
+
+    sources = tmp_path / "sources"
+    sources.mkdir()
+    base = json.loads((INPUT / "session.json").read_text())
+    (sources / "kept.json").write_text(json.dumps({**base, "id": "kept"}))
+    directory = tmp_path / "index"
+    vis_export_index([sources], directory, engine=engine)
+    (sources / "gone.json").write_text(json.dumps({**base, "id": "gone"}))
+    committed = GuardedEngine.commit
+
+    def stopped(self: GuardedEngine) -> None:
+        committed(self)
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as patched:
+        patched.setattr(GuardedEngine, "commit", stopped)
+        with pytest.raises(KeyboardInterrupt):
+            vis_export_index([sources], directory, engine=engine)
+    assert {h.session_id for h in search("config", directory, limit=100)} == {"kept", "gone"}
+    (sources / "gone.json").unlink()
+    counts = vis_export_index([sources], directory, prune=True)
+    assert counts.removed == 1
+    assert {h.session_id for h in search("config", directory, limit=100)} == {"kept"}

@@ -3,7 +3,8 @@ the blocks it describes.
 
 In a folder (one writer at a time), the manifest (``vis-export-index.json``)
 records the engine, the schema version and each session's hash. It is written
-(atomically) after each engine commit, so a job killed at any moment leaves an
+(atomically) after each engine commit (and names sessions new to the index,
+with no hash, before it: see ``target``), so a job killed at any moment leaves an
 index that opens and searches, and the next run redoes exactly the sessions
 whose hash it does not find: a session's documents are always deleted before
 they are added again. In a database the hash is written in the session's own
@@ -273,6 +274,7 @@ class IndexJob:
         self.done: dict[str, str] = {}
         self.files_done: dict[str, Any] = {}
         self.files_gone: set[str] = set()
+        self.files_read: set[str] = set()  # the keys of the files this job read (or found unchanged)
         self.pending = 0
         # Where each session's first copy is (a source to read, or the session
         # itself when it cannot be read again), kept by a job whose Dask
@@ -314,15 +316,25 @@ class IndexJob:
         """Counts an unchanged batch's sessions (see ``unchanged``) without reading it."""
         if not self.unchanged(batch):
             return False
-        sessions = self.entry(batch)["sessions"]  # type: ignore[index]
+        entry = self.entry(batch)
+        assert entry is not None and batch.key is not None  # unchanged: the manifest has the file
+        sessions = entry["sessions"]
         self.counts.unchanged += len(sessions)
         self.seen.update(sessions)
+        self.files_read.add(batch.key)
         if self.firsts is not None and batch.name is not None:
             self.firsts.update(dict.fromkeys(sessions, batch.name))
         return True
 
     def file_done(self, batch: Batch, hashes: dict[str, str], complete: bool) -> None:
-        """What the manifest is to say of the batch's file once committed."""
+        """What the manifest is to say of the batch's file once committed. A
+        file read again under another name (a link beside it, a folder and a
+        file in it both named: one real path, one entry) says nothing more:
+        every session of it is a repeat, and its entry is its first reading's."""
+        if batch.key is not None:
+            if batch.key in self.files_read:
+                return
+            self.files_read.add(batch.key)
         entry = self.entry(batch)
         if complete:
             if batch.key is not None and batch.stamp is not None:

@@ -129,11 +129,32 @@ class FolderTarget:
     ) -> None:
         """Engine first, manifest after: the manifest is never ahead of the index.
         A manifest the same as on disk (a rerun that changed nothing) is not
-        written again: for thousands of files, that was most of a no-op rerun."""
+        written again: for thousands of files, that was most of a no-op rerun.
+        Sessions new to the index are named first, with a hash no session has
+        (``_named_first``): a job stopped between the two (Ctrl-C lands as the
+        engine's commit returns) leaves none the next job cannot redo or prune."""
+        self._named_first(manifest, done)
         writer.commit()
         if manifest != self.on_disk:
             write_manifest(self.directory, manifest)
             self.on_disk = _snapshot(manifest)
+
+    def _named_first(self, manifest: dict[str, Any], done: dict[str, str]) -> None:
+        """The manifest on disk, with the sessions of ``done`` it lacks under a
+        hash no session has: the next job redoes them if a source still holds
+        them, and prunes them if not (an unnamed session's blocks stayed for
+        good: no job knew of them). Nothing written when there are none."""
+        on_disk = self.on_disk or {**manifest, "sessions": {}, "files": {}}
+        new = done.keys() - on_disk["sessions"].keys()
+        if not new:
+            return
+        named = {**on_disk, "sessions": {**on_disk["sessions"], **dict.fromkeys(sorted(new), NOT_YET_COMMITTED)}}
+        write_manifest(self.directory, named)
+        self.on_disk = named
+
+
+# What the manifest says of a session whose blocks an engine commit may or may not have made (no digest is empty).
+NOT_YET_COMMITTED = ""
 
 
 class _OpenedToWrite:
