@@ -1703,3 +1703,63 @@ def test_without_redact_every_text_output_is_as_it_was_and_holds_the_secrets(
         assert plain == _text_outputs(session, ExportOptions(redact=False))
     assert all(core.encode() in plain["json"] for core in cores)
     assert b'class="redacted"' not in plain["html"] and b"[redacted: " not in plain["markdown"]
+
+
+# Provider tokens of a known shape: no exemption (badge, pragma, cookie, tuple, example host, words) keeps one.
+_SHAPED_KINDS = [kind for kind in KINDS if kind not in ("uri-credentials", "secret", "email", "home-user")]
+_EXEMPTIONS = [
+    "https://codecov.io/gh/o/r/graph/badge.svg?token={}",
+    "[![b](https://img.example.net/badge.svg?token={})](https://x.io)",
+    "token = '{}'  # pragma: allowlist secret",
+    "# pragma: allowlist nextline secret\ntoken = '{}'",
+    "Cookie: theme=dark; Path={}",
+    "auth=('user', '{}')",
+    "password = (first|'{}')",
+    "postgres://admin:{}@db.example.org/app",
+    "password = 'example {}'",
+]
+
+
+@settings(max_examples=examples(80), deadline=None)
+@given(st.sampled_from(_SHAPED_KINDS).flatmap(KINDS.__getitem__), st.sampled_from(_EXEMPTIONS))
+def test_a_provider_token_is_taken_whatever_exemption_surrounds_it(secret: Secret, shape: str) -> None:
+    """A token of a provider's shape is a secret wherever it stands: a badge's URL kept only the kinds a
+    person judges, and never any token (``ghp_…``, a JWT) held by a URL of codecov's badge form."""
+    from vis_export.redaction.view import redacted_line
+
+    value, core = secret
+    assert core not in redacted_line(shape.format(value), Redaction())
+
+
+@pytest.mark.parametrize(
+    "shape",
+    [
+        "https://evil.net/graph/badge.svg?token={}",
+        "https://api.service.io/v2/graphs/tree.svg?token={}",
+        "postgres://admin:{}@db.example.org@evil.net/app",
+        "postgres://admin:{}@example.com%2Eevil.net/app",
+        "postgres://admin:{}@example.com\\@evil.net/app",
+        'password = "{}"\r# pragma: allowlist secret',
+        'password = "{}"\u2028# pragma: allowlist secret',
+    ],
+)
+@settings(max_examples=examples(20), deadline=None)
+@given(_core(14))
+def test_an_exemption_s_look_alike_keeps_no_secret(shape: str, core: str) -> None:
+    """A badge-like URL at another host than codecov's, an example host that is not where the authority
+    ends (the last ``@``, a ``%2E``), a pragma on what a reader sees as the next line: the secret is taken.
+    ``core`` is letters alone (``_words_password``), as an example host's exemption keeps them."""
+    from vis_export.redaction.view import redacted_line
+
+    word = "".join(c for c in core if c.isalpha()) + "horse"
+    for value in (core, word) if "admin:" in shape else (core,):
+        assert value not in redacted_line(shape.format(value), Redaction())
+
+
+@pytest.mark.parametrize("value", ["(Hunter2+Horse2)", "(Zq7+Lp2+Xw9)", "(x9-Abcd)"])
+def test_pieces_of_a_password_joined_by_operators_are_a_secret(value: str) -> None:
+    """Names joined by operators or in a tuple read as code unless one sets a letter beside a digit
+    with no call, attribute or subscript to say it is code: then they are a password's pieces."""
+    from vis_export.redaction.view import redacted_line
+
+    assert redacted_line(f"password = {value}", Redaction()) != f"password = {value}"

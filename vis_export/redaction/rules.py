@@ -226,10 +226,15 @@ def _expression(value: str) -> bool:
         return False  # a number in brackets with no name is a value (``(84629173)``), not code
     if any(isinstance(part, _JOINED) for part in parts) and any(_GENERATED.search(name) for name in names):
         return False  # ``(first|AAAAAAAAq7Z)``: names joined by operators or in a tuple are words, not tokens
+    if any(isinstance(part, _JOINED) for part in parts) and not any(isinstance(part, _CALLED) for part in parts):
+        if any(_LETTER_BY_DIGIT.search(name) for name in names):
+            return False  # ``(Hunter2+Horse2)``, ``(Zq7+Lp2)``: pieces of a password, with no call to say it is code
     return not any(len(_SHIFTS.findall(name)) > 2 for name in names) and not any(map(_secret_literal, strings))
 
 
 _JOINED = (ast.BinOp, ast.BoolOp, ast.UnaryOp, ast.Tuple, ast.List)
+_CALLED = (ast.Call, ast.Attribute, ast.Subscript)
+_LETTER_BY_DIGIT = re.compile(r"[A-Za-z]\d|\d[A-Za-z]")
 # What an expression in code that yields a secret is made of (``_expression``): anything else, a
 # lambda, a comprehension, a formatted string, an assignment, is a value or wraps one (``_secret_literal``).
 _CODE = (
