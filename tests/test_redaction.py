@@ -1763,3 +1763,38 @@ def test_pieces_of_a_password_joined_by_operators_are_a_secret(value: str) -> No
     from vis_export.redaction.view import redacted_line
 
     assert redacted_line(f"password = {value}", Redaction()) != f"password = {value}"
+
+
+# A generated token of letters alone: a capital after a small letter at every other place or so.
+_CASED_TOKEN = st.lists(
+    st.tuples(st.sampled_from(string.ascii_uppercase), st.sampled_from(string.ascii_lowercase)), min_size=5, max_size=9
+).map(lambda pairs: "".join(upper + lower for upper, lower in pairs))
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(
+    _CASED_TOKEN,
+    st.sampled_from(
+        [
+            'password = "{}-secret"',
+            "api_key = 'sample-{}'",
+            "token: {}-token",
+            "Cookie: theme=dark; sid={}",
+            "Set-Cookie: session=fake-{}; Path=/",
+        ]
+    ),
+)
+def test_a_token_of_letters_beside_a_describing_word_is_a_secret(token: str, shape: str) -> None:
+    """Words that say what a value stands for are ASCII words with a word's case: a token of letters
+    alone (``QxZvBnMkLp``) beside ``secret`` or ``sample``, or as a short cookie's value, is a secret."""
+    from vis_export.redaction.view import redacted_line
+
+    assert token not in redacted_line(shape.format(token), Redaction())
+
+
+@pytest.mark.parametrize("value", ["secret-\u0410bcdef", "Passw\u00f6rd-secret"])
+def test_letters_other_than_ascii_do_not_part_describing_words(value: str) -> None:
+    """A letter outside ASCII (a Cyrillic look-alike, an umlaut) is no sign between words."""
+    from vis_export.redaction.view import redacted_line
+
+    assert value not in redacted_line(f'password = "{value}"', Redaction())

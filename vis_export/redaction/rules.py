@@ -299,8 +299,22 @@ _SELF_DESCRIBED = re.compile(
 
 
 def self_described(value: str) -> bool:
-    """Whether ``value`` is words that say what it stands for (``_SELF_DESCRIBED``)."""
-    return _SELF_DESCRIBED.fullmatch(value) is not None
+    """Whether ``value`` is words that say what it stands for (``_SELF_DESCRIBED``): ASCII words, none
+    with a generated token's case (``QxZvBnMkLpWr-secret`` is a token with a word beside it), and no
+    other letter taken for what parts them (``secret-Аbc``, ``Passwörd-secret`` are not words of ASCII)."""
+    return value.isascii() and _SELF_DESCRIBED.fullmatch(value) is not None and not _mixed_case(value)
+
+
+# A lower-case letter before a capital: a word in a name or a brand turns so once or twice (``OpenAI``,
+# ``NotARealSecret``); a generated token of letters alone, at every other letter or so (``QxZvBnMkLp``).
+_TURNS = re.compile(r"[a-z](?=[A-Z])")
+_LETTERS = re.compile(r"[A-Za-z]{6,}")
+
+
+def _mixed_case(value: str) -> bool:
+    """Whether a run of letters in ``value`` has a generated token's case: it turns from lower case to
+    a capital at more than one letter in four."""
+    return any(len(_TURNS.findall(word)) * 4 > len(word) for word in _LETTERS.findall(value))
 
 
 # A value that is itself one ``name=value`` pair: a cookie (``Set-Cookie: theme=dark``).
@@ -312,9 +326,9 @@ _PAIR = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*=(?:\"([^\"]*)\"?|([^=\s;\\\"]+)(?:
 def cookie_value(value: str) -> bool:
     """Whether a cookie's value is a secret: a session's token, not a preference that is a word
     or a number (``theme=dark``, ``fig=newton``, ``number=7``): judged as an assigned value is,
-    and long values of letters alone are tokens too."""
+    and long values of letters alone, or letters in a generated token's case, are tokens too."""
     value = value.strip('"')
-    return _assigned(value) or len(value) >= 16 and not value.isdigit()
+    return _assigned(value) or len(value) >= 16 and not value.isdigit() or _mixed_case(value)
 
 
 def _cookie_header(pairs: str) -> bool:
