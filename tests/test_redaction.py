@@ -1798,3 +1798,16 @@ def test_letters_other_than_ascii_do_not_part_describing_words(value: str) -> No
     from vis_export.redaction.view import redacted_line
 
     assert value not in redacted_line(f'password = "{value}"', Redaction())
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(
+    st.sampled_from(["aws-access-key", "google-api-key"]).flatmap(KINDS.__getitem__),
+    st.sampled_from(["sha256:", "sha512-", "md5:", "blake2b-"]),
+)
+def test_a_provider_token_after_a_digest_s_label_is_a_secret(secret: Secret, label: str) -> None:
+    """A labelled digest is no secret, but a label before a provider's token (``sha256:AKIA…``) makes it none."""
+    from vis_export.redaction.view import redacted_line
+
+    value, core = secret
+    assert core not in redacted_line(f"pinned {label}{value} here", Redaction())
