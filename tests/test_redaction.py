@@ -1811,3 +1811,25 @@ def test_a_provider_token_after_a_digest_s_label_is_a_secret(secret: Secret, lab
 
     value, core = secret
     assert core not in redacted_line(f"pinned {label}{value} here", Redaction())
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(
+    _core(16),
+    st.sampled_from(
+        [
+            "Cookie: lang=en; path={}",
+            "Cookie: lang=en; Domain={}",
+            "Cookie: theme=dark; version={}",
+            "Cookie: lang=en; Max-Age={}",
+            "Cookie: lang=en; Secure; sid={}",
+            "Cookie: lang=en; HttpOnly; token={}",
+        ]
+    ),
+)
+def test_a_request_cookie_named_as_an_attribute_or_after_a_bare_flag_is_judged(core: str, shape: str) -> None:
+    """A request's ``Cookie:`` header sends no attributes: a cookie named ``path`` or ``version`` whose value
+    has no attribute's form is a cookie, and a bare ``Secure`` before a session's cookie ends nothing."""
+    from vis_export.redaction.view import redacted_line
+
+    assert core not in redacted_line(shape.format(core), Redaction())

@@ -333,15 +333,27 @@ def cookie_value(value: str) -> bool:
 
 def _cookie_header(pairs: str) -> bool:
     """A request's ``Cookie:`` pairs hold a secret when one of the cookies' values is one
-    (``cookie_value``); an attribute (``Path=/cookie``) is no cookie."""
+    (``cookie_value``); an attribute (``Path=/cookie``) is no cookie, but a cookie named as one whose
+    value has no attribute's form (``path=Zq7Lp2Xw9Rt4AbCd``) is a cookie: a request sends no attributes."""
     return any(
         cookie_value(value)
         for name, _, value in (pair.strip().partition("=") for pair in pairs.split(";"))
-        if name.lower() not in _COOKIE_ATTRIBUTES
+        if not _COOKIE_ATTRIBUTES.get(name.lower(), _NO_ATTRIBUTE).fullmatch(value)
     )
 
 
-_COOKIE_ATTRIBUTES = frozenset({"path", "domain", "expires", "max-age", "samesite", "secure", "httponly", "version"})
+# Each cookie attribute, by the form of its value.
+_NO_ATTRIBUTE = re.compile(r"(?!)")
+_COOKIE_ATTRIBUTES = {
+    "path": re.compile(r"/[^;]*"),
+    "domain": re.compile(r"\.?[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+"),
+    "expires": re.compile(r"[A-Za-z]{3},?(?:[ -][A-Za-z0-9:]+)*|\d+"),
+    "max-age": re.compile(r"-?\d+"),
+    "version": re.compile(r"\d+"),
+    "samesite": re.compile(r"(?i:strict|lax|none)"),
+    "secure": re.compile(r""),
+    "httponly": re.compile(r""),
+}
 
 
 def _R(pattern: str, flags: int = 0, folded: bool = False) -> re.Pattern[str]:
@@ -453,7 +465,7 @@ BUILT_IN: tuple[Rule, ...] = (
         "secret",
         _R(
             r"(?im)(?:^|(?<=[\s'\"]))cookie:[ \t]*"
-            r"([^\s=;\"']+=[^\s;\"']*(?:;[ \t]*[^\s=;\"']+=[^\s;\"']*)*)"
+            r"([^\s=;\"']+=[^\s;\"']*(?:;[ \t]*[^\s=;\"']+(?:=[^\s;\"']*)?)*)"
         ),
         ("ookie:", "OOKIE:"),
         1,
