@@ -1833,3 +1833,16 @@ def test_a_request_cookie_named_as_an_attribute_or_after_a_bare_flag_is_judged(c
     from vis_export.redaction.view import redacted_line
 
     assert core not in redacted_line(shape.format(core), Redaction())
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(
+    _CASED_TOKEN | st.sampled_from(["P@ssw!rd#", "Tr&ub^dor*x", "hun!ter#ab"]),
+    st.sampled_from(["auth=('admin', '{}')", 'password = get("{}")', "session = login(url, auth=('bob', '{}'))"]),
+)
+def test_a_string_with_a_password_s_look_in_an_expression_is_a_secret(value: str, shape: str) -> None:
+    """An expression of names and strings is code only while no string in it has a password's look: a
+    generated token's case (``QxZvBnMkLp``) or a sign between letters (``P@ssw!rd#``), digits or not."""
+    from vis_export.redaction.view import redacted_line
+
+    assert value not in redacted_line(shape.format(value), Redaction())

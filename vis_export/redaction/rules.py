@@ -257,6 +257,8 @@ _CODE = (
 )
 
 
+# A sign of a password between letters (``P@ssw!rd#``): no name, key or prompt is written so.
+_SYMBOLED = re.compile(r"[A-Za-z][!#$%^&*][A-Za-z0-9]")
 # A string in an expression written as an environment variable's name (``"API_KEY_V2"``), not a token.
 _ENV_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
 
@@ -267,6 +269,8 @@ def _secret_literal(literal: str | bytes) -> bool:
     alone and sets a digit beside a letter; a name (``"DB_PASSWORD"``, ``"utf-8"``), a prompt or a
     key (``"Password: "``, ``"db.password"``) is the code's."""
     text = literal.decode("latin-1") if isinstance(literal, bytes) else literal
+    if _mixed_case(text) or " " not in text and _SYMBOLED.search(text) and _assigned(text):
+        return True  # ``('admin', 'QxZvBnMkLpWr')``, ``('admin', 'P@ssw!rd#')``: a password's look, no name's
     if not re.search(r"[A-Za-z]\d|\d[A-Za-z]", text) or not _assigned(text):
         return False
     return not (_ENV_NAME.fullmatch(text) and len(_SHIFTS.findall(text)) <= 2)
@@ -437,7 +441,8 @@ BUILT_IN: tuple[Rule, ...] = (
         _R(
             rf"(?i)(?:(?<![A-Za-z0-9])(?:[A-Za-z0-9]+[_-])*{_KEY_NAME}|(?<![A-Za-z0-9_-])pin(?:[_-]?code)?)"
             r"(?![A-Za-z0-9_-])[\"']?[ \t]*(?:=|:=|:|=>)[ \t]*[A-Za-z_([][^\n]{0,200}?[ \t]"
-            r"[^\n\"']{0,40}?([\"'])(?=[^\"'\s]*(?:[A-Za-z]\d|\d[A-Za-z]))([^\"'\s]{6,200})\1",
+            r"[^\n\"']{0,40}?([\"'])(?=[^\"'\s]*(?:[A-Za-z]\d|\d[A-Za-z]|[a-z][A-Z]|[A-Za-z][!#$%^&*]))"
+            r"([^\"'\s]{6,200})\1",
             folded=True,
         ),
         (),
