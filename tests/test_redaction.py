@@ -1719,3 +1719,146 @@ def test_an_assigned_secret_in_a_code_span_leaves_the_span_closed(name: str, sig
 
     line = f"Password is `{name}{sign}{value}{after}"
     assert redacted_line(line, Redaction()) == f"Password is `{name}{sign}[redacted: secret 1]{after}"
+
+
+# Provider tokens of a known shape: no exemption (badge, pragma, cookie, tuple, example host, words) keeps one.
+_SHAPED_KINDS = [kind for kind in KINDS if kind not in ("uri-credentials", "secret", "email", "home-user")]
+_EXEMPTIONS = [
+    "https://codecov.io/gh/o/r/graph/badge.svg?token={}",
+    "[![b](https://img.example.net/badge.svg?token={})](https://x.io)",
+    "token = '{}'  # pragma: allowlist secret",
+    "# pragma: allowlist nextline secret\ntoken = '{}'",
+    "Cookie: theme=dark; Path={}",
+    "auth=('user', '{}')",
+    "password = (first|'{}')",
+    "postgres://admin:{}@db.example.org/app",
+    "password = 'example {}'",
+]
+
+
+@settings(max_examples=examples(80), deadline=None)
+@given(st.sampled_from(_SHAPED_KINDS).flatmap(KINDS.__getitem__), st.sampled_from(_EXEMPTIONS))
+def test_a_provider_token_is_taken_whatever_exemption_surrounds_it(secret: Secret, shape: str) -> None:
+    """A token of a provider's shape is a secret wherever it stands: a badge's URL kept only the kinds a
+    person judges, and never any token (``ghp_…``, a JWT) held by a URL of codecov's badge form."""
+    from vis_export.redaction.view import redacted_line
+
+    value, core = secret
+    assert core not in redacted_line(shape.format(value), Redaction())
+
+
+@pytest.mark.parametrize(
+    "shape",
+    [
+        "https://evil.net/graph/badge.svg?token={}",
+        "https://api.service.io/v2/graphs/tree.svg?token={}",
+        "postgres://admin:{}@db.example.org@evil.net/app",
+        "postgres://admin:{}@example.com%2Eevil.net/app",
+        "postgres://admin:{}@example.com\\@evil.net/app",
+        'password = "{}"\r# pragma: allowlist secret',
+        'password = "{}"\u2028# pragma: allowlist secret',
+    ],
+)
+@settings(max_examples=examples(20), deadline=None)
+@given(_core(14))
+def test_an_exemption_s_look_alike_keeps_no_secret(shape: str, core: str) -> None:
+    """A badge-like URL at another host than codecov's, an example host that is not where the authority
+    ends (the last ``@``, a ``%2E``), a pragma on what a reader sees as the next line: the secret is taken.
+    ``core`` is letters alone (``_words_password``), as an example host's exemption keeps them."""
+    from vis_export.redaction.view import redacted_line
+
+    word = "".join(c for c in core if c.isalpha()) + "horse"
+    for value in (core, word) if "admin:" in shape else (core,):
+        assert value not in redacted_line(shape.format(value), Redaction())
+
+
+@pytest.mark.parametrize("value", ["(Hunter2+Horse2)", "(Zq7+Lp2+Xw9)", "(x9-Abcd)"])
+def test_pieces_of_a_password_joined_by_operators_are_a_secret(value: str) -> None:
+    """Names joined by operators or in a tuple read as code unless one sets a letter beside a digit
+    with no call, attribute or subscript to say it is code: then they are a password's pieces."""
+    from vis_export.redaction.view import redacted_line
+
+    assert redacted_line(f"password = {value}", Redaction()) != f"password = {value}"
+
+
+# A generated token of letters alone: a capital after a small letter at every other place or so.
+_CASED_TOKEN = st.lists(
+    st.tuples(st.sampled_from(string.ascii_uppercase), st.sampled_from(string.ascii_lowercase)), min_size=5, max_size=9
+).map(lambda pairs: "".join(upper + lower for upper, lower in pairs))
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(
+    _CASED_TOKEN,
+    st.sampled_from(
+        [
+            'password = "{}-secret"',
+            "api_key = 'sample-{}'",
+            "token: {}-token",
+            "Cookie: theme=dark; sid={}",
+            "Set-Cookie: session=fake-{}; Path=/",
+        ]
+    ),
+)
+def test_a_token_of_letters_beside_a_describing_word_is_a_secret(token: str, shape: str) -> None:
+    """Words that say what a value stands for are ASCII words with a word's case: a token of letters
+    alone (``QxZvBnMkLp``) beside ``secret`` or ``sample``, or as a short cookie's value, is a secret."""
+    from vis_export.redaction.view import redacted_line
+
+    assert token not in redacted_line(shape.format(token), Redaction())
+
+
+@pytest.mark.parametrize("value", ["secret-\u0410bcdef", "Passw\u00f6rd-secret"])
+def test_letters_other_than_ascii_do_not_part_describing_words(value: str) -> None:
+    """A letter outside ASCII (a Cyrillic look-alike, an umlaut) is no sign between words."""
+    from vis_export.redaction.view import redacted_line
+
+    assert value not in redacted_line(f'password = "{value}"', Redaction())
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(
+    st.sampled_from(["aws-access-key", "google-api-key"]).flatmap(KINDS.__getitem__),
+    st.sampled_from(["sha256:", "sha512-", "md5:", "blake2b-"]),
+)
+def test_a_provider_token_after_a_digest_s_label_is_a_secret(secret: Secret, label: str) -> None:
+    """A labelled digest is no secret, but a label before a provider's token (``sha256:AKIA…``) makes it none."""
+    from vis_export.redaction.view import redacted_line
+
+    value, core = secret
+    assert core not in redacted_line(f"pinned {label}{value} here", Redaction())
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(
+    _core(16),
+    st.sampled_from(
+        [
+            "Cookie: lang=en; path={}",
+            "Cookie: lang=en; Domain={}",
+            "Cookie: theme=dark; version={}",
+            "Cookie: lang=en; Max-Age={}",
+            "Cookie: lang=en; Secure; sid={}",
+            "Cookie: lang=en; HttpOnly; token={}",
+        ]
+    ),
+)
+def test_a_request_cookie_named_as_an_attribute_or_after_a_bare_flag_is_judged(core: str, shape: str) -> None:
+    """A request's ``Cookie:`` header sends no attributes: a cookie named ``path`` or ``version`` whose value
+    has no attribute's form is a cookie, and a bare ``Secure`` before a session's cookie ends nothing."""
+    from vis_export.redaction.view import redacted_line
+
+    assert core not in redacted_line(shape.format(core), Redaction())
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(
+    _CASED_TOKEN | st.sampled_from(["P@ssw!rd#", "Tr&ub^dor*x", "hun!ter#ab"]),
+    st.sampled_from(["auth=('admin', '{}')", 'password = get("{}")', "session = login(url, auth=('bob', '{}'))"]),
+)
+def test_a_string_with_a_password_s_look_in_an_expression_is_a_secret(value: str, shape: str) -> None:
+    """An expression of names and strings is code only while no string in it has a password's look: a
+    generated token's case (``QxZvBnMkLp``) or a sign between letters (``P@ssw!rd#``), digits or not."""
+    from vis_export.redaction.view import redacted_line
+
+    assert value not in redacted_line(shape.format(value), Redaction())

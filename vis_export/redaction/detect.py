@@ -51,7 +51,8 @@ Span = tuple[int, int, str]  # start, end, kind
 
 # Not secrets unless a custom rule says so (redact.md): image data, labelled
 # digests, UUIDs and hex ids (git commits, digests); a built-in find inside one is
-# dropped, unless where it stands says it is a credential (``_CREDENTIAL_PLACES``).
+# dropped unless where it stands says it is a credential (``_CREDENTIAL_PLACES``), and in a digest or an id
+# only when it is of a kind one may be taken for (``_MASKED_KINDS``).
 _NOT_SECRET = re.compile(
     r"data:image/[^;,\s]*;base64,[A-Za-z0-9+/=\s]*"
     r"|\b(?:sha(?:1|224|256|384|512)|md5|blake2[bs]?)[:-][A-Za-z0-9+/=]+"
@@ -61,6 +62,16 @@ _NOT_SECRET = re.compile(
 
 # Kinds found by where a value stands (assigned to a secret's name, after a scheme's user): a hex token there is one.
 _CREDENTIAL_PLACES = frozenset({"authorization", "uri-credentials", "private-key", "secret"})
+# The kinds a digest, a UUID or a hex id may be taken for: a value judged by its entropy, an address-like text.
+# A provider's token has a shape no digest has, and a label before it (``sha256:AKIA…``) makes it none; an
+# image's bytes are not scanned (any find in them is chance).
+_MASKED_KINDS = frozenset({"high-entropy-string", "email", "home-user"})
+
+
+def _masked(kind: str, start: int, end: int, masks: list[tuple[int, int, bool]]) -> bool:
+    """Whether a find of ``kind`` lies in an image's data, or in a digest or an id it may be taken for."""
+    return any(a <= start and end <= b and (image or kind in _MASKED_KINDS) for a, b, image in masks)
+
 
 _LINE_PLUGINS: tuple[tuple[BasePlugin, str], ...] = (
     (KeywordDetector(), "secret"),
@@ -367,26 +378,31 @@ class Detector:
     @staticmethod
     def _not_excluded(text: str, found: list[Span]) -> list[Span]:
         if text.isascii():  # bytes: no offset to decode
-            masks = [match.span() for match in _NOT_SECRET_ASCII.finditer(text.encode("ascii"))]
+            masks = [(*match.span(), match[0][:5] == b"data:") for match in _NOT_SECRET_ASCII.finditer(text.encode())]
         else:
-            masks = [match.span() for match in _NOT_SECRET.finditer(text)]
-        public = [match.span(1) for match in _PUBLIC_TOKEN.finditer(text)] if "token=" in text else []
+            masks = [(*match.span(), match[0][:5] == "data:") for match in _NOT_SECRET.finditer(text)]
+        public = [match.span(1) for match in _PUBLIC_TOKEN.finditer(text)] if "badge.svg?" in text else []
         credentials = {start for start, _, kind in found if kind == "uri-credentials"}
         return [
             (start, end, kind)
             for start, end, kind in found
             if not (kind == "email" and start in credentials)  # the password of user:password@host, not an address
-            and (kind in _CREDENTIAL_PLACES or not any(a <= start and end <= b for a, b in masks))
-            and not any(a <= start and end <= b for a, b in public)
+            and (kind in _CREDENTIAL_PLACES or not _masked(kind, start, end, masks))
+            and not (kind in _JUDGED_KINDS and any(a <= start and end <= b for a, b in public))
             and not (kind == "uri-credentials" and _example_credentials(text, start, end))
             and not (kind in _JUDGED_KINDS and "pragma" in text and _allowlisted(text, start))
         ]
 
 
-# A badge's token: codecov's graphing token, made to be shown in a README's badge (``…/graph/badge.svg?token=…``).
-_PUBLIC_TOKEN = re.compile(r"/(?:badge|graphs?/[a-z]+)\.svg\?(?:[^\s\"'<>()#]*&)?token=([A-Za-z0-9_-]+)")
-# Hosts that no one has: the domains kept for documentation (RFC 2606).
-_HOST = re.compile(r"@([A-Za-z0-9.-]+)")
+# A badge's token: codecov's graphing token, made to be shown in a README's badge (``…/graph/badge.svg?token=…``),
+# at codecov's own host only and kept only from the kinds a person judges: a provider's token (``ghp_…``, a JWT)
+# in such a URL, or any token in a badge-like URL of another host, is a secret.
+_PUBLIC_TOKEN = re.compile(
+    r"\bhttps?://(?:app\.)?codecov\.io/[^\s\"'<>()#?@]*/graph/badge\.svg\?(?:[^\s\"'<>()#]*&)?token=([A-Za-z0-9_-]+)"
+)
+# Hosts that no one has: the domains kept for documentation (RFC 2606). The host is what ends the authority
+# (a port, a path, the end): in ``user:pw@example.com@evil.net`` or ``@example.com%2Eevil.net`` the host is another.
+_HOST = re.compile(r"@([A-Za-z0-9.-]+)(?::\d*)?(?=[/?#\s\"'<>)\]`,;]|$)")
 _DOCUMENTATION_DOMAINS = ("example.com", "example.net", "example.org", "example", "invalid")
 _TOKEN_LOOK = re.compile(r"[A-Za-z]\d|\d[A-Za-z]")
 
@@ -406,15 +422,22 @@ def _example_credentials(text: str, start: int, end: int) -> bool:
 # value. A line its pragma allowlists (``# pragma: allowlist secret``, or the line before says
 # ``pragma: allowlist nextline secret``) holds none, as detect-secrets' own scanner reads it.
 _JUDGED_KINDS = frozenset({"secret", "high-entropy-string"})
+_BREAKS = re.compile("[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]+$")
 _COMMENTS = (("#", ""), ("//", ""), (r"/\*", r" *\*/"), ("'", ""), ("--", ""), (r"<!--[# \t]*?", " *?-->"))
 
 
 def _allowlisted(text: str, at: int) -> bool:
-    """Whether detect-secrets' pragma allowlists the line of ``at`` in ``text``."""
-    start = text.rfind("\n", 0, at) + 1
-    end = text.find("\n", at)
-    line = text[start : end if end >= 0 else len(text)]
-    previous = text[text.rfind("\n", 0, max(start - 1, 0)) + 1 : max(start - 1, 0)]
+    """Whether detect-secrets' pragma allowlists the line of ``at`` in ``text``. A line ends at any break a
+    reader (and detect-secrets' scanner, which reads with universal newlines) sees: a lone ``\r`` or U+2028
+    puts a pragma after it on a line of its own, which allowlists nothing on the secret's."""
+    line, previous = "", ""
+    offset = 0
+    for piece in text.splitlines(keepends=True):
+        if offset + len(piece) > at:
+            line = piece
+            break
+        previous, offset = piece, offset + len(piece)
+    line, previous = _BREAKS.sub("", line), _BREAKS.sub("", previous)
     return any(get_allowlist_regexes(comment, False).search(line) for comment in _COMMENTS) or any(
         get_allowlist_regexes(comment, True).search(previous) for comment in _COMMENTS
     )

@@ -226,10 +226,15 @@ def _expression(value: str) -> bool:
         return False  # a number in brackets with no name is a value (``(84629173)``), not code
     if any(isinstance(part, _JOINED) for part in parts) and any(_GENERATED.search(name) for name in names):
         return False  # ``(first|AAAAAAAAq7Z)``: names joined by operators or in a tuple are words, not tokens
+    if any(isinstance(part, _JOINED) for part in parts) and not any(isinstance(part, _CALLED) for part in parts):
+        if any(_LETTER_BY_DIGIT.search(name) for name in names):
+            return False  # ``(Hunter2+Horse2)``, ``(Zq7+Lp2)``: pieces of a password, with no call to say it is code
     return not any(len(_SHIFTS.findall(name)) > 2 for name in names) and not any(map(_secret_literal, strings))
 
 
 _JOINED = (ast.BinOp, ast.BoolOp, ast.UnaryOp, ast.Tuple, ast.List)
+_CALLED = (ast.Call, ast.Attribute, ast.Subscript)
+_LETTER_BY_DIGIT = re.compile(r"[A-Za-z]\d|\d[A-Za-z]")
 # What an expression in code that yields a secret is made of (``_expression``): anything else, a
 # lambda, a comprehension, a formatted string, an assignment, is a value or wraps one (``_secret_literal``).
 _CODE = (
@@ -252,6 +257,8 @@ _CODE = (
 )
 
 
+# A sign of a password between letters (``P@ssw!rd#``): no name, key or prompt is written so.
+_SYMBOLED = re.compile(r"[A-Za-z][!#$%^&*][A-Za-z0-9]")
 # A string in an expression written as an environment variable's name (``"API_KEY_V2"``), not a token.
 _ENV_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
 
@@ -262,6 +269,8 @@ def _secret_literal(literal: str | bytes) -> bool:
     alone and sets a digit beside a letter; a name (``"DB_PASSWORD"``, ``"utf-8"``), a prompt or a
     key (``"Password: "``, ``"db.password"``) is the code's."""
     text = literal.decode("latin-1") if isinstance(literal, bytes) else literal
+    if _mixed_case(text) or " " not in text and _SYMBOLED.search(text) and _assigned(text):
+        return True  # ``('admin', 'QxZvBnMkLpWr')``, ``('admin', 'P@ssw!rd#')``: a password's look, no name's
     if not re.search(r"[A-Za-z]\d|\d[A-Za-z]", text) or not _assigned(text):
         return False
     return not (_ENV_NAME.fullmatch(text) and len(_SHIFTS.findall(text)) <= 2)
@@ -294,8 +303,22 @@ _SELF_DESCRIBED = re.compile(
 
 
 def self_described(value: str) -> bool:
-    """Whether ``value`` is words that say what it stands for (``_SELF_DESCRIBED``)."""
-    return _SELF_DESCRIBED.fullmatch(value) is not None
+    """Whether ``value`` is words that say what it stands for (``_SELF_DESCRIBED``): ASCII words, none
+    with a generated token's case (``QxZvBnMkLpWr-secret`` is a token with a word beside it), and no
+    other letter taken for what parts them (``secret-Аbc``, ``Passwörd-secret`` are not words of ASCII)."""
+    return value.isascii() and _SELF_DESCRIBED.fullmatch(value) is not None and not _mixed_case(value)
+
+
+# A lower-case letter before a capital: a word in a name or a brand turns so once or twice (``OpenAI``,
+# ``NotARealSecret``); a generated token of letters alone, at every other letter or so (``QxZvBnMkLp``).
+_TURNS = re.compile(r"[a-z](?=[A-Z])")
+_LETTERS = re.compile(r"[A-Za-z]{6,}")
+
+
+def _mixed_case(value: str) -> bool:
+    """Whether a run of letters in ``value`` has a generated token's case: it turns from lower case to
+    a capital at more than one letter in four."""
+    return any(len(_TURNS.findall(word)) * 4 > len(word) for word in _LETTERS.findall(value))
 
 
 # A value that is itself one ``name=value`` pair: a cookie (``Set-Cookie: theme=dark``).
@@ -307,22 +330,34 @@ _PAIR = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*=(?:\"([^\"]*)\"?|([^=\s;\\\"]+)(?:
 def cookie_value(value: str) -> bool:
     """Whether a cookie's value is a secret: a session's token, not a preference that is a word
     or a number (``theme=dark``, ``fig=newton``, ``number=7``): judged as an assigned value is,
-    and long values of letters alone are tokens too."""
+    and long values of letters alone, or letters in a generated token's case, are tokens too."""
     value = value.strip('"')
-    return _assigned(value) or len(value) >= 16 and not value.isdigit()
+    return _assigned(value) or len(value) >= 16 and not value.isdigit() or _mixed_case(value)
 
 
 def _cookie_header(pairs: str) -> bool:
     """A request's ``Cookie:`` pairs hold a secret when one of the cookies' values is one
-    (``cookie_value``); an attribute (``Path=/cookie``) is no cookie."""
+    (``cookie_value``); an attribute (``Path=/cookie``) is no cookie, but a cookie named as one whose
+    value has no attribute's form (``path=Zq7Lp2Xw9Rt4AbCd``) is a cookie: a request sends no attributes."""
     return any(
         cookie_value(value)
         for name, _, value in (pair.strip().partition("=") for pair in pairs.split(";"))
-        if name.lower() not in _COOKIE_ATTRIBUTES
+        if not _COOKIE_ATTRIBUTES.get(name.lower(), _NO_ATTRIBUTE).fullmatch(value)
     )
 
 
-_COOKIE_ATTRIBUTES = frozenset({"path", "domain", "expires", "max-age", "samesite", "secure", "httponly", "version"})
+# Each cookie attribute, by the form of its value.
+_NO_ATTRIBUTE = re.compile(r"(?!)")
+_COOKIE_ATTRIBUTES = {
+    "path": re.compile(r"/[^;]*"),
+    "domain": re.compile(r"\.?[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+"),
+    "expires": re.compile(r"[A-Za-z]{3},?(?:[ -][A-Za-z0-9:]+)*|\d+"),
+    "max-age": re.compile(r"-?\d+"),
+    "version": re.compile(r"\d+"),
+    "samesite": re.compile(r"(?i:strict|lax|none)"),
+    "secure": re.compile(r""),
+    "httponly": re.compile(r""),
+}
 
 
 def _R(pattern: str, flags: int = 0, folded: bool = False) -> re.Pattern[str]:
@@ -406,7 +441,8 @@ BUILT_IN: tuple[Rule, ...] = (
         _R(
             rf"(?i)(?:(?<![A-Za-z0-9])(?:[A-Za-z0-9]+[_-])*{_KEY_NAME}|(?<![A-Za-z0-9_-])pin(?:[_-]?code)?)"
             r"(?![A-Za-z0-9_-])[\"']?[ \t]*(?:=|:=|:|=>)[ \t]*[A-Za-z_([][^\n]{0,200}?[ \t]"
-            r"[^\n\"']{0,40}?([\"'])(?=[^\"'\s]*(?:[A-Za-z]\d|\d[A-Za-z]))([^\"'\s]{6,200})\1",
+            r"[^\n\"']{0,40}?([\"'])(?=[^\"'\s]*(?:[A-Za-z]\d|\d[A-Za-z]|[a-z][A-Z]|[A-Za-z][!#$%^&*]))"
+            r"([^\"'\s]{6,200})\1",
             folded=True,
         ),
         (),
@@ -434,7 +470,7 @@ BUILT_IN: tuple[Rule, ...] = (
         "secret",
         _R(
             r"(?im)(?:^|(?<=[\s'\"]))cookie:[ \t]*"
-            r"([^\s=;\"']+=[^\s;\"']*(?:;[ \t]*[^\s=;\"']+=[^\s;\"']*)*)"
+            r"([^\s=;\"']+=[^\s;\"']*(?:;[ \t]*[^\s=;\"']+(?:=[^\s;\"']*)?)*)"
         ),
         ("ookie:", "OOKIE:"),
         1,
