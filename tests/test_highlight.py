@@ -335,6 +335,41 @@ def test_the_budget_stops_a_lexer_even_when_collections_run_code_of_their_own() 
         gc.callbacks.remove(busy)
 
 
+def test_the_budget_stops_a_lexer_when_collections_fill_nearly_all_of_its_time() -> None:
+    """A collection after every object, each with a callback that takes its time (a large
+    process, or callbacks of others'): nearly every firing lands in a collection, where
+    it cannot raise. The collection's end pauses the collector, so the next one stops the
+    lexer; the collector runs again once the lexer is stopped."""
+    import gc
+
+    from pygments.token import Text
+
+    class Endless:
+        def get_tokens_unprocessed(self, text: str) -> Any:
+            while True:
+                yield 0, Text, [text]  # a container: the collector counts it
+
+    def busy(phase: str, info: dict[str, int]) -> None:  # Python all along: where a firing is taken
+        if phase == "stop":
+            for _ in range(300_000):
+                pass
+
+    assert lexing._can_time() and gc.isenabled()
+    thresholds = gc.get_threshold()
+    gc.callbacks.append(busy)
+    gc.set_threshold(1)
+    try:
+        with time_limit(60):
+            start = cpu_seconds()
+            with pytest.raises(lexing.Overrun):
+                lexing._timed(Endless(), "x", 0.05)
+            assert cpu_seconds() - start < 1
+        assert gc.isenabled()
+    finally:
+        gc.set_threshold(*thresholds)
+        gc.callbacks.remove(busy)
+
+
 # --- the document's budget (R6) -----------------------------------------------------------
 
 RUNAWAY = '"' + "\\" * 40 + "\n" * 100  # maple backtracks for minutes on it; 141 characters

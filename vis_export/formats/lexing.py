@@ -220,6 +220,8 @@ class Overrun(BaseException):
 
 _armed = False
 _collecting = False  # whether the garbage collector is running its callbacks
+_stop_waits = False  # a firing could not raise: the lexer is to stop at the next that can
+_paused = False  # the collector, paused by the lexer's budget until it is disarmed
 AGAIN = 0.005  # seconds of CPU after a firing that could not stop the lexer
 
 
@@ -227,13 +229,18 @@ def _on_timer(signum: int, frame: Any) -> None:
     """Stops the lexer, where an exception can: one raised in a callback of the
     garbage collector or a finalizer is reported as unraisable and lost. So the
     timer is set again each time, and fires until the lexer stops; during a
-    collection it does not raise at all."""
+    collection it does not raise at all, and the collection's end pauses the
+    collector: in a large process (or under callbacks that take their time)
+    collections may fill nearly all of the CPU, and a firing would land in one
+    again and again (a test in the whole suite ran 30 s)."""
+    global _stop_waits
     if _armed:  # a late signal after the block finished is ignored
         signal.setitimer(signal.ITIMER_VIRTUAL, AGAIN)
         # A signal is taken as a function starts: at the start of the callback
         # that marks a collection, before it has marked it.
         if not _collecting and frame.f_code is not _collection_starts.__code__:
             raise Overrun
+        _stop_waits = True
 
 
 def _collection_starts(phase: str, info: dict[str, int]) -> None:
@@ -243,9 +250,12 @@ def _collection_starts(phase: str, info: dict[str, int]) -> None:
 
 
 def _collection_ends(phase: str, info: dict[str, int]) -> None:
-    global _collecting
+    global _collecting, _paused
     if phase == "stop":
         _collecting = False
+        if _stop_waits and _armed and gc.isenabled():
+            gc.disable()  # the next firing lands in the lexer, not in another collection
+            _paused = True
 
 
 def _watch_collections() -> None:
@@ -296,9 +306,12 @@ def _timed(lexer: Any, text: str, seconds: float) -> Runs | None:
 
 
 def _disarm() -> None:
-    global _armed
-    _armed = False
+    global _armed, _stop_waits, _paused
+    _armed = _stop_waits = False
     signal.setitimer(signal.ITIMER_VIRTUAL, 0)
+    if _paused:
+        _paused = False
+        gc.enable()
 
 
 # --- the worker process -----------------------------------------------------------------
