@@ -692,6 +692,7 @@ _SHAPES = st.sampled_from(
     )
 )
 @example(pieces=["data:image/;base64,", "AKIA0000000000000000"])  # an image's mask, found in bytes either way
+@example(pieces=["data:image/;base64,", "\x1c", "AKIA0000000000000000"])  # \x1c is whitespace to Python's \s on text
 def test_rules_run_by_re2_on_ascii_text_find_what_python_finds(pieces: list[str]) -> None:
     """The speed-ups of ``detect`` (RE2 twins of the rules, one RE2 set for their hints and
     the not-a-secret shapes in RE2, on ASCII text) change no find: the same spans as
@@ -707,9 +708,19 @@ def test_rules_run_by_re2_on_ascii_text_find_what_python_finds(pieces: list[str]
         def Match(self, data: bytes) -> list[int]:
             return [index for index, hint in enumerate(detect._HINTS) if hint in data.decode("utf-8")]
 
-    class Shapes:  # Python's expression, over the same bytes (its matches are bytes, as RE2's)
+    class Found:  # a match of Python's expression on the text, its groups bytes, as RE2's are
+        def __init__(self, match: re.Match[str]) -> None:
+            self.match = match
+
+        def span(self) -> tuple[int, int]:
+            return self.match.span()
+
+        def __getitem__(self, group: int) -> bytes:
+            return self.match[group].encode("ascii")
+
+    class Shapes:  # Python's expression on the text itself: a bytes twin's \s lacks \x1c-\x1f
         def finditer(self, data: bytes) -> Any:
-            return re.compile(detect._NOT_SECRET.pattern.encode("ascii")).finditer(data)
+            return map(Found, detect._NOT_SECRET.finditer(data.decode("ascii")))
 
     detect._TWINS, detect._HINT_SET, detect._NOT_SECRET_ASCII = dict.fromkeys(twins), Hints(), Shapes()
     try:
