@@ -213,8 +213,10 @@ def block_from_json(data: Mapping[str, Any], owned: bool = False) -> Block:
     return block_of((adopt(data) if owned else freeze(data)) if type(data) is dict else data)
 
 
-_new = object.__new__
-_set_fields = Block.__dict__["fields"].__set__  # the slot itself, past the frozen ``__setattr__``
+# How a block is made without ``__init__``: a bare object, then its one slot set past the
+# frozen ``__setattr__``; here and in ``sources.trusted``, which makes the known types' own.
+new_bare = object.__new__
+set_block_fields = Block.__dict__["fields"].__set__
 
 
 def block_of(fields: Mapping[str, Any]) -> Block:
@@ -224,8 +226,8 @@ def block_of(fields: Mapping[str, Any]) -> Block:
     kind = BLOCK_CLASSES.get(fields["type"], UnknownBlock)
     if kind is LonisBlock and not _carries_lonis(fields):
         kind = UnknownBlock  # "lonis" is no Vis type: without an envelope it is just unknown
-    block = _new(kind)
-    _set_fields(block, fields)
+    block = new_bare(kind)
+    set_block_fields(block, fields)
     return block
 
 
