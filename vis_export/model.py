@@ -1,7 +1,7 @@
 """The session model: frozen types that every source produces and every format reads.
 
 A loaded session cannot be changed: every type is a frozen dataclass, sequences
-are tuples and maps are read-only views (``MappingProxyType``) of maps nobody
+are tuples and maps are read-only proxies (``MappingProxyType``) of maps nobody
 else holds. Each object keeps ``fields``, every field exactly as stored and in
 stored order, so ``to_json`` gives back the canonical JSON, unknown fields and
 unknown block types included.
@@ -20,7 +20,7 @@ EMPTY: Mapping[str, Any] = MappingProxyType({})
 
 
 def freeze(value: Any) -> Any:
-    """A deep read-only copy of a JSON value: maps become read-only views, lists tuples.
+    """A deep read-only copy of a JSON value: maps become read-only proxies, lists tuples.
 
     Written for speed (it touches every container of every loaded session): leaves
     are returned as they are without a call.

@@ -72,7 +72,7 @@ class Projector:
         return list(message.blocks)
 
     def block(self, block: Block) -> Any:
-        """What this format makes of one block: text for text formats, a view for templates."""
+        """What this format makes of one block: text for text formats, values for templates (``template_values``)."""
         method: Callable[[Any], Any]
         if isinstance(block, UnknownBlock):
             method = self.block_unknown
