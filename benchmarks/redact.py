@@ -126,7 +126,7 @@ def _session(name: str, kind: str, text: str) -> Any:
 def false_positives(limit: int, show: bool) -> list[str]:
     from vis_export.redaction import Redaction
     from vis_export.redaction.detect import Detector
-    from vis_export.redaction.view import Redactor
+    from vis_export.redaction.redact import Redactor
 
     files = corpus(limit)
     sessions_with: Counter[str] = Counter()

@@ -392,7 +392,7 @@ def test_sessions_lists_where_an_import_was_worked_on(tmp_path: Path) -> None:
     assert "WHERE" in shown.output and "/work/project" in shown.output
 
 
-def test_tool_views_by_name_and_shape() -> None:
+def test_tool_input_forms_by_name_and_shape() -> None:
     """An edit reads as a diff with its file name, a shell call as its command line, a todo
     list as a checklist, whatever tool wrote it; the JSON projection keeps the input as stored."""
     edit = {"file_path": "src/a.py", "old_string": "x = 1\n", "new_string": "x = 2\n"}

@@ -386,7 +386,7 @@ def test_many_small_runaway_blocks_cost_one_budget_and_are_all_shown(projection:
     lexer that overran is not tried again in the document: every block plain, all there."""
     from vis_export.formats.html import to_html
     from vis_export.formats.pdf_typst import TypstProjector
-    from vis_export.formats.terminal_view import to_terminal
+    from vis_export.formats.terminal_projector import to_terminal
 
     session = small_blocks_session(1000, "maple", RUNAWAY)
     with time_limit(120):

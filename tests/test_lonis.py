@@ -22,7 +22,7 @@ from vis_export.formats.html import to_html
 from vis_export.formats.markdown import to_markdown
 from vis_export.formats.markdown_syntax import escape_one_line
 from vis_export.formats.text import to_text
-from vis_export.lonis_view import Field, view
+from vis_export.lonis_parsed import Field, parsed
 from vis_export.model import LonisBlock, UnknownBlock
 
 HASHES = json.loads((Path(__file__).parent / "lonis_hashes.json").read_text())
@@ -123,7 +123,7 @@ def test_invalid_blocks_are_located(change: Any, location: str, tmp_path: Path) 
 def test_unknown_kind_is_an_extension_carried_losslessly() -> None:
     block = copy.deepcopy(BLOCKS[7])
     assert block["payload"]["kind"] == "karpal.search"
-    shown = view(block)
+    shown = parsed(block)
     assert shown.category == "extension"
     assert shown.summary == 'extension[karpal.search]: {"query":"Functor","results":["karpal-proof"]}'
     (lonis,) = [b for _, b in SESSION.blocks() if b.fields["envelope"]["payload"]["kind"] == "karpal.search"]
@@ -153,7 +153,7 @@ def test_every_kind_in_every_format_from_the_same_value() -> None:
         pdf_text += page.extract_text().replace("\x00", "")
     for _, block in SESSION.blocks():
         assert isinstance(block, LonisBlock)
-        shown = view(block.envelope)
+        shown = parsed(block.envelope)
         assert shown.summary in text and shown.summary in dom_text
         assert escape_one_line(shown.summary) in markdown
         for field in shown.fields:

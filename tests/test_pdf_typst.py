@@ -111,12 +111,12 @@ def test_every_block_type_is_shown(pdf: bytes) -> None:
 def test_lonis_blocks_are_shown() -> None:
     session = next(load(INPUT / "lonis.jsonl"))
     text = squeeze(text_of(to_pdf(session, engine="typst")))
-    from vis_export.lonis_view import view
+    from vis_export.lonis_parsed import parsed
     from vis_export.model import LonisBlock
 
     for _, block in session.blocks():
         if isinstance(block, LonisBlock):
-            assert squeeze(view(block.envelope).summary) in text
+            assert squeeze(parsed(block.envelope).summary) in text
 
 
 def test_long_code_lines_wrap_inside_the_page(tmp_path: Path) -> None:

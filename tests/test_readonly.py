@@ -1,4 +1,4 @@
-"""R3 on a real read-only file system view: sources in a read-only directory are
+"""R3 on a real read-only file system: sources in a read-only directory are
 read, and nothing is created or changed. Root ignores permission bits, so the
 command runs without the capabilities that let it (setpriv)."""
 

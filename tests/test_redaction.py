@@ -389,7 +389,7 @@ _BODY = "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
 def test_a_token_found_only_by_a_detect_secrets_expression_is_redacted_whole(text: str) -> None:
     """Glued to a word (no boundary for the built-in rule), a token was found by detect-secrets'
     expression alone, whose group is its prefix: ``ghp`` was redacted and the body shown."""
-    from vis_export.redaction.view import redacted_line
+    from vis_export.redaction.redact import redacted_line
 
     assert "J0k1" not in redacted_line(text, Redaction())
 
@@ -398,7 +398,7 @@ def test_a_secret_found_as_markdown_shows_it_leaves_no_backslash_before_its_mark
     """``\\-\\-\\-\\-\\-BEGIN …`` was redacted from the first dash on: the backslash left
     before the marker made it an escaped ``[`` (Markdown), so the PDF's prose did not draw it
     as a marker (found by test_markers_are_styled_in_the_typst_pdf)."""
-    from vis_export.redaction.view import redacted_line
+    from vis_export.redaction.redact import redacted_line
 
     dashes = "\\-" * 5
     key = f"{dashes}BEGIN RSA PRIVATE KEY{dashes}\nMIIE{_KEY_BODY}\n{dashes}END RSA PRIVATE KEY{dashes}"
@@ -440,7 +440,7 @@ def test_a_marker_like_text_inside_a_secret_leaves_the_rest_of_it_a_secret(
 ) -> None:
     """A marker is never taken for a secret, but a find it stands in (a private key with a
     marker-like line, a custom pattern's words) was dropped whole: the key was shown."""
-    from vis_export.redaction.view import redacted_line
+    from vis_export.redaction.redact import redacted_line
 
     rules = Redaction(patterns=redaction)
     once = redacted_line(text, rules)
@@ -451,7 +451,7 @@ def test_a_marker_like_text_inside_a_secret_leaves_the_rest_of_it_a_secret(
 @pytest.mark.parametrize("value", ["[redacted: secret 1]Tr0ub4dor&3xq", "[redacted: secret 1] Tr0ub4dor&3xq"])
 def test_a_value_under_a_secret_key_that_starts_like_a_marker_is_a_secret(value: str) -> None:
     """Only markers alone are what redacting left: a password that starts like one was kept."""
-    from vis_export.redaction.view import Redactor
+    from vis_export.redaction.redact import Redactor
 
     once = Redactor(Redaction()).value({"password": value}, ())
     assert "Tr0ub" not in json.dumps(once, default=dict)
@@ -528,7 +528,7 @@ def test_a_reference_under_a_secret_key_is_shown_as_it_is(key: str, value: str) 
 def test_a_redactor_looks_at_every_string_after_a_message_it_searched_first() -> None:
     """Only the strings of the messages a search ran over may be passed on unsearched: a
     string redacted after a message (a part, a line) is looked at in full."""
-    from vis_export.redaction.view import Redactor
+    from vis_export.redaction.redact import Redactor
 
     redactor = Redactor(Redaction())
     redactor.message(_load(_base()).messages[0], 0)
@@ -538,7 +538,7 @@ def test_a_redactor_looks_at_every_string_after_a_message_it_searched_first() ->
 @pytest.fixture
 def own_home(monkeypatch: pytest.MonkeyPatch) -> Any:
     """Sets the running user's home folder (``HOME``) for what ``home_spans`` knows of it."""
-    from vis_export.redaction.view import _own_names
+    from vis_export.redaction.redact import _own_names
 
     def set_home(home: Path) -> None:
         monkeypatch.setenv("HOME", str(home))
@@ -1337,8 +1337,8 @@ def test_a_pair_in_a_map_is_redacted_as_the_same_pair_in_text(key: str, value: s
     """R8: a map's ``{"dbpassword": "…"}`` showed the value that the same pair written as
     text (``"dbpassword": "…"``, a JSON line in prose or a tool's output) has redacted:
     only keys of a few shapes (``db_password``) were taken to name a secret."""
+    from vis_export.redaction.redact import Redactor, redacted_line
     from vis_export.redaction.rules import SECRET_KEY
-    from vis_export.redaction.view import Redactor, redacted_line
 
     assume(not SECRET_KEY.fullmatch(key))  # a key that names a secret: its value is one whole (tested above)
     line = redacted_line(f'"{key}": "{value}"', Redaction())
@@ -1350,13 +1350,13 @@ def test_a_pair_in_a_map_is_redacted_as_the_same_pair_in_text(key: str, value: s
 def test_the_keys_judged_are_remembered_within_a_bound() -> None:
     """Map keys are data: a long-lived process (``serve``) redacting sessions of ever new
     keys kept a judgement of each one, without a bound."""
-    from vis_export.redaction import view
+    from vis_export.redaction import redact
 
     bound = 1 << 16
     keys = {f"field_{n}": f"value {n}" for n in range(bound + 1024)}  # past the bound: more would prove nothing more
-    view.Redactor(Redaction()).value({"tool_input": keys, "db_password": "hunter22"}, ())
-    assert view._names_secret.cache_info().currsize <= bound
-    assert view._hints_secret.cache_info().currsize <= bound
+    redact.Redactor(Redaction()).value({"tool_input": keys, "db_password": "hunter22"}, ())
+    assert redact._names_secret.cache_info().currsize <= bound
+    assert redact._hints_secret.cache_info().currsize <= bound
 
 
 # Names of a secret, old and new (``auth``, ``pin``, ``cookie``: whole words only).
@@ -1384,7 +1384,7 @@ def test_an_assigned_value_runs_past_an_ampersand_a_quote_or_a_bracket_inside_it
 ) -> None:
     """R8: an unquoted value ended at ``&`` (``Tr0ub4dor&3xq`` showed ``&3xq``), and a quote or a
     bracket inside one (``ab'12cd34``, ``ab[cd]ef``) left it shown whole: the value runs to a blank."""
-    from vis_export.redaction.view import redacted_line
+    from vis_export.redaction.redact import redacted_line
 
     for text in (f"{name}{sign}{head}{inside}{tail}", f"Set {name}{sign}{head}{inside}{tail} now."):
         shown = redacted_line(text, Redaction())
@@ -1396,7 +1396,7 @@ def test_an_assigned_value_runs_past_an_ampersand_a_quote_or_a_bracket_inside_it
 def test_an_ampersand_ends_an_assigned_value_in_a_query_string(name: str, value: str, rest: str) -> None:
     """In a URL's query (the pair after ``?`` or ``&``) ``&`` starts the next pair, which stays; a
     Markdown link's ``](`` after a value is the link's."""
-    from vis_export.redaction.view import redacted_line
+    from vis_export.redaction.redact import redacted_line
 
     for text in (f"https://example.org/login?{name}={value}&{rest}", f"?a=1&{name}={value}&{rest} ok"):
         shown = redacted_line(text, Redaction())
@@ -1421,7 +1421,7 @@ def test_an_assigned_value_with_brackets_that_is_no_expression_is_a_secret(
 ) -> None:
     """R8: anything with ``(`` was taken for code, so ``password=ab12cd34(ef)`` was shown: only a
     plausible expression (a name, an attribute, a call or subscript of one, no generated token in it) is."""
-    from vis_export.redaction.view import redacted_line
+    from vis_export.redaction.redact import redacted_line
 
     shown = redacted_line(f"{name}{sign}{head}{brackets.format(inner)}", Redaction())
     assert head not in shown, shown
@@ -1434,7 +1434,7 @@ def test_an_assigned_value_with_brackets_that_is_no_expression_is_a_secret(
 @example("password", "=", "base64.b64decode", '{}(os.environ["X"])')
 @example("api_key", "=", "sha256", "{}(a.b, 'c')")
 def test_an_assigned_expression_in_code_is_kept(name: str, sign: str, identifier: str, shape: str) -> None:
-    from vis_export.redaction.view import redacted_line
+    from vis_export.redaction.redact import redacted_line
 
     text = f"{name}{sign}{shape.format(identifier)}"
     assert redacted_line(text, Redaction()) == text
@@ -1456,7 +1456,7 @@ def test_a_string_an_assigned_expression_wraps_is_no_code(name: str, sign: str, 
     """R8: ``password = f("hunter2secret")`` read as code, kept whole: a string in the expression
     that is a secret's (a digit beside a letter, not a name in capitals) makes it no expression;
     after a blank, which ends the value (``get("DB", "hunter2secret")``), that string is redacted."""
-    from vis_export.redaction.view import redacted_line
+    from vis_export.redaction.redact import redacted_line
 
     with time_limit(5):
         shown = redacted_line(f"{name}{sign}{shape.format(secret)}", Redaction())
@@ -1468,7 +1468,7 @@ def test_a_string_an_assigned_expression_wraps_is_no_code(name: str, sign: str, 
 @example([("theme", "darkq7Z"), ("csrftoken", "XyZ987654321abc")])
 def test_every_cookie_of_a_cookie_header_is_redacted(pairs: list[tuple[str, str]]) -> None:
     """R8: ``Cookie: a=1; csrftoken=…``: only the first pair, and only under a secret's name, was taken."""
-    from vis_export.redaction.view import redacted_line
+    from vis_export.redaction.redact import redacted_line
 
     header = "; ".join(f"{name}={value}" for name, value in pairs)
     for text in (f"Cookie: {header}", f"curl -H 'cookie: {header}' https://example.org"):
@@ -1489,7 +1489,7 @@ def test_a_number_assigned_to_a_pin_or_password_in_text_is_a_secret(
 ) -> None:
     """R8: ``pin = 4821`` was shown (values of under six characters and digits alone were no secret),
     though ``{"pin": 4821}`` in a map was redacted; a count under another name is not."""
-    from vis_export.redaction.view import redacted_line
+    from vis_export.redaction.redact import redacted_line
 
     shown = redacted_line(f"{name}{sign}{shape.format(number)}", Redaction())
     assert str(number) not in shown, shown
@@ -1501,7 +1501,7 @@ def test_a_number_assigned_to_a_pin_or_password_in_text_is_a_secret(
 @example("dXNlcjpwYXNzd29yZDEyMw==")
 def test_a_basic_credential_s_padding_is_redacted_with_it(credential: str) -> None:
     """R8: ``Authorization: Basic dXNl…MTIz==`` showed ``==``, which tells the value's length."""
-    from vis_export.redaction.view import redacted_line
+    from vis_export.redaction.redact import redacted_line
 
     shown = redacted_line(f"Authorization: Basic {credential}", Redaction())
     assert shown == "Authorization: Basic [redacted: authorization 1]", shown
@@ -1511,7 +1511,7 @@ def test_a_basic_credential_s_padding_is_redacted_with_it(credential: str) -> No
     "text", ['password = getpass("Password: ")', 'token = os.environ["API_KEY_V2"]', "secret = cfg.get('db.password')"]
 )
 def test_a_name_or_prompt_in_an_assigned_expression_keeps_it_code(text: str) -> None:
-    from vis_export.redaction.view import redacted_line
+    from vis_export.redaction.redact import redacted_line
 
     assert redacted_line(text, Redaction()) == text
 
@@ -1540,7 +1540,7 @@ def test_a_number_under_a_secret_key_is_a_secret(key: str, number: int | float) 
     + ["secret_key", "session_token", "cookie", "set-cookie", "Set-Cookie", "proxy_auth", "pin_code"],
 )
 def test_the_secret_names_hold_their_values_in_maps_and_in_text(key: str) -> None:
-    from vis_export.redaction.view import Redactor, redacted_line
+    from vis_export.redaction.redact import Redactor, redacted_line
 
     assert "Xq9" not in json.dumps(Redactor(Redaction()).value({key: "Xq9wert7"}, ()), default=dict)
     assert "Xq9" not in redacted_line(f"{key}=Xq9wert7 and {key}: Xq9wert7", Redaction())
@@ -1549,7 +1549,7 @@ def test_the_secret_names_hold_their_values_in_maps_and_in_text(key: str) -> Non
 @pytest.mark.parametrize("key", ["author", "authority", "pinned", "spinner", "gpio_pin", "pinning", "oauthor"])
 def test_words_holding_a_secret_name_are_not_secret_names(key: str) -> None:
     """``auth`` and ``pin`` are names only as whole words."""
-    from vis_export.redaction.view import Redactor, redacted_line
+    from vis_export.redaction.redact import Redactor, redacted_line
 
     assert Redactor(Redaction()).value({key: "Xq9wert7"}, ()) == {key: "Xq9wert7"}
     text = f"{key}=Xq9wert7 and {key}: Xq9wert7"
@@ -1580,7 +1580,7 @@ NEAR_MISSES = [
 
 @pytest.mark.parametrize("text", NEAR_MISSES)
 def test_a_near_miss_of_a_secret_gets_no_marker(text: str) -> None:
-    from vis_export.redaction.view import redacted_line
+    from vis_export.redaction.redact import redacted_line
 
     assert redacted_line(text, Redaction()) == text
 
@@ -1613,7 +1613,7 @@ def test_the_secrets_beside_a_near_miss_are_still_taken(core: str, shape: str) -
     """The near misses kept above are classes, not holes: a token as a cookie's value, a pragma
     before the line (not on it) or over a provider's token, a generated string in an expression,
     a token of a URL that is no badge, a generated password at a documentation host are secrets."""
-    from vis_export.redaction.view import redacted_line
+    from vis_export.redaction.redact import redacted_line
 
     assert core not in redacted_line(shape.format(core), Redaction())
 
@@ -1622,7 +1622,7 @@ def test_the_secrets_beside_a_near_miss_are_still_taken(core: str, shape: str) -
 @given(st.lists(_WORD, min_size=2, max_size=4), st.sampled_from(["-", "~", " "]))
 def test_a_passphrase_of_words_is_a_secret_unless_a_word_says_what_it_stands_for(words: list[str], sign: str) -> None:
     """Words joined by ``_`` or ``.`` read as a name in code, and stay (``_PLACEHOLDER``)."""
-    from vis_export.redaction.view import redacted_line
+    from vis_export.redaction.redact import redacted_line
 
     phrase = sign.join(words)
     assert phrase not in redacted_line(f'password = "{phrase}"' if sign == " " else f"password = {phrase}", Redaction())
@@ -1727,7 +1727,7 @@ def test_without_redact_every_text_output_is_as_it_was_and_holds_the_secrets(
 def test_an_assigned_secret_in_a_code_span_leaves_the_span_closed(name: str, sign: str, value: str, after: str) -> None:
     """The backtick that closes a code span (or a shell's substitution) is not the value's: the
     marker replaces the secret alone, and the rest of the line stays as it was (R8, R1)."""
-    from vis_export.redaction.view import redacted_line
+    from vis_export.redaction.redact import redacted_line
 
     line = f"Password is `{name}{sign}{value}{after}"
     assert redacted_line(line, Redaction()) == f"Password is `{name}{sign}[redacted: secret 1]{after}"
@@ -1753,7 +1753,7 @@ _EXEMPTIONS = [
 def test_a_provider_token_is_taken_whatever_exemption_surrounds_it(secret: Secret, shape: str) -> None:
     """A token of a provider's shape is a secret wherever it stands: a badge's URL kept only the kinds a
     person judges, and never any token (``ghp_…``, a JWT) held by a URL of codecov's badge form."""
-    from vis_export.redaction.view import redacted_line
+    from vis_export.redaction.redact import redacted_line
 
     value, core = secret
     assert core not in redacted_line(shape.format(value), Redaction())
@@ -1777,7 +1777,7 @@ def test_an_exemption_s_look_alike_keeps_no_secret(shape: str, core: str) -> Non
     """A badge-like URL at another host than codecov's, an example host that is not where the authority
     ends (the last ``@``, a ``%2E``), a pragma on what a reader sees as the next line: the secret is taken.
     ``core`` is letters alone (``_words_password``), as an example host's exemption keeps them."""
-    from vis_export.redaction.view import redacted_line
+    from vis_export.redaction.redact import redacted_line
 
     word = "".join(c for c in core if c.isalpha()) + "horse"
     for value in (core, word) if "admin:" in shape else (core,):
@@ -1788,7 +1788,7 @@ def test_an_exemption_s_look_alike_keeps_no_secret(shape: str, core: str) -> Non
 def test_pieces_of_a_password_joined_by_operators_are_a_secret(value: str) -> None:
     """Names joined by operators or in a tuple read as code unless one sets a letter beside a digit
     with no call, attribute or subscript to say it is code: then they are a password's pieces."""
-    from vis_export.redaction.view import redacted_line
+    from vis_export.redaction.redact import redacted_line
 
     assert redacted_line(f"password = {value}", Redaction()) != f"password = {value}"
 
@@ -1815,7 +1815,7 @@ _CASED_TOKEN = st.lists(
 def test_a_token_of_letters_beside_a_describing_word_is_a_secret(token: str, shape: str) -> None:
     """Words that say what a value stands for are ASCII words with a word's case: a token of letters
     alone (``QxZvBnMkLp``) beside ``secret`` or ``sample``, or as a short cookie's value, is a secret."""
-    from vis_export.redaction.view import redacted_line
+    from vis_export.redaction.redact import redacted_line
 
     assert token not in redacted_line(shape.format(token), Redaction())
 
@@ -1823,7 +1823,7 @@ def test_a_token_of_letters_beside_a_describing_word_is_a_secret(token: str, sha
 @pytest.mark.parametrize("value", ["secret-\u0410bcdef", "Passw\u00f6rd-secret"])
 def test_letters_other_than_ascii_do_not_part_describing_words(value: str) -> None:
     """A letter outside ASCII (a Cyrillic look-alike, an umlaut) is no sign between words."""
-    from vis_export.redaction.view import redacted_line
+    from vis_export.redaction.redact import redacted_line
 
     assert value not in redacted_line(f'password = "{value}"', Redaction())
 
@@ -1835,7 +1835,7 @@ def test_letters_other_than_ascii_do_not_part_describing_words(value: str) -> No
 )
 def test_a_provider_token_after_a_digest_s_label_is_a_secret(secret: Secret, label: str) -> None:
     """A labelled digest is no secret, but a label before a provider's token (``sha256:AKIA…``) makes it none."""
-    from vis_export.redaction.view import redacted_line
+    from vis_export.redaction.redact import redacted_line
 
     value, core = secret
     assert core not in redacted_line(f"pinned {label}{value} here", Redaction())
@@ -1858,7 +1858,7 @@ def test_a_provider_token_after_a_digest_s_label_is_a_secret(secret: Secret, lab
 def test_a_request_cookie_named_as_an_attribute_or_after_a_bare_flag_is_judged(core: str, shape: str) -> None:
     """A request's ``Cookie:`` header sends no attributes: a cookie named ``path`` or ``version`` whose value
     has no attribute's form is a cookie, and a bare ``Secure`` before a session's cookie ends nothing."""
-    from vis_export.redaction.view import redacted_line
+    from vis_export.redaction.redact import redacted_line
 
     assert core not in redacted_line(shape.format(core), Redaction())
 
@@ -1871,6 +1871,6 @@ def test_a_request_cookie_named_as_an_attribute_or_after_a_bare_flag_is_judged(c
 def test_a_string_with_a_password_s_look_in_an_expression_is_a_secret(value: str, shape: str) -> None:
     """An expression of names and strings is code only while no string in it has a password's look: a
     generated token's case (``QxZvBnMkLp``) or a sign between letters (``P@ssw!rd#``), digits or not."""
-    from vis_export.redaction.view import redacted_line
+    from vis_export.redaction.redact import redacted_line
 
     assert value not in redacted_line(shape.format(value), Redaction())

@@ -28,7 +28,7 @@ from timelimit import time_limit
 
 from vis_export.cli import main
 from vis_export.formats.markdown_syntax import fence_for, info_string
-from vis_export.formats.terminal_view import ALL_REASONING_NOTE, HEADER, to_terminal
+from vis_export.formats.terminal_projector import ALL_REASONING_NOTE, HEADER, to_terminal
 from vis_export.model import CodeBlock, Session, session_from_json
 from vis_export.sources import read
 from vis_export.terminal import escaped
@@ -51,7 +51,7 @@ def _unstyled(drawn: str) -> str:
 
 
 def _fenced(block: CodeBlock) -> str:
-    """A code block as the text of the terminal view: between fences, every
+    """A code block as the terminal format draws it: between fences, every
     character as written but control characters, which show as escapes."""
     text = block.text
     end = "\n" if text and not text.endswith("\n") else ""

@@ -66,7 +66,7 @@ class FileReport:
 
 def validation_reports(sources: Source | Iterable[Source]) -> Iterator[FileReport]:
     """One report per source file, in order, each as soon as its file is read."""
-    from vis_export.lonis_view import replay_reports
+    from vis_export.lonis_parsed import replay_reports
 
     report: FileReport | None = None
     for result in read(sources):

@@ -58,7 +58,7 @@ class Reporter:
 
     def warning(self, line: str) -> None:
         if self.redaction is not None:
-            from vis_export.redaction.view import redacted_line
+            from vis_export.redaction.redact import redacted_line
 
             line = redacted_line(line, self.redaction)
         echo(line, err=True)

@@ -1,7 +1,7 @@
 """Optional capabilities and the extras that install them.
 
 PDF (WeasyPrint, pypdf), the search index (tantivy, Whoosh), its PostgreSQL
-engine (psycopg), the terminal view of ``show`` (rich, mdit-py-plugins), the reading room
+engine (psycopg), the terminal drawing of ``show`` (rich, mdit-py-plugins), the reading room
 of ``serve`` (Starlette, uvicorn), the Typst PDF engine (typst) and jobs on a
 Dask cluster (distributed) and redaction (detect-secrets, RE2) are extras: a user
 who copies and converts text needs none of them. When one is missing, the

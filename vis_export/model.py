@@ -1,7 +1,7 @@
 """The session model: frozen types that every source produces and every format reads.
 
 A loaded session cannot be changed: every type is a frozen dataclass, sequences
-are tuples and maps are read-only views (``MappingProxyType``) of maps nobody
+are tuples and maps are read-only proxies (``MappingProxyType``) of maps nobody
 else holds. Each object keeps ``fields``, every field exactly as stored and in
 stored order, so ``to_json`` gives back the canonical JSON, unknown fields and
 unknown block types included.
@@ -20,7 +20,7 @@ EMPTY: Mapping[str, Any] = MappingProxyType({})
 
 
 def freeze(value: Any) -> Any:
-    """A deep read-only copy of a JSON value: maps become read-only views, lists tuples.
+    """A deep read-only copy of a JSON value: maps become read-only proxies, lists tuples.
 
     Written for speed (it touches every container of every loaded session): leaves
     are returned as they are without a call.
@@ -213,8 +213,10 @@ def block_from_json(data: Mapping[str, Any], owned: bool = False) -> Block:
     return block_of((adopt(data) if owned else freeze(data)) if type(data) is dict else data)
 
 
-_new = object.__new__
-_set_fields = Block.__dict__["fields"].__set__  # the slot itself, past the frozen ``__setattr__``
+# How a block is made without ``__init__``: a bare object, then its one slot set past the
+# frozen ``__setattr__``; here and in ``sources.trusted``, which makes the known types' own.
+new_bare = object.__new__
+set_block_fields = Block.__dict__["fields"].__set__
 
 
 def block_of(fields: Mapping[str, Any]) -> Block:
@@ -224,8 +226,8 @@ def block_of(fields: Mapping[str, Any]) -> Block:
     kind = BLOCK_CLASSES.get(fields["type"], UnknownBlock)
     if kind is LonisBlock and not _carries_lonis(fields):
         kind = UnknownBlock  # "lonis" is no Vis type: without an envelope it is just unknown
-    block = _new(kind)
-    _set_fields(block, fields)
+    block = new_bare(kind)
+    set_block_fields(block, fields)
     return block
 
 

@@ -200,7 +200,7 @@ class SessionView(Session):
     a projection is handed cannot hold what the policy hides.
 
     ``redaction``: the rules whose finds were replaced by markers (R8), applied
-    after reasoning is hidden (``vis_export.redaction.view`` says why).
+    after reasoning is hidden (``vis_export.redaction.redact`` says why).
     """
 
     reasoning: Reasoning = DEFAULT_REASONING
@@ -246,7 +246,7 @@ def visible(
     if isinstance(obj, Session):
         return visible_session(obj, reasoning, redaction)
     if redaction is not None:
-        from vis_export.redaction.view import redacted_part  # only a redacting caller needs its dependencies
+        from vis_export.redaction.redact import redacted_part  # only a redacting caller needs its dependencies
 
         return redacted_part(visible(obj, reasoning), redaction)
     if isinstance(obj, Message):

@@ -50,7 +50,7 @@ class Redacting:
         self.report.warning(self._shown(line))
 
     def _shown(self, line: str) -> str:
-        from vis_export.redaction.view import redacted_line  # only a redacting caller needs its dependencies
+        from vis_export.redaction.redact import redacted_line  # only a redacting caller needs its dependencies
 
         return redacted_line(line, self.redaction)
 

@@ -9,7 +9,7 @@ Where the text goes decides how it looks: on a terminal it is coloured (rich's
 colour system for that terminal; styles without colours under ``NO_COLOR``)
 and paged through ``$PAGER`` (``less`` by default) when it is taller than the
 screen; through a pipe or into a file it is plain, with no pager. Either way
-no control character from the data is written (``formats.terminal_view``).
+no control character from the data is written (``formats.terminal_projector``).
 """
 
 from __future__ import annotations
@@ -79,7 +79,7 @@ def write(chosen: Sequence[Shown], options: ExportOptions, pager: bool = True) -
     starts as soon as the first screenful is drawn); plain elsewhere."""
     from rich.console import Console
 
-    from vis_export.formats.terminal_view import TerminalProjector
+    from vis_export.formats.terminal_projector import TerminalProjector
 
     probe = Console(file=sys.stdout)  # rich's reading of this terminal: colours, NO_COLOR, FORCE_COLOR
     size = shutil.get_terminal_size()

@@ -54,7 +54,7 @@ from vis_export.formats.template_values import (
     UnknownValues,
 )
 from vis_export.formats.tool_lines import LEFT_OUT_NOTE
-from vis_export.lonis_view import view as lonis_view
+from vis_export.lonis_parsed import parsed as parsed_lonis
 from vis_export.model import (
     AttachmentBlock,
     Block,
@@ -392,7 +392,7 @@ class HtmlProjector(Projector):
         return {"kind": "speech", "text": block.text}
 
     def block_lonis(self, block: LonisBlock) -> LonisValues:
-        shown = lonis_view(block.envelope)
+        shown = parsed_lonis(block.envelope)
         fields: list[LonisFieldValues] = [
             {
                 "name": f.name,

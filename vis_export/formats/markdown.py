@@ -22,7 +22,7 @@ from vis_export.formats.options import ExportOptions, Folder, ToolOutputLimit, o
 from vis_export.formats.projector import Projector, json_text, tool_duration, with_marker
 from vis_export.formats.prose import attachment_links, contained
 from vis_export.formats.prose_markdown import prose_in_markdown
-from vis_export.lonis_view import view as lonis_view
+from vis_export.lonis_parsed import parsed as parsed_lonis
 from vis_export.model import (
     AttachmentBlock,
     Block,
@@ -141,7 +141,7 @@ class MarkdownProjector(Projector):
         return f"*Speech:* {escape(block.text)}\n"
 
     def block_lonis(self, block: LonisBlock) -> str:
-        shown = lonis_view(block.envelope)
+        shown = parsed_lonis(block.envelope)
         parts = [
             f"**{escape_one_line(shown.summary)}** *({shown.category})*",
             " · ".join(f"*{label}* {escape_one_line(value)}" for label, value in shown.header),

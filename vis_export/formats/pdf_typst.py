@@ -37,7 +37,7 @@ from vis_export.formats.pdf_pages import MAX_WORKERS, cores, join, split
 from vis_export.formats.projector import TRUNCATED_NOTE, Projector, ToolPart, json_text, status_note, tool_duration
 from vis_export.formats.tool_lines import LEFT_OUT_NOTE, paper_part
 from vis_export.formats.typst_tree import Images, Node, ProseTree, code
-from vis_export.lonis_view import view as lonis_view
+from vis_export.lonis_parsed import parsed as parsed_lonis
 from vis_export.model import (
     AttachmentBlock,
     Block,
@@ -240,7 +240,7 @@ class TypstProjector(Projector):
         }
 
     def block_lonis(self, block: LonisBlock) -> Node:
-        shown = lonis_view(block.envelope)
+        shown = parsed_lonis(block.envelope)
 
         def fields() -> list[Node]:
             return [

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any, NamedTuple
 
 from vis_export.formats.options import ExportOptions
-from vis_export.formats.tool_views import input_view
+from vis_export.formats.tool_inputs import input_form
 from vis_export.model import Block, Message, Session, ToolBlock, UnknownBlock
 from vis_export.policy import Exportable, visible
 from vis_export.timefmt import utc
@@ -72,7 +72,7 @@ class Projector:
         return list(message.blocks)
 
     def block(self, block: Block) -> Any:
-        """What this format makes of one block: text for text formats, a view for templates."""
+        """What this format makes of one block: text for text formats, values for templates (``template_values``)."""
         method: Callable[[Any], Any]
         if isinstance(block, UnknownBlock):
             method = self.block_unknown
@@ -110,11 +110,11 @@ class Projector:
         for label, key in (("Input", "input"), ("Output", "output"), ("Error", "error")):
             if key not in block.fields:
                 continue
-            view = input_view(block.tool, block.fields[key]) if key == "input" else None
-            if view is None:
+            form = input_form(block.tool, block.fields[key]) if key == "input" else None
+            if form is None:
                 shown = shown_parts(label, block.fields[key])
-            else:  # what the view leaves out is still shown, as data
-                shown = [ToolPart(*part) for part in view[0]] + (shown_parts(label, view[1]) if view[1] else [])
+            else:  # what the form leaves out is still shown, as data
+                shown = [ToolPart(*part) for part in form[0]] + (shown_parts(label, form[1]) if form[1] else [])
             for part in shown:
                 parts.append(self.output_part(part) if key == "output" else part)
         return parts

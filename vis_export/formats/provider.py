@@ -71,9 +71,9 @@ class _Step:
 
 
 def _lonis_line(block: LonisBlock) -> str:
-    from vis_export.lonis_view import view
+    from vis_export.lonis_parsed import parsed
 
-    return view(block.envelope).summary
+    return parsed(block.envelope).summary
 
 
 # A block as text in a provider message; None: not replayed (an error's text is

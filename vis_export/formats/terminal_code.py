@@ -1,5 +1,5 @@
 """Code and literal text as a terminal shows them, for ``show``'s drawing
-(``terminal_view``) and its prose (``terminal_prose``, whose fenced code is
+(``terminal_projector``) and its prose (``terminal_prose``, whose fenced code is
 drawn the same way): written exactly as it is, highlighted within the lexing
 budget, only control characters escaped (R1, R4)."""
 

@@ -1,7 +1,7 @@
 """Prose Markdown on a terminal: rich's renderer, with what it would let through closed.
 
 Imported only when prose is drawn for a terminal (rich is the ``show`` extra).
-rich's ``Markdown`` parses with HTML on and drops raw HTML from view, makes
+rich's ``Markdown`` parses with HTML on and drops raw HTML unseen, makes
 links terminal hyperlinks (an escape sequence carrying the data's URL), and
 highlights fenced code with Pygments unbounded. Here the parser reads raw HTML
 as text (R4: shown as written), every string of every token is escaped by the

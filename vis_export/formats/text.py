@@ -22,7 +22,7 @@ from vis_export.formats.facts import SessionFacts
 from vis_export.formats.markdown_syntax import fenced
 from vis_export.formats.options import ToolOutputLimit, options_given
 from vis_export.formats.projector import Projector, with_marker
-from vis_export.lonis_view import view as lonis_view
+from vis_export.lonis_parsed import parsed as parsed_lonis
 from vis_export.model import (
     AttachmentBlock,
     Block,
@@ -120,7 +120,7 @@ class TextProjector(Projector):
         return f"Speech: {_labelled(block.text)}\n"
 
     def block_lonis(self, block: LonisBlock) -> str:
-        shown = lonis_view(block.envelope)
+        shown = parsed_lonis(block.envelope)
         lines = [
             single_line(shown.summary),
             "  " + " · ".join(f"{label} {single_line(value)}" for label, value in shown.header),

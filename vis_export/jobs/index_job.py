@@ -241,7 +241,7 @@ def _key(key: str, redaction: Redaction | None) -> str:
     """A file as the manifest names it: the index is an output (R8)."""
     if redaction is None:
         return key
-    from vis_export.redaction.view import manifest_path
+    from vis_export.redaction.redact import manifest_path
 
     return manifest_path(key, redaction)
 

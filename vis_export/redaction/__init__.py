@@ -1,7 +1,7 @@
 """Redaction (R8, ``redact.md``): secrets and personal data replaced by numbered
 markers in the policy's one view, before anything is projected."""
 
+from vis_export.redaction.redact import Finding, findings, redacted
 from vis_export.redaction.rules import MARKER, Redaction, RulesError, read_rules
-from vis_export.redaction.view import Finding, findings, redacted
 
 __all__ = ["MARKER", "Finding", "Redaction", "RulesError", "findings", "read_rules", "redacted"]

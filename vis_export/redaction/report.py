@@ -14,8 +14,8 @@ from typing import Any
 
 from vis_export.model import Session
 from vis_export.policy import Reasoning, visible_session
+from vis_export.redaction.redact import Redactor
 from vis_export.redaction.rules import Redaction
-from vis_export.redaction.view import Redactor
 from vis_export.terminal import escaped
 
 

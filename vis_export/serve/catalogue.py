@@ -47,7 +47,7 @@ class Entry:
 def _entry(session: Session, key: str, position: int, redaction: Redaction | None = None) -> Entry:
     """With ``redaction``, the summary (title, models, path) is of the redacted session, and so is the filter's text."""
     if redaction is not None:
-        from vis_export.redaction.view import Redactor
+        from vis_export.redaction.redact import Redactor
 
         redactor = Redactor(redaction)  # one numbering: the session's, then its file's path (a home folder)
         session = redactor.session(session)

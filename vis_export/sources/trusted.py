@@ -23,7 +23,18 @@ from typing import Any
 
 from vis_export.contract.check import MAX_DEPTH, block_shape_ok, envelope_shape_ok, session_shape_ok, snake_keys
 from vis_export.contract.duplicates import any_recorded
-from vis_export.model import BLOCK_CLASSES, Block, LonisBlock, Message, Session, block_of, message_of, session_of
+from vis_export.model import (
+    BLOCK_CLASSES,
+    Block,
+    LonisBlock,
+    Message,
+    Session,
+    block_of,
+    message_of,
+    new_bare,
+    session_of,
+    set_block_fields,
+)
 from vis_export.sources.jsontext import INFINITE
 
 
@@ -67,8 +78,8 @@ def _message(envelope: Any, depth: int) -> Message:
         if kind is None:  # an unknown type, or a Lonis envelope to look at
             append(block_of(MappingProxyType(block)))
         else:
-            made = _new(kind)
-            _set_fields(made, MappingProxyType(block))
+            made = new_bare(kind)
+            set_block_fields(made, MappingProxyType(block))
             append(made)
     envelope["content"] = ()
     depth += 1
@@ -104,5 +115,3 @@ _SEEN = frozenset({dict, list, float})
 # The known types' classes, made here as ``block_of`` makes them; a Lonis block
 # (whose envelope decides its class) and an unknown type are ``block_of``'s.
 _PLAIN = {name: kind for name, kind in BLOCK_CLASSES.items() if kind is not LonisBlock}
-_new = object.__new__
-_set_fields = Block.__dict__["fields"].__set__

@@ -3,10 +3,10 @@ edit as a diff with its file name, a shell call as its command line, a todo list
 as a checklist (``docs/formats.md``). Coding agents' sessions are mostly such
 calls; shown as JSON they hide what was done.
 
-Views only choose what the rich formats show: the JSON projection keeps the
-input exactly as stored, and whatever a view does not show of a map (a shell
+Forms only choose what the rich formats show: the JSON projection keeps the
+input exactly as stored, and whatever a form does not show of a map (a shell
 call's ``description``, an edit's ``replace_all``) is still shown as data. A
-view is keyed by shape as much as by name, so a Vis tool block named ``edit``
+form is keyed by shape as much as by name, so a Vis tool block named ``edit``
 with ``old_string``/``new_string`` reads as the same diff as Claude Code's
 ``Edit``. A diff is built line by line from the stored strings, which it never
 changes (R1).
@@ -27,18 +27,18 @@ _FILE_KEYS = ("file_path", "path", "filename", "notebook_path")
 _MARKS = {"completed": "[x]", "in_progress": "[~]"}
 
 
-class ViewPart(NamedTuple):
-    """One labelled piece of a view: its text and the language it is highlighted as."""
+class InputPart(NamedTuple):
+    """One labelled piece of a form: its text and the language it is highlighted as."""
 
     label: str
     text: str
     language: str | None
 
 
-class View(NamedTuple):
-    """What a view shows, and which keys of a map input it shows (the rest is shown as data)."""
+class InputForm(NamedTuple):
+    """What a form shows, and which keys of a map input it shows (the rest is shown as data)."""
 
-    parts: list[ViewPart]
+    parts: list[InputPart]
     shown: frozenset[str] = frozenset()
 
 
@@ -58,7 +58,7 @@ def _file(value: Mapping[str, Any]) -> tuple[str, str | None]:
     return "file", None
 
 
-def _edit(tool: str, value: Any) -> View | None:
+def _edit(tool: str, value: Any) -> InputForm | None:
     if not isinstance(value, Mapping):
         return None
     name, key = _file(value)
@@ -69,22 +69,22 @@ def _edit(tool: str, value: Any) -> View | None:
     if pairs and len(pairs) == len(edits):
         text = "".join(_diff(name, name, old, new) for old, new in pairs)
         keys = {"edits"} if "edits" in value else {"old_string", "new_string"}
-        return View([ViewPart(f"Edit {name}", text, "diff")], named | keys)
+        return InputForm([InputPart(f"Edit {name}", text, "diff")], named | keys)
     if tool.lower() in WRITE_TOOLS and isinstance(value.get("content"), str):
         text = _diff("/dev/null", name, "", value["content"])
-        return View([ViewPart(f"Write {name}", text, "diff")], named | {"content"})
+        return InputForm([InputPart(f"Write {name}", text, "diff")], named | {"content"})
     return None
 
 
-def _patch(tool: str, value: Any) -> View | None:
+def _patch(tool: str, value: Any) -> InputForm | None:
     key = next((k for k in ("input", "patch") if isinstance(value, Mapping) and isinstance(value.get(k), str)), None)
     text = value[key] if key else value
     if isinstance(text, str) and text.lstrip().startswith(PATCH_STARTS):
-        return View([ViewPart("Patch", text, "diff")], frozenset({key} if key else ()))
+        return InputForm([InputPart("Patch", text, "diff")], frozenset({key} if key else ()))
     return None
 
 
-def _shell(tool: str, value: Any) -> View | None:
+def _shell(tool: str, value: Any) -> InputForm | None:
     if tool.lower() not in SHELL_TOOLS or not isinstance(value, Mapping):
         return None
     key = next((k for k in ("command", "cmd") if k in value), None)
@@ -95,10 +95,10 @@ def _shell(tool: str, value: Any) -> View | None:
         command = shlex.join(command)
     if not isinstance(command, str) or key is None:
         return None
-    return View([ViewPart("Command", command, "bash")], frozenset({key}))
+    return InputForm([InputPart("Command", command, "bash")], frozenset({key}))
 
 
-def _todo(tool: str, value: Any) -> View | None:
+def _todo(tool: str, value: Any) -> InputForm | None:
     if tool.lower() not in TODO_TOOLS or not isinstance(value, Mapping):
         return None
     key = next((k for k in ("todos", "plan") if isinstance(value.get(k), (list, tuple))), None)
@@ -108,18 +108,18 @@ def _todo(tool: str, value: Any) -> View | None:
     for item in value[key]:
         text = next((item[k] for k in ("content", "step") if isinstance(item.get(k), str)), "")
         lines.append(f"{_MARKS.get(str(item.get('status')), '[ ]')} {text}")
-    return View([ViewPart("Todo", "\n".join(lines), None)], frozenset({key}))
+    return InputForm([InputPart("Todo", "\n".join(lines), None)], frozenset({key}))
 
 
-# In order: the first view that takes the input shows it.
-VIEWS: list[Callable[[str, Any], View | None]] = [_edit, _patch, _shell, _todo]
+# In order: the first form that takes the input shows it.
+FORMS: list[Callable[[str, Any], InputForm | None]] = [_edit, _patch, _shell, _todo]
 
 
-def input_view(tool: str, value: Any) -> tuple[list[ViewPart], Any] | None:
-    """The view of a tool's input and what it leaves to show as data (``None``:
-    nothing), or ``None`` when no view takes it: it is shown as stored data."""
-    for view in VIEWS:
-        found = view(tool, value)
+def input_form(tool: str, value: Any) -> tuple[list[InputPart], Any] | None:
+    """The form of a tool's input and what it leaves to show as data (``None``:
+    nothing), or ``None`` when no form takes it: it is shown as stored data."""
+    for form in FORMS:
+        found = form(tool, value)
         if found is not None:
             rest = {k: v for k, v in value.items() if k not in found.shown} if isinstance(value, Mapping) else {}
             return found.parts, rest or None

@@ -37,7 +37,7 @@ from vis_export.formats.markdown_syntax import fence_for, info_string
 from vis_export.formats.options import ExportOptions
 from vis_export.formats.projector import Projector, json_text, tool_duration, with_marker
 from vis_export.formats.terminal_code import LiteralText, shown
-from vis_export.lonis_view import view as lonis_view
+from vis_export.lonis_parsed import parsed as parsed_lonis
 from vis_export.model import (
     AttachmentBlock,
     Block,
@@ -200,12 +200,12 @@ class TerminalProjector(Projector):
     def block_lonis(self, block: LonisBlock) -> RenderableType:
         from rich.console import Group
 
-        view = lonis_view(block.envelope)
+        lonis = parsed_lonis(block.envelope)
         parts: list[RenderableType] = [
-            self._styled(f"{one_line(view.summary)} ({view.category})", "bold"),
-            self._dim(" · ".join(f"{label} {one_line(value)}" for label, value in view.header)),
+            self._styled(f"{one_line(lonis.summary)} ({lonis.category})", "bold"),
+            self._dim(" · ".join(f"{label} {one_line(value)}" for label, value in lonis.header)),
         ]
-        for field in view.fields:
+        for field in lonis.fields:
             if field.style == "list":
                 lines = [f"{one_line(field.name)}:"]
                 lines += [f"  {n}. {one_line(item)}" for n, item in enumerate(field.value, 1)]

@@ -46,7 +46,7 @@ class Field:
 
 
 @dataclass(frozen=True)
-class LonisView:
+class ParsedLonis:
     kind: str
     category: str
     summary: str
@@ -123,7 +123,7 @@ def _mapping(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def view(envelope: Mapping[str, Any]) -> LonisView:
+def parsed(envelope: Mapping[str, Any]) -> ParsedLonis:
     block = thaw(envelope)
     payload = block.get("payload") if isinstance(block.get("payload"), dict) else {}
     kind = str(payload.get("kind", "?"))
@@ -148,7 +148,7 @@ def view(envelope: Mapping[str, Any]) -> LonisView:
         fields = tuple(_field(kind, name, value) for name, value in data.items())
     else:
         fields = (Field("data", "json", json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True)),)
-    return LonisView(
+    return ParsedLonis(
         kind,
         CATEGORIES.get(kind, "extension"),
         summary_line(kind, data if isinstance(data, dict) else {}),
