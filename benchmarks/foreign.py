@@ -44,23 +44,24 @@ def phases(size: int, repeat: int = 31) -> str:
     its lines (``parse_lines``), the reader (an importer's mapping, checking and
     building; the anchor's checking and building), and the rest (the quick reading
     of the whole file, which JSON Lines fails, and finding what the file is)."""
+    from vis_export.collector import paused
     from vis_export.contract.duplicates import recording
-    from vis_export.sources.files import _collector_paused, read_bytes
+    from vis_export.sources.files import read_bytes
     from vis_export.sources.imported import foreign_lines
     from vis_export.sources.jsontext import parse_lines
     from vis_export.sources.messages import message_lines
 
     def decode(text: str) -> None:
-        with _collector_paused(), recording():  # as ``read_bytes`` reads
+        with paused(), recording():  # as ``read_bytes`` reads
             parse_lines(text)
 
     def importer(text: str) -> None:
-        with _collector_paused(), recording():
+        with paused(), recording():
             results = foreign_lines(parse_lines(text), [], text, "b", "b", False)
         assert results is not None and results[0].session is not None
 
     def anchor(text: str) -> None:
-        with _collector_paused(), recording():
+        with paused(), recording():
             assert message_lines(parse_lines(text), "v", "v", owned=True).session is not None
 
     out = [f"{'path':<24} {'total':>8} {'decode':>8} {'reader':>8} {'rest':>8}  (ms CPU, medians of {repeat})"]

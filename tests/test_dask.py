@@ -605,18 +605,17 @@ def test_a_workers_kept_file_is_read_again_after_a_rewrite_within_a_clock_tick(t
     """A worker keeps the files it read for its next tasks, and outlives jobs on
     a running cluster: a rewrite at the same size within one tick of the file
     system's clock (size and time as they were), between two jobs, is read again."""
-    from vis_export.distributed.tasks import results_of
-    from vis_export.sources.parts import Part
+    from vis_export.sources.parts import Part, read_part_kept
 
     path = tmp_path / "kept.json"
     path.write_text(json.dumps(generated(1)))
     part = Part(str(path), str(path))
-    assert [r.session.title for r in results_of(part, False) if r.session] == ["Generated 1"]
+    assert [r.session.title for r in read_part_kept(part, False) if r.session] == ["Generated 1"]
     before = path.stat()
     path.write_text(path.read_text().replace("Generated 1", "Generated 9"))
     os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
     assert path.stat().st_size == before.st_size
-    assert [r.session.title for r in results_of(part, False) if r.session] == ["Generated 9"]
+    assert [r.session.title for r in read_part_kept(part, False) if r.session] == ["Generated 9"]
 
 
 def test_small_files_go_out_in_batches_that_shrink_towards_the_end(tmp_path: Path) -> None:
@@ -932,7 +931,7 @@ def _holding(base: Path) -> tuple[subprocess.Popen[str], Path]:
     """A process that makes a job's folder in ``base`` as a job does, renders a
     file into it, and runs on; and the folder."""
     code = (
-        "import sys, time\nfrom pathlib import Path\nfrom vis_export.distributed.jobfolder import JobFolder\n"
+        "import sys, time\nfrom pathlib import Path\nfrom vis_export.jobs.jobfolder import JobFolder\n"
         "made = JobFolder.make(Path(sys.argv[1]))\n(made.path / 'a.out').write_text('rendered')\n"
         "print(made.path, flush=True)\ntime.sleep(600)\n"
     )

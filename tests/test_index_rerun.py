@@ -199,22 +199,6 @@ def test_a_no_op_rerun_imports_no_reader_and_no_renderer(tmp_path: Path) -> None
     assert (result.stderr.splitlines()[-1], result.stdout) == ("0 added, 0 updated, 6 unchanged", "[]\n")
 
 
-def test_a_full_index_in_this_process_imports_nothing_of_dask(tmp_path: Path) -> None:
-    """Without ``--dask`` the job's work runs here (``InProcessRunner``): what it
-    shares with a worker lives below ``distributed/``, so the command loads
-    none of it, nor Dask, nor the cluster's sockets and logging."""
-    source = tmp_path / "src"
-    _sessions(source, 6, 2)
-    script = (
-        "import sys\nfrom vis_export.cli import main\ntry:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
-        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('distributed', 'dask')"
-        " or m.startswith('vis_export.distributed')))"
-    )
-    command = [sys.executable, "-c", script, "index", str(source), "--index", str(tmp_path / "idx")]
-    result = subprocess.run(command, capture_output=True, text=True, timeout=120, check=True)
-    assert (result.stderr.splitlines()[-1], result.stdout) == ("6 added, 0 updated, 0 unchanged", "[]\n")
-
-
 def test_a_rerun_under_another_reasoning_level_is_not_unchanged(tmp_path: Path) -> None:
     """The file stamps hold the policy: indexed with visible reasoning, then
     rerun with none, the reasoning's words leave the index (the rerun skipped

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from vis_export.distributed import jobfolder
-from vis_export.distributed.jobfolder import JobFolder, sweep
+from vis_export.jobs import jobfolder
+from vis_export.jobs.jobfolder import JobFolder, sweep
 
 
 def _locked_elsewhere(path: Path) -> bool:

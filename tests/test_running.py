@@ -101,3 +101,40 @@ def test_an_index_job_here_adds_a_files_documents_before_it_reads_the_next(
     assert str(counts) == "6 added, 0 updated, 0 unchanged"
     assert [len(unit) for unit in handed] == [1] * 6  # a unit is a file (of parts.Part)
     assert events == ["read", "made", "added"] * 6
+
+
+COMMANDS = {
+    "index": ["index", "src", "--index", "idx"],
+    "convert to files": ["convert", "src", "--to", "html", "-o", "out"],
+    "convert to stdout": ["convert", "src", "--to", "md"],
+}
+
+
+@pytest.mark.parametrize("command", COMMANDS.values(), ids=COMMANDS.keys())
+def test_a_job_in_this_process_imports_nothing_of_dask(tmp_path: Path, command: list[str]) -> None:
+    """Without ``--dask`` a job's work runs here (``InProcessRunner``): what it
+    shares with a worker (the files read last, ``sources.parts``; a conversion's
+    folder, ``jobs.jobfolder``) lives outside ``distributed/``, so the command
+    loads none of it, nor Dask, nor the cluster's sockets and logging (a
+    conversion loaded ``distributed.jobfolder`` and ``distributed.tasks``)."""
+    import subprocess
+    import sys
+
+    (tmp_path / "src").mkdir()
+    for n in range(3):
+        (tmp_path / "src" / f"s{n}.json").write_text(json.dumps({**session(2_000, seed=n), "id": f"s{n}"}))
+    script = (
+        "import sys\nfrom vis_export.cli import main\ntry:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('distributed', 'dask')"
+        " or m.startswith('vis_export.distributed')), file=sys.stderr)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script, *command], capture_output=True, text=True, timeout=120, check=True, cwd=tmp_path
+    )
+    assert result.stderr.splitlines()[-1] == "[]"
+    if command[0] == "index":
+        assert result.stderr.splitlines()[-2] == "3 added, 0 updated, 0 unchanged"
+    elif "-o" in command:
+        assert sorted(path.name for path in (tmp_path / "out").iterdir()) == ["s0.html", "s1.html", "s2.html"]
+    else:
+        assert sum(line.startswith("# ") for line in result.stdout.splitlines()) == 3  # a title each

@@ -12,21 +12,20 @@ from pathlib import Path
 from conftest import GOLDEN
 from visstore import RECENT, build_store, insert
 
-from vis_export.distributed.tasks import results_of
-from vis_export.sources.parts import Part
+from vis_export.sources.parts import Part, read_part_kept
 
 ROWS = json.loads((GOLDEN / "store" / "rows.json").read_text())
 AN_HOUR_AGO = 3600
 
 
 def _main_messages(part: Part) -> int:
-    main = next(r.session for r in results_of(part, False) if r.session is not None and r.session.id == "soul_main")
+    main = next(r.session for r in read_part_kept(part, False) if r.session is not None and r.session.id == "soul_main")
     return len(main.messages)
 
 
 def test_a_worker_reads_a_store_again_once_its_wal_grew(tmp_path: Path) -> None:
     """A Dask worker keeps the sessions of the files it read for its next
-    tasks, however many jobs later (``tasks.results_of``): after the
+    tasks, however many jobs later (``parts.read_part_kept``): after the
     application wrote two messages to the store's ``-wal`` (the main file the
     same size and time as before), the worker still gave the old messages."""
     store = build_store(tmp_path / "vis.db", ROWS)

@@ -1,6 +1,6 @@
 """What a job's work needs on a Dask worker (the work itself is the job's:
 ``jobs.convert_work``, ``jobs.index_work``): each worker reads its parts of
-the sources itself (see ``sources.parts``), keeping the last few files read.
+the sources itself (see ``sources.parts``, which keeps the last few files read).
 
 A task checks first that its worker sees what the job needs at the job's
 paths (a source; the output folder, by a marker file the job put in it): a
@@ -11,21 +11,16 @@ report sources as missing, or write files where nobody looks for them.
 from __future__ import annotations
 
 import os
-from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
 from vis_export.distributed.cluster import result
 from vis_export.distributed.failures import DaskFailure
-from vis_export.sources.parts import Part, read_part
-from vis_export.sources.result import LoadResult
-from vis_export.sources.stamp import source_stamp
+from vis_export.sources.parts import Part
 
 R = TypeVar("R")
 SHARED = "sources and the output must be at the same path on every worker"
-_KEPT = 4  # files whose sessions a worker keeps for its next task (the same file's next sessions)
-_read: OrderedDict[tuple[Part, bool], tuple[list[int], list[LoadResult]]] = OrderedDict()
 
 
 class NotShared(DaskFailure):
@@ -70,22 +65,3 @@ def check_output(folder: Path, output_folder: Path) -> None:
     """``folder`` is the job's own, made by the job in the output folder ``output_folder``."""
     if not folder.is_dir():
         raise NotShared(f"the Dask worker {worker_name()} cannot see the output folder {output_folder}: {SHARED}")
-
-
-def results_of(part: Part, lenient: bool) -> list[LoadResult]:
-    """``read_part``, kept for the next few tasks: a file holding many sessions is
-    rendered a session per task, and each would otherwise read it again."""
-    assert part.path is not None
-    stamp = source_stamp(Path(part.path))  # a worker outlives jobs: the next may follow a rewrite
-    if stamp is None:  # gone since the job was planned: ``read_part`` says so
-        return read_part(part, lenient)
-    key = (part, lenient)
-    kept = _read.get(key)
-    if kept is not None and kept[0] == stamp:
-        _read.move_to_end(key)
-        return kept[1]
-    results = read_part(part, lenient)
-    _read[key] = (stamp, results)
-    while len(_read) > _KEPT:
-        _read.popitem(last=False)
-    return results

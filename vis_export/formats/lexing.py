@@ -44,7 +44,6 @@ still ends in bounded time.
 from __future__ import annotations
 
 import atexit
-import gc
 import json
 import os
 import select
@@ -56,6 +55,8 @@ import time
 from collections.abc import Sequence
 from functools import cache, lru_cache
 from typing import Any
+
+from vis_export.collector import Pause, bracket, full_collections
 
 Runs = Sequence[Sequence[str]]  # (css class, text) pairs whose texts add up to the code
 
@@ -181,11 +182,11 @@ def _within(lexer: Any, text: str, cap: float) -> tuple[Runs | None, bool]:
     the cap). ``Overrun`` when the time ran out during a full collection: a long
     pause of a large process, not the lexer's doing."""
     allowance = _allowance(lexer, text)
-    full_passes = _full_collections()
+    full_passes = full_collections()
     try:
         return _timed(lexer, text, min(allowance, cap)), False
     except Overrun:
-        if _full_collections() != full_passes:
+        if full_collections() != full_passes:
             raise
         return None, allowance <= cap
 
@@ -221,7 +222,7 @@ class Overrun(BaseException):
 _armed = False
 _collecting = False  # whether the garbage collector is running its callbacks
 _stop_waits = False  # a firing could not raise: the lexer is to stop at the next that can
-_paused = False  # the collector, paused by the lexer's budget until it is disarmed
+_pause = Pause()  # the collector, paused by the lexer's budget until it is disarmed
 AGAIN = 0.005  # seconds of CPU after a firing that could not stop the lexer
 
 
@@ -250,25 +251,11 @@ def _collection_starts(phase: str, info: dict[str, int]) -> None:
 
 
 def _collection_ends(phase: str, info: dict[str, int]) -> None:
-    global _collecting, _paused
+    global _collecting
     if phase == "stop":
         _collecting = False
-        if _stop_waits and _armed and gc.isenabled():
-            gc.disable()  # the next firing lands in the lexer, not in another collection
-            _paused = True
-
-
-def _watch_collections() -> None:
-    """Our callbacks first and last of the collector's, where others may have been added since."""
-    callbacks = gc.callbacks
-    if not callbacks or callbacks[0] is not _collection_starts:
-        if _collection_starts in callbacks:
-            callbacks.remove(_collection_starts)
-        callbacks.insert(0, _collection_starts)
-    if callbacks[-1] is not _collection_ends:
-        if _collection_ends in callbacks:
-            callbacks.remove(_collection_ends)
-        callbacks.append(_collection_ends)
+        if _stop_waits and _armed:
+            _pause.pause()  # the next firing lands in the lexer, not in another collection
 
 
 def _can_time() -> bool:
@@ -283,16 +270,12 @@ def _can_time() -> bool:
     return True
 
 
-def _full_collections() -> int:
-    return gc.get_stats()[-1]["collections"]  # type: ignore[no-any-return]
-
-
 def _timed(lexer: Any, text: str, seconds: float) -> Runs | None:
     """``token_runs`` within ``seconds`` of CPU, or ``Overrun`` with the timer off.
     A firing may land as the timer is being turned off, and raise there; the
     next is ``AGAIN`` of CPU away, time enough to turn it off once more."""
     global _armed
-    _watch_collections()
+    bracket(_collection_starts, _collection_ends)
     _armed = True
     signal.setitimer(signal.ITIMER_VIRTUAL, seconds)
     try:
@@ -306,12 +289,10 @@ def _timed(lexer: Any, text: str, seconds: float) -> Runs | None:
 
 
 def _disarm() -> None:
-    global _armed, _stop_waits, _paused
+    global _armed, _stop_waits
     _armed = _stop_waits = False
     signal.setitimer(signal.ITIMER_VIRTUAL, 0)
-    if _paused:
-        _paused = False
-        gc.enable()
+    _pause.resume()
 
 
 # --- the worker process -----------------------------------------------------------------

@@ -22,7 +22,6 @@ deterministic: dates come from the session, the identifier from the content.
 
 from __future__ import annotations
 
-import gc
 import logging
 import os
 import threading
@@ -35,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from markupsafe import Markup
 
+from vis_export.collector import young_threshold
 from vis_export.formats import pdf_pages
 from vis_export.formats.html import HtmlProjector
 from vis_export.formats.long_runs import breakable
@@ -176,7 +176,7 @@ def _render_part(
     level = logger.level
     logger.setLevel(logging.ERROR)
     try:
-        with _font_dates(pdf_pages.created(session)), _fewer_collections():
+        with _font_dates(pdf_pages.created(session)), young_threshold(YOUNG_OBJECTS):
             document = HTML(string=html, url_fetcher=_fetcher(), base_url="data:,").render()
             starts = message_starts(document.pages)
             if last or len(starts) != end - start:  # a template of its own may not mark messages
@@ -216,28 +216,6 @@ def _font_dates(created: int) -> Iterator[None]:
 # seventh of a highlighted part's CPU time (spans make more boxes: a fourteenth of a
 # plain one's); at this size 34 collections, a thirtieth, and the same peak memory.
 YOUNG_OBJECTS = 20_000
-_collecting_less = 0  # renders inside ``_fewer_collections``: the first sets the threshold, the last restores it
-_thresholds: tuple[int, int, int] = gc.get_threshold()
-_COLLECTING_LOCK = threading.Lock()
-
-
-@contextmanager
-def _fewer_collections() -> Iterator[None]:
-    """The young generation's threshold at ``YOUNG_OBJECTS`` while a part is laid out and
-    written, restored after the last of any renders at once in this process (threads)."""
-    global _collecting_less, _thresholds
-    with _COLLECTING_LOCK:
-        if not _collecting_less:
-            _thresholds = gc.get_threshold()
-            gc.set_threshold(max(YOUNG_OBJECTS, _thresholds[0]), *_thresholds[1:])
-        _collecting_less += 1
-    try:
-        yield
-    finally:
-        with _COLLECTING_LOCK:
-            _collecting_less -= 1
-            if not _collecting_less:
-                gc.set_threshold(*_thresholds)
 
 
 # The session a forked process renders from: a frozen session holds read-only

@@ -23,7 +23,6 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from vis_export.distributed.jobfolder import JobFolder
 from vis_export.errors import VisExportError
 from vis_export.exporting import Reading, conversion_warnings, echoed, export, not_exported
 from vis_export.formats.options import (
@@ -37,6 +36,7 @@ from vis_export.formats.options import (
     options_given,
 )
 from vis_export.jobs.convert_work import Converted, Keeping, Rendered, ToConvert, convert_unit, read_again, read_unit
+from vis_export.jobs.jobfolder import JobFolder, sweep
 from vis_export.model import Session
 from vis_export.output import place, write_atomic
 from vis_export.policy import DEFAULT_REASONING, Reasoning, SessionView, visible_session
@@ -299,7 +299,6 @@ class _Job:
         outcome: Outcome,
     ) -> Outcome:
         """Names the files from every session found, and puts each in place."""
-        from vis_export.distributed.jobfolder import sweep
         from vis_export.output import OutputError, output_paths, source_guard
         from vis_export.sources import SESSION_SUFFIXES
 
@@ -410,7 +409,7 @@ def _placed(place: Callable[[], None], reading: Reading, to: str) -> str | None:
 
 
 class _Folder:
-    """The job's own folder (``distributed.jobfolder``) for files rendered before
+    """The job's own folder (``jobs.jobfolder``) for files rendered before
     they have a name, made in ``base`` once first needed (a job whose files all
     wait in memory makes none); folders made to hold it go with it when no
     file went into them."""

@@ -13,11 +13,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from vis_export.distributed.tasks import check_output, check_visible, results_of
 from vis_export.exporting import Reading, export, rendered
 from vis_export.formats.options import ExportOptions
 from vis_export.model import Session
-from vis_export.sources.parts import Part, read_part, unit_size
+from vis_export.sources.parts import Part, read_part, read_part_kept, unit_size
 from vis_export.sources.result import LoadResult
 
 # A session rendered ahead: (True, the file it is in, within the job's folder),
@@ -91,11 +90,13 @@ def convert_unit(
         folder = make_folder() if make_folder is not None else None
     found = []
     for part in unit.parts:
-        if on_worker:
+        if on_worker:  # imported here only: the job's own process loads no Dask module
+            from vis_export.distributed.tasks import check_output, check_visible
+
             check_visible(part)
             if folder is not None:
                 check_output(folder, output_folder)
-        results = results_of(part, lenient)
+        results = read_part_kept(part, lenient)
         if unit.only is not None and unit.only > 0:  # a follow-up: one session of a file read already
             session = read_again(part, results, unit.only, unit.session_id)
             if isinstance(session, str):

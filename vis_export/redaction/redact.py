@@ -26,10 +26,10 @@ from functools import cache, lru_cache
 from types import MappingProxyType
 from typing import Any, TypeVar
 
+from vis_export.collector import paused
 from vis_export.model import Block, Message, Session, StoredAttachment
 from vis_export.redaction.detect import Detector, Span, _merged, triggered, triggered_among
 from vis_export.redaction.rules import MARKER, SECRET_HINT, SECRET_KEY, SHARED_HOMES, Redaction, literal_secret
-from vis_export.sources.files import _collector_paused
 
 S = TypeVar("S", bound=Session)
 
@@ -229,7 +229,7 @@ class Redactor:
         )
 
     def session(self, session: S) -> S:
-        with _collector_paused():  # as loading: many acyclic objects, a collector walking them for nothing
+        with paused():  # as loading: many acyclic objects, a collector walking them for nothing
             return self._session(session)
 
     def _session(self, session: S) -> S:

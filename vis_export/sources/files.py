@@ -12,7 +12,6 @@ with ``O_NONBLOCK`` so that ``open`` itself cannot wait for a FIFO's writer.
 from __future__ import annotations
 
 import errno
-import gc
 import json
 import os
 import re
@@ -21,6 +20,7 @@ from codecs import BOM_UTF8
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from vis_export.collector import paused
 from vis_export.contract.duplicates import recording
 from vis_export.problems import Problem
 from vis_export.sources.events import event_log, is_gateway_event
@@ -149,36 +149,9 @@ def _too_large() -> str:
     return f"larger than the {limit} limit of a file read whole (it keeps memory under 1 GB)"
 
 
-class _collector_paused:
-    """Loading builds hundreds of thousands of acyclic objects; the cyclic garbage
-    collector would walk them again and again for nothing (a third of load time).
-    Afterwards they go straight to its oldest generation (``gc.freeze`` then
-    ``unfreeze``: two list splices), not through the young ones, whose first
-    collection would walk them all once more (a sixth of load time); they are
-    walked only by full collections, as any long-lived object. Not while any
-    objects are frozen: ``unfreeze`` would release an application's own.
-
-    A class, not a generator: a small file's reading pays for its context
-    managers (each generator-made one about 0.7 µs, this 0.2)."""
-
-    __slots__ = ("enabled",)
-    enabled: bool
-
-    def __enter__(self) -> None:
-        self.enabled = gc.isenabled()
-        gc.disable()
-
-    def __exit__(self, *_: object) -> None:
-        if self.enabled:
-            if not gc.get_freeze_count():
-                gc.freeze()
-                gc.unfreeze()
-            gc.enable()
-
-
 def read_bytes(data: bytes, source: str, default_id: str, lenient: bool = False) -> list[LoadResult]:
     try:
-        with _collector_paused(), recording():
+        with paused(), recording():
             return _read_text(data, source, default_id, lenient)
     except MemoryError:  # within the limits this needs a machine short of 1 GB: still one line
         return [failed(source, Problem("", "not enough memory to read it"))]

@@ -6,13 +6,16 @@ reads its parts itself. ``read_part`` gives exactly what ``read`` gives for the
 same sessions, so a job split into parts reports the same problems and finds
 the same sessions as one that reads its sources in one go; ``units`` splits the
 sources so that every worker has a share: a store by session (each worker opens
-it read-only and reads only its sessions), small files in batches.
+it read-only and reads only its sessions), small files in batches. A process
+that reads parts (a worker, or the job's own) keeps the last few files it read
+(``read_part_kept``) for the units that follow: a file's next sessions.
 """
 
 from __future__ import annotations
 
 import math
 import os
+from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +24,7 @@ from vis_export.problems import Problem
 from vis_export.sources import STDIN, read
 from vis_export.sources.files import NOT_FOUND, read_file, starts_like_store
 from vis_export.sources.result import LoadResult, failed
+from vis_export.sources.stamp import source_stamp
 from vis_export.sources.store import copied_when_read, read_store, store_sessions
 
 SMALL_FILE = 1 << 20  # bytes: smaller files go to workers in batches
@@ -58,6 +62,31 @@ def read_part(part: Part, lenient: bool = False) -> list[LoadResult]:
             return [failed(part.name, Problem("", NOT_FOUND))]
         return results
     return read_file(Path(part.path), part.name, lenient)
+
+
+_KEPT = 4  # files whose sessions a process keeps for its next unit (the same file's next sessions)
+_kept: OrderedDict[tuple[Part, bool], tuple[list[int], list[LoadResult]]] = OrderedDict()
+
+
+def read_part_kept(part: Part, lenient: bool) -> list[LoadResult]:
+    """``read_part``, kept for the next few units: a file holding many sessions is
+    rendered a session per unit (``jobs.convert_work``), and each would otherwise
+    read it again. A Dask worker outlives jobs, and so may a library caller's
+    process: a file is read again once it changed."""
+    assert part.path is not None
+    stamp = source_stamp(Path(part.path))
+    if stamp is None:  # gone since the job was planned: ``read_part`` says so
+        return read_part(part, lenient)
+    key = (part, lenient)
+    kept = _kept.get(key)
+    if kept is not None and kept[0] == stamp:
+        _kept.move_to_end(key)
+        return kept[1]
+    results = read_part(part, lenient)
+    _kept[key] = (stamp, results)
+    while len(_kept) > _KEPT:
+        _kept.popitem(last=False)
+    return results
 
 
 def units(files: Iterable[tuple[str, Path | None]], workers: int, batched: bool = True) -> list[tuple[Part, ...]]:

@@ -1,12 +1,13 @@
-"""A job's own hidden folder beside its output, and the sweep of those whose job died.
+"""A conversion's own hidden folder beside its output, and the sweep of those whose job died.
 
-A job on Dask renders into such a folder and removes it at the end, whatever
-happens in the job; a job killed outright (``kill -9``, a machine that went
-down) cannot, and its folder would stay in the output folder for good. So
-each job holds a lock on a file in its folder for as long as it runs (an
-``flock``, which the system releases when the process dies, however it
-dies), and every later job writing to that output folder removes the
-folders whose lock no one holds. The lock file also says which machine made
+A conversion renders into such a folder what waits for its name (on Dask
+workers; in its own process, past what it keeps in memory) and removes it
+at the end, whatever happens in the job; a job killed outright
+(``kill -9``, a machine that went down) cannot, and its folder would stay in
+the output folder for good. So each job holds a lock on a file in its folder
+for as long as it runs (an ``flock``, which the system releases when the
+process dies, however it dies), and every later job writing to that output
+folder removes the folders whose lock no one holds. The lock file also says which machine made
 it: a folder made from another machine on a shared file system, whose lock
 this machine may not see held (file systems that keep locks per machine),
 is removed only once it is a day old.
