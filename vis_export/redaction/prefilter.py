@@ -92,9 +92,10 @@ def flagged(messages: Sequence[Message]) -> list[int] | None:
     found: list[int] = []
     index = at = 0  # the message that starts at ``at``
     while (match := _JSON_TRIGGER.search(data, at)) is not None:
+        start = match.start()  # once: the wrapper's Match computes it anew each time
         # The messages that ended before the hit, found one line break at a time: a count of
         # them all read every byte, twice as slowly as the search.
-        while -1 < (end := data.find(b"\n", at)) < match.start():
+        while -1 < (end := data.find(b"\n", at)) < start:
             at, index = end + 1, index + 1
         if end < 0:  # past the last message (the closing bracket): none is
             break
