@@ -1874,3 +1874,68 @@ def test_a_string_with_a_password_s_look_in_an_expression_is_a_secret(value: str
     from vis_export.redaction.redact import redacted_line
 
     assert value not in redacted_line(shape.format(value), Redaction())
+
+
+# Strings and keys whose JSON text is written otherwise than they are (escaped quotes, backslashes and
+# control characters), beside hints that read differently so, and Python's case-insensitive i (U+0130, U+0131).
+_WRITTEN_PIECES = st.sampled_from(
+    ["\t", "\n", "\f", "\r", "\x0b", "\x01", "\x1f", '"', "\\", "'", "]", "(", "\u200b", "\u00ad", "é", " ", "=", ":"]
+    + ["pin", "Pİn", "token", "pass", "credentİal", "Bearer", "ghp\\_", "users", "/home/", "://u:", "@a.", "sk-"]
+)
+_WRITTEN = st.lists(st.one_of(_WRITTEN_PIECES, st.text(string.printable, max_size=6)), max_size=8).map("".join)
+_JSON_VALUES = st.one_of(_WRITTEN, st.integers(-5, 10**12), st.floats(allow_nan=False, allow_infinity=False), st.none())
+_JSON_KEYS = st.one_of(_SECRET_KEYS, _HINTED_KEYS, st.sampled_from(["pin", "PİN", "pİn_code", "pass", "log"]), _WRITTEN)
+
+
+@st.composite
+def _messages_of_written_strings(draw: st.DrawFn) -> dict[str, Any]:
+    document = _base()
+    for number in range(draw(st.integers(1, 4))):
+        fields = draw(st.dictionaries(_JSON_KEYS.map(lambda key: f"x_{key}"), _JSON_VALUES, max_size=2))
+        content = [
+            {"id": f"p{number}", "type": "prose", "markdown": draw(_WRITTEN)},
+            {
+                "id": f"t{number}",
+                "type": "tool",
+                "tool": "shell",
+                "status": "completed",
+                "input": draw(st.dictionaries(_JSON_KEYS, st.one_of(_JSON_VALUES, st.lists(_WRITTEN, max_size=2)))),
+            },
+        ]
+        message = {"id": f"w{number}", "role": "assistant", "status": "completed", "created_at": 3, "content": content}
+        document["messages"].append({**message, **fields})
+    return document
+
+
+def _written_example(markdown: str, tool_input: dict[str, Any]) -> dict[str, Any]:
+    document = _base()
+    _blocks(document).append({"id": "p", "type": "prose", "markdown": markdown})
+    _blocks(document).append({"id": "t", "type": "tool", "tool": "shell", "status": "completed", "input": tool_input})
+    return document
+
+
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_messages_of_written_strings())
+@example(_written_example("x\npin=4821", {}))
+@example(_written_example("token\t=\tQz7Lp2Xw9Rt4Vb", {}))
+@example(_written_example("curl -H Bearer\tQz7Lp2Xw9Rt4Vb", {}))
+@example(_written_example("", {"pİn": 4821}))
+@example(_written_example("", {"credentİal": "hunter22"}))
+def test_the_messages_judged_on_their_json_text_hold_every_find(document: dict[str, Any]) -> None:
+    """Only the messages whose JSON text ``prefilter.JSON_TRIGGER`` finds something in are walked:
+    every message with a part the walk of all of them holds is among them (a string as written
+    in JSON: escaped controls, quotes and backslashes; a key over a string or a number), and the
+    redacted session is the same as when every message is walked."""
+    from vis_export.redaction import prefilter, view
+
+    session = _load(document)
+    flagged = prefilter.flagged(session.messages)
+    assert flagged is not None
+    try:
+        view.flagged = lambda messages: None  # every message walked, as before the prefilter
+        held = view.Redactor(Redaction())._helds(session.messages)
+        walked_all = view.Redactor(Redaction()).session(session)
+    finally:
+        view.flagged = prefilter.flagged
+    assert {number for number, parts in enumerate(held) if parts} <= set(flagged)
+    assert view.Redactor(Redaction()).session(session) == walked_all

@@ -29,6 +29,7 @@ from typing import Any, TypeVar
 from vis_export.collector import paused
 from vis_export.model import Block, Message, Session, StoredAttachment
 from vis_export.redaction.detect import Detector, Span, _merged, triggered, triggered_among
+from vis_export.redaction.prefilter import flagged
 from vis_export.redaction.rules import MARKER, SECRET_HINT, SECRET_KEY, SHARED_HOMES, Redaction, literal_secret
 
 S = TypeVar("S", bound=Session)
@@ -162,16 +163,20 @@ class Redactor:
         in its part; and the parts with a string under a key that names a secret."""
         if self.detector.custom:
             return [None] * len(messages)
-        strings, firsts, bases, held = _gathered(messages)
+        numbers = flagged(messages)  # the messages that may hold a find: only these are walked
+        if numbers is None:
+            numbers = list(range(len(messages)))
+        strings, firsts, bases, held = _gathered([messages[number] for number in numbers])
         hits = triggered_among(strings)
         held.update(bisect_right(firsts, index) - 1 for index in hits)
         self.triggered = {strings[index] for index in hits}
         helds: list[set[int] | None] = [_NONE] * len(messages)
         for part in held:
-            message = bisect_right(bases, part) - 1
+            walked = bisect_right(bases, part) - 1
+            message = numbers[walked]
             if helds[message] is _NONE:
                 helds[message] = set()
-            helds[message].add(part - bases[message])  # type: ignore[union-attr]
+            helds[message].add(part - bases[walked])  # type: ignore[union-attr]
         return helds
 
     def block(self, block: Block, where: tuple[str | int, ...]) -> Block:
