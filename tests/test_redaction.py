@@ -1926,16 +1926,16 @@ def test_the_messages_judged_on_their_json_text_hold_every_find(document: dict[s
     every message with a part the walk of all of them holds is among them (a string as written
     in JSON: escaped controls, quotes and backslashes; a key over a string or a number), and the
     redacted session is the same as when every message is walked."""
-    from vis_export.redaction import prefilter, view
+    from vis_export.redaction import prefilter, redact
 
     session = _load(document)
     flagged = prefilter.flagged(session.messages)
     assert flagged is not None
     try:
-        view.flagged = lambda messages: None  # every message walked, as before the prefilter
-        held = view.Redactor(Redaction())._helds(session.messages)
-        walked_all = view.Redactor(Redaction()).session(session)
+        redact.flagged = lambda messages: None  # every message walked, as before the prefilter
+        held = redact.Redactor(Redaction())._helds(session.messages)
+        walked_all = redact.Redactor(Redaction()).session(session)
     finally:
-        view.flagged = prefilter.flagged
+        redact.flagged = prefilter.flagged
     assert {number for number, parts in enumerate(held) if parts} <= set(flagged)
-    assert view.Redactor(Redaction()).session(session) == walked_all
+    assert redact.Redactor(Redaction()).session(session) == walked_all

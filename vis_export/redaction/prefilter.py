@@ -4,7 +4,7 @@ Walking a session's maps in Python to gather its strings for ``triggered_among``
 cost as much as searching them: msgspec writes every message's fields and blocks
 as JSON at C speed, and one RE2 pass over that text (``JSON_TRIGGER``) tells the
 messages that may hold a find from those that cannot. Only the former are walked
-(``view.Redactor._helds``), so the rest are left as they are, as before.
+(``redact.Redactor._helds``), so the rest are left as they are, as before.
 
 The expression is ``TRIGGER`` read on JSON text, where a string's quote,
 backslash and control characters are written escaped, widened so that it finds
