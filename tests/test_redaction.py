@@ -30,6 +30,7 @@ from typing import Any
 import pytest
 from conftest import examples
 from hypothesis import HealthCheck, assume, example, given, settings, strategies as st
+from postgres import Server, new_database, postgres_server_fixture  # noqa: F401 - fixtures
 from timelimit import time_limit
 
 from vis_export.copying import clipboard
@@ -1714,6 +1715,43 @@ def test_each_engine_s_index_finds_no_redacted_value_and_its_hits_and_snippets_s
     shown = json.dumps(hits, ensure_ascii=False)
     assert "redacted:" in shown
     _absent(cores, shown.encode(), f"{engine} hits and snippets")
+
+
+@settings(max_examples=2, deadline=None)
+@given(everywhere())
+def test_a_postgresql_index_holds_no_redacted_value_in_any_table_and_finds_none(
+    postgres_server: Server, tmp_path_factory: Any, case: tuple[dict[str, Any], list[str]]
+) -> None:
+    """The PostgreSQL engine keeps a block's text, its terms and its words' lexemes (a tsvector, and
+    ``more_words`` for a block too large for one), and each source file's path, in tables of its own:
+    each is read from the server (every row of every table as ``pg_dump`` writes it, and the lexemes
+    and terms one by one, in lower case as they are kept), and the engine is asked for each value.
+    The same file indexed without ``--redact`` shows the values there, so the reading would see them."""
+    from vis_export.jobs.indexing import index_sources
+    from vis_export.searchindex import search
+
+    document, cores = case
+    home = tmp_path_factory.mktemp("pg") / "machine+" / "home" / "bobzq7"  # "+": the folder reads as a home
+    home.mkdir(parents=True)
+    (home / "chat.json").write_text(json.dumps(document))
+    cores = [*cores, "bobzq7"]
+    lexemes = (
+        "SELECT string_agg(word, ' ') FROM (SELECT unnest(tsvector_to_array(words)) AS word FROM vis_blocks"
+        " UNION ALL SELECT unnest(terms || more_words) FROM vis_blocks) AS kept"
+    )
+    with new_database(postgres_server) as database, time_limit(120):
+        name = database.rsplit("/", 1)[1]
+        index_sources([home / "chat.json"], database, reasoning="visible", redact=True)
+        kept = postgres_server.dump(name).decode().lower() + postgres_server.sql(lexemes, name)
+        assert "redacted" in kept  # the markers' words, indexed in the values' place
+        for core in cores:
+            assert core.lower() not in kept, "a redacted value is in the database"
+            assert not search(f'"{core}"', database) and not search(core, database), "a redacted value was found"
+        index_sources([home / "chat.json"], database, reasoning="visible")
+        plain = postgres_server.dump(name).decode().lower()
+        lexemes_of_plain = postgres_server.sql(lexemes, name).split()
+        assert "bobzq7" in plain and any(core.lower() in plain and core.lower() in lexemes_of_plain for core in cores)
+        assert any(search(f'"{core}"', database) for core in cores)
 
 
 def test_scan_and_its_report_say_no_length_nor_hash_of_a_value(tmp_path: Path) -> None:
