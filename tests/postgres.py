@@ -8,11 +8,12 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
 from pgserver import PASSWORD, USER, Server, running, unavailable
 
-__all__ = ["PASSWORD", "USER", "Server", "database_fixture", "postgres_server_fixture"]
+__all__ = ["PASSWORD", "USER", "Server", "database_fixture", "new_database", "postgres_server_fixture"]
 
 
 @pytest.fixture(scope="session", name="postgres_server")
@@ -29,9 +30,16 @@ def postgres_server_fixture() -> Iterator[Server]:
 @pytest.fixture(name="database")
 def database_fixture(postgres_server: Server) -> Iterator[str]:
     """A new, empty database for one test; its URI (with the password)."""
+    with new_database(postgres_server) as uri:
+        yield uri
+
+
+@contextmanager
+def new_database(server: Server) -> Iterator[str]:
+    """A new, empty database while the context lasts (one for each example of a property test); its URI."""
     name = f"t_{uuid.uuid4().hex[:12]}"
-    postgres_server.sql(f"CREATE DATABASE {name}")
+    server.sql(f"CREATE DATABASE {name}")
     try:
-        yield postgres_server.uri(name)
+        yield server.uri(name)
     finally:
-        postgres_server.sql(f"DROP DATABASE {name} WITH (FORCE)")
+        server.sql(f"DROP DATABASE {name} WITH (FORCE)")

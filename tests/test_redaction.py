@@ -21,7 +21,8 @@ import string
 import subprocess
 import sys
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, nullcontext
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,7 @@ from typing import Any
 import pytest
 from conftest import examples
 from hypothesis import HealthCheck, assume, example, given, settings, strategies as st
+from postgres import Server, new_database, postgres_server_fixture  # noqa: F401 - fixtures
 from timelimit import time_limit
 
 from vis_export.copying import clipboard
@@ -697,11 +699,20 @@ def test_rules_run_by_re2_on_ascii_text_find_what_python_finds(pieces: list[str]
     """The speed-ups of ``detect`` (RE2 twins of the rules, one RE2 set for their hints and
     the not-a-secret shapes in RE2, on ASCII text) change no find: the same spans as
     Python's expressions and hint checks."""
-    import vis_export.redaction.detect as detect
+    from vis_export.redaction.detect import Detector
 
     text = "".join(pieces)
-    detector = detect.Detector(Redaction())
+    detector = Detector(Redaction())
     fast = detector.spans(text)
+    with _python_only():
+        assert fast == detector.spans(text)
+
+
+@contextmanager
+def _python_only() -> Iterator[None]:
+    """``detect`` without its speed-ups: Python's expressions and hint checks, not RE2's."""
+    import vis_export.redaction.detect as detect
+
     twins, hint_set, shapes = detect._TWINS, detect._HINT_SET, detect._NOT_SECRET_ASCII
 
     class Hints:
@@ -724,9 +735,64 @@ def test_rules_run_by_re2_on_ascii_text_find_what_python_finds(pieces: list[str]
 
     detect._TWINS, detect._HINT_SET, detect._NOT_SECRET_ASCII = dict.fromkeys(twins), Hints(), Shapes()
     try:
-        assert fast == detector.spans(text)
+        yield
     finally:
         detect._TWINS, detect._HINT_SET, detect._NOT_SECRET_ASCII = twins, hint_set, shapes
+
+
+_UPPER = string.ascii_uppercase + string.digits
+# Provider tokens by every prefix that names one: the kinds above, and each provider's other prefixes.
+PROVIDER_TOKENS: dict[str, st.SearchStrategy[Secret]] = {
+    **{
+        kind: KINDS[kind]
+        for kind in ("openai-key", "anthropic-key", "aws-access-key", "github-token", "gitlab-token", "slack-token")
+        + ("google-api-key", "stripe-key", "jwt")
+    },
+    "github_pat_": _core(82).map(lambda c: (f"github_pat_{c}", c)),
+    "gho_": _core(36).map(lambda c: (f"gho_{c}", c)),
+    "ASIA": _core(16, _UPPER, "7Q").map(lambda c: (f"ASIA{c}", c)),
+    "xoxp-": _core(40).map(lambda c: (f"xoxp-{c}", c)),
+    "sk_test_": _core(24).map(lambda c: (f"sk_test_{c}", c)),
+    "rk_live_": _core(24).map(lambda c: (f"rk_live_{c}", c)),
+    "npm_": _core(36).map(lambda c: (f"npm_{c}", c)),
+    "pypi-": _core(70).map(lambda c: (f"pypi-AgEIcHlwaS5vcmc{c}", c)),
+}
+
+
+def _kept_glued(kind: str, glue: str) -> bool:
+    """Where a token glued to a name is kept by design (docs/redact.md): OpenAI's generic ``sk-`` after a
+    letter or digit (``task-PROJ-1234-…``; its own keys are found there by the ``T3BlbkFJ`` they hold), and
+    an AWS key id after a capital or digit (a longer run of them: DNA, base64, an upper-case digest)."""
+    if kind == "openai-key":
+        return glue.isalnum()
+    return kind in ("aws-access-key", "ASIA") and (glue.isupper() or glue.isdigit())
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(
+    st.sampled_from(list(PROVIDER_TOKENS)).flatmap(lambda kind: st.tuples(st.just(kind), PROVIDER_TOKENS[kind])),
+    st.text(ALNUM, max_size=6),
+    st.sampled_from(["_", "-", *string.ascii_letters, *string.digits]),
+    st.booleans(),
+)
+@example(("google-api-key", ("AIza" + _BODY[:35], _BODY[:35])), "DB", "_", False)
+@example(("anthropic-key", ("sk-ant-api03-" + _BODY, _BODY)), "client", "_", True)
+@example(("github-token", ("ghp_" + _BODY, _BODY)), "MY", "_", False)
+@example(("aws-access-key", ("AKIAIOSFODNN7EXAMPLE", "IOSFODNN7EXAMPLE")), "", "x", True)
+def test_a_provider_s_token_glued_to_a_name_is_taken(
+    token: tuple[str, Secret], name: str, glue: str, reference: bool
+) -> None:
+    """A token right after a name (``DB_AIza…``, ``client_sk-ant-…``, ``MY_ghp_…``, ``xAKIA…``) is taken
+    whole, by RE2's twins and by Python's expressions alike, but where ``_kept_glued`` says."""
+    from vis_export.redaction.detect import Detector
+
+    kind, (secret, core) = token
+    text = f"{name}{glue}{secret} end"
+    with _python_only() if reference else nullcontext():
+        spans = Detector(Redaction()).spans(text)
+    at = text.rindex(core)  # in the token, not in the name before it
+    taken = any(start <= at and at + len(core) <= end for start, end, _ in spans)
+    assert taken != _kept_glued(kind, glue), (text, spans)
 
 
 # Pieces of text a joined search could mistake: the separator, escapes and invisible characters
@@ -776,6 +842,11 @@ NOT_SECRETS = [
     "/home/user/project and /Users/Shared/x and /home/default/x",
     "see https://sites.example.com/site/someone/home/benchmark",
     "pwd = (self.password.encode('utf-8') if isinstance(self.password, str) else self.password)",
+    # ``AKIA``, ``ACCA`` by chance in a longer run of capitals and digits: DNA, base64, an upper-case digest
+    "seq = 'TATCGTCGAAATCTACGGACCGGAATCTTCCGGTAAAACCACGCTGACGCTGCAGGTGATCGCCGCA'",
+    "wasm = 'HI2AhgLIANB+IMLKAIAKAKIASIAIAFBASAAKAIAEQMANgIAIAN'",
+    "SHA256 3F2A9C0D1E4BACCA0123456789ABCDEF5A6978C0D1E2F3A4B5C6D7E8F901AB",
+    "git checkout -b task-PROJ-1234-fix-login-page",  # ``sk-`` where a word ends
 ]
 
 
@@ -1655,6 +1726,43 @@ def test_each_engine_s_index_finds_no_redacted_value_and_its_hits_and_snippets_s
     shown = json.dumps(hits, ensure_ascii=False)
     assert "redacted:" in shown
     _absent(cores, shown.encode(), f"{engine} hits and snippets")
+
+
+@settings(max_examples=2, deadline=None)
+@given(everywhere())
+def test_a_postgresql_index_holds_no_redacted_value_in_any_table_and_finds_none(
+    postgres_server: Server, tmp_path_factory: Any, case: tuple[dict[str, Any], list[str]]
+) -> None:
+    """The PostgreSQL engine keeps a block's text, its terms and its words' lexemes (a tsvector, and
+    ``more_words`` for a block too large for one), and each source file's path, in tables of its own:
+    each is read from the server (every row of every table as ``pg_dump`` writes it, and the lexemes
+    and terms one by one, in lower case as they are kept), and the engine is asked for each value.
+    The same file indexed without ``--redact`` shows the values there, so the reading would see them."""
+    from vis_export.jobs.indexing import index_sources
+    from vis_export.searchindex import search
+
+    document, cores = case
+    home = tmp_path_factory.mktemp("pg") / "machine+" / "home" / "bobzq7"  # "+": the folder reads as a home
+    home.mkdir(parents=True)
+    (home / "chat.json").write_text(json.dumps(document))
+    cores = [*cores, "bobzq7"]
+    lexemes = (
+        "SELECT string_agg(word, ' ') FROM (SELECT unnest(tsvector_to_array(words)) AS word FROM vis_blocks"
+        " UNION ALL SELECT unnest(terms || more_words) FROM vis_blocks) AS kept"
+    )
+    with new_database(postgres_server) as database, time_limit(120):
+        name = database.rsplit("/", 1)[1]
+        index_sources([home / "chat.json"], database, reasoning="visible", redact=True)
+        kept = postgres_server.dump(name).decode().lower() + postgres_server.sql(lexemes, name)
+        assert "redacted" in kept  # the markers' words, indexed in the values' place
+        for core in cores:
+            assert core.lower() not in kept, "a redacted value is in the database"
+            assert not search(f'"{core}"', database) and not search(core, database), "a redacted value was found"
+        index_sources([home / "chat.json"], database, reasoning="visible")
+        plain = postgres_server.dump(name).decode().lower()
+        lexemes_of_plain = postgres_server.sql(lexemes, name).split()
+        assert "bobzq7" in plain and any(core.lower() in plain and core.lower() in lexemes_of_plain for core in cores)
+        assert any(search(f'"{core}"', database) for core in cores)
 
 
 def test_scan_and_its_report_say_no_length_nor_hash_of_a_value(tmp_path: Path) -> None:

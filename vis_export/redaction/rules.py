@@ -19,7 +19,6 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from detect_secrets.plugins.aws import AWSKeyDetector
 from detect_secrets.plugins.azure_storage_key import AzureStorageKeyDetector
 from detect_secrets.plugins.base import RegexBasedDetector
 from detect_secrets.plugins.discord import DiscordBotTokenDetector
@@ -379,24 +378,31 @@ BUILT_IN: tuple[Rule, ...] = (
         ("PRIVATE KEY",),
     ),
     # A token's literal first, what must not stand before it looked behind after: Python's search
-    # skips to a leading literal fast, and tries a leading look-behind at every place.
-    Rule("anthropic-key", _R(r"sk-ant-(?<![A-Za-z0-9_-]sk-ant-)[A-Za-z0-9_-]{20,}"), ("sk-ant-",)),
+    # skips to a leading literal fast, and tries a leading look-behind at every place. A provider's
+    # token glued to a name (``DB_AIza…``, ``MY_ghp_…``, ``xoxb-…`` after a letter) is one: its prefix is
+    # no word's end. ``sk-`` is one (``task-PROJ-1234-fix``, a branch named after an issue): OpenAI's
+    # generic shape is taken only after a blank, ``_`` or ``-`` (a key glued to a letter is detect-secrets'
+    # by its ``T3BlbkFJ``), Anthropic's after a letter or digit only as its keys are written (``sk-ant-api03-``).
+    # An AWS key id is a run of 20 capitals and digits: glued to a small letter, ``_`` or ``-`` it is one
+    # (``keyAKIA…``, ``DB_AKIA…``); a capital or digit beside it makes the run longer, and ``AKIA`` or ``ACCA``
+    # there is chance (DNA, ``…GGTAAAACCACGCTGACG…``; base64; an upper-case hex digest), not a key.
+    Rule("anthropic-key", _R(r"sk-ant-(?:(?<![A-Za-z0-9]sk-ant-)|(?=[a-z]+\d+-))[A-Za-z0-9_-]{20,}"), ("sk-ant-",)),
     Rule(
         "openai-key",
-        _R(r"sk-(?<![A-Za-z0-9_-]sk-)(?!ant-)(?=[A-Za-z0-9_-]*\d)(?=[A-Za-z0-9_-]*[A-Z])[A-Za-z0-9_-]{20,}"),
+        _R(r"sk-(?<![A-Za-z0-9]sk-)(?!ant-)(?=[A-Za-z0-9_-]*\d)(?=[A-Za-z0-9_-]*[A-Z])[A-Za-z0-9_-]{20,}"),
         ("sk-",),
     ),
-    Rule("github-token", _R(r"\bgithub_pat_[A-Za-z0-9_]{22,}|\bgh[pousr]_[A-Za-z0-9]{30,}"), ("gh", "github_pat_")),
-    Rule("gitlab-token", _R(r"\bglpat-[A-Za-z0-9_-]{20,}"), ("glpat-",)),
-    Rule("slack-token", _R(r"\bxox[abposr]-[A-Za-z0-9-]{10,}"), ("xox",)),
+    Rule("github-token", _R(r"github_pat_[A-Za-z0-9_]{22,}|gh[pousr]_[A-Za-z0-9]{30,}"), ("gh", "github_pat_")),
+    Rule("gitlab-token", _R(r"glpat-[A-Za-z0-9_-]{20,}"), ("glpat-",)),
+    Rule("slack-token", _R(r"xox[abposr]-[A-Za-z0-9-]{10,}"), ("xox",)),
     Rule("slack-webhook", _R(r"https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9_/+-]{20,}"), ("hooks.",)),
-    Rule("google-api-key", _R(r"\bAIza[0-9A-Za-z_-]{35}"), ("AIza",)),
-    Rule("stripe-key", _R(r"\b[rsp]k_(?:live|test)_[0-9A-Za-z]{16,}"), ("k_live_", "k_test_")),
-    Rule("npm-token", _R(r"\bnpm_[A-Za-z0-9]{36}\b"), ("npm_",)),
-    Rule("pypi-token", _R(r"\bpypi-AgE[A-Za-z0-9_-]{50,}"), ("pypi-",)),
+    Rule("google-api-key", _R(r"AIza[0-9A-Za-z_-]{35}"), ("AIza",)),
+    Rule("stripe-key", _R(r"[rsp]k_(?:live|test)_[0-9A-Za-z]{16,}"), ("k_live_", "k_test_")),
+    Rule("npm-token", _R(r"npm_[A-Za-z0-9]{36}\b"), ("npm_",)),
+    Rule("pypi-token", _R(r"pypi-AgE[A-Za-z0-9_-]{50,}"), ("pypi-",)),
     Rule(
         "aws-access-key",
-        _R(r"\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b"),
+        _R(r"(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)(?<![A-Z0-9]....)[0-9A-Z]{16}(?![A-Z0-9])"),
         ("A3T", "AKIA", "ASIA", "ABIA", "ACCA"),
     ),
     Rule(
@@ -407,7 +413,7 @@ BUILT_IN: tuple[Rule, ...] = (
     ),
     Rule(
         "jwt",
-        _R(r"eyJ(?<![A-Za-z0-9_-]eyJ)[A-Za-z0-9_-]{8,}={0,2}\.[A-Za-z0-9_-]+={0,2}\.[A-Za-z0-9_-]*={0,2}"),
+        _R(r"eyJ[A-Za-z0-9_-]{8,}={0,2}\.[A-Za-z0-9_-]+={0,2}\.[A-Za-z0-9_-]*={0,2}"),
         ("eyJ",),
         check=_jwt_header,
     ),
@@ -492,7 +498,6 @@ BUILT_IN: tuple[Rule, ...] = (
 
 # detect-secrets plugins whose expressions are run as they are, with the literals that hint at them.
 _PLUGINS: tuple[tuple[type[RegexBasedDetector], tuple[str, ...]], ...] = (
-    (AWSKeyDetector, ("A3T", "AKIA", "ASIA", "ABIA", "ACCA")),
     (AzureStorageKeyDetector, ("AccountKey=",)),
     (DiscordBotTokenDetector, (".",)),  # weak hints: TRIGGER holds these plugins' own shapes
     (GitHubTokenDetector, ("gh",)),
@@ -520,13 +525,12 @@ def _kind(secret_type: str) -> str:
 
 
 def plugin_rules() -> tuple[Rule, ...]:
-    """The detect-secrets provider expressions as rules; the AWS one whose secret
-    is beside a variable name is left to ``aws-secret-key`` (it takes the value only)."""
+    """The detect-secrets provider expressions as rules. Its AWS plugin's are left to the built-in
+    rules: its key id has no bounds (``aws-access-key`` bounds it), and its secret key beside a
+    variable name is ``aws-secret-key``'s (which takes the value only)."""
     rules = []
     for plugin, hints in _PLUGINS:
         for regex in plugin.denylist:  # type: ignore[attr-defined]
-            if plugin is AWSKeyDetector and regex.groups:
-                continue
             rules.append(Rule(_kind(plugin.secret_type), regex, hints, PLUGIN_GROUP))  # type: ignore[arg-type]
     return tuple(rules)
 
