@@ -118,3 +118,11 @@ def test_the_terms_literal_is_the_terms(database: str, text: str) -> None:
     terms = code_terms(text)
     with psycopg.connect(database, autocommit=True) as connection:
         assert connection.execute("SELECT %s::text[]", (text_array(terms),)).fetchone()[0] == terms.split()
+
+
+def test_a_text_seen_again_is_analysed_once() -> None:
+    """Texts repeat whole (a tool's output, a file read again): a short one's
+    words and positions are made once and shared, as they are never changed."""
+    text = "parse the config, then parse it again"
+    again = "".join(text)  # the same text, another string
+    assert again is not text and words_of(again) is words_of(text)

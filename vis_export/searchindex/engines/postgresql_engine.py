@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from itertools import groupby
 from typing import Any
 
-from vis_export.searchindex.documents import analysed_words, identifier_key, identifier_words
+from vis_export.searchindex.documents import analysed_words, by_text, identifier_key, identifier_words
 from vis_export.searchindex.engines import STORED
 from vis_export.searchindex.engines.postgresql_schema import connect, display, failures, prepare
 from vis_export.searchindex.engines.postgresql_text import each_string, restored, storable
@@ -84,6 +84,7 @@ NO_POSITIONS, POSITIONS, CHECKED_POSITIONS = 0, 1, 2
 _FEWEST_CAPPED = 255
 
 
+@by_text
 def words_of(text: str) -> tuple[str | Positions, int, list[str]]:
     """A block's words for ``vis_words``: in order, with positions (phrases are
     narrowed by their words side by side), when they fit in a tsvector
@@ -91,7 +92,10 @@ def words_of(text: str) -> tuple[str | Positions, int, list[str]]:
     the writer makes a tsvector of where it can, ``postgresql_vector``); else
     each once, without positions, and all of them in parts when even that does
     not fit (``tsvector_words``). A text of fewer words than a tsvector caps
-    holds exact positions; a longer one's are checked."""
+    holds exact positions; a longer one's are checked. Kept for a short text
+    seen again (``documents.by_text``), as texts repeat whole: the positions
+    were the writer's largest cost in Python, and a quarter of the benchmark's
+    texts are repeats."""
     words = analysed_words(text)
     distinct = set(words)
     if len(" ".join(distinct)) * 4 + _WORD_COST * len(distinct) + 2 * len(words) >= TSVECTOR_BYTES:
