@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 import psycopg
+from conftest import examples
 from hypothesis import HealthCheck, example, given, settings, strategies as st
 from postgres import Server, database_fixture, postgres_server_fixture  # noqa: F401 - fixtures
 from sessions import message_of, session_of
@@ -16,8 +17,8 @@ from timelimit import time_limit
 
 from vis_export.jobs.indexing import index
 from vis_export.searchindex import _close_databases
-from vis_export.searchindex.documents import analysed_words
-from vis_export.searchindex.engines.postgresql_engine import POSITIONS, words_of
+from vis_export.searchindex.documents import analysed_words, code_terms
+from vis_export.searchindex.engines.postgresql_engine import POSITIONS, text_array, words_of
 from vis_export.searchindex.engines.postgresql_vector import LEXEMES, Lexemes, Positions
 
 # Stems shared (run, runs, running), digits (the parser's uint, mapped to the
@@ -101,3 +102,27 @@ def test_each_words_positions_are_where_it_stands(words: list[str]) -> None:
     made = positions(words, set(words))
     expected = [",".join(str(n) for n, word in enumerate(words, 1) if word == each) for each in sorted(set(words))]
     assert made == Positions(words, sorted(set(words)), expected)
+
+
+# Identifiers (a term ``null``), scripts of bigrams, and what an array literal quotes or escapes.
+_PIECES = ["null_x", "NULL_", "parseConfig", "a_b", "x1", "é", "中文字", "한국어", " ", "\n", '"', "\\", "{", ",", "}"]
+
+
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=st.lists(st.sampled_from(_PIECES)).map("".join))
+@example(text="null_value NULL_value")  # null: a term an unquoted array element would read as NULL
+@example(text="")
+def test_the_terms_literal_is_the_terms(database: str, text: str) -> None:
+    """The array literal a block's terms are given as is read by the server as
+    the terms, each one element, whatever text they came from."""
+    terms = code_terms(text)
+    with psycopg.connect(database, autocommit=True) as connection:
+        assert connection.execute("SELECT %s::text[]", (text_array(terms),)).fetchone()[0] == terms.split()
+
+
+def test_a_text_seen_again_is_analysed_once() -> None:
+    """Texts repeat whole (a tool's output, a file read again): a short one's
+    words and positions are made once and shared, as they are never changed."""
+    text = "parse the config, then parse it again"
+    again = "".join(text)  # the same text, another string
+    assert again is not text and words_of(again) is words_of(text)

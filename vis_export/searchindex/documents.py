@@ -22,7 +22,7 @@ import json
 import re
 from collections.abc import Callable, Iterator, Mapping
 from functools import cache, lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from vis_export.contract.blocktypes import KNOWN_TYPES, RENDERED_TYPES, UNKNOWN, for_each_type
 from vis_export.model import Block, CodeBlock, Message, Session, ToolBlock, UnknownBlock
@@ -122,10 +122,12 @@ def _terms_of_token(token: str) -> frozenset[str]:
 # the last ``_MEMO_TEXTS`` (at most 8M characters held, with their terms).
 _MEMO_TEXTS = 1024
 _MEMO_LENGTH = 8192
+Made = TypeVar("Made")
 
 
-def by_text(function: Callable[[str], str]) -> Callable[[str], str]:
-    """``function`` of a text, kept for a short text seen again (``_MEMO_TEXTS``)."""
+def by_text(function: Callable[[str], Made]) -> Callable[[str], Made]:
+    """``function`` of a text, kept for a short text seen again (``_MEMO_TEXTS``).
+    What it makes is shared by every caller: it is never changed."""
     kept = lru_cache(maxsize=_MEMO_TEXTS)(function)
     return lambda text: kept(text) if len(text) <= _MEMO_LENGTH else function(text)
 

@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from itertools import groupby
 from typing import Any
 
-from vis_export.searchindex.documents import analysed_words, identifier_key, identifier_words
+from vis_export.searchindex.documents import analysed_words, by_text, identifier_key, identifier_words
 from vis_export.searchindex.engines import STORED
 from vis_export.searchindex.engines.postgresql_schema import connect, display, failures, prepare
 from vis_export.searchindex.engines.postgresql_text import each_string, restored, storable
@@ -42,6 +42,16 @@ _WORD_COST = 10  # bytes of a tsvector per word beyond the word's own, at most
 def like_literal(text: str) -> str:
     """``text`` as a ``LIKE`` pattern that matches exactly it (escape ``\\``)."""
     return _LIKE_SPECIAL.sub(lambda special: "\\" + special.group(), text)
+
+
+def text_array(terms: str) -> str:
+    """A block's terms (``documents.code_terms``: space separated) as an array
+    literal, which the server reads: psycopg's dumping of a list, element by
+    element in Python, was a fifth of the writer's time. Each term is quoted
+    (``null`` is a term), and none holds what a quoted element escapes (a
+    quote or a backslash: terms are letters and digits, see ``cjk`` for the rest)."""
+    each = terms.split()
+    return '{"' + '","'.join(each) + '"}' if each else "{}"
 
 
 def tsvector_words(words: set[str]) -> tuple[str, list[str]]:
@@ -74,6 +84,7 @@ NO_POSITIONS, POSITIONS, CHECKED_POSITIONS = 0, 1, 2
 _FEWEST_CAPPED = 255
 
 
+@by_text
 def words_of(text: str) -> tuple[str | Positions, int, list[str]]:
     """A block's words for ``vis_words``: in order, with positions (phrases are
     narrowed by their words side by side), when they fit in a tsvector
@@ -81,7 +92,10 @@ def words_of(text: str) -> tuple[str | Positions, int, list[str]]:
     the writer makes a tsvector of where it can, ``postgresql_vector``); else
     each once, without positions, and all of them in parts when even that does
     not fit (``tsvector_words``). A text of fewer words than a tsvector caps
-    holds exact positions; a longer one's are checked."""
+    holds exact positions; a longer one's are checked. Kept for a short text
+    seen again (``documents.by_text``), as texts repeat whole: the positions
+    were the writer's largest cost in Python, and a quarter of the benchmark's
+    texts are repeats."""
     words = analysed_words(text)
     distinct = set(words)
     if len(" ".join(distinct)) * 4 + _WORD_COST * len(distinct) + 2 * len(words) >= TSVECTOR_BYTES:
@@ -131,12 +145,13 @@ _TEXT_FIELDS = frozenset(name for name in STORED if name != "created_at")
 CANDIDATES = 1000
 _INSERT = (
     f"INSERT INTO vis_blocks ({_COLUMNS}, terms, words, positional, more_words) "
-    f"SELECT {', '.join(['%s'] * len(STORED))}, %s, w.vector, w.positional, w.more FROM vis_words(%s, %s, %s) AS w"
+    f"SELECT {', '.join(['%s'] * len(STORED))}, %s::text[], w.vector, w.positional, w.more "
+    "FROM vis_words(%s, %s, %s) AS w"
 )
-_INSERT_VECTOR = (  # a block whose tsvector the writer made (``postgresql_vector``)
-    f"INSERT INTO vis_blocks ({_COLUMNS}, terms, words, positional) "
-    f"VALUES ({', '.join(['%s'] * len(STORED))}, %s, %s::tsvector, %s)"
-)
+# Blocks whose tsvectors the writer made (``postgresql_vector``), nearly all,
+# are copied straight into the table: through the temporary table (below) the
+# server wrote each row twice (0.3 of 1.9 server CPU-s at 19k blocks).
+_COPY = f"COPY vis_blocks ({_COLUMNS}, terms, words, positional) FROM STDIN"
 # A session's transaction is a few round trips (lock and delete; copy; the rest
 # and commit), since the writer thread waits for the GIL after each one (up to
 # ``sys.getswitchinterval()`` while the job analyses text): with a dozen round
@@ -239,7 +254,7 @@ class PostgresEngine:
         rows = [
             (
                 *(storable(document[name]) if name in _TEXT_FIELDS else document[name] for name in STORED),
-                document["terms"].split(),
+                text_array(document["terms"]),
                 *words_of(document["text"]),
             )
             for document in documents
@@ -253,16 +268,19 @@ class PostgresEngine:
     def _insert(self, rows: list[tuple[Any, ...]]) -> None:
         with failures(self.uri, self.command), self.connection.cursor() as cursor:
             made = [(row, self._vector(row)) for row in rows]
-            if not self._staged:  # each run of rows of one kind, in order
+            if self._stage_holds:  # a second batch in one transaction: the first's rows go first
+                cursor.execute(_FROM_STAGE)
+                cursor.execute("DELETE FROM vis_stage")
+                self._stage_holds = False
+            if not self._staged or all(vector for _, vector in made):  # each run of rows of one kind, in order
                 for given, run in groupby(made, lambda pair: pair[1] is not None):
                     if given:
-                        cursor.executemany(_INSERT_VECTOR, [(*row[:-3], *vector) for row, vector in run if vector])
+                        with cursor.copy(_COPY) as copy:
+                            for values in [(*row[:-3], *vector) for row, vector in run if vector]:
+                                copy.write_row(values)
                     else:
                         cursor.executemany(_INSERT, [self._words(row) for row, _ in run])
                 return
-            if self._stage_holds:  # a second batch in one transaction
-                cursor.execute(_FROM_STAGE)
-                cursor.execute("DELETE FROM vis_stage")
             with cursor.copy("COPY vis_stage FROM STDIN") as copy:
                 for n, (row, vector) in enumerate(made):
                     staged = (*row[:-3], None, None, [], *vector) if vector else (*self._words(row), None, None)
