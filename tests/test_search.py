@@ -448,6 +448,35 @@ print(indexing_threads())
     assert result.stdout.strip() == "1", result.stderr
 
 
+def test_a_tantivy_reader_reloads_only_after_a_commit(tmp_path: Path) -> None:
+    """A search reloads the reader (reading ``meta.json``, opening every segment
+    again) only when a commit has changed the index; after one it sees the commit."""
+    from vis_export.searchindex.documents import documents
+    from vis_export.searchindex.engines.tantivy_engine import TantivyEngine
+
+    engine = TantivyEngine(tmp_path / "i", writable=True, threads=1)
+    reloads: list[None] = []
+    index = engine.index
+
+    class Counted:
+        def __getattr__(self, name: str) -> Any:
+            return getattr(index, name)
+
+        def reload(self) -> None:
+            reloads.append(None)
+            index.reload()
+
+    engine.index = Counted()
+    found: list[int] = []
+    for n in range(2):
+        engine.add(list(documents(asked(f"s{n}", "parse the koala config"), "visible")))
+        engine.commit()
+        for _ in range(3):
+            found.append(len(engine.search(["koala"], {}, None, None, 10, 0)))
+    assert found == [1, 1, 1, 2, 2, 2]
+    assert len(reloads) == 2
+
+
 def test_snippets_mark_words_not_parts_of_words() -> None:
     from vis_export.searchindex.query import SnippetMaker
 
