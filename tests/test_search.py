@@ -448,6 +448,35 @@ print(indexing_threads())
     assert result.stdout.strip() == "1", result.stderr
 
 
+def test_a_tantivy_reader_reloads_only_after_a_commit(tmp_path: Path) -> None:
+    """A search reloads the reader (reading ``meta.json``, opening every segment
+    again) only when a commit has changed the index; after one it sees the commit."""
+    from vis_export.searchindex.documents import documents
+    from vis_export.searchindex.engines.tantivy_engine import TantivyEngine
+
+    engine = TantivyEngine(tmp_path / "i", writable=True, threads=1)
+    reloads: list[None] = []
+    index = engine.index
+
+    class Counted:
+        def __getattr__(self, name: str) -> Any:
+            return getattr(index, name)
+
+        def reload(self) -> None:
+            reloads.append(None)
+            index.reload()
+
+    engine.index = Counted()
+    found: list[int] = []
+    for n in range(2):
+        engine.add(list(documents(asked(f"s{n}", "parse the koala config"), "visible")))
+        engine.commit()
+        for _ in range(3):
+            found.append(len(engine.search(["koala"], {}, None, None, 10, 0)))
+    assert found == [1, 1, 1, 2, 2, 2]
+    assert len(reloads) == 2
+
+
 def test_snippets_mark_words_not_parts_of_words() -> None:
     from vis_export.searchindex.query import SnippetMaker
 
@@ -500,18 +529,30 @@ def test_a_snippet_pattern_finds_what_its_alternatives_find(query: str, text: st
     assert found(pattern) == found(unguarded)
 
 
-def test_a_snippet_of_ascii_text_leaves_every_scripts_classes_uncompiled() -> None:
+def test_a_snippet_of_ascii_text_leaves_every_scripts_classes_uncompiled(monkeypatch: pytest.MonkeyPatch) -> None:
     """A query not searched before pays for compiling its pattern: over ASCII
     text (most), not for the classes of every script (3-7 ms, more than the
-    rest of the query)."""
-    from vis_export.searchindex.query import SnippetMaker
+    rest of the query); searched again, for neither."""
+    from vis_export.searchindex import query
 
-    maker = SnippetMaker(("index", "queries", "a"), ('"x"',))
+    compiled: list[str] = []
+    compile_pattern = query.SnippetMaker._compile
+
+    def noted(maker: query.SnippetMaker, letter: str, word_rest: str) -> Any:
+        compiled.append(letter)
+        return compile_pattern(maker, letter, word_rest)
+
+    monkeypatch.setattr(query.SnippetMaker, "_compile", noted)
+    query._pattern_of.cache_clear()
+    maker = query.SnippetMaker(("index", "queries", "a"), ('"x"',))
     assert maker.of_prose("An index of queries, a **x** and more").text.startswith("An **index** of **queries**")
     maker("an index\nof code")
-    assert list(maker._patterns) == [True]
+    assert compiled == [query._ASCII_LETTER]
     assert maker("日本語の index").text == "日本語の **index**"
-    assert sorted(maker._patterns) == [False, True]
+    assert compiled == [query._ASCII_LETTER, query._LETTER]
+    again = query.SnippetMaker(("index", "queries", "a"), ('"x"',))
+    assert (again("an index").text, again("日本語の index").text) == ("an **index**", "日本語の **index**")
+    assert compiled == [query._ASCII_LETTER, query._LETTER]
 
 
 def test_a_phrase_past_many_candidates_is_found_once(tmp_path: Path, engine: str) -> None:
