@@ -19,9 +19,11 @@ from functools import cache
 from pathlib import Path
 from typing import Any, cast
 
-from vis_export.index_marker import MANIFEST as MANIFEST  # re-exported: where the index code looks for it
+from vis_export.index_marker import (
+    MANIFEST as MANIFEST,  # re-exported: where the index code looks for it
+    SCHEMA_VERSION,
+)
 from vis_export.output import write_atomic
-from vis_export.searchindex.documents import SCHEMA_VERSION
 from vis_export.searchindex.engines import Engine, is_engine
 from vis_export.searchindex.engines.opening import open_engine
 from vis_export.searchindex.guard import DamagedIndex, GuardedEngine, IndexFailure, found_damaged
