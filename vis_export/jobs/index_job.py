@@ -138,7 +138,7 @@ def planned_batches(
             advance()
             return report(results)
 
-        folder = str(path.parent) if walked and stamp is not None and path is not None else None
+        folder = (os.path.dirname(name) or ".") if walked and stamp is not None else None  # a walk names it as its path
         key = real_paths.real(path) if path is not None else None
         return Batch(key, stamp, load, lambda: not any(problems), folder, name, path, name == source)
 

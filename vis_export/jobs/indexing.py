@@ -25,9 +25,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from vis_export.choices import IndexReasoning
 from vis_export.jobs.index_job import Batch, IndexCounts, IndexJob, IndexSettings, index_sessions, planned_batches
@@ -109,11 +108,12 @@ def index(
     return index_sessions(batches, where, settings, progress, warn)
 
 
-@dataclass(frozen=True)
-class _OnRunner:
+class _OnRunner(NamedTuple):
     """The index job's ``BatchRunner``: the batches' units on the runner
     ``jobs.runners`` gives for ``dask`` (this process without it), the job
-    taking their results in source order, one way whoever ran the work."""
+    taking their results in source order, one way whoever ran the work. (A
+    named tuple: a dataclass is made by compiling its methods, near a
+    millisecond of every run of the command, a no-op rerun's too.)"""
 
     dask: str | None
     lenient: bool

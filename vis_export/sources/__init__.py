@@ -10,16 +10,15 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Union
+from typing import TYPE_CHECKING, Any, NamedTuple, Union
 
 from vis_export.index_marker import is_index
-from vis_export.sources.result import LoadResult, failed
 from vis_export.sources.stamp import regular_stamp
 
-if TYPE_CHECKING:  # a job that only walks and stamps (a no-op rerun) loads no model
+if TYPE_CHECKING:  # a job that only walks and stamps (a no-op rerun) loads no model, nor makes their classes
     from vis_export.model import Session
+    from vis_export.sources.result import LoadResult
 
 Source = Union[str, "os.PathLike[str]"]
 STDIN = "-"
@@ -56,11 +55,14 @@ def source_files(sources: Iterable[Source]) -> Iterator[tuple[str, Path | None]]
             yield name, path
 
 
-@dataclass(frozen=True)
-class PlannedFile:
+class PlannedFile(NamedTuple):
     """A file a job reads: ``name`` as the sources name it (``path``: ``None``
     for stdin), the ``source`` it was found in (``walked``: by walking that
-    folder), and its ``stamp`` (``None``: not a file now)."""
+    folder), and its ``stamp`` (``None``: not a file now).
+
+    Named tuples, these two, not dataclasses: a no-op index rerun imports this
+    module, and a dataclass is made by compiling its methods (a frozen one,
+    near a millisecond: as long as stamping a hundred files)."""
 
     name: str
     path: Path | None
@@ -69,21 +71,20 @@ class PlannedFile:
     stamp: list[int] | None
 
 
-@dataclass(frozen=True)
-class SourcePlan:
+class SourcePlan(NamedTuple):
     """One walk of a job's sources: the files it reads with their stamps, and
     the real folders each source folder's walk went through (what the guards
     that keep outputs and indexes out of read folders need), so nothing walks
     the sources a second time."""
 
-    files: list[PlannedFile] = field(default_factory=list)
-    walks: dict[str, list[Path]] = field(default_factory=dict)
+    files: list[PlannedFile]
+    walks: dict[str, list[Path]]
 
 
 def plan_sources(sources: Iterable[Source]) -> SourcePlan:
     """The files ``read`` would read in ``sources`` (as ``source_files`` gives
     them), stamped, and the folders walked to find them (as ``source_folders``)."""
-    plan = SourcePlan()
+    plan = SourcePlan([], {})
     for source in sources:
         name = os.fspath(source)
         folders: list[Path] = []
@@ -116,6 +117,7 @@ def _read_one(source: Source, lenient: bool) -> Iterator[LoadResult]:
     # unchanged (a no-op rerun) only walks and stamps, and pays nothing for them.
     from vis_export.problems import Problem
     from vis_export.sources.files import NOT_FOUND, read_file, read_stream
+    from vis_export.sources.result import failed
 
     name = os.fspath(source)
     if name == STDIN:
@@ -133,6 +135,7 @@ def _read_one(source: Source, lenient: bool) -> Iterator[LoadResult]:
 def _read_directory(root: Path, lenient: bool) -> Iterator[LoadResult]:
     from vis_export.problems import Problem
     from vis_export.sources.files import read_file
+    from vis_export.sources.result import failed
 
     found = False
     for path, _ in _session_files(root):
@@ -224,6 +227,15 @@ def _unlisted(errors: list[OSError]) -> Iterator[tuple[Path, None, frozenset[str
         error = errors.pop(0)
         if error.filename is not None:
             yield Path(error.filename), None, frozenset()
+
+
+def __getattr__(name: str) -> Any:
+    """``LoadResult``, made when first asked for (see ``PlannedFile``)."""
+    if name != "LoadResult":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from vis_export.sources.result import LoadResult
+
+    return LoadResult
 
 
 __all__ = [
