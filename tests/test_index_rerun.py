@@ -221,7 +221,8 @@ def _rerun_in_a_process(tmp_path: Path, then: str) -> tuple[str, str]:
 def test_a_no_op_rerun_makes_only_the_dataclasses_it_uses(tmp_path: Path) -> None:
     """A dataclass is made by compiling its methods, near a millisecond each:
     what a no-op rerun imports holds only those it uses (the walk's plan, the
-    runner of the work and a reading's result are named tuples, or not made)."""
+    runner of the work, the placement check's input and the command's report
+    are named tuples or plain classes, and a reading's result is not made)."""
     then = (
         "import dataclasses\n"
         "print(sorted(f'{m}.{k}' for m, module in list(sys.modules.items()) if m.startswith('vis_export')"
@@ -229,14 +230,11 @@ def test_a_no_op_rerun_makes_only_the_dataclasses_it_uses(tmp_path: Path) -> Non
     )
     last, out = _rerun_in_a_process(tmp_path, then)
     made = [
-        "vis_export.cli.Reporter",
         "vis_export.jobs.index_job.Batch",
         "vis_export.jobs.index_job.IndexCounts",
         "vis_export.jobs.index_job.IndexSettings",
         "vis_export.reporting.Lines",
-        "vis_export.reporting.Redacting",
         "vis_export.searchindex.Hit",
-        "vis_export.searchindex.directory.Placement",
         "vis_export.searchindex.target.Database",
     ]
     assert (last, out) == ("0 added, 0 updated, 6 unchanged", f"{made}\n")

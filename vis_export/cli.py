@@ -12,7 +12,6 @@ import signal
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -49,14 +48,16 @@ def echo(text: str, err: bool = False) -> None:
     click.echo(escaped(text) if err else for_stream(text, sys.stdout), err=err)
 
 
-@dataclass
 class Reporter:
-    """Problem lines on stderr, remembering whether anything failed."""
+    """Problem lines on stderr, remembering whether anything failed. (No
+    dataclass: one is made by compiling its methods, near a millisecond of
+    every command.)"""
 
-    failed: bool = False
-    refused: list[str] = field(default_factory=list)  # sources with a session that could not be read
-    # With --redact, a line quoting a source (a key in a location) says no secret either (R8).
-    redaction: Redaction | None = None
+    def __init__(self, redaction: Redaction | None = None) -> None:
+        self.failed = False
+        self.refused: list[str] = []  # sources with a session that could not be read
+        # With --redact, a line quoting a source (a key in a location) says no secret either (R8).
+        self.redaction = redaction
 
     def problem(self, line: str) -> None:
         self.failed = True
