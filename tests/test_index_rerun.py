@@ -175,12 +175,14 @@ def test_a_no_op_rerun_leaves_the_engine_closed(tmp_path: Path, monkeypatch: pyt
 def test_a_no_op_rerun_imports_no_reader_and_no_renderer(tmp_path: Path) -> None:
     """The command in a process of its own, as users run it: a no-op rerun
     pays for none of the readers, the formats (their registry too) nor scratch files, nor for tantivy
-    (its files are checked without it: a damaged index is refused, as before)."""
-    source, index = _unchanged_index(tmp_path)
+    (its files are checked without it: a damaged index is refused, as before), nor for the model,
+    the policy, the contract or the index's documents (a fifth of its instructions, with their
+    dataclasses made and expressions compiled): it compares stamps with the manifest."""
     heavy = [
         "tantivy",
         "whoosh",
         "msgspec",
+        "jiter",
         "vis_export.formats",
         "tempfile",
         "importlib.resources",
@@ -189,14 +191,72 @@ def test_a_no_op_rerun_imports_no_reader_and_no_renderer(tmp_path: Path) -> None
         "jinja2",
         "mistune",
         "pygments",
+        "markdown_it",
+        "jsonschema",
+        "rich",
+        "vis_export.model",
+        "vis_export.policy",
+        "vis_export.contract",
+        "vis_export.problems",
+        "vis_export.running",
+        "vis_export.searchindex.documents",
+        "vis_export.sources.result",
     ]
+    last, out = _rerun_in_a_process(tmp_path, f"print(sorted(set({heavy!r}) & set(sys.modules)))")
+    assert (last, out) == ("0 added, 0 updated, 6 unchanged", "[]\n")
+
+
+def _rerun_in_a_process(tmp_path: Path, then: str) -> tuple[str, str]:
+    """A no-op rerun's last line, and what ``then`` prints after it in the same process."""
+    source, index = _unchanged_index(tmp_path)
     script = (
         "import sys\nfrom vis_export.cli import main\ntry:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
-        f"print(sorted(set({heavy!r}) & set(sys.modules)))"
+        + then
     )
     command = [sys.executable, "-c", script, "index", str(source), "--index", str(index)]
     result = subprocess.run(command, capture_output=True, text=True, timeout=120, check=True)
-    assert (result.stderr.splitlines()[-1], result.stdout) == ("0 added, 0 updated, 6 unchanged", "[]\n")
+    return result.stderr.splitlines()[-1], result.stdout
+
+
+def test_a_no_op_rerun_makes_only_the_dataclasses_it_uses(tmp_path: Path) -> None:
+    """A dataclass is made by compiling its methods, near a millisecond each:
+    what a no-op rerun imports holds only those it uses (the walk's plan, the
+    runner of the work, the placement check's input and the command's report
+    are named tuples or plain classes, and a reading's result is not made)."""
+    then = (
+        "import dataclasses\n"
+        "print(sorted(f'{m}.{k}' for m, module in list(sys.modules.items()) if m.startswith('vis_export')"
+        " for k, v in vars(module).items() if dataclasses.is_dataclass(v) and v.__module__ == m))"
+    )
+    last, out = _rerun_in_a_process(tmp_path, then)
+    made = [
+        "vis_export.jobs.index_job.Batch",
+        "vis_export.jobs.index_job.IndexCounts",
+        "vis_export.jobs.index_job.IndexSettings",
+        "vis_export.reporting.Lines",
+        "vis_export.searchindex.Hit",
+        "vis_export.searchindex.target.Database",
+    ]
+    assert (last, out) == ("0 added, 0 updated, 6 unchanged", f"{made}\n")
+
+
+def test_a_no_op_rerun_stats_each_source_file_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One ``stat`` says that a file found is a file and gives its stamp, and its
+    folder's listing whether a ``-wal`` is beside it: a no-op rerun made four
+    of each file and one of a ``-wal`` that was not there."""
+    source, index = _unchanged_index(tmp_path)
+    stats: list[str] = []
+    stat = os.stat
+
+    def counted(path: str | os.PathLike[str], *args: object, **named: object) -> os.stat_result:
+        stats.append(os.fspath(path))
+        return stat(path, *args, **named)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "stat", counted)
+    assert str(index_sources([str(source)], index)) == "0 added, 0 updated, 6 unchanged"
+    files = sorted(str(file) for file in source.rglob("*.json"))
+    found = [path for path in stats if path.endswith((".json", "-wal")) and not path.endswith(MANIFEST)]
+    assert sorted(found) == files  # the manifests looked for are each folder's, once: the walk skips an index
 
 
 def test_a_rerun_under_another_reasoning_level_is_not_unchanged(tmp_path: Path) -> None:

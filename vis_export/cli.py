@@ -12,18 +12,23 @@ import signal
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from vis_export.choices import PAPERS, PDF_ENGINES, PROVIDER_FORMATS, THEMES
-from vis_export.contract import MESSAGE_ROLES
+from vis_export.choices import (
+    DEFAULT_REASONING,
+    INDEX_REASONING,
+    PAPERS,
+    PDF_ENGINES,
+    PROVIDER_FORMATS,
+    REASONING_CHOICES,
+    THEMES,
+    check_reasoning,
+)
 from vis_export.errors import VisExportError
 from vis_export.output import STOPPING
-from vis_export.policy import DEFAULT_REASONING, REASONING_CHOICES, check_reasoning, visible_session
-from vis_export.searchindex.documents import INDEX_REASONING, INDEXED_TYPES
 from vis_export.searchindex.engines import MAX_THREADS, engine_names
 from vis_export.timefmt import millis, utc
 from vis_export.version import __version__
@@ -43,14 +48,16 @@ def echo(text: str, err: bool = False) -> None:
     click.echo(escaped(text) if err else for_stream(text, sys.stdout), err=err)
 
 
-@dataclass
 class Reporter:
-    """Problem lines on stderr, remembering whether anything failed."""
+    """Problem lines on stderr, remembering whether anything failed. (No
+    dataclass: one is made by compiling its methods, near a millisecond of
+    every command.)"""
 
-    failed: bool = False
-    refused: list[str] = field(default_factory=list)  # sources with a session that could not be read
-    # With --redact, a line quoting a source (a key in a location) says no secret either (R8).
-    redaction: Redaction | None = None
+    def __init__(self, redaction: Redaction | None = None) -> None:
+        self.failed = False
+        self.refused: list[str] = []  # sources with a session that could not be read
+        # With --redact, a line quoting a source (a key in a location) says no secret either (R8).
+        self.redaction = redaction
 
     def problem(self, line: str) -> None:
         self.failed = True
@@ -142,11 +149,24 @@ def _format_names() -> list[str]:
     return format_names()
 
 
-class _InstalledChoice(click.Choice):  # type: ignore[type-arg]  # generic from click 8.2
-    """A choice among names installed packages may add, looked up when the
-    option is given or shown: finding them reads every installed package's
-    metadata, which a command that does not take the option (a no-op index
-    rerun) need not pay for."""
+def _message_roles() -> tuple[str, ...]:
+    from vis_export.contract import MESSAGE_ROLES
+
+    return MESSAGE_ROLES
+
+
+def _indexed_types() -> tuple[str, ...]:
+    from vis_export.searchindex.documents import INDEXED_TYPES
+
+    return INDEXED_TYPES
+
+
+class _LateChoice(click.Choice):  # type: ignore[type-arg]  # generic from click 8.2
+    """A choice whose names are looked up when the option is given or shown,
+    which a command that does not take the option (a no-op index rerun) need
+    not pay for: names installed packages may add (finding them reads every
+    installed package's metadata), or those of modules the command does not
+    import otherwise (the contract's roles, the index's block types)."""
 
     def __init__(self, names: Callable[[], Sequence[str]]):
         self.names = names
@@ -372,7 +392,7 @@ def sessions(sources: Sequence[str], as_json: bool) -> None:
 @click.option(
     "--to",
     "to",
-    type=_InstalledChoice(_format_names),
+    type=_LateChoice(_format_names),
     required=True,
     help="Output format: json, text, markdown (md), html, pdf, provider (chat messages, JSON Lines).",
 )
@@ -687,7 +707,7 @@ def index_option(help: str, required: bool = True) -> Callable[[Command], Comman
 @index_option("The index directory (created if needed), or a postgresql:// URI (tables created if needed).")
 @click.option(
     "--engine",
-    type=_InstalledChoice(engine_names),
+    type=_LateChoice(engine_names),
     default=None,
     help="Search engine: by default an existing index's own, else tantivy; another one than an existing "
     "index's is refused.",
@@ -794,8 +814,8 @@ def index(
 @index_option("The index directory, or a postgresql:// URI.")
 @click.option("--limit", type=click.IntRange(min=1), default=10, show_default=True, help="At most this many hits.")
 @click.option("--json", "as_json", is_flag=True, help="A JSON array of hits on standard output.")
-@click.option("--role", type=click.Choice(MESSAGE_ROLES), default=None)
-@click.option("--type", "block_type", type=click.Choice(INDEXED_TYPES), default=None, help="Only blocks of this type.")
+@click.option("--role", type=_LateChoice(_message_roles), default=None)
+@click.option("--type", "block_type", type=_LateChoice(_indexed_types), default=None, help="Only blocks of this type.")
 @click.option("--language", default=None, help="Code language, e.g. python.")
 @click.option("--session", "session_id", default=None, metavar="ID", help="Only this session.")
 @click.option("--since", default=None, metavar="DATE", help="Messages from this time on (ISO date or ms).")
@@ -893,6 +913,7 @@ def show(
     """
     from vis_export.extras import require
     from vis_export.formats.options import ExportOptions
+    from vis_export.policy import visible_session
     from vis_export.show import pick, write
 
     require("rich", "vis-export show")

@@ -12,6 +12,10 @@ from __future__ import annotations
 from pathlib import Path
 
 MANIFEST = "vis-export-index.json"
+# What the index holds of a session, as its manifest records it (``searchindex.documents``, which makes it):
+# 2: tool input, output and error, and attachments, are indexed.
+# 3: Chinese, Japanese and Korean are indexed as bigrams among the terms, not as words.
+SCHEMA_VERSION = 3
 
 
 def is_index(folder: Path) -> bool:

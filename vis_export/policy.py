@@ -27,8 +27,17 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields, replace
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
+from vis_export.choices import (  # the levels, where checking one imports neither this module nor the model
+    DEFAULT_REASONING as DEFAULT_REASONING,
+    INDEX_REASONING as INDEX_REASONING,
+    REASONING_CHOICES as REASONING_CHOICES,
+    IndexReasoning as IndexReasoning,
+    Reasoning as Reasoning,
+    check_index_reasoning as check_index_reasoning,
+    check_reasoning as check_reasoning,
+)
 from vis_export.contract.reasoning_words import flagged, is_reasoning_map, names_reasoning, says_reasoning
 from vis_export.model import Block, LonisBlock, Message, ReasoningBlock, Session, UnknownBlock
 
@@ -36,27 +45,6 @@ if TYPE_CHECKING:
     from vis_export.redaction import Redaction
 
 Exportable = Session | Message | Block | list[Message] | tuple[Message, ...]
-
-Reasoning = Literal["none", "visible", "all"]
-REASONING_CHOICES: tuple[Reasoning, ...] = ("none", "visible", "all")
-DEFAULT_REASONING: Reasoning = "visible"
-
-
-# The levels a search index may be built at: private reasoning is never indexed, whoever may search the index.
-IndexReasoning = Literal["none", "visible"]
-INDEX_REASONING: tuple[IndexReasoning, ...] = ("none", "visible")
-
-
-def check_reasoning(reasoning: str) -> Reasoning:
-    if reasoning not in REASONING_CHOICES:
-        raise ValueError(f"reasoning must be one of {', '.join(REASONING_CHOICES)}, not {reasoning!r}")
-    return reasoning
-
-
-def check_index_reasoning(reasoning: str) -> IndexReasoning:
-    if reasoning not in INDEX_REASONING:
-        raise ValueError("the index takes reasoning none or visible: private reasoning is never indexed")
-    return reasoning
 
 
 def index_level(reasoning: Reasoning) -> IndexReasoning:

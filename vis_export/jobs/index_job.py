@@ -19,21 +19,15 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from vis_export.model import Session
-from vis_export.problems import NOTE
-from vis_export.running import InProcessRunner, plain
+# What a no-op rerun (every file unchanged) runs, and no more: the model, the
+# policy and the documents are imported once a session is read.
+from vis_export.choices import IndexReasoning, check_index_reasoning
 from vis_export.searchindex.directory import Placement, RealPaths
-from vis_export.searchindex.documents import (
-    IndexReasoning,
-    check_index_reasoning,
-    indexed_view,
-    view_digest,
-    view_documents,
-)
 from vis_export.searchindex.engines import MAX_THREADS, Engine
 from vis_export.searchindex.target import DatabaseTarget, Target, target_for
 
 if TYPE_CHECKING:
+    from vis_export.model import Session
     from vis_export.redaction import Redaction
     from vis_export.searchindex.target import Database
 
@@ -137,12 +131,14 @@ def planned_batches(
         problems: list[bool] = []
 
         def load() -> list[Session]:
+            from vis_export.problems import NOTE
+
             results = list(read([name], lenient=lenient))
             problems.extend(any(p.kind != NOTE for p in r.problems) for r in results)  # notes: read in full
             advance()
             return report(results)
 
-        folder = str(path.parent) if walked and stamp is not None and path is not None else None
+        folder = (os.path.dirname(name) or ".") if walked and stamp is not None else None  # a walk names it as its path
         key = real_paths.real(path) if path is not None else None
         return Batch(key, stamp, load, lambda: not any(problems), folder, name, path, name == source)
 
@@ -198,6 +194,8 @@ def index_sessions(
     with target.writing(engine, wait, threads) as (writer, manifest):
         job = IndexJob(writer, target, manifest, settings.reasoning, progress, warn, settings.redaction)
         if elsewhere is None:
+            from vis_export.running import InProcessRunner, plain
+
             for _ in InProcessRunner().map(plain(job.run), batches):
                 pass  # the job is its own sink: each batch is indexed as it is run
         else:
@@ -362,6 +360,8 @@ class IndexJob:
             self.placed.add(folder)
         if self.repeated(session.id, session.source, session):
             return None
+        from vis_export.searchindex.documents import indexed_view, view_digest, view_documents
+
         view = indexed_view(session, self.reasoning, self.redaction)
         return self.made(session.id, view_digest(view, self.reasoning), lambda: list(view_documents(view)))
 
@@ -397,6 +397,8 @@ class IndexJob:
                 return
         else:
             first = where
+        from vis_export.searchindex.documents import indexed_view, view_digest, view_documents
+
         view = indexed_view(first, self.reasoning, self.redaction)
         self._write(session_id, view_digest(view, self.reasoning), list(view_documents(view)))
 

@@ -25,21 +25,19 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
+from vis_export.choices import IndexReasoning
 from vis_export.jobs.index_job import Batch, IndexCounts, IndexJob, IndexSettings, index_sessions, planned_batches
-from vis_export.model import Session
-from vis_export.problems import NOTE
 from vis_export.reporting import Report, redacting, report_reading
-from vis_export.running import Runner, Task
-from vis_export.searchindex.documents import IndexReasoning
 
 if TYPE_CHECKING:
     from vis_export.exporting import Reading
     from vis_export.jobs.index_work import Documents, Made
+    from vis_export.model import Session
     from vis_export.redaction import Redaction
+    from vis_export.running import Runner
     from vis_export.searchindex.target import Database
     from vis_export.sources.parts import Part
 
@@ -110,11 +108,12 @@ def index(
     return index_sessions(batches, where, settings, progress, warn)
 
 
-@dataclass(frozen=True)
-class _OnRunner:
+class _OnRunner(NamedTuple):
     """The index job's ``BatchRunner``: the batches' units on the runner
     ``jobs.runners`` gives for ``dask`` (this process without it), the job
-    taking their results in source order, one way whoever ran the work."""
+    taking their results in source order, one way whoever ran the work. (A
+    named tuple: a dataclass is made by compiling its methods, near a
+    millisecond of every run of the command, a no-op rerun's too.)"""
 
     dask: str | None
     lenient: bool
@@ -127,7 +126,8 @@ class _OnRunner:
 
     def run(self, job: IndexJob, batches: list[Batch], database: Database | None) -> None:
         """The job takes the results in source order: its counts and lines are those of one process."""
-        sent = [b for b in batches if b.path is not None and b.path.is_file() and not job.unchanged(b)]
+        # What the manifest has as it is first: a no-op rerun asks no more of the disk.
+        sent = [b for b in batches if b.path is not None and not job.unchanged(b) and b.path.is_file()]
         advance = self.progress(len(batches))
         if not sent:  # nothing to read but what only this process can: no runner, no reader imported
             self._taken(job, batches, {}, iter(()), advance)
@@ -156,6 +156,7 @@ class _OnRunner:
         advance: Callable[[], None],
     ) -> None:
         from vis_export.jobs.index_work import index_unit
+        from vis_export.running import Task
         from vis_export.sources.parts import unit_size, units
 
         # In this process a file is a unit: its documents are added before the next file is read.
@@ -210,6 +211,7 @@ def _take(
 ) -> None:
     """What the work found of the batch's file (its parts, in order) into the index."""
     from vis_export.exporting import echoed
+    from vis_export.problems import NOTE
 
     hashes: dict[str, str] = {}
     complete = True

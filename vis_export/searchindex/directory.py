@@ -14,14 +14,16 @@ import stat
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any, cast
+from types import MappingProxyType
+from typing import Any, NamedTuple, cast
 
-from vis_export.index_marker import MANIFEST as MANIFEST  # re-exported: where the index code looks for it
+from vis_export.index_marker import (
+    MANIFEST as MANIFEST,  # re-exported: where the index code looks for it
+    SCHEMA_VERSION,
+)
 from vis_export.output import write_atomic
-from vis_export.searchindex.documents import SCHEMA_VERSION
 from vis_export.searchindex.engines import Engine, is_engine
 from vis_export.searchindex.engines.opening import open_engine
 from vis_export.searchindex.guard import DamagedIndex, GuardedEngine, IndexFailure, found_damaged
@@ -34,15 +36,16 @@ class PlacementRefused(IndexFailure):
     """The index would be where sessions are read from."""
 
 
-@dataclass(frozen=True)
-class Placement:
+class Placement(NamedTuple):
     """What the placement check looks at: ``sources``, files and folders that
     are read; ``walks``, the real folders the walk of each source folder went
     through, when the job has walked them already (``sources.plan_sources``:
-    they are not walked again); ``files``, the real paths of the files read."""
+    they are not walked again); ``files``, the real paths of the files read.
+    (A named tuple: a dataclass is made by compiling its methods, near a
+    millisecond of every job, a no-op rerun's too.)"""
 
     sources: Sequence[str]
-    walks: Mapping[str, Sequence[Path]] = field(default_factory=dict)
+    walks: Mapping[str, Sequence[Path]] = MappingProxyType({})
     files: Sequence[str] = ()
 
 

@@ -25,6 +25,7 @@ from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from vis_export.contract.blocktypes import KNOWN_TYPES, RENDERED_TYPES, UNKNOWN, for_each_type
+from vis_export.index_marker import SCHEMA_VERSION as SCHEMA_VERSION  # beside the manifest: a rerun checks it alone
 from vis_export.model import Block, CodeBlock, Message, Session, ToolBlock, UnknownBlock
 from vis_export.policy import (  # the index's levels are the policy's; named here too for the modules of the index
     INDEX_REASONING as INDEX_REASONING,
@@ -38,9 +39,6 @@ from vis_export.searchindex.cjk import WORD_PATTERN, index_grams
 if TYPE_CHECKING:
     from vis_export.redaction import Redaction
 
-# 2: tool input, output and error, and attachments, are indexed.
-# 3: Chinese, Japanese and Korean are indexed as bigrams among the terms, not as words.
-SCHEMA_VERSION = 3
 
 _IDENTIFIER = re.compile(r"[A-Za-z0-9_]+")
 _WORDS_OF_IDENTIFIER = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")

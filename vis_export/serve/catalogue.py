@@ -22,7 +22,7 @@ from vis_export.jobs.index_job import Batch, planned_batches, source_batches
 from vis_export.listing import SessionSummary
 from vis_export.model import Session
 from vis_export.serve.keeper import IndexKeeper
-from vis_export.sources.stamp import source_stamp
+from vis_export.sources.stamp import regular_stamp
 
 if TYPE_CHECKING:
     from vis_export.redaction import Redaction
@@ -244,7 +244,7 @@ class Catalogue:
     def _stamp(self, key: str) -> list[int] | None:
         """The stamp the listing keeps for ``key``'s file (``None``: no file there now)."""
         path = Path(key)
-        return source_stamp(path) if path.is_file() else None
+        return regular_stamp(path)
 
     def page(
         self, query: str, since: int | None, until: int | None, sort: str, offset: int, limit: int

@@ -10,15 +10,15 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Union
+from typing import TYPE_CHECKING, Any, NamedTuple, Union
 
 from vis_export.index_marker import is_index
-from vis_export.model import Session
-from vis_export.problems import InvalidInput, Problem
-from vis_export.sources.result import LoadResult, failed
-from vis_export.sources.stamp import source_stamp
+from vis_export.sources.stamp import regular_stamp
+
+if TYPE_CHECKING:  # a job that only walks and stamps (a no-op rerun) loads no model, nor makes their classes
+    from vis_export.model import Session
+    from vis_export.sources.result import LoadResult
 
 Source = Union[str, "os.PathLike[str]"]
 STDIN = "-"
@@ -39,6 +39,8 @@ def read(sources: Source | Iterable[Source], lenient: bool = False) -> Iterator[
 
 def load(sources: Source | Iterable[Source]) -> Iterator[Session]:
     """Every session in ``sources``; raises ``InvalidInput`` at the first bad one."""
+    from vis_export.problems import InvalidInput
+
     for result in read(sources):
         if result.session is None:
             raise InvalidInput(result.source, result.problems)
@@ -49,15 +51,18 @@ def source_files(sources: Iterable[Source]) -> Iterator[tuple[str, Path | None]]
     """Every file ``read`` would read, as (name, path); stdin has no path, and a
     directory with no session file or a missing source comes as its own name."""
     for source in sources:
-        for name, path, _ in _source_files(os.fspath(source), []):
+        for name, path, _, _ in _source_files(os.fspath(source), []):
             yield name, path
 
 
-@dataclass(frozen=True)
-class PlannedFile:
+class PlannedFile(NamedTuple):
     """A file a job reads: ``name`` as the sources name it (``path``: ``None``
     for stdin), the ``source`` it was found in (``walked``: by walking that
-    folder), and its ``stamp`` (``None``: not a file now)."""
+    folder), and its ``stamp`` (``None``: not a file now).
+
+    Named tuples, these two, not dataclasses: a no-op index rerun imports this
+    module, and a dataclass is made by compiling its methods (a frozen one,
+    near a millisecond: as long as stamping a hundred files)."""
 
     name: str
     path: Path | None
@@ -66,51 +71,53 @@ class PlannedFile:
     stamp: list[int] | None
 
 
-@dataclass(frozen=True)
-class SourcePlan:
+class SourcePlan(NamedTuple):
     """One walk of a job's sources: the files it reads with their stamps, and
     the real folders each source folder's walk went through (what the guards
     that keep outputs and indexes out of read folders need), so nothing walks
     the sources a second time."""
 
-    files: list[PlannedFile] = field(default_factory=list)
-    walks: dict[str, list[Path]] = field(default_factory=dict)
+    files: list[PlannedFile]
+    walks: dict[str, list[Path]]
 
 
 def plan_sources(sources: Iterable[Source]) -> SourcePlan:
     """The files ``read`` would read in ``sources`` (as ``source_files`` gives
     them), stamped, and the folders walked to find them (as ``source_folders``)."""
-    plan = SourcePlan()
+    plan = SourcePlan([], {})
     for source in sources:
         name = os.fspath(source)
         folders: list[Path] = []
-        for found, path, walked in _source_files(name, folders):
-            stamp = source_stamp(path) if path is not None and path.is_file() else None
+        for found, path, walked, wal in _source_files(name, folders):
+            stamp = regular_stamp(path, wal) if path is not None else None
             plan.files.append(PlannedFile(found, path, name, walked, stamp))
         if folders:
             plan.walks[name] = [folder.resolve() for folder in folders]
     return plan
 
 
-def _source_files(name: str, folders: list[Path]) -> Iterator[tuple[str, Path | None, bool]]:
-    """The files of one source as (name, path, found by a walk); the folders
-    walked are added to ``folders``."""
+def _source_files(name: str, folders: list[Path]) -> Iterator[tuple[str, Path | None, bool, bool | None]]:
+    """The files of one source as (name, path, found by a walk, whether a
+    ``-wal`` is beside it: ``None``, not known); the folders walked are added
+    to ``folders``."""
     path = Path(name)
     if name == STDIN or not path.is_dir():
-        yield name, (None if name == STDIN else path), False
+        yield name, (None if name == STDIN else path), False, None
         return
     found = False
-    for file in _session_files(path, folders):
+    for file, wal in _session_files(path, folders):
         found = True
-        yield str(file), file, True
+        yield str(file), file, True, wal
     if not found:
-        yield name, path, True
+        yield name, path, True, None
 
 
 def _read_one(source: Source, lenient: bool) -> Iterator[LoadResult]:
     # The readers are imported when a file is read: a job that finds every file
     # unchanged (a no-op rerun) only walks and stamps, and pays nothing for them.
+    from vis_export.problems import Problem
     from vis_export.sources.files import NOT_FOUND, read_file, read_stream
+    from vis_export.sources.result import failed
 
     name = os.fspath(source)
     if name == STDIN:
@@ -126,10 +133,12 @@ def _read_one(source: Source, lenient: bool) -> Iterator[LoadResult]:
 
 
 def _read_directory(root: Path, lenient: bool) -> Iterator[LoadResult]:
+    from vis_export.problems import Problem
     from vis_export.sources.files import read_file
+    from vis_export.sources.result import failed
 
     found = False
-    for path in _session_files(root):
+    for path, _ in _session_files(root):
         found = True
         yield from read_file(path, str(path), lenient)
     if not found:
@@ -143,26 +152,27 @@ def source_folders(sources: Iterable[Source]) -> Iterator[Path]:
     for source in sources:
         name = os.fspath(source)
         if name != STDIN and Path(name).is_dir():
-            for folder, _ in _walk(Path(name)):
+            for folder, _, _ in _walk(Path(name)):
                 yield folder.resolve()
 
 
-def _session_files(root: Path, folders: list[Path] | None = None) -> Iterator[Path]:
-    """Session files under ``root``, in name order, hidden names skipped; a
-    folder that cannot be listed is yielded itself, so reading it reports why.
-    Each folder the walk goes through is added to ``folders``."""
-    for folder, names in _walk(root):
+def _session_files(root: Path, folders: list[Path] | None = None) -> Iterator[tuple[Path, bool | None]]:
+    """Session files under ``root``, in name order, hidden names skipped, each
+    with whether its folder has a ``-wal`` of it; a folder that cannot be
+    listed is yielded itself, so reading it reports why. Each folder the walk
+    goes through is added to ``folders``."""
+    for folder, names, listed in _walk(root):
         if folders is not None:
             folders.append(folder)
         if names is None:
-            yield folder
+            yield folder, None
             continue
         for name in names:
-            path = folder / name
             if name.startswith(".") or name.endswith(SQLITE_SIDE_FILES):
                 continue
+            path = folder / name
             if name.endswith(SESSION_SUFFIXES) or _starts_like_store(path):
-                yield path
+                yield path, f"{name}-wal" in listed
 
 
 def _starts_like_store(path: Path) -> bool:
@@ -171,9 +181,9 @@ def _starts_like_store(path: Path) -> bool:
     return starts_like_store(path)
 
 
-def _walk(root: Path) -> Iterator[tuple[Path, list[str] | None]]:
+def _walk(root: Path) -> Iterator[tuple[Path, list[str] | None, frozenset[str]]]:
     """Each folder the walk of ``root`` visits, with its file names in order
-    (``None``: it cannot be listed).
+    (``None``: it cannot be listed) and every name it holds.
 
     Symlinked subfolders are followed: a link is how people gather sessions
     kept elsewhere, and skipping it would lose them silently. Each real folder
@@ -188,8 +198,9 @@ def _walk(root: Path) -> Iterator[tuple[Path, list[str] | None]]:
     errors: list[OSError] = []
     for folder, dirs, files in os.walk(root, onerror=errors.append, followlinks=True):
         yield from _unlisted(errors)
+        listed = frozenset((*dirs, *files))
         dirs[:] = [d for d in sorted(dirs) if _walked_into(Path(folder) / d, walked)]
-        yield Path(folder), sorted(files)
+        yield Path(folder), sorted(files), listed
     yield from _unlisted(errors)
 
 
@@ -211,11 +222,20 @@ def _first_visit(folder: Path, walked: set[tuple[int, int]]) -> bool:
     return True
 
 
-def _unlisted(errors: list[OSError]) -> Iterator[tuple[Path, None]]:
+def _unlisted(errors: list[OSError]) -> Iterator[tuple[Path, None, frozenset[str]]]:
     while errors:
         error = errors.pop(0)
         if error.filename is not None:
-            yield Path(error.filename), None
+            yield Path(error.filename), None, frozenset()
+
+
+def __getattr__(name: str) -> Any:
+    """``LoadResult``, made when first asked for (see ``PlannedFile``)."""
+    if name != "LoadResult":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from vis_export.sources.result import LoadResult
+
+    return LoadResult
 
 
 __all__ = [

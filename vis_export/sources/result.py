@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from vis_export.model import Session
-from vis_export.problems import Problem
+if TYPE_CHECKING:  # annotations only: the sources package names this class, and a no-op rerun loads no model
+    from vis_export.model import Session
+    from vis_export.problems import Problem
 
 
 @dataclass(frozen=True, slots=True)

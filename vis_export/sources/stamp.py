@@ -10,13 +10,15 @@ included.
 
 from __future__ import annotations
 
+import os
+import stat
 import time
 from pathlib import Path
 
 RACY_NS = 2_000_000_000  # the coarsest file time we expect (FAT and some network file systems: 2 s)
 
 
-def _file_stamp(path: Path) -> list[int] | None:
+def _file_stamp(path: str | os.PathLike[str]) -> list[int] | None:
     """A file's size and modification time (``None``: no file). A file rewritten at the same size
     within one tick of its file system's clock keeps both; so a stamp taken
     that soon after a change also holds the moment it was taken, which no
@@ -27,9 +29,13 @@ def _file_stamp(path: Path) -> list[int] | None:
     file would otherwise be read again at every look until the clock caught
     up (hours, or years)."""
     try:
-        info = path.stat()
+        info = os.stat(path)
     except OSError:
         return None
+    return _stamp_of(info)
+
+
+def _stamp_of(info: os.stat_result) -> list[int]:
     now = time.time_ns()
     if -RACY_NS < now - info.st_mtime_ns < RACY_NS:
         return [info.st_size, info.st_mtime_ns, now]
@@ -42,6 +48,28 @@ def source_stamp(path: Path) -> list[int] | None:
     ``-wal``, and the main file does not change while they are written there
     (a stamp of the main file alone kept a worker's copy of a store whose
     ``-wal`` had grown: the old sessions, missing the new turns)."""
-    stamp = _file_stamp(path)
-    wal = _file_stamp(Path(f"{path}-wal"))
-    return stamp + wal if stamp is not None and wal is not None else stamp
+    return _with_log(path, _file_stamp(path))
+
+
+def regular_stamp(path: str | os.PathLike[str], wal: bool | None = None) -> list[int] | None:
+    """``source_stamp`` of a regular file (``None``: no file, or not a regular
+    one) in one ``stat``, where a check that it is a file and its stamp took
+    two: a job stamps every file it walks. ``wal``: whether the folder's
+    listing has a ``-wal`` beside it (``None``: not known, so a ``stat`` says);
+    the walk has the names, and only a store has one."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    if not stat.S_ISREG(info.st_mode):
+        return None
+    stamp = _stamp_of(info)
+    return stamp if wal is False else _with_log(path, stamp)
+
+
+def _with_log(path: str | os.PathLike[str], stamp: list[int] | None) -> list[int] | None:
+    """A file's ``stamp`` with its ``-wal``'s when it has one."""
+    if stamp is None:
+        return None
+    log = _file_stamp(f"{os.fspath(path)}-wal")
+    return stamp + log if log is not None else stamp
