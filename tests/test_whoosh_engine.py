@@ -293,13 +293,17 @@ def _written(folder: Path) -> list[Any]:
 
 def test_the_postings_written_are_whooshs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The writer's own loop over a segment's postings writes what Whoosh's
-    ``add_postings`` and ``add_posting`` write, block by block."""
+    ``add_postings`` and ``add_posting`` write, block by block, and its
+    postings writer's small ids and weights are Whoosh's."""
+    from whoosh.codec.whoosh3 import W3PostingsWriter
+
     from vis_export.searchindex.engines import whoosh_engine
 
     monkeypatch.setattr(whoosh_engine, "POSTING_BLOCK", 128)  # Whoosh's: postings of several blocks
     sessions = [*load(INPUT), _many_blocks()]
     index(sessions, tmp_path / "ours", engine="whoosh", reasoning="visible")
     monkeypatch.setattr(whoosh_engine, "_add_postings", lambda writer, *args: type(writer).add_postings(writer, *args))
+    monkeypatch.setattr(whoosh_engine, "_PostingsWriter", W3PostingsWriter)  # and Whoosh's own postings writer
     index(sessions, tmp_path / "whooshs", engine="whoosh", reasoning="visible")
     ours = _written(tmp_path / "ours" / ENGINE_DATA)
     assert max(len(term[-1]) for term in ours) > 2  # postings of several blocks
