@@ -293,13 +293,17 @@ def _written(folder: Path) -> list[Any]:
 
 def test_the_postings_written_are_whooshs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The writer's own loop over a segment's postings writes what Whoosh's
-    ``add_postings`` and ``add_posting`` write, block by block."""
+    ``add_postings`` and ``add_posting`` write, block by block, and its
+    postings writer's small ids and weights are Whoosh's."""
+    from whoosh.codec.whoosh3 import W3PostingsWriter
+
     from vis_export.searchindex.engines import whoosh_engine
 
     monkeypatch.setattr(whoosh_engine, "POSTING_BLOCK", 128)  # Whoosh's: postings of several blocks
     sessions = [*load(INPUT), _many_blocks()]
     index(sessions, tmp_path / "ours", engine="whoosh", reasoning="visible")
     monkeypatch.setattr(whoosh_engine, "_add_postings", lambda writer, *args: type(writer).add_postings(writer, *args))
+    monkeypatch.setattr(whoosh_engine, "_PostingsWriter", W3PostingsWriter)  # and Whoosh's own postings writer
     index(sessions, tmp_path / "whooshs", engine="whoosh", reasoning="visible")
     ours = _written(tmp_path / "ours" / ENGINE_DATA)
     assert max(len(term[-1]) for term in ours) > 2  # postings of several blocks
@@ -405,3 +409,28 @@ def test_the_top_hits_are_whooshs_ranking_after_any_commits(
                 s for s, _ in every[:limit]
             ]
     engine.close()
+
+
+def test_stored_fields_are_written_uncompressed_and_read_either_way(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A document's stored fields are a zlib stream of level 0 (its text
+    whole in the segment: compressing it was a tenth of a job's CPU), and an
+    index whose stored fields Whoosh compressed (level 3, an index written
+    before) reads the same fields."""
+    from vis_export.searchindex.engines import whoosh_engine
+
+    sessions = [*load(INPUT), _many_blocks()]
+    index(sessions, tmp_path / "stored", engine="whoosh", reasoning="visible")
+    monkeypatch.setattr(whoosh_engine, "STORED_LEVEL", 3)
+    index(sessions, tmp_path / "compressed", engine="whoosh", reasoning="visible")
+    texts = [
+        fields["text"] for fields, _ in _stored(tmp_path / "stored" / ENGINE_DATA)[:-1] if len(fields["text"]) > 200
+    ]
+
+    def segment(name: str) -> bytes:
+        return b"".join(path.read_bytes() for path in (tmp_path / name / ENGINE_DATA).glob("*.seg"))
+
+    assert texts and all(text.encode() in segment("stored") for text in texts)
+    assert _stored(tmp_path / "stored" / ENGINE_DATA) == _stored(tmp_path / "compressed" / ENGINE_DATA)
+    assert len(segment("compressed")) < len(segment("stored"))
