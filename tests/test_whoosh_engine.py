@@ -411,26 +411,23 @@ def test_the_top_hits_are_whooshs_ranking_after_any_commits(
     engine.close()
 
 
-def test_stored_fields_are_written_uncompressed_and_read_either_way(
+def test_stored_fields_are_compressed_quickly_and_read_either_way(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A document's stored fields are a zlib stream of level 0 (its text
-    whole in the segment: compressing it was a tenth of a job's CPU), and an
-    index whose stored fields Whoosh compressed (level 3, an index written
-    before) reads the same fields."""
+    """A document's stored fields are a zlib stream of a quicker level than
+    Whoosh's own 3 (compressing them was a tenth of a job's CPU), near its size
+    (level 0 doubled the index), and an index whose stored fields Whoosh
+    compressed at level 3 (an index written before) reads the same fields."""
     from vis_export.searchindex.engines import whoosh_engine
 
+    assert 0 < whoosh_engine.STORED_LEVEL < 3
     sessions = [*load(INPUT), _many_blocks()]
     index(sessions, tmp_path / "stored", engine="whoosh", reasoning="visible")
     monkeypatch.setattr(whoosh_engine, "STORED_LEVEL", 3)
     index(sessions, tmp_path / "compressed", engine="whoosh", reasoning="visible")
-    texts = [
-        fields["text"] for fields, _ in _stored(tmp_path / "stored" / ENGINE_DATA)[:-1] if len(fields["text"]) > 200
-    ]
 
     def segment(name: str) -> bytes:
         return b"".join(path.read_bytes() for path in (tmp_path / name / ENGINE_DATA).glob("*.seg"))
 
-    assert texts and all(text.encode() in segment("stored") for text in texts)
     assert _stored(tmp_path / "stored" / ENGINE_DATA) == _stored(tmp_path / "compressed" / ENGINE_DATA)
-    assert len(segment("compressed")) < len(segment("stored"))
+    assert len(segment("compressed")) <= len(segment("stored")) <= 1.1 * len(segment("compressed"))
