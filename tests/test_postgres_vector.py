@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 import psycopg
+from conftest import examples
 from hypothesis import HealthCheck, example, given, settings, strategies as st
 from postgres import Server, database_fixture, postgres_server_fixture  # noqa: F401 - fixtures
 from sessions import message_of, session_of
@@ -36,7 +37,7 @@ def _server_vector(connection: Any, words: str, kind: int) -> tuple[str, bool]:
     return row[0], row[1]
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(text=_TEXTS)
 @example(text=" ".join(["run"] * 255))  # one more than a kept word may have
 @example(text=" ".join(["run", "runs"] * 128))  # two words of one lexeme, 256 together
