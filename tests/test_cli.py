@@ -143,17 +143,28 @@ def test_usage_errors_exit_2() -> None:
     assert run("convert", str(SESSION)).exit_code == 2
 
 
-@pytest.mark.parametrize("content", ["", "[", '{"id": "m", "role": "x"}', "\x00\x01"])
-def test_no_traceback_in_a_real_process(tmp_path: Path, content: str) -> None:
+_BROKEN = ["", "[", '{"id": "m", "role": "x"}', "\x00\x01"]
+_COMMANDS = [["validate"], ["sessions"], ["convert", "--to", "json"]]
+
+
+# Each broken file and each command runs by default (a process each), and CI (or --slow) runs every pair.
+@pytest.mark.parametrize(
+    ("content", "command"),
+    [
+        pytest.param(
+            content, command, marks=() if n == m % len(_COMMANDS) else pytest.mark.slow, id=f"{content}-{command[0]}"
+        )
+        for m, content in enumerate(_BROKEN)
+        for n, command in enumerate(_COMMANDS)
+    ],
+)
+def test_no_traceback_in_a_real_process(tmp_path: Path, content: str, command: list[str]) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text(content)
-    for command in (["validate"], ["sessions"], ["convert", "--to", "json"]):
-        result = subprocess.run(
-            [sys.executable, "-m", "vis_export", *command, str(bad)], capture_output=True, text=True
-        )
-        assert result.returncode == 1
-        assert "Traceback" not in result.stderr
-        assert result.stderr.startswith(f"{bad}: ")
+    result = subprocess.run([sys.executable, "-m", "vis_export", *command, str(bad)], capture_output=True, text=True)
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
+    assert result.stderr.startswith(f"{bad}: ")
 
 
 @pytest.mark.parametrize(("fmt", "ext"), [("text", "txt"), ("markdown", "md"), ("md", "md")])

@@ -125,8 +125,17 @@ def test_convert_to_pdf_on_dask_is_the_same(tmp_path: Path, cluster: str) -> Non
     assert files(tmp_path / "here") == files(tmp_path / "dask") and len(files(tmp_path / "dask")) == 4
 
 
-@pytest.mark.parametrize("kept", [True, False])
-@pytest.mark.parametrize("to", ["markdown", "html"])
+# Each format and each way of keeping files runs by default, and CI (or --slow) runs every pair: a local cluster
+# costs seconds.
+@pytest.mark.parametrize(
+    ("to", "kept"),
+    [
+        ("markdown", True),
+        ("html", False),
+        pytest.param("markdown", False, marks=pytest.mark.slow),
+        pytest.param("html", True, marks=pytest.mark.slow),
+    ],
+)
 def test_convert_on_a_local_cluster_it_starts_is_the_same(
     corpus: Path, tmp_path: Path, to: str, kept: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -874,6 +883,9 @@ class Peer:
             connection.close()
 
 
+GREETING = b"\x81\xa6python\x93\x03\x0b\x07"  # a msgpack greeting, as Dask begins one
+
+
 def _frames(*frames: bytes) -> bytes:
     """Dask's framing of one message: its length, the count of frames, their lengths, the frames."""
     import struct
@@ -886,12 +898,14 @@ def _frames(*frames: bytes) -> bytes:
     ("first", "close"),
     [
         (b"", False),  # accepts and never answers
-        (_frames(b"\x81\xa6python\x93\x03\x0b\x07")[:20], False),  # begins a greeting, never ends it
         ((3 << 30).to_bytes(8, "little"), False),  # a 3 GB message
-        (b"SSH-2.0-OpenSSH_9.2p1 Debian-2\r\n", False),  # another server's banner, read as a length
         (_frames(b"\xa5hello"), False),  # Dask's framing, not a greeting
-        (_frames(b"\x81\xa6python\x93\x03\x0b\x07", b"x" * 70_000), False),  # a greeting too long
         (b"", True),  # closes at once
+        # More of those kinds (a silence, a length too long, a greeting that is none): each costs a process
+        # and up to CONNECT_TIMEOUT, so CI (or --slow) runs them.
+        pytest.param(_frames(GREETING)[:20], False, marks=pytest.mark.slow, id="a greeting begun, never ended"),
+        pytest.param(b"SSH-2.0-OpenSSH_9.2p1 Debian-2\r\n", False, marks=pytest.mark.slow, id="a banner as a length"),
+        pytest.param(_frames(GREETING, b"x" * 70_000), False, marks=pytest.mark.slow, id="a greeting too long"),
     ],
 )
 def test_a_peer_that_is_not_a_scheduler_is_one_line_in_bounded_time_and_memory(

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import INPUT, examples
+from conftest import INPUT, aged, examples
 from hypothesis import HealthCheck, given, settings, strategies as st
 from postgres import PASSWORD, Server, database_fixture, postgres_server_fixture  # noqa: F401 - fixtures
 from sessions import session_of
@@ -265,7 +265,7 @@ def _rerun_without_psycopg(*args: str) -> tuple[list[str], list[str]]:
 def test_an_unchanged_rerun_is_one_question_without_psycopg(database: str, tmp_path: Path) -> None:
     """Issue 23/26: importing psycopg was more than half of a no-op rerun's CPU."""
     sources = _sources(tmp_path / "sources", range(3))
-    time.sleep(2.1)  # stamps older than a clock tick (``sources.stamp``), as a later rerun finds them
+    aged(sources)  # stamps older than a clock tick (``sources.stamp``), as a later rerun finds them
     assert cli("index", str(sources), "--index", database).returncode == 0
     lines, imported = _rerun_without_psycopg("index", str(sources), "--index", database)
     assert (lines, imported) == (["0 added, 0 updated, 3 unchanged"], [])
@@ -277,7 +277,7 @@ def test_a_rerun_sees_a_session_another_job_changed(database: str, tmp_path: Pat
     """The index's truth is the server's: another origin's job wrote its own
     copy of one session; the rerun of the first origin writes its copy again."""
     sources = _sources(tmp_path / "sources", range(3))
-    time.sleep(2.1)
+    aged(sources)
     assert cli("index", str(sources), "--index", database, "--origin", "laptop").returncode == 0
     other = tmp_path / "other" / "s001.json"
     other.parent.mkdir()
@@ -291,7 +291,7 @@ def test_a_rerun_sees_a_session_another_job_changed(database: str, tmp_path: Pat
 
 def test_a_rerun_prunes_the_session_of_a_file_gone(database: str, tmp_path: Path) -> None:
     sources = _sources(tmp_path / "sources", range(3))
-    time.sleep(2.1)
+    aged(sources)
     assert cli("index", str(sources), "--index", database, "--prune").returncode == 0
     (sources / "s002.json").unlink()
     again = cli("index", str(sources), "--index", database, "--prune")
@@ -304,7 +304,7 @@ def test_a_read_only_role_cannot_rerun_over_unchanged_files(
 ) -> None:
     """The question before the job asks the job's privileges too: the answer is the job's."""
     sources = _sources(tmp_path / "sources", range(2))
-    time.sleep(2.1)
+    aged(sources)
     assert cli("index", str(sources), "--index", database, "--origin", "laptop").returncode == 0
     postgres_server.sql(
         "DROP ROLE IF EXISTS reader2; CREATE ROLE reader2 LOGIN PASSWORD 'reader-pw'; GRANT pg_read_all_data TO reader2"
@@ -694,7 +694,7 @@ def test_a_file_name_that_is_not_utf8_is_indexed_and_its_rerun_is_unchanged(data
     document = json.loads((INPUT / "session.json").read_text())
     del document["id"]  # its id is its file's name
     Path(os.fsdecode(os.fsencode(sources) + b"/nameless-\xfe.json")).write_text(json.dumps(document))
-    time.sleep(2.1)
+    aged(sources)
     first = cli("index", str(sources), "--index", database, "--prune")
     assert (first.returncode, first.stderr.strip()) == (0, "3 added, 0 updated, 0 unchanged"), first.stderr
     again = cli("index", str(sources), "--index", database, "--prune")
@@ -706,7 +706,7 @@ def test_the_question_before_a_job_sees_another_reasoning_level(database: str, t
     """The file stamps sent hold the reasoning level: a rerun with another one
     is no no-op (it answered "unchanged", and the index kept the other level's words)."""
     sources = _sources(tmp_path / "sources", range(2))
-    time.sleep(2.1)
+    aged(sources)
     runs = [("visible", "2 added, 0 updated"), ("none", "0 added, 2 updated"), ("none", "0 added, 0 updated")]
     for level, said in runs:
         done = cli("index", str(sources), "--index", database, "--reasoning", level)

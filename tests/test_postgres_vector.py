@@ -37,7 +37,7 @@ def _server_vector(connection: Any, words: str, kind: int) -> tuple[str, bool]:
     return row[0], row[1]
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(text=_TEXTS)
 @example(text=" ".join(["run"] * 255))  # one more than a kept word may have
 @example(text=" ".join(["run", "runs"] * 128))  # two words of one lexeme, 256 together

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import examples
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from corpus import session
@@ -63,7 +64,7 @@ def halves(unit: tuple[int, ...], result: tuple[tuple[int, ...], bool]) -> list[
     return [unit[:middle], unit[middle:]] if len(unit) > 1 else []
 
 
-@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(10), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.lists(st.integers(0, 9), max_size=5).map(tuple), max_size=6), st.integers(0, 8))
 def test_results_and_follow_ups_come_in_source_order_wherever_the_handover_falls(
     cluster: str, handover: Handover, units: list[tuple[int, ...]], after: int
@@ -85,7 +86,7 @@ def _files(folder: Path) -> dict[str, bytes]:
     return {path.name: path.read_bytes() for path in sorted(folder.iterdir()) if not path.is_dir()}
 
 
-@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(8), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     st.lists(st.integers(1, 3), min_size=1, max_size=4),  # sessions per file (several: a JSON array)
     st.sampled_from(["markdown", "html"]),

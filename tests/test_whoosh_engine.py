@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import INPUT
+from conftest import INPUT, examples
 from hypothesis import example, given, settings, strategies as st
 
 from vis_export import load
@@ -375,7 +375,7 @@ _COMMITS = st.lists(
 )
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(_COMMITS, st.lists(st.sampled_from(_UNICODE_WORDS), max_size=3), st.integers(1, 60))
 def test_the_top_hits_are_whooshs_ranking_after_any_commits(
     tmp_path_factory: pytest.TempPathFactory,
