@@ -477,6 +477,40 @@ def test_a_tantivy_reader_reloads_only_after_a_commit(tmp_path: Path) -> None:
     assert len(reloads) == 2
 
 
+def test_a_tantivy_searcher_sees_a_commit_that_leaves_meta_json_s_stat_as_it_was(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """tantivy writes ``meta.json`` anew at each commit; ext4 gives the new file
+    the inode the one before last freed (two inodes alternate), its size is the
+    same while the segments' count is, and a file system of one-second times
+    (ext4 of 128-byte inodes, ext3, FAT, HFS+) gives commits within a second the
+    same times. A long-lived searcher (``serve``'s) judging by that stat kept the
+    reader of a commit two commits back: a pruned or redacted session still
+    found. Here the times are those of a file system that keeps none."""
+    from vis_export.searchindex.documents import documents
+    from vis_export.searchindex.engines.tantivy_engine import TantivyEngine
+
+    real = os.stat
+
+    def timeless(path: Any, *args: Any, **kwargs: Any) -> os.stat_result:
+        found = real(path, *args, **kwargs)
+        times = {f"st_{kind}time{unit}": 0 for kind in "amc" for unit in ("", "_ns")}
+        return os.stat_result(tuple(found)[:7] + (0, 0, 0), times)
+
+    monkeypatch.setattr(os, "stat", timeless)
+    writer = TantivyEngine(tmp_path / "i", writable=True, threads=1)
+    reader = TantivyEngine(tmp_path / "i", writable=False)
+    words = ("koala", "wombat", "emu", "quokka")
+    found: list[list[int]] = []
+    for n in range(12):  # the searcher asked after every other commit
+        writer.delete_session("s")
+        writer.add(list(documents(asked("s", f"parse the {words[n % 4]} config"), "visible")))
+        writer.commit()
+        if n % 2:
+            found.append([len(reader.search([w], {}, None, None, 10, 0)) for w in words])
+    assert found == [[0, 1, 0, 0], [0, 0, 0, 1]] * 3
+
+
 def test_snippets_mark_words_not_parts_of_words() -> None:
     from vis_export.searchindex.query import SnippetMaker
 

@@ -43,3 +43,35 @@ def test_a_worker_reads_a_store_again_once_its_wal_grew(tmp_path: Path) -> None:
         assert _main_messages(part) == before + 2
     finally:
         writer.close()
+
+
+def test_a_store_reached_by_a_link_is_read_again_once_its_wal_grew(tmp_path: Path) -> None:
+    """SQLite keeps a store's ``-wal`` beside the file a link leads to, and the
+    reader reads it there (the store's path resolved): a stamp that looked
+    beside the link, where none is, said a store gathered into the sessions'
+    folder by a link unchanged while its new turns were written, and a rerun
+    left them out of the index (as ``serve``'s and a worker's caches did)."""
+    from vis_export.jobs.indexing import index_sources
+    from vis_export.sources.stamp import source_stamp
+
+    (tmp_path / "elsewhere").mkdir()
+    store = build_store(tmp_path / "elsewhere" / "vis.db", ROWS)
+    past = os.stat(store).st_mtime_ns - AN_HOUR_AGO * 10**9
+    os.utime(store, ns=(past, past))
+    sources = tmp_path / "sessions"
+    sources.mkdir()
+    (sources / "vis.db").symlink_to(store)
+    index = tmp_path / "index"
+    assert " 0 updated" in str(index_sources([str(sources)], index))
+    before = source_stamp(sources / "vis.db")
+    writer = sqlite3.connect(store)  # the application, still running: its turns stay in the -wal
+    try:
+        writer.execute("PRAGMA wal_autocheckpoint=0")
+        insert(writer, RECENT)
+        writer.commit()
+        os.utime(store, ns=(past, past))
+        assert Path(f"{store}-wal").stat().st_size > 0
+        assert source_stamp(sources / "vis.db") != before
+        assert "0 added, 1 updated" in str(index_sources([str(sources)], index))
+    finally:
+        writer.close()

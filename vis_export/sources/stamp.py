@@ -48,7 +48,8 @@ def source_stamp(path: Path) -> list[int] | None:
     ``-wal``, and the main file does not change while they are written there
     (a stamp of the main file alone kept a worker's copy of a store whose
     ``-wal`` had grown: the old sessions, missing the new turns)."""
-    return _with_log(path, _file_stamp(path))
+    found = _stat(path)
+    return None if found is None else _with_log(found[1], _stamp_of(found[0]))
 
 
 def regular_stamp(path: str | os.PathLike[str], wal: bool | None = None) -> list[int] | None:
@@ -56,20 +57,31 @@ def regular_stamp(path: str | os.PathLike[str], wal: bool | None = None) -> list
     one) in one ``stat``, where a check that it is a file and its stamp took
     two: a job stamps every file it walks. ``wal``: whether the folder's
     listing has a ``-wal`` beside it (``None``: not known, so a ``stat`` says);
-    the walk has the names, and only a store has one."""
+    the walk has the names, and only a store has one. A link's listing says
+    nothing of its target's folder, where the ``-wal`` is."""
+    found = _stat(path)
+    if found is None or not stat.S_ISREG(found[0].st_mode):
+        return None
+    info, beside = found
+    stamp = _stamp_of(info)
+    return stamp if wal is False and beside is path else _with_log(beside, stamp)
+
+
+def _stat(path: str | os.PathLike[str]) -> tuple[os.stat_result, str | os.PathLike[str]] | None:
+    """The file's ``stat`` and the path SQLite keeps its ``-wal`` beside: a
+    link's target's, resolved, which the reader reads (a stamp that looked
+    beside the link said a linked store unchanged while its ``-wal`` grew).
+    One ``lstat`` for a file that is no link, which is also its ``stat``."""
     try:
-        info = os.stat(path)
+        info = os.lstat(path)
+        if stat.S_ISLNK(info.st_mode):
+            return os.stat(path), os.path.realpath(path)
     except OSError:
         return None
-    if not stat.S_ISREG(info.st_mode):
-        return None
-    stamp = _stamp_of(info)
-    return stamp if wal is False else _with_log(path, stamp)
+    return info, path
 
 
-def _with_log(path: str | os.PathLike[str], stamp: list[int] | None) -> list[int] | None:
+def _with_log(path: str | os.PathLike[str], stamp: list[int]) -> list[int]:
     """A file's ``stamp`` with its ``-wal``'s when it has one."""
-    if stamp is None:
-        return None
     log = _file_stamp(f"{os.fspath(path)}-wal")
     return stamp + log if log is not None else stamp
