@@ -798,7 +798,7 @@ def test_a_provider_s_token_glued_to_a_name_is_taken(
 # Pieces of text a joined search could mistake: the separator, escapes and invisible characters
 # that hide a hint, the start or end of a hint (cut where two texts meet), a wide character.
 _JOIN_PIECES = st.sampled_from(
-    ["\f", "\n", "\\", "\u200b", "ghp\\_", "Bearer", " x", "password", "=", "sk-", "é", "@a."]
+    ["\f", "\n", "\\", "\u200b", "ghp\\_", "Bearer", " x", "password", "=", "sk-", "é", "@a.", "pin"]
 )
 
 
@@ -815,10 +815,12 @@ _JOIN_PIECES = st.sampled_from(
     st.integers(1, 5),
 )
 @example(["a\\b", "x ghp\\_", "a\fb", "x sk-", "\u200b", "ghp\u200b_"], 6)  # two hide, one holds the separator
+@example(["help", "pin=4821"], 2)  # ``pin``'s non-word character before it: the separator, the text after it
 def test_one_search_over_joined_texts_misses_no_text_a_search_of_each_finds(texts: list[str], batch: int) -> None:
     """Strings are searched joined, many at once, each hit placed in its string by its offset:
     every string that a search of its own finds something in is found so (a string that holds
-    the separator too, as shown by Markdown, hidden by an invisible character). Only a hint
+    the separator too, as shown by Markdown, hidden by an invisible character; a ``pin=`` that
+    starts it, whose hit starts at the separator before it). Only a hint
     that may end in a blank, ``Bearer``'s, may take in the separator and be found more."""
     from vis_export.redaction.detect import triggered, triggered_among
 
