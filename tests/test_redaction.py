@@ -759,6 +759,26 @@ PROVIDER_TOKENS: dict[str, st.SearchStrategy[Secret]] = {
 }
 
 
+@pytest.mark.parametrize(
+    "shape",
+    [
+        "https://a.example/?next=https%3A%2F%2Fb.s3.amazonaws.com%2Fo%3FX-Amz-Credential%3D{}%252F20240101",
+        "AWSAccessKeyId%3D{}%26Expires%3D1700000000",
+        "s3://bucket%2F{}%2Fkey",
+        "aws_access_key_id\\u003d\\u0027{}\\u0027",  # Gson's escapes of = and '
+        "key=%27{}%27",
+    ],
+)
+def test_an_aws_key_id_after_an_escape_that_ends_in_a_capital_or_digit_is_taken(shape: str) -> None:
+    """A percent escape (``%3D``, ``%2F``) or a JSON one (``\\u0027``) before an AWS key id ends in a
+    capital or digit but makes no longer run of them: the id is one (detect-secrets' unbounded
+    expression took it; the bounded one left it shown)."""
+    from vis_export.redaction.redact import redacted_line
+
+    core = "AKIAQ3EGW5ZB7N2XKDLR"
+    assert core[4:] not in redacted_line(shape.format(core), Redaction())
+
+
 def _kept_glued(kind: str, glue: str) -> bool:
     """Where a token glued to a name is kept by design (docs/redact.md): OpenAI's generic ``sk-`` after a
     letter or digit (``task-PROJ-1234-…``; its own keys are found there by the ``T3BlbkFJ`` they hold), and

@@ -386,6 +386,7 @@ BUILT_IN: tuple[Rule, ...] = (
     # An AWS key id is a run of 20 capitals and digits: glued to a small letter, ``_`` or ``-`` it is one
     # (``keyAKIA…``, ``DB_AKIA…``); a capital or digit beside it makes the run longer, and ``AKIA`` or ``ACCA``
     # there is chance (DNA, ``…GGTAAAACCACGCTGACG…``; base64; an upper-case hex digest), not a key.
+    # An escape's last hex digit is no part of a run: ``%3DAKIA…`` (a presigned URL in a query), ``\u0027AKIA…``.
     Rule("anthropic-key", _R(r"sk-ant-(?:(?<![A-Za-z0-9]sk-ant-)|(?=[a-z]+\d+-))[A-Za-z0-9_-]{20,}"), ("sk-ant-",)),
     Rule(
         "openai-key",
@@ -402,7 +403,10 @@ BUILT_IN: tuple[Rule, ...] = (
     Rule("pypi-token", _R(r"pypi-AgE[A-Za-z0-9_-]{50,}"), ("pypi-",)),
     Rule(
         "aws-access-key",
-        _R(r"(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)(?<![A-Z0-9]....)[0-9A-Z]{16}(?![A-Z0-9])"),
+        _R(
+            r"(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)(?:(?<![A-Z0-9]....)|(?<=%[0-9A-Fa-f]{2}....)"
+            r"|(?<=\\u[0-9A-Fa-f]{4}....))[0-9A-Z]{16}(?![A-Z0-9])"
+        ),
         ("A3T", "AKIA", "ASIA", "ABIA", "ACCA"),
     ),
     Rule(
