@@ -759,23 +759,29 @@ PROVIDER_TOKENS: dict[str, st.SearchStrategy[Secret]] = {
 }
 
 
+_AWS_ID, _OPENAI = "AKIAQ3EGW5ZB7N2XKDLR", "sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z"
+
+
 @pytest.mark.parametrize(
-    "shape",
+    ("shape", "core"),
     [
-        "https://a.example/?next=https%3A%2F%2Fb.s3.amazonaws.com%2Fo%3FX-Amz-Credential%3D{}%252F20240101",
-        "AWSAccessKeyId%3D{}%26Expires%3D1700000000",
-        "s3://bucket%2F{}%2Fkey",
-        "aws_access_key_id\\u003d\\u0027{}\\u0027",  # Gson's escapes of = and '
-        "key=%27{}%27",
+        ("https://a.example/?next=https%3A%2F%2Fb.s3.amazonaws.com%2Fo%3FX-Amz-Credential%3D{}%252F2024", _AWS_ID),
+        ("AWSAccessKeyId%3D{}%26Expires%3D1700000000", _AWS_ID),
+        ("s3://bucket%2F{}%2Fkey", _AWS_ID),
+        ("aws_access_key_id\\u003d\\u0027{}\\u0027", _AWS_ID),  # Gson's escapes of = and '
+        ("key=%27{}%27", _AWS_ID),
+        ("https://a.example/?next=%2Fchat%3Fkey%3D{}", _OPENAI),
+        ('{{"env": "OPENAI_API_KEY:\\n{}\\n"}}', _OPENAI),  # a literal \n: JSON text shown in a tool's output
+        ("key\\t{}", _OPENAI),
+        ("\\u0027{}\\u0027", _OPENAI),
     ],
 )
-def test_an_aws_key_id_after_an_escape_that_ends_in_a_capital_or_digit_is_taken(shape: str) -> None:
-    """A percent escape (``%3D``, ``%2F``) or a JSON one (``\\u0027``) before an AWS key id ends in a
-    capital or digit but makes no longer run of them: the id is one (detect-secrets' unbounded
-    expression took it; the bounded one left it shown)."""
+def test_a_token_after_an_escape_that_ends_in_a_letter_or_digit_is_taken(shape: str, core: str) -> None:
+    """A percent escape (``%3D``), a JSON one (``\\u0027``) or a literal ``\\n`` before an AWS key id or an
+    OpenAI key ends in a letter or digit but glues it to no name (``_unglued``): the token is one.
+    detect-secrets' unbounded AWS expression took such an id; the bounded one left it shown."""
     from vis_export.redaction.redact import redacted_line
 
-    core = "AKIAQ3EGW5ZB7N2XKDLR"
     assert core[4:] not in redacted_line(shape.format(core), Redaction())
 
 

@@ -367,6 +367,14 @@ def _R(pattern: str, flags: int = 0, folded: bool = False) -> re.Pattern[str]:
     return re.compile(pattern, flags if folded else flags | re.ASCII)
 
 
+def _unglued(word: str, prefix: str) -> str:
+    """A look-behind at the end of a token's ``prefix``: no ``word`` character before it, or one that
+    ends an escape (``%3D``, ``\\u0027``, a literal ``\\n``), which glues the token to no name."""
+    back = "." * len(prefix)
+    escape = r"%[0-9A-Fa-f]{2}|\\u[0-9A-Fa-f]{4}|\\[nrt]"
+    return f"(?:(?<!{word}{back})" + "".join(f"|(?<={one}{back})" for one in escape.split("|")) + ")"
+
+
 BUILT_IN: tuple[Rule, ...] = (
     Rule(
         "private-key",
@@ -386,11 +394,14 @@ BUILT_IN: tuple[Rule, ...] = (
     # An AWS key id is a run of 20 capitals and digits: glued to a small letter, ``_`` or ``-`` it is one
     # (``keyAKIA…``, ``DB_AKIA…``); a capital or digit beside it makes the run longer, and ``AKIA`` or ``ACCA``
     # there is chance (DNA, ``…GGTAAAACCACGCTGACG…``; base64; an upper-case hex digest), not a key.
-    # An escape's last hex digit is no part of a run: ``%3DAKIA…`` (a presigned URL in a query), ``\u0027AKIA…``.
+    # An escape's last character is no name's (``_unglued``): ``%3DAKIA…`` (a presigned URL in a query), ``\nsk-…``.
     Rule("anthropic-key", _R(r"sk-ant-(?:(?<![A-Za-z0-9]sk-ant-)|(?=[a-z]+\d+-))[A-Za-z0-9_-]{20,}"), ("sk-ant-",)),
     Rule(
         "openai-key",
-        _R(r"sk-(?<![A-Za-z0-9]sk-)(?!ant-)(?=[A-Za-z0-9_-]*\d)(?=[A-Za-z0-9_-]*[A-Z])[A-Za-z0-9_-]{20,}"),
+        _R(
+            f"sk-{_unglued('[A-Za-z0-9]', 'sk-')}"
+            r"(?!ant-)(?=[A-Za-z0-9_-]*\d)(?=[A-Za-z0-9_-]*[A-Z])[A-Za-z0-9_-]{20,}"
+        ),
         ("sk-",),
     ),
     Rule("github-token", _R(r"github_pat_[A-Za-z0-9_]{22,}|gh[pousr]_[A-Za-z0-9]{30,}"), ("gh", "github_pat_")),
@@ -403,10 +414,7 @@ BUILT_IN: tuple[Rule, ...] = (
     Rule("pypi-token", _R(r"pypi-AgE[A-Za-z0-9_-]{50,}"), ("pypi-",)),
     Rule(
         "aws-access-key",
-        _R(
-            r"(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)(?:(?<![A-Z0-9]....)|(?<=%[0-9A-Fa-f]{2}....)"
-            r"|(?<=\\u[0-9A-Fa-f]{4}....))[0-9A-Z]{16}(?![A-Z0-9])"
-        ),
+        _R(f"(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA){_unglued('[A-Z0-9]', 'AKIA')}[0-9A-Z]{{16}}(?![A-Z0-9])"),
         ("A3T", "AKIA", "ASIA", "ABIA", "ACCA"),
     ),
     Rule(
