@@ -40,6 +40,7 @@ from vis_export.formats.provider import to_provider
 from vis_export.model import LonisBlock, Session, session_from_json
 from vis_export.policy import visible_session
 from vis_export.redaction import Redaction, findings
+from vis_export.redaction.rules import TRIGGER
 from vis_export.searchindex.documents import documents
 
 ALNUM = string.ascii_letters + string.digits
@@ -2075,3 +2076,49 @@ def test_the_messages_judged_on_their_json_text_hold_every_find(document: dict[s
         redact.flagged = prefilter.flagged
     assert {number for number, parts in enumerate(held) if parts} <= set(flagged)
     assert redact.Redactor(Redaction()).session(session) == walked_all
+
+
+def _alternatives(pattern: str) -> list[str]:
+    """The top-level alternatives of ``pattern`` (each ``|`` outside a group, a class or an escape)."""
+    parts, depth, start, at, in_class = [], 0, 0, 0, False
+    while at < len(pattern):
+        char = pattern[at]
+        if char == "\\":
+            at += 1
+        elif in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+        elif char in "()":
+            depth += 1 if char == "(" else -1
+        elif char == "|" and depth == 0:
+            parts.append(pattern[start:at])
+            start = at + 1
+        at += 1
+    return [*parts, pattern[start:]]
+
+
+_TRIGGER_ALTERNATIVES = _alternatives(TRIGGER)
+
+
+@pytest.mark.parametrize("part", _TRIGGER_ALTERNATIVES)
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
+@given(data=st.data(), before=st.text(max_size=3), after=st.text(max_size=3))
+def test_every_alternative_of_the_trigger_is_found_in_json_text(
+    part: str, data: st.DataObject, before: str, after: str
+) -> None:
+    """``prefilter.JSON_TRIGGER`` is ``rules.TRIGGER`` widened by hand for JSON text: a string that any
+    alternative of ``TRIGGER`` finds something in (drawn from that alternative, between any text) is
+    found in its JSON text, so an alternative added to one and not to the other fails here."""
+    import msgspec
+    import re2
+
+    from vis_export.redaction.prefilter import JSON_TRIGGER
+
+    text = before + data.draw(st.from_regex(part, fullmatch=True)) + after
+    try:
+        utf8 = text.encode()
+    except UnicodeEncodeError:  # a lone surrogate: the prefilter walks every message
+        return
+    assume(re2.compile(part).search(utf8) is not None)  # Python's \d or case folding drew what RE2 reads otherwise
+    assert re2.compile(JSON_TRIGGER).search(msgspec.json.encode(text)) is not None, (part, text)
