@@ -336,6 +336,27 @@ def test_a_changed_redaction_indexes_an_unchanged_file_again(tmp_path: Path) -> 
     assert not search("jane", where)
 
 
+@pytest.mark.parametrize("runs", [(False, True), (False, True, True)])
+def test_a_redacted_rerun_drops_the_plain_path_a_run_without_redact_left_in_the_manifest(
+    tmp_path: Path, runs: tuple[bool, ...]
+) -> None:
+    """A file indexed without --redact and then with it: the manifest names it redacted only (its plain
+    path, with the home folder's user, stayed beside the redacted one), and a rerun is still a no-op."""
+    pytest.importorskip("tantivy")
+    from vis_export.index_marker import MANIFEST
+    from vis_export.jobs.indexing import index_sources
+
+    folder = tmp_path / "home" / "alicezq7"
+    folder.mkdir(parents=True)
+    (folder / "chat.json").write_text(json.dumps(_base()))
+    where = tmp_path / "idx"
+    for redact in runs:
+        outcome = index_sources([folder], where, reasoning="visible", redact=Redaction() if redact else None)
+    manifest = json.loads((where / MANIFEST).read_text(encoding="utf-8"))
+    assert "alicezq7" not in json.dumps(manifest), manifest["files"]
+    assert len(manifest["files"]) == 1 and outcome.unchanged == (len(runs) == 3)
+
+
 def test_an_index_folder_names_no_home_folder_user_and_a_rerun_is_a_no_op(tmp_path: Path) -> None:
     """The index folder is an output: its manifest keeps source paths (so that a rerun
     knows an unchanged file), but under --redact with the home folder's user as its marker."""
