@@ -897,6 +897,10 @@ NOT_SECRETS = [
     "wasm = 'HI2AhgLIANB+IMLKAIAKAKIASIAIAFBASAAKAIAEQMANgIAIAN'",
     "SHA256 3F2A9C0D1E4BACCA0123456789ABCDEF5A6978C0D1E2F3A4B5C6D7E8F901AB",
     "git checkout -b task-PROJ-1234-fix-login-page",  # ``sk-`` where a word ends
+    # ``rk_test_``, ``sk_live_`` where a word ends, before a name of words (a test's, a flag's)
+    "def benchmark_test_SerializationPerformance(self):",
+    "TEST_F(network_test_ConnectionTimeout, RetriesTwice)",
+    "if flags.mask_live_previewRendering:",
 ]
 
 

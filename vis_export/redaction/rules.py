@@ -395,6 +395,7 @@ BUILT_IN: tuple[Rule, ...] = (
     # (``keyAKIA…``, ``DB_AKIA…``); a capital or digit beside it makes the run longer, and ``AKIA`` or ``ACCA``
     # there is chance (DNA, ``…GGTAAAACCACGCTGACG…``; base64; an upper-case hex digest), not a key.
     # An escape's last character is no name's (``_unglued``): ``%3DAKIA…`` (a presigned URL in a query), ``\nsk-…``.
+    # Stripe's after a letter or digit only with a digit in it: ``benchmark_test_SerializationPerformance`` is a name.
     Rule("anthropic-key", _R(r"sk-ant-(?:(?<![A-Za-z0-9]sk-ant-)|(?=[a-z]+\d+-))[A-Za-z0-9_-]{20,}"), ("sk-ant-",)),
     Rule(
         "openai-key",
@@ -409,7 +410,11 @@ BUILT_IN: tuple[Rule, ...] = (
     Rule("slack-token", _R(r"xox[abposr]-[A-Za-z0-9-]{10,}"), ("xox",)),
     Rule("slack-webhook", _R(r"https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9_/+-]{20,}"), ("hooks.",)),
     Rule("google-api-key", _R(r"AIza[0-9A-Za-z_-]{35}"), ("AIza",)),
-    Rule("stripe-key", _R(r"[rsp]k_(?:live|test)_[0-9A-Za-z]{16,}"), ("k_live_", "k_test_")),
+    Rule(
+        "stripe-key",
+        _R(f"[rsp]k_(?:live|test)_(?:{_unglued('[A-Za-z0-9]', 'rk_live_')}|(?=[0-9A-Za-z]*\\d))[0-9A-Za-z]{{16,}}"),
+        ("k_live_", "k_test_"),
+    ),
     Rule("npm-token", _R(r"npm_[A-Za-z0-9]{36}\b"), ("npm_",)),
     Rule("pypi-token", _R(r"pypi-AgE[A-Za-z0-9_-]{50,}"), ("pypi-",)),
     Rule(
