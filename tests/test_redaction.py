@@ -807,6 +807,17 @@ def test_a_token_after_an_escape_that_ends_in_a_letter_or_digit_is_taken(shape: 
     assert core[4:] not in redacted_line(shape.format(core), Redaction())
 
 
+@pytest.mark.parametrize(
+    "text", ["open file:///c%3A/Users/alicezq7/project/main.py", "GET /open?path%3D/home/alicezq7/notes.md"]
+)
+def test_a_home_folder_after_a_percent_escape_names_no_user(text: str) -> None:
+    """VS Code writes a Windows drive's colon as ``%3A`` in its URIs: ``/Users/`` after it starts the path
+    (the escape's last digit is no name's end), and its user was shown."""
+    from vis_export.redaction.redact import redacted_line
+
+    assert "alicezq7" not in redacted_line(text, Redaction())
+
+
 def _kept_glued(kind: str, glue: str) -> bool:
     """Where a token glued to a name is kept by design (docs/redact.md): OpenAI's generic ``sk-`` after a
     letter or digit (``task-PROJ-1234-…``; its own keys are found there by the ``T3BlbkFJ`` they hold), and

@@ -375,6 +375,9 @@ def _unglued(word: str, prefix: str) -> str:
     return f"(?:(?<!{word}{back})" + "".join(f"|(?<={one}{back})" for one in escape.split("|")) + ")"
 
 
+_PATH_START = r"(?:(?<![\w.-])|(?<=%[0-9A-Fa-f]{2}))"  # a path's first folder: no name's end before it
+
+
 BUILT_IN: tuple[Rule, ...] = (
     Rule(
         "private-key",
@@ -503,8 +506,10 @@ BUILT_IN: tuple[Rule, ...] = (
     Rule(
         "home-user",
         _R(
-            # /var/home and /usr/home: where a linked /home leads (Silverblue, FreeBSD); a Windows folder in any case
-            r"(?:(?<![\w.-])(?:/var|/usr)?/home/|(?<![\w.-])(?:/System/Volumes/Data)?/Users/|\b[A-Za-z]:\\+(?i:users)\\+)"
+            # /var/home and /usr/home: where a linked /home leads (Silverblue, FreeBSD); a Windows folder in any case.
+            # After a percent escape too: VS Code's URIs (``file:///c%3A/Users/…``), a query's ``path%3D/home/…``.
+            rf"(?:{_PATH_START}(?:/var|/usr)?/home/|{_PATH_START}(?:/System/Volumes/Data)?/Users/"
+            r"|\b[A-Za-z]:\\+(?i:users)\\+)"
             rf"(?!(?i:{'|'.join(SHARED_HOMES)})\b)"
             r"([^/\\\s\"'<>:*?|$%{}]+)"
         ),
