@@ -818,6 +818,16 @@ def test_a_home_folder_after_a_percent_escape_names_no_user(text: str) -> None:
     assert "alicezq7" not in redacted_line(text, Redaction())
 
 
+@pytest.mark.parametrize(
+    "text", ["https://a.example/login?email=alice.q%40corp7.com&next=/", "mailto:alice.q%40corp7.com"]
+)
+def test_an_email_address_with_its_at_sign_escaped_is_taken(text: str) -> None:
+    """A query writes an address's ``@`` as ``%40``: it was shown (no hint of it, no rule's)."""
+    from vis_export.redaction.redact import redacted_line
+
+    assert "corp7" not in redacted_line(text, Redaction())
+
+
 def _kept_glued(kind: str, glue: str) -> bool:
     """Where a token glued to a name is kept by design (docs/redact.md): OpenAI's generic ``sk-`` after a
     letter or digit (``task-PROJ-1234-…``; its own keys are found there by the ``T3BlbkFJ`` they hold), and

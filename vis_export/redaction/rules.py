@@ -81,7 +81,7 @@ SECRET_HINT = re.compile(_KEYWORD)
 TRIGGER = "|".join(
     [
         KEYWORD_LINE,
-        r"@[A-Za-z0-9-]+\.",
+        r"(?:@|%40)[A-Za-z0-9-]+\.",
         r"://[^\s/?#@]*:[^\s/?#@]+@",
         r"/home/|/Users/|(?i:users)\\",
         r"PRIVATE KEY",
@@ -502,7 +502,8 @@ BUILT_IN: tuple[Rule, ...] = (
         1,
         check=_cookie_header,
     ),
-    Rule("email", _R(r"\b[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b"), ("@",)),
+    # An address in a query is written with its @ escaped (``?email=alice%40corp.com``).
+    Rule("email", _R(r"\b[A-Za-z0-9._%+-]+(?:@|%40)[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b"), ("@", "%40")),
     Rule(
         "home-user",
         _R(
