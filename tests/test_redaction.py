@@ -40,6 +40,7 @@ from vis_export.formats.provider import to_provider
 from vis_export.model import LonisBlock, Session, session_from_json
 from vis_export.policy import visible_session
 from vis_export.redaction import Redaction, findings
+from vis_export.redaction.rules import TRIGGER
 from vis_export.searchindex.documents import documents
 
 ALNUM = string.ascii_letters + string.digits
@@ -333,6 +334,27 @@ def test_a_changed_redaction_indexes_an_unchanged_file_again(tmp_path: Path) -> 
     assert search("jane", where)
     index_sources([source], where, reasoning="visible", redact=Redaction())
     assert not search("jane", where)
+
+
+@pytest.mark.parametrize("runs", [(False, True), (False, True, True)])
+def test_a_redacted_rerun_drops_the_plain_path_a_run_without_redact_left_in_the_manifest(
+    tmp_path: Path, runs: tuple[bool, ...]
+) -> None:
+    """A file indexed without --redact and then with it: the manifest names it redacted only (its plain
+    path, with the home folder's user, stayed beside the redacted one), and a rerun is still a no-op."""
+    pytest.importorskip("tantivy")
+    from vis_export.index_marker import MANIFEST
+    from vis_export.jobs.indexing import index_sources
+
+    folder = tmp_path / "home" / "alicezq7"
+    folder.mkdir(parents=True)
+    (folder / "chat.json").write_text(json.dumps(_base()))
+    where = tmp_path / "idx"
+    for redact in runs:
+        outcome = index_sources([folder], where, reasoning="visible", redact=Redaction() if redact else None)
+    manifest = json.loads((where / MANIFEST).read_text(encoding="utf-8"))
+    assert "alicezq7" not in json.dumps(manifest), manifest["files"]
+    assert len(manifest["files"]) == 1 and outcome.unchanged == (len(runs) == 3)
 
 
 def test_an_index_folder_names_no_home_folder_user_and_a_rerun_is_a_no_op(tmp_path: Path) -> None:
@@ -759,6 +781,53 @@ PROVIDER_TOKENS: dict[str, st.SearchStrategy[Secret]] = {
 }
 
 
+_AWS_ID, _OPENAI = "AKIAQ3EGW5ZB7N2XKDLR", "sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z"
+
+
+@pytest.mark.parametrize(
+    ("shape", "core"),
+    [
+        ("https://a.example/?next=https%3A%2F%2Fb.s3.amazonaws.com%2Fo%3FX-Amz-Credential%3D{}%252F2024", _AWS_ID),
+        ("AWSAccessKeyId%3D{}%26Expires%3D1700000000", _AWS_ID),
+        ("s3://bucket%2F{}%2Fkey", _AWS_ID),
+        ("aws_access_key_id\\u003d\\u0027{}\\u0027", _AWS_ID),  # Gson's escapes of = and '
+        ("key=%27{}%27", _AWS_ID),
+        ("https://a.example/?next=%2Fchat%3Fkey%3D{}", _OPENAI),
+        ('{{"env": "OPENAI_API_KEY:\\n{}\\n"}}', _OPENAI),  # a literal \n: JSON text shown in a tool's output
+        ("key\\t{}", _OPENAI),
+        ("\\u0027{}\\u0027", _OPENAI),
+    ],
+)
+def test_a_token_after_an_escape_that_ends_in_a_letter_or_digit_is_taken(shape: str, core: str) -> None:
+    """A percent escape (``%3D``), a JSON one (``\\u0027``) or a literal ``\\n`` before an AWS key id or an
+    OpenAI key ends in a letter or digit but glues it to no name (``_unglued``): the token is one.
+    detect-secrets' unbounded AWS expression took such an id; the bounded one left it shown."""
+    from vis_export.redaction.redact import redacted_line
+
+    assert core[4:] not in redacted_line(shape.format(core), Redaction())
+
+
+@pytest.mark.parametrize(
+    "text", ["open file:///c%3A/Users/alicezq7/project/main.py", "GET /open?path%3D/home/alicezq7/notes.md"]
+)
+def test_a_home_folder_after_a_percent_escape_names_no_user(text: str) -> None:
+    """VS Code writes a Windows drive's colon as ``%3A`` in its URIs: ``/Users/`` after it starts the path
+    (the escape's last digit is no name's end), and its user was shown."""
+    from vis_export.redaction.redact import redacted_line
+
+    assert "alicezq7" not in redacted_line(text, Redaction())
+
+
+@pytest.mark.parametrize(
+    "text", ["https://a.example/login?email=alice.q%40corp7.com&next=/", "mailto:alice.q%40corp7.com"]
+)
+def test_an_email_address_with_its_at_sign_escaped_is_taken(text: str) -> None:
+    """A query writes an address's ``@`` as ``%40``: it was shown (no hint of it, no rule's)."""
+    from vis_export.redaction.redact import redacted_line
+
+    assert "corp7" not in redacted_line(text, Redaction())
+
+
 def _kept_glued(kind: str, glue: str) -> bool:
     """Where a token glued to a name is kept by design (docs/redact.md): OpenAI's generic ``sk-`` after a
     letter or digit (``task-PROJ-1234-…``; its own keys are found there by the ``T3BlbkFJ`` they hold), and
@@ -798,7 +867,7 @@ def test_a_provider_s_token_glued_to_a_name_is_taken(
 # Pieces of text a joined search could mistake: the separator, escapes and invisible characters
 # that hide a hint, the start or end of a hint (cut where two texts meet), a wide character.
 _JOIN_PIECES = st.sampled_from(
-    ["\f", "\n", "\\", "\u200b", "ghp\\_", "Bearer", " x", "password", "=", "sk-", "é", "@a."]
+    ["\f", "\n", "\\", "\u200b", "ghp\\_", "Bearer", " x", "password", "=", "sk-", "é", "@a.", "pin"]
 )
 
 
@@ -815,10 +884,12 @@ _JOIN_PIECES = st.sampled_from(
     st.integers(1, 5),
 )
 @example(["a\\b", "x ghp\\_", "a\fb", "x sk-", "\u200b", "ghp\u200b_"], 6)  # two hide, one holds the separator
+@example(["help", "pin=4821"], 2)  # ``pin``'s non-word character before it: the separator, the text after it
 def test_one_search_over_joined_texts_misses_no_text_a_search_of_each_finds(texts: list[str], batch: int) -> None:
     """Strings are searched joined, many at once, each hit placed in its string by its offset:
     every string that a search of its own finds something in is found so (a string that holds
-    the separator too, as shown by Markdown, hidden by an invisible character). Only a hint
+    the separator too, as shown by Markdown, hidden by an invisible character; a ``pin=`` that
+    starts it, whose hit starts at the separator before it). Only a hint
     that may end in a blank, ``Bearer``'s, may take in the separator and be found more."""
     from vis_export.redaction.detect import triggered, triggered_among
 
@@ -847,6 +918,10 @@ NOT_SECRETS = [
     "wasm = 'HI2AhgLIANB+IMLKAIAKAKIASIAIAFBASAAKAIAEQMANgIAIAN'",
     "SHA256 3F2A9C0D1E4BACCA0123456789ABCDEF5A6978C0D1E2F3A4B5C6D7E8F901AB",
     "git checkout -b task-PROJ-1234-fix-login-page",  # ``sk-`` where a word ends
+    # ``rk_test_``, ``sk_live_`` where a word ends, before a name of words (a test's, a flag's)
+    "def benchmark_test_SerializationPerformance(self):",
+    "TEST_F(network_test_ConnectionTimeout, RetriesTwice)",
+    "if flags.mask_live_previewRendering:",
 ]
 
 
@@ -2047,3 +2122,49 @@ def test_the_messages_judged_on_their_json_text_hold_every_find(document: dict[s
         redact.flagged = prefilter.flagged
     assert {number for number, parts in enumerate(held) if parts} <= set(flagged)
     assert redact.Redactor(Redaction()).session(session) == walked_all
+
+
+def _alternatives(pattern: str) -> list[str]:
+    """The top-level alternatives of ``pattern`` (each ``|`` outside a group, a class or an escape)."""
+    parts, depth, start, at, in_class = [], 0, 0, 0, False
+    while at < len(pattern):
+        char = pattern[at]
+        if char == "\\":
+            at += 1
+        elif in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+        elif char in "()":
+            depth += 1 if char == "(" else -1
+        elif char == "|" and depth == 0:
+            parts.append(pattern[start:at])
+            start = at + 1
+        at += 1
+    return [*parts, pattern[start:]]
+
+
+_TRIGGER_ALTERNATIVES = _alternatives(TRIGGER)
+
+
+@pytest.mark.parametrize("part", _TRIGGER_ALTERNATIVES)
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
+@given(data=st.data(), before=st.text(max_size=3), after=st.text(max_size=3))
+def test_every_alternative_of_the_trigger_is_found_in_json_text(
+    part: str, data: st.DataObject, before: str, after: str
+) -> None:
+    """``prefilter.JSON_TRIGGER`` is ``rules.TRIGGER`` widened by hand for JSON text: a string that any
+    alternative of ``TRIGGER`` finds something in (drawn from that alternative, between any text) is
+    found in its JSON text, so an alternative added to one and not to the other fails here."""
+    import msgspec
+    import re2
+
+    from vis_export.redaction.prefilter import JSON_TRIGGER
+
+    text = before + data.draw(st.from_regex(part, fullmatch=True)) + after
+    try:
+        utf8 = text.encode()
+    except UnicodeEncodeError:  # a lone surrogate: the prefilter walks every message
+        return
+    assume(re2.compile(part).search(utf8) is not None)  # Python's \d or case folding drew what RE2 reads otherwise
+    assert re2.compile(JSON_TRIGGER).search(msgspec.json.encode(text)) is not None, (part, text)

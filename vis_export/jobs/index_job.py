@@ -320,6 +320,7 @@ class IndexJob:
         self.counts.unchanged += len(sessions)
         self.seen.update(sessions)
         self.files_read.add(batch.key)
+        self._forget_plain(batch.key)
         if self.firsts is not None and batch.name is not None:
             self.firsts.update(dict.fromkeys(sessions, batch.name))
         return True
@@ -333,6 +334,7 @@ class IndexJob:
             if batch.key in self.files_read:
                 return
             self.files_read.add(batch.key)
+            self._forget_plain(batch.key)
         entry = self.entry(batch)
         if complete:
             if batch.key is not None and batch.stamp is not None:
@@ -348,6 +350,12 @@ class IndexJob:
             # a file now: an unmounted share, a typo), or a folder that cannot
             # be listed. (A file found in a folder and gone since is gone.)
             self.unreadable.append(batch.name or batch.key)
+
+    def _forget_plain(self, key: str) -> None:
+        """Under --redact the manifest names a file redacted (``_key``): its plain name, left by a job
+        without it, goes, else the index kept the home folder's user the redacted name hides (R8)."""
+        if self.key(key) != key and self.manifest["files"].pop(key, None) is not None:
+            self.files_gone.add(key)
 
     def session(self, session: Session, handed_over: bool) -> str | None:
         if self.progress is not None:
@@ -449,7 +457,7 @@ class IndexJob:
             del self.known[session_id]
             self.counts.removed += 1
         files = self.manifest["files"]
-        self.files_gone = {key for key, entry in files.items() if not set(entry["sessions"]) <= alive}
+        self.files_gone |= {key for key, entry in files.items() if not set(entry["sessions"]) <= alive}
         self.manifest["files"] = {key: entry for key, entry in files.items() if key not in self.files_gone}
 
     def _warn(self, line: str) -> None:

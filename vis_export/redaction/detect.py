@@ -213,7 +213,8 @@ def triggered_among(texts: Sequence[str], batch: int = 1 << 16) -> set[int]:
     for first in range(0, len(texts), batch):
         chunk = texts[first : first + batch]
         joined = _SEPARATOR.join(chunk)
-        found = list(_first_hits(joined))
+        # A hit may start at the separator before its text (``pin=``'s leading non-word character): the text after it.
+        found = [at + (joined[at] == _SEPARATOR) for at in _first_hits(joined)]
         hiding = list(_hiding(joined))
         if found or hiding:
             index = dict(zip(places := sorted({*found, *hiding}), _placed(joined, chunk, places), strict=True))

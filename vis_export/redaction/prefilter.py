@@ -52,7 +52,7 @@ JSON_TRIGGER = "|".join(
         _KEYWORD + r"[A-Za-z0-9_.\-]*" + _ESCAPED + _BLANKS + r"(?:[=:!]|\.assign\(|\(\\\")",
         _NOT_WORD + f"(?i:p{_I}n(?:[_-]?code)?)" + r"(?:\\\"|['\]])*" + _BLANKS + "[=:]",
         # the rest of ``TRIGGER``: no character they match is escaped in JSON, or each of its escape's is matched too
-        r"@[A-Za-z0-9-]+\.",
+        r"(?:@|%40)[A-Za-z0-9-]+\.",
         r"://[^\s/?#@]*:[^\s/?#@]+@",
         r"/home/|/Users/|(?i:users)\\",
         r"PRIVATE KEY",

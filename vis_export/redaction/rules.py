@@ -81,7 +81,7 @@ SECRET_HINT = re.compile(_KEYWORD)
 TRIGGER = "|".join(
     [
         KEYWORD_LINE,
-        r"@[A-Za-z0-9-]+\.",
+        r"(?:@|%40)[A-Za-z0-9-]+\.",
         r"://[^\s/?#@]*:[^\s/?#@]+@",
         r"/home/|/Users/|(?i:users)\\",
         r"PRIVATE KEY",
@@ -367,6 +367,17 @@ def _R(pattern: str, flags: int = 0, folded: bool = False) -> re.Pattern[str]:
     return re.compile(pattern, flags if folded else flags | re.ASCII)
 
 
+def _unglued(word: str, prefix: str) -> str:
+    """A look-behind at the end of a token's ``prefix``: no ``word`` character before it, or one that
+    ends an escape (``%3D``, ``\\u0027``, a literal ``\\n``), which glues the token to no name."""
+    back = "." * len(prefix)
+    escape = r"%[0-9A-Fa-f]{2}|\\u[0-9A-Fa-f]{4}|\\[nrt]"
+    return f"(?:(?<!{word}{back})" + "".join(f"|(?<={one}{back})" for one in escape.split("|")) + ")"
+
+
+_PATH_START = r"(?:(?<![\w.-])|(?<=%[0-9A-Fa-f]{2}))"  # a path's first folder: no name's end before it
+
+
 BUILT_IN: tuple[Rule, ...] = (
     Rule(
         "private-key",
@@ -386,10 +397,15 @@ BUILT_IN: tuple[Rule, ...] = (
     # An AWS key id is a run of 20 capitals and digits: glued to a small letter, ``_`` or ``-`` it is one
     # (``keyAKIA…``, ``DB_AKIA…``); a capital or digit beside it makes the run longer, and ``AKIA`` or ``ACCA``
     # there is chance (DNA, ``…GGTAAAACCACGCTGACG…``; base64; an upper-case hex digest), not a key.
+    # An escape's last character is no name's (``_unglued``): ``%3DAKIA…`` (a presigned URL in a query), ``\nsk-…``.
+    # Stripe's after a letter or digit only with a digit in it: ``benchmark_test_SerializationPerformance`` is a name.
     Rule("anthropic-key", _R(r"sk-ant-(?:(?<![A-Za-z0-9]sk-ant-)|(?=[a-z]+\d+-))[A-Za-z0-9_-]{20,}"), ("sk-ant-",)),
     Rule(
         "openai-key",
-        _R(r"sk-(?<![A-Za-z0-9]sk-)(?!ant-)(?=[A-Za-z0-9_-]*\d)(?=[A-Za-z0-9_-]*[A-Z])[A-Za-z0-9_-]{20,}"),
+        _R(
+            f"sk-{_unglued('[A-Za-z0-9]', 'sk-')}"
+            r"(?!ant-)(?=[A-Za-z0-9_-]*\d)(?=[A-Za-z0-9_-]*[A-Z])[A-Za-z0-9_-]{20,}"
+        ),
         ("sk-",),
     ),
     Rule("github-token", _R(r"github_pat_[A-Za-z0-9_]{22,}|gh[pousr]_[A-Za-z0-9]{30,}"), ("gh", "github_pat_")),
@@ -397,12 +413,16 @@ BUILT_IN: tuple[Rule, ...] = (
     Rule("slack-token", _R(r"xox[abposr]-[A-Za-z0-9-]{10,}"), ("xox",)),
     Rule("slack-webhook", _R(r"https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9_/+-]{20,}"), ("hooks.",)),
     Rule("google-api-key", _R(r"AIza[0-9A-Za-z_-]{35}"), ("AIza",)),
-    Rule("stripe-key", _R(r"[rsp]k_(?:live|test)_[0-9A-Za-z]{16,}"), ("k_live_", "k_test_")),
+    Rule(
+        "stripe-key",
+        _R(f"[rsp]k_(?:live|test)_(?:{_unglued('[A-Za-z0-9]', 'rk_live_')}|(?=[0-9A-Za-z]*\\d))[0-9A-Za-z]{{16,}}"),
+        ("k_live_", "k_test_"),
+    ),
     Rule("npm-token", _R(r"npm_[A-Za-z0-9]{36}\b"), ("npm_",)),
     Rule("pypi-token", _R(r"pypi-AgE[A-Za-z0-9_-]{50,}"), ("pypi-",)),
     Rule(
         "aws-access-key",
-        _R(r"(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)(?<![A-Z0-9]....)[0-9A-Z]{16}(?![A-Z0-9])"),
+        _R(f"(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA){_unglued('[A-Z0-9]', 'AKIA')}[0-9A-Z]{{16}}(?![A-Z0-9])"),
         ("A3T", "AKIA", "ASIA", "ABIA", "ACCA"),
     ),
     Rule(
@@ -482,12 +502,15 @@ BUILT_IN: tuple[Rule, ...] = (
         1,
         check=_cookie_header,
     ),
-    Rule("email", _R(r"\b[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b"), ("@",)),
+    # An address in a query is written with its @ escaped (``?email=alice%40corp.com``).
+    Rule("email", _R(r"\b[A-Za-z0-9._%+-]+(?:@|%40)[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b"), ("@", "%40")),
     Rule(
         "home-user",
         _R(
-            # /var/home and /usr/home: where a linked /home leads (Silverblue, FreeBSD); a Windows folder in any case
-            r"(?:(?<![\w.-])(?:/var|/usr)?/home/|(?<![\w.-])(?:/System/Volumes/Data)?/Users/|\b[A-Za-z]:\\+(?i:users)\\+)"
+            # /var/home and /usr/home: where a linked /home leads (Silverblue, FreeBSD); a Windows folder in any case.
+            # After a percent escape too: VS Code's URIs (``file:///c%3A/Users/…``), a query's ``path%3D/home/…``.
+            rf"(?:{_PATH_START}(?:/var|/usr)?/home/|{_PATH_START}(?:/System/Volumes/Data)?/Users/"
+            r"|\b[A-Za-z]:\\+(?i:users)\\+)"
             rf"(?!(?i:{'|'.join(SHARED_HOMES)})\b)"
             r"([^/\\\s\"'<>:*?|$%{}]+)"
         ),
