@@ -37,7 +37,7 @@ class Figure(NamedTuple):
 
 
 FIGURES = (
-    Figure("load+validate, 16 MB session", "1.44–1.46x", 1.46, 1.5, "lower"),
+    Figure("load+validate, 16 MB session", "1.38–1.61x", 1.52, 1.5, "lower"),
     Figure("load+validate, 1 MB", "1.68x", 1.68, 3, "lower"),
     Figure("load+validate, 100 KB", "2.02x", 2.02, 3, "lower"),
     Figure("read Claude Code, 300 KB / Vis JSONL, instructions", "2.04x", 2.04, 1.5, "lower"),
@@ -49,13 +49,13 @@ FIGURES = (
     Figure("PDF, 10,000 messages, memory", "0.44–0.47 GB", 0.47, 1, "lower", "GB"),
     Figure("PDF Typst / WeasyPrint engine", "0.05x", 0.05, 0.33, "lower"),
     Figure("PDF Typst / hand-written Typst", "0.57x", 0.57, 2, "lower"),
-    Figure("index (tantivy) / raw tantivy-py", "0.13–0.15x CPU", 0.15, 0.33, "higher"),
-    Figure("index (tantivy) / SQLite FTS5", "0.16–0.17x CPU", 0.17, 1, "higher"),
-    Figure("no-op rerun / full index (tantivy)", "0.017–0.019x CPU", 0.019, 0.02, "lower"),
-    Figure("query p95, 96k blocks (tantivy)", "4.4–4.9 ms CPU", 4.9, 2, "lower", "ms"),
-    Figure("Whoosh index, 19k blocks", "3.6k per CPU-s", 3.6, 5, "higher", "k/s"),
-    Figure("Whoosh query p95, 19k blocks", "18.8 ms CPU", 18.8, 20, "lower", "ms"),
-    Figure("index (PostgreSQL) / tantivy job", "0.47–0.67x CPU, median 0.60", 0.60, 0.5, "higher"),
+    Figure("index (tantivy) / raw tantivy-py", "0.11–0.14x CPU", 0.13, 0.33, "higher"),
+    Figure("index (tantivy) / SQLite FTS5", "0.16–0.20x CPU", 0.18, 1, "higher"),
+    Figure("no-op rerun / full index (tantivy)", "0.015–0.018x CPU", 0.018, 0.02, "lower"),
+    Figure("query p95, 96k blocks (tantivy)", "5.9–6.4 ms CPU", 6.4, 2, "lower", "ms"),
+    Figure("Whoosh index, 19k blocks", "2.2k per CPU-s", 2.2, 5, "higher", "k/s"),
+    Figure("Whoosh query p95, 19k blocks", "27.5 ms CPU", 27.5, 20, "lower", "ms"),
+    Figure("index (PostgreSQL) / tantivy job", "0.50x CPU", 0.50, 0.5, "higher"),
     Figure("two PostgreSQL jobs / one", "1.76x", 1.76, 1.3, "higher"),
     Figure("no-op rerun (PostgreSQL)", "0.011–0.012x CPU", 0.012, 0.02, "lower"),
     Figure("query p95 (PostgreSQL)", "6.8 ms", 6.8, 20, "lower", "ms"),
@@ -67,8 +67,8 @@ FIGURES = (
     Figure("serve: /api/search p95", "5.2 ms", 5.2, 20, "lower", "ms"),
     Figure("serve: sessions page at 100k, p95", "9.0 ms", 9.0, 50, "lower", "ms"),
     Figure("import vis_export", "1.21x", 1.21, 2, "lower"),
-    Figure("--redact, 16 MB, no secret", "0.57–0.59x", 0.59, 0.5, "lower"),
-    Figure("--redact, 16 MB, with secrets", "0.59–0.63x", 0.63, 0.5, "lower"),
+    Figure("--redact, 16 MB, no secret", "0.35x", 0.35, 0.5, "lower"),
+    Figure("--redact, 16 MB, with secrets", "0.54x", 0.54, 0.5, "lower"),
     Figure("Dask local:2 / in-process: PDF", "0.60x", 0.60, 0.625, "lower"),
     Figure("Dask local:2 / in-process: Markdown", "0.86x", 0.86, 1.5, "lower"),
     Figure("Dask local:2 / in-process: index", "1.03x", 1.03, 1, "lower"),
@@ -96,7 +96,7 @@ def draw(out: Path = OUT) -> None:
     for y, f in enumerate(rows):
         ax.text(max(f.share, 1.0) * 1.08, y, f"{f.shown} (goal {f.goal_text})", va="center", fontsize=8)
     ax.set_xlabel("figure / goal (floors turned: goal / figure); left of the line: goal met")
-    ax.set_title("Benchmarks against their goals (2-core machine, 2026-11-30 to 2026-12-02)", fontsize=10)
+    ax.set_title("Benchmarks against their goals (2-core machines, 2026-11-30 to 12-02)", fontsize=10)
     ax.spines[["top", "right"]].set_visible(False)
     fig.tight_layout()
     fig.savefig(out, metadata={"Software": None})  # no version stamp: the same figures, the same file
