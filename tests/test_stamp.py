@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from conftest import GOLDEN
@@ -16,6 +18,22 @@ from vis_export.sources.parts import Part, read_part_kept
 
 ROWS = json.loads((GOLDEN / "store" / "rows.json").read_text())
 AN_HOUR_AGO = 3600
+
+
+@contextmanager
+def _turns_in_the_wal(store: Path, past: int) -> Iterator[None]:
+    """The application, still running, writes two turns that stay in the store's
+    ``-wal``: its main file keeps the size and the time it had."""
+    writer = sqlite3.connect(store)
+    try:
+        writer.execute("PRAGMA wal_autocheckpoint=0")
+        insert(writer, RECENT)
+        writer.commit()
+        os.utime(store, ns=(past, past))
+        assert Path(f"{store}-wal").stat().st_size > 0
+        yield
+    finally:
+        writer.close()
 
 
 def _main_messages(part: Part) -> int:
@@ -33,16 +51,8 @@ def test_a_worker_reads_a_store_again_once_its_wal_grew(tmp_path: Path) -> None:
     os.utime(store, ns=(past, past))
     part = Part(str(store), str(store))
     before = _main_messages(part)
-    writer = sqlite3.connect(store)  # the application, still running: its turns stay in the -wal
-    try:
-        writer.execute("PRAGMA wal_autocheckpoint=0")
-        insert(writer, RECENT)
-        writer.commit()
-        os.utime(store, ns=(past, past))
-        assert Path(f"{store}-wal").stat().st_size > 0
+    with _turns_in_the_wal(store, past):
         assert _main_messages(part) == before + 2
-    finally:
-        writer.close()
 
 
 def test_a_store_reached_by_a_link_is_read_again_once_its_wal_grew(tmp_path: Path) -> None:
@@ -64,14 +74,6 @@ def test_a_store_reached_by_a_link_is_read_again_once_its_wal_grew(tmp_path: Pat
     index = tmp_path / "index"
     assert " 0 updated" in str(index_sources([str(sources)], index))
     before = source_stamp(sources / "vis.db")
-    writer = sqlite3.connect(store)  # the application, still running: its turns stay in the -wal
-    try:
-        writer.execute("PRAGMA wal_autocheckpoint=0")
-        insert(writer, RECENT)
-        writer.commit()
-        os.utime(store, ns=(past, past))
-        assert Path(f"{store}-wal").stat().st_size > 0
+    with _turns_in_the_wal(store, past):
         assert source_stamp(sources / "vis.db") != before
         assert "0 added, 1 updated" in str(index_sources([str(sources)], index))
-    finally:
-        writer.close()
