@@ -131,7 +131,9 @@ def test_the_issues_lists_and_tables_take_seconds_and_megabytes(
     tmp_path: Path, engine: str, markdown: str, last: str
 ) -> None:
     """Before: 87 s and 1.6 GB (WeasyPrint, 40,000 items), 143 s and 1.1 GB (20,000 rows),
-    1.6 GB and 1.7 GB (Typst). CPU seconds, so that a loaded machine does not fail it."""
+    1.6 GB and 1.7 GB (Typst). CPU seconds, so that a loaded machine does not fail it, and
+    a bound well over what a slower machine takes (the 40,000 items took 16 CPU-s, over the
+    15 first set, on one where ``json.loads`` ran 1.5x slower) and well under the old layout's."""
     message = {"id": "m", "role": "user", "status": "completed", "created_at": 1, "content": []}
     message["content"] = [{"id": "p", "type": "prose", "markdown": markdown}]
     (tmp_path / "s.json").write_text(json.dumps({"id": "s", "messages": [message]}))
@@ -145,7 +147,7 @@ def test_the_issues_lists_and_tables_take_seconds_and_megabytes(
         check=True,
     )
     used = json.loads(run.stdout)
-    assert used["cpu"] < 15 and used["kb"] < 1024 * 1024, used
+    assert used["cpu"] < 40 and used["kb"] < 1024 * 1024, used
     text = subprocess.run(["pdftotext", "s.pdf", "-"], cwd=tmp_path, capture_output=True, text=True, check=True)
     words = " ".join(text.stdout.split())
     assert "Shown as text, too large to lay out" in words and last in words
