@@ -15,8 +15,8 @@ first used (40 ms for HTML with its JavaScript and CSS), and that must not
 decide whether a block is coloured.
 
 Python's regular-expression engine checks for signals while it matches, so a
-CPU timer (``ITIMER_VIRTUAL``, whose ``SIGVTALRM`` raises ``Overrun`` here)
-stops even one runaway match, and counting CPU rather than wall time keeps the
+CPU timer (``cputimer``: the main thread's own CPU, whose ``SIGVTALRM`` raises
+``Overrun`` here) stops even one runaway match, and counting CPU rather than wall time keeps the
 verdict independent of the machine's load. A signal reaches only the main
 thread: in any other thread (a server's), and for a block that overran while
 the garbage collector made a full pass (a long pause in a large process, not
@@ -57,6 +57,7 @@ from functools import cache, lru_cache
 from typing import Any
 
 from vis_export.collector import Pause, bracket, full_collections
+from vis_export.formats import cputimer
 
 Runs = Sequence[Sequence[str]]  # (css class, text) pairs whose texts add up to the code
 
@@ -197,11 +198,11 @@ def _lexed(lexer: Any, language: str, text: str, cap: float) -> tuple[Runs | Non
     wait for its turn while another thread's block is lexed)."""
     spent = 0.0
     if _can_time():
-        started = time.process_time()
+        started = time.thread_time()
         try:
-            return (*_within(lexer, text, cap), time.process_time() - started)
+            return (*_within(lexer, text, cap), time.thread_time() - started)
         except Overrun:
-            spent = time.process_time() - started
+            spent = time.thread_time() - started
     answer, overran, seconds = _worker().ask(language, text, cap)
     return answer, overran, spent + seconds
 
@@ -236,7 +237,7 @@ def _on_timer(signum: int, frame: Any) -> None:
     again and again (a test in the whole suite ran 30 s)."""
     global _stop_waits
     if _armed:  # a late signal after the block finished is ignored
-        signal.setitimer(signal.ITIMER_VIRTUAL, AGAIN)
+        cputimer.arm(AGAIN)
         # A signal is taken as a function starts: at the start of the callback
         # that marks a collection, before it has marked it.
         if not _collecting and frame.f_code is not _collection_starts.__code__:
@@ -277,7 +278,7 @@ def _timed(lexer: Any, text: str, seconds: float) -> Runs | None:
     global _armed
     bracket(_collection_starts, _collection_ends)
     _armed = True
-    signal.setitimer(signal.ITIMER_VIRTUAL, seconds)
+    cputimer.arm(seconds)
     try:
         try:
             return token_runs(lexer, text)
@@ -291,7 +292,7 @@ def _timed(lexer: Any, text: str, seconds: float) -> Runs | None:
 def _disarm() -> None:
     global _armed, _stop_waits
     _armed = _stop_waits = False
-    signal.setitimer(signal.ITIMER_VIRTUAL, 0)
+    cputimer.arm(0)
     _pause.resume()
 
 
