@@ -12,6 +12,7 @@ authentication is on (scram), so tests can check what a wrong password does;
 
 from __future__ import annotations
 
+import fcntl
 import glob
 import os
 import pwd
@@ -110,13 +111,17 @@ def _free_port() -> int:
 
 
 def _as_server_user() -> list[str]:
-    """The command prefix that runs a program as an unprivileged user."""
+    """The command prefix that runs a program as an unprivileged user. The user is made
+    under a lock: the test processes of ``pytest -n`` would each find it missing, and
+    the second ``useradd`` would fail."""
     if os.geteuid() != 0:
         return []
-    try:
-        pwd.getpwnam(USER)
-    except KeyError:
-        subprocess.run(["useradd", "-m", USER], check=True, capture_output=True, timeout=60)
+    with open(Path(tempfile.gettempdir()) / f"vis-{USER}-useradd.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            pwd.getpwnam(USER)
+        except KeyError:
+            subprocess.run(["useradd", "-m", USER], check=True, capture_output=True, timeout=60)
     return ["runuser", "-u", USER, "--"]
 
 
