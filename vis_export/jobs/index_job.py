@@ -29,7 +29,7 @@ from vis_export.searchindex.target import DatabaseTarget, Target, target_for
 if TYPE_CHECKING:
     from vis_export.model import Session
     from vis_export.redaction import Redaction
-    from vis_export.searchindex.target import Database
+    from vis_export.searchindex.database import Database
 
 
 # How a job says a source it could not read stopped its pruning (serve, which said so already, leaves it out).
