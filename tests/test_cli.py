@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 import vis_export
 from vis_export import __version__
 from vis_export.cli import main
+from vis_export.searchindex.directory import MANIFEST
 
 SESSION = INPUT / "session.json"
 
@@ -463,3 +464,19 @@ def test_a_missing_extra_is_one_line_before_anything_is_read(
         f"pip install 'vis-export[{extra}]'\n",
     )
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("engine", ["lucene", "Whoosh"])
+def test_an_engine_not_installed_is_a_usage_error_naming_those_that_are(tmp_path: Path, engine: str) -> None:
+    """A built-in name is taken without looking up installed packages' engines;
+    any other name still is looked up, and refused with the choices."""
+    result = CliRunner().invoke(main, ["index", str(SESSION), "--index", str(tmp_path / "idx"), "--engine", engine])
+    assert result.exit_code == 2
+    assert f"Invalid value for '--engine': '{engine}' is not one of 'tantivy', 'whoosh'." in result.output
+    assert not (tmp_path / "idx").exists()
+
+
+def test_a_built_in_engine_named_is_the_one_used(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["index", str(SESSION), "--index", str(tmp_path / "idx"), "--engine", "whoosh"])
+    assert result.exit_code == 0, result.output
+    assert json.loads((tmp_path / "idx" / MANIFEST).read_text())["engine"] == "whoosh"

@@ -29,7 +29,7 @@ from vis_export.choices import (
 )
 from vis_export.errors import VisExportError
 from vis_export.output import STOPPING
-from vis_export.searchindex.engines import MAX_THREADS, engine_names
+from vis_export.searchindex.engines import BUILTIN_ENGINES, MAX_THREADS, engine_names
 from vis_export.timefmt import millis, utc
 from vis_export.version import __version__
 
@@ -166,10 +166,15 @@ class _LateChoice(click.Choice):  # type: ignore[type-arg]  # generic from click
     which a command that does not take the option (a no-op index rerun) need
     not pay for: names installed packages may add (finding them reads every
     installed package's metadata), or those of modules the command does not
-    import otherwise (the contract's roles, the index's block types)."""
+    import otherwise (the contract's roles, the index's block types). A
+    built-in name given is taken as it is, without looking the others up
+    (``--engine tantivy`` on a no-op rerun: the look-up imports
+    ``importlib.metadata`` and reads every installed package's metadata,
+    more than the rest of the rerun)."""
 
-    def __init__(self, names: Callable[[], Sequence[str]]):
+    def __init__(self, names: Callable[[], Sequence[str]], builtin: Sequence[str] = ()):
         self.names = names
+        self.builtin = builtin
         super().__init__(())
 
     @property
@@ -179,6 +184,11 @@ class _LateChoice(click.Choice):  # type: ignore[type-arg]  # generic from click
     @choices.setter
     def choices(self, _: object) -> None:
         """``click.Choice`` sets its choices as it is made: they are found later."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if value in self.builtin:  # case-sensitive, and no context normalises names: the choice itself
+            return value
+        return super().convert(value, param, ctx)
 
 
 class ToolOutputLimitType(click.ParamType):  # type: ignore[type-arg]  # generic from click 8.2
@@ -707,7 +717,7 @@ def index_option(help: str, required: bool = True) -> Callable[[Command], Comman
 @index_option("The index directory (created if needed), or a postgresql:// URI (tables created if needed).")
 @click.option(
     "--engine",
-    type=_LateChoice(engine_names),
+    type=_LateChoice(engine_names, BUILTIN_ENGINES),
     default=None,
     help="Search engine: by default an existing index's own, else tantivy; another one than an existing "
     "index's is refused.",

@@ -29,7 +29,7 @@ from vis_export.searchindex.target import DatabaseTarget, Target, target_for
 if TYPE_CHECKING:
     from vis_export.model import Session
     from vis_export.redaction import Redaction
-    from vis_export.searchindex.target import Database
+    from vis_export.searchindex.database import Database
 
 
 # How a job says a source it could not read stopped its pruning (serve, which said so already, leaves it out).
@@ -127,7 +127,7 @@ def planned_batches(
     plan = plan_sources(sources)
     real_paths = RealPaths()
 
-    def batch(name: str, path: Path | None, source: str, walked: bool, stamp: list[int] | None) -> Batch:
+    def batch(name: str, path: Path | None, source: str, walked: bool, stamp: list[int] | None, link: bool) -> Batch:
         problems: list[bool] = []
 
         def load() -> list[Session]:
@@ -139,10 +139,10 @@ def planned_batches(
             return report(results)
 
         folder = (os.path.dirname(name) or ".") if walked and stamp is not None else None  # a walk names it as its path
-        key = real_paths.real(path) if path is not None else None
+        key = real_paths.real(path, link) if path is not None else None
         return Batch(key, stamp, load, lambda: not any(problems), folder, name, path, name == source)
 
-    batches = [batch(f.name, f.path, f.source, f.walked, f.stamp) for f in plan.files]
+    batches = [batch(f.name, f.path, f.source, f.walked, f.stamp, f.link) for f in plan.files]
     files = [b.key for b in batches if b.key is not None and b.stamp is not None]
     return batches, Placement(sources, plan.walks, files)
 

@@ -14,8 +14,8 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from vis_export.exporting import Reading
+from vis_export.searchindex.database import Database
 from vis_export.searchindex.documents import IndexReasoning
-from vis_export.searchindex.target import Database
 from vis_export.sources.parts import Part, read_part
 
 if TYPE_CHECKING:

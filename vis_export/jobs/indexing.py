@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from vis_export.model import Session
     from vis_export.redaction import Redaction
     from vis_export.running import Runner
-    from vis_export.searchindex.target import Database
+    from vis_export.searchindex.database import Database
     from vis_export.sources.parts import Part
 
 

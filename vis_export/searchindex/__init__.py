@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import atexit
 import os
-from dataclasses import dataclass, field, fields
 from functools import lru_cache
 from importlib import import_module
 from pathlib import Path
@@ -26,11 +25,19 @@ if TYPE_CHECKING:
     from vis_export.searchindex.engines import Engine
     from vis_export.searchindex.engines.postgresql_engine import PostgresEngine
     from vis_export.searchindex.guard import IndexFailure
-    from vis_export.searchindex.query import ParsedQuery, Snippet
+    from vis_export.searchindex.hit import Hit
+    from vis_export.searchindex.query import ParsedQuery
 
 __all__ = ["Hit", "IndexFailure", "search", "check_placement"]
 
-_LAZY = {"IndexFailure": "vis_export.searchindex.guard", "check_placement": "vis_export.searchindex.directory"}
+# Made when asked for: a hit is a frozen dataclass, made by compiling its
+# methods (7 M instructions), and every command imports this package, a no-op
+# index rerun too.
+_LAZY = {
+    "Hit": "vis_export.searchindex.hit",
+    "IndexFailure": "vis_export.searchindex.guard",
+    "check_placement": "vis_export.searchindex.directory",
+}
 
 
 def __getattr__(name: str) -> Any:
@@ -38,25 +45,6 @@ def __getattr__(name: str) -> Any:
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     return getattr(import_module(module), name)
-
-
-@dataclass(frozen=True)
-class Hit:
-    session_id: str
-    session_title: str
-    message_id: str
-    block_id: str
-    role: str
-    block_type: str
-    language: str
-    created_at: int
-    score: float
-    snippet: str  # matches marked **so**
-    snippet_html: str  # matches marked <mark>so</mark>
-    marks: Snippet = field(repr=False, compare=False)  # the same in pieces, for other marks (a terminal's colour)
-
-    def to_json(self) -> dict[str, Any]:
-        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "marks"}
 
 
 def search(
@@ -80,6 +68,7 @@ def search(
 
     A query of more words and phrases than ``query.MAX_TERMS`` raises ``ValueError``."""
     from vis_export.searchindex.engines import FILTERS
+    from vis_export.searchindex.hit import Hit
     from vis_export.searchindex.query import SnippetMaker, engine_words, parse
     from vis_export.timefmt import as_millis
 

@@ -116,10 +116,12 @@ class RealPaths:
     def __init__(self) -> None:
         self.folders: dict[str, str] = {}
 
-    def real(self, path: str | os.PathLike[str]) -> str:
+    def real(self, path: str | os.PathLike[str], link: bool = True) -> str:
+        """``link``: whether ``path`` may be a link (``False``: the caller's
+        ``lstat`` said it is none, and no second one is made)."""
         name = os.fspath(path)
         folder_name, base = os.path.split(name)
-        if base in ("", ".", "..") or os.path.islink(name):
+        if base in ("", ".", "..") or (link and os.path.islink(name)):
             return os.path.realpath(name)
         folder = self.folders.get(folder_name)
         if folder is None:

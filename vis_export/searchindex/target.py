@@ -13,9 +13,8 @@ import os
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from vis_export.searchindex.directory import (
     MANIFEST,
@@ -33,6 +32,9 @@ from vis_export.searchindex.directory import (
 )
 from vis_export.searchindex.engines import DEFAULT_ENGINE, Engine, engine_names, is_engine
 from vis_export.searchindex.guard import IndexFailure
+
+if TYPE_CHECKING:
+    from vis_export.searchindex.database import Database
 
 DATABASE_SCHEMES = ("postgresql://", "postgres://")
 DATABASE_ENGINE = "postgresql"
@@ -202,19 +204,6 @@ def _snapshot(manifest: dict[str, Any]) -> dict[str, Any]:
     return {key: dict(value) if isinstance(value, dict) else value for key, value in manifest.items()}
 
 
-@dataclass(frozen=True)
-class Database:
-    """A database index as a job's Dask workers write it: ``job`` names the job,
-    whose writers (workers, and the job's own process) take turns on a session
-    that two of its sources hold, instead of failing each other as writers of
-    two jobs do after ``wait`` seconds (see ``PostgresEngine``)."""
-
-    uri: str
-    wait: float
-    origin: str
-    job: str
-
-
 class DatabaseTarget:
     commit_every = 1  # each session in a transaction of its own
 
@@ -224,6 +213,8 @@ class DatabaseTarget:
         self.job = uuid.uuid4().hex
 
     def for_workers(self, wait: float) -> Database:
+        from vis_export.searchindex.database import Database
+
         return Database(self.uri, wait, self.origin, self.job)
 
     def check(self, placement: Placement) -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, Union
 
 from vis_export.index_marker import is_index
-from vis_export.sources.stamp import regular_stamp
+from vis_export.sources.stamp import linked_stamp
 
 if TYPE_CHECKING:  # a job that only walks and stamps (a no-op rerun) loads no model, nor makes their classes
     from vis_export.model import Session
@@ -69,6 +69,7 @@ class PlannedFile(NamedTuple):
     source: str
     walked: bool
     stamp: list[int] | None
+    link: bool = True  # whether it may be a link (False: the stamp's lstat said it is none)
 
 
 class SourcePlan(NamedTuple):
@@ -89,8 +90,8 @@ def plan_sources(sources: Iterable[Source]) -> SourcePlan:
         name = os.fspath(source)
         folders: list[Path] = []
         for found, path, walked, wal in _source_files(name, folders):
-            stamp = regular_stamp(path, wal) if path is not None else None
-            plan.files.append(PlannedFile(found, path, name, walked, stamp))
+            stamp, link = linked_stamp(path, wal) if path is not None else (None, True)
+            plan.files.append(PlannedFile(found, path, name, walked, stamp, link))
         if folders:
             plan.walks[name] = [folder.resolve() for folder in folders]
     return plan

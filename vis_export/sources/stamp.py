@@ -59,12 +59,21 @@ def regular_stamp(path: str | os.PathLike[str], wal: bool | None = None) -> list
     listing has a ``-wal`` beside it (``None``: not known, so a ``stat`` says);
     the walk has the names, and only a store has one. A link's listing says
     nothing of its target's folder, where the ``-wal`` is."""
+    return linked_stamp(path, wal)[0]
+
+
+def linked_stamp(path: str | os.PathLike[str], wal: bool | None = None) -> tuple[list[int] | None, bool]:
+    """``regular_stamp``, and whether the file may be a link (``False``: its
+    ``lstat`` said it is none), which a job asks of every file for its real
+    path: the same ``lstat`` answers both."""
     found = _stat(path)
     if found is None or not stat.S_ISREG(found[0].st_mode):
-        return None
+        return None, True
     info, beside = found
     stamp = _stamp_of(info)
-    return stamp if wal is False and beside is path else _with_log(beside, stamp)
+    if beside is path:
+        return (stamp if wal is False else _with_log(beside, stamp)), False
+    return _with_log(beside, stamp), True
 
 
 def _stat(path: str | os.PathLike[str]) -> tuple[os.stat_result, str | os.PathLike[str]] | None:
