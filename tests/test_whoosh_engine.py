@@ -462,3 +462,22 @@ def test_stored_fields_are_compressed_quickly_and_read_either_way(
 
     assert _stored(tmp_path / "stored" / ENGINE_DATA) == _stored(tmp_path / "compressed" / ENGINE_DATA)
     assert len(segment("compressed")) <= len(segment("stored")) <= 1.1 * len(segment("compressed"))
+
+
+def test_a_document_whoosh_cannot_write_leaves_no_postings(tmp_path: Path) -> None:
+    """A document refused mid-way (a lone surrogate in its session id, after
+    its time's and role's terms were gathered) is not found, by any term, and
+    the documents around it are."""
+    engine = WhooshEngine(tmp_path, writable=True)
+    engine.add([_document("s", 0, "parse the config")])
+    with pytest.raises(UnicodeEncodeError):
+        engine.add([{**_document("s", 1, "config lonely"), "session_id": "\ud800"}])
+    engine.add([_document("s", 2, "config again")])
+    engine.commit()
+    assert [doc["key"] for _, doc in engine.search(["config"], {}, None, None, 5, 0)] == [
+        "s\x1fm\x1fb2",
+        "s\x1fm\x1fb0",
+    ]
+    assert engine.search(["lonely"], {}, None, None, 5, 0) == []
+    assert len(engine.search(["config"], {"role": "user"}, None, None, 5, 0)) == 2
+    engine.close()
