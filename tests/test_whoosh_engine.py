@@ -18,6 +18,7 @@ from vis_export.jobs.indexing import index
 from vis_export.model import Session
 from vis_export.searchindex import IndexFailure, search
 from vis_export.searchindex.directory import ENGINE_DATA
+from vis_export.searchindex.engines import whoosh_gathered
 from vis_export.searchindex.engines.whoosh_engine import (
     LAYOUT_FILE,
     WORDS,
@@ -291,23 +292,53 @@ def _written(folder: Path) -> list[Any]:
     return found
 
 
-def test_the_postings_written_are_whooshs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The writer's own loop over a segment's postings writes what Whoosh's
-    ``add_postings`` and ``add_posting`` write, block by block, and its
-    postings writer's small ids and weights are Whoosh's."""
+@pytest.mark.parametrize("gathered", [True, False])
+def test_the_postings_written_are_whooshs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, gathered: bool) -> None:
+    """The writer's postings, gathered per term as documents are added or (past
+    its memory) pooled and sorted, are written a block at a time as Whoosh's
+    ``add_document``, pool, ``add_postings`` and ``add_posting`` write them,
+    and its postings writer's small ids and weights are Whoosh's."""
     from whoosh.codec.whoosh3 import W3PostingsWriter
 
     from vis_export.searchindex.engines import whoosh_engine
 
     monkeypatch.setattr(whoosh_engine, "POSTING_BLOCK", 128)  # Whoosh's: postings of several blocks
+    if not gathered:
+        monkeypatch.setattr(whoosh_gathered, "POSTING_BYTES", 1 << 30)  # handed to the pool at the first document
     sessions = [*load(INPUT), _many_blocks()]
     index(sessions, tmp_path / "ours", engine="whoosh", reasoning="visible")
+    monkeypatch.setattr(whoosh_engine._Writer, "add", lambda writer, document: writer.add_document(**document))
     monkeypatch.setattr(whoosh_engine, "_add_postings", lambda writer, *args: type(writer).add_postings(writer, *args))
     monkeypatch.setattr(whoosh_engine, "_PostingsWriter", W3PostingsWriter)  # and Whoosh's own postings writer
     index(sessions, tmp_path / "whooshs", engine="whoosh", reasoning="visible")
     ours = _written(tmp_path / "ours" / ENGINE_DATA)
     assert max(len(term[-1]) for term in ours) > 2  # postings of several blocks
     assert ours == _written(tmp_path / "whooshs" / ENGINE_DATA)
+
+
+def test_the_postings_gathered_are_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Postings gathered per term take at most half of the writer's ``limitmb``
+    (Whoosh's pool, which sorts runs on disk past it, takes them beyond)."""
+    from vis_export.searchindex.engines import whoosh_engine
+
+    sizes: list[int] = []
+    finish = whoosh_gathered.Gathered.finish
+
+    def finished(gathered: whoosh_gathered.Gathered, docnum: int) -> None:
+        finish(gathered, docnum)
+        sizes.append(gathered.size())
+
+    monkeypatch.setattr(whoosh_gathered.Gathered, "finish", finished)
+    monkeypatch.setitem(whoosh_engine.WRITER, "limitmb", 1)
+    session = _many_blocks()
+    index([session], tmp_path / "runs", engine="whoosh")
+    half = 1024 * 1024 // 2
+    largest = max(b - a for a, b in zip([0, *sizes], sizes, strict=False))  # a document's postings
+    assert half < max(sizes) <= half + largest and len(sizes) < len(session.messages[0].blocks)
+    sizes.clear()
+    monkeypatch.setitem(whoosh_engine.WRITER, "limitmb", 256)
+    index([session], tmp_path / "memory", engine="whoosh")
+    assert len(sizes) == len(session.messages[0].blocks)  # every document's gathered
 
 
 def _stored(folder: Path) -> list[Any]:
@@ -431,3 +462,22 @@ def test_stored_fields_are_compressed_quickly_and_read_either_way(
 
     assert _stored(tmp_path / "stored" / ENGINE_DATA) == _stored(tmp_path / "compressed" / ENGINE_DATA)
     assert len(segment("compressed")) <= len(segment("stored")) <= 1.1 * len(segment("compressed"))
+
+
+def test_a_document_whoosh_cannot_write_leaves_no_postings(tmp_path: Path) -> None:
+    """A document refused mid-way (a lone surrogate in its session id, after
+    its time's and role's terms were gathered) is not found, by any term, and
+    the documents around it are."""
+    engine = WhooshEngine(tmp_path, writable=True)
+    engine.add([_document("s", 0, "parse the config")])
+    with pytest.raises(UnicodeEncodeError):
+        engine.add([{**_document("s", 1, "config lonely"), "session_id": "\ud800"}])
+    engine.add([_document("s", 2, "config again")])
+    engine.commit()
+    assert [doc["key"] for _, doc in engine.search(["config"], {}, None, None, 5, 0)] == [
+        "s\x1fm\x1fb2",
+        "s\x1fm\x1fb0",
+    ]
+    assert engine.search(["lonely"], {}, None, None, 5, 0) == []
+    assert len(engine.search(["config"], {"role": "user"}, None, None, 5, 0)) == 2
+    engine.close()

@@ -24,6 +24,7 @@ from whoosh.writing import PostingPool, SegmentWriter
 
 from vis_export.searchindex.cjk import WORD_PATTERN
 from vis_export.searchindex.documents import LONGEST_WORD, analysed_words, identifier_key, identifier_words
+from vis_export.searchindex.engines.whoosh_gathered import Gathered
 from vis_export.searchindex.engines.whoosh_pickle import install, restricted
 from vis_export.searchindex.engines.whoosh_scoring import top_hits
 from vis_export.searchindex.guard import IndexFailure
@@ -47,21 +48,22 @@ _TERM = re.compile(r"[^ \t\r\n]+")  # ``SpaceSeparatedTokenizer``'s
 _stem = functools.lru_cache(maxsize=1 << 16)(stemmer_for_language("en"))
 
 
-def analysed(text: str) -> dict[str, int]:
-    """How often each of ``WORDS(text)``'s words occurs, made without a token
-    object per word (the analysis was a third of an index job's time): each
-    distinct spelling is lowered, measured and stemmed once, an ASCII text's
-    words split out and lowered by ``analysed_words`` (whose lowering keeps
-    their lengths). The query's words still go through ``WORDS``; a test
-    holds the two to the same words."""
+def spellings(text: str) -> list[str]:
+    """``WORDS(text)``'s words before they are stemmed, made without a token
+    object per word (the analysis was a third of an index job's time): an
+    ASCII text's split out and lowered by ``analysed_words`` (whose lowering
+    keeps their lengths), another's measured before lowering, as ``WORDS``
+    measures them."""
     if text.isascii():
-        spelled = Counter(analysed_words(text))
-    else:
-        spelled = Counter()
-        for word, count in Counter(_WORD.findall(text)).items():
-            if len(word) <= LONGEST_WORD:  # measured before lowering, as ``WORDS`` does
-                lowered = word.lower()
-                spelled[lowered] = spelled.get(lowered, 0) + count
+        return analysed_words(text)
+    return [word.lower() for word in _WORD.findall(text) if len(word) <= LONGEST_WORD]
+
+
+def analysed(text: str) -> dict[str, int]:
+    """How often each of ``WORDS(text)``'s words occurs: each distinct spelling
+    stemmed once. The query's words still go through ``WORDS``; a test holds
+    the two to the same words."""
+    spelled = Counter(spellings(text))
     counts: dict[str, int] = {}
     for word, count in spelled.items():
         stem = _stem(word)
@@ -71,6 +73,15 @@ def analysed(text: str) -> dict[str, int]:
 
 def _terms(text: str) -> dict[str, int]:
     return Counter(_TERM.findall(text))
+
+
+# A counted field's frequencies as a writer that gathers postings takes them
+# (``whoosh_gathered``): its words as spelled, and the term of a spelling. Kept
+# here rather than on the field, which the index's table of contents pickles.
+_SPELLED: dict[Callable[[str], dict[str, int]], tuple[Callable[[str], list[str]], Callable[[str], str]]] = {
+    analysed: (spellings, _stem),
+    _terms: (_TERM.findall, str),
+}
 
 
 class _Postings(TEXT):  # type: ignore[misc]
@@ -231,6 +242,25 @@ def _write_term(
     writer.finish_term()
 
 
+def _write_gathered(writer: Any, schema: Schema, lengths: _Lengths, gathered: Gathered) -> None:
+    """A new segment's gathered postings written as ``_add_postings`` writes
+    them from Whoosh's pool: the same blocks (a test)."""
+    field: str | None = None
+    known: list[int] | None = None
+    counted = False
+    for name, term, documents, frequencies in gathered.postings():
+        if name != field:
+            field, known = _start_field(writer, schema, field, name, lengths)
+            counted = isinstance(schema[name], _Postings)
+        if counted:
+            weights = list(map(float, frequencies))
+            _write_term(writer, term, known, documents, weights, list(map(_PACKED.__getitem__, frequencies)))
+        else:
+            _write_term(writer, term, known, documents, [1.0] * len(documents), [])
+    if field is not None:
+        writer.finish_field()
+
+
 # Whoosh compresses each document's stored fields at level 3: a tenth of an
 # index job's CPU (0.5 CPU-s of 5 on the benchmark's 19k blocks). Level 1 takes
 # about 30% less of that for a segment 1% larger; level 0 (0.05 CPU-s) would
@@ -280,6 +310,15 @@ class _Writer(SegmentWriter):  # type: ignore[misc]
         )
         self.names = frozenset(self.schema.names()) if plain else frozenset()  # else each document Whoosh's way
         self.known: dict[tuple[str, Any], list[tuple[bytes, float, bytes]]] = {}
+        # Postings gathered per term (``whoosh_gathered``) up to half of ``limitmb``
+        # (the rest for Whoosh's pool, should they be handed to it), where every
+        # field is one this writer makes: counted words, or terms of weight 1.
+        once = all(
+            field.frequencies in _SPELLED if counted else isinstance(field, (_Id, NUMERIC)) or not field.indexed
+            for _, field, counted, _ in self.fields
+        )
+        self.gathered: Gathered | None = Gathered() if plain and once else None
+        self.numbers: dict[tuple[str, Any], list[int]] = {}
         # Each document's stored fields (its text whole) as a zlib stream of
         # ``STORED_LEVEL``, which any Whoosh reads as it reads its own level 3.
         self.perdocwriter._colwriters["_stored"]._child._level = STORED_LEVEL
@@ -295,7 +334,7 @@ class _Writer(SegmentWriter):  # type: ignore[misc]
             self.add_document(**document)
             return
         self._check_state()
-        perdoc, docnum = self.perdocwriter, self.docnum
+        perdoc, docnum, gathered = self.perdocwriter, self.docnum, self.gathered
         pooled: list[Posting] = []
         perdoc.start_doc(docnum)
         try:
@@ -304,22 +343,37 @@ class _Writer(SegmentWriter):  # type: ignore[misc]
                 if value is None:
                     continue
                 if counted:
-                    postings, length = field.postings(name, value, docnum)
-                    pooled += postings
+                    if gathered is not None:
+                        split, normal = _SPELLED[field.frequencies]
+                        length = gathered.counted(name, normal, split(value))
+                    else:
+                        postings, length = field.postings(name, value, docnum)
+                        pooled += postings
                     if length:  # ``perdoc.add_field``'s work for a length
                         perdoc.add_column_value(_lenfield(name), LENGTHS_COLUMN, length_to_byte(length))
                         perdoc._fieldlengths[name] += length
                 elif field.indexed:  # ids and the time: a weight of 1.0 a term, not scored
-                    pooled += [
-                        (name, tbytes, docnum, weight, vbytes) for tbytes, weight, vbytes in self._terms(name, value)
-                    ]
+                    if gathered is not None:
+                        gathered.once(self._numbers(gathered, name, value))
+                    else:
+                        pooled += [
+                            (name, tbytes, docnum, weight, vbytes)
+                            for tbytes, weight, vbytes in self._terms(name, value)
+                        ]
                 if stored:  # and for a stored value
                     perdoc._storedfields[name] = value
         except Exception:
             perdoc.cancel_doc()
+            if gathered is not None:
+                gathered.cancel()
             raise
         perdoc.finish_doc()
-        self._pool(pooled)
+        if gathered is None:
+            self._pool(pooled)
+        else:
+            gathered.finish(docnum)
+            if gathered.size() > self.pool.limit // 2:
+                self._spill()
         self._added = True
         self.docnum += 1
 
@@ -333,6 +387,48 @@ class _Writer(SegmentWriter):  # type: ignore[misc]
                 self.known.clear()
             terms = self.known[name, value] = [(t, weight, v) for t, _, weight, v in self.schema[name].index(value)]
         return terms
+
+    def _numbers(self, gathered: Gathered, name: str, value: Any) -> list[int]:
+        """``_terms`` as gathered: their numbers, kept as they are."""
+        numbers = self.numbers.get((name, value))
+        if numbers is None:
+            if len(self.numbers) >= _KNOWN_VALUES:
+                self.numbers.clear()
+            terms = gathered.field(name)
+            numbers = self.numbers[name, value] = [terms[tbytes] for tbytes, _, _ in self._terms(name, value)]
+        return numbers
+
+    def _spill(self) -> None:
+        """The postings gathered handed to Whoosh's pool (which sorts them in runs
+        on disk past ``limitmb``), and those of the documents still to come."""
+        gathered, self.gathered = self.gathered, None
+        self.numbers.clear()
+        if gathered is None:
+            return
+        add = self.pool.add
+        for name, term, documents, frequencies in gathered.postings():
+            if isinstance(self.schema[name], _Postings):
+                for docnum, frequency in zip(documents, frequencies, strict=True):
+                    add((name, term, docnum, float(frequency), _PACKED[frequency]))
+            else:
+                for docnum in documents:
+                    add((name, term, docnum, 1.0, b""))
+
+    def _flush_segment(self) -> None:
+        """The gathered postings written a term at a time, unless the pool holds
+        postings (past the writer's memory, or of segments merged into this one):
+        then all go through it, Whoosh's way."""
+        pool = self.pool
+        if self.gathered is not None and (pool.current or pool.runs):
+            self._spill()
+        if self.gathered is None:
+            super()._flush_segment()
+            return
+        self.perdocwriter.close()
+        lengths = self.per_document_reader()
+        _write_gathered(self.fieldwriter, self.schema, lengths, self.gathered)
+        self.fieldwriter.close()
+        lengths.close()
 
     def _pool(self, postings: list[Posting]) -> None:
         """``pool.add`` of each posting: at once, unless the pool is to be saved among them."""

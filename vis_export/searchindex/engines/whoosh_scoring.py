@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Callable
-from itertools import accumulate, islice, repeat
 from typing import Any
 
 import numpy as np
@@ -109,30 +108,47 @@ def _f32(weight: float) -> float:
     return array("f", [weight])[0]
 
 
+def _block_ids(ids: Any, deltas: Any, start: int) -> NDArray[np.int64]:
+    """A block's documents from its ``start``: those the matcher decoded, or
+    its differences added up (``delta_decode``), made arrays by C loops
+    (``fromiter`` of a known count: half the time of a list and ``np.array``)."""
+    if ids is not None:
+        return np.fromiter(ids[start:], np.int64, len(ids) - start)
+    return np.cumsum(np.fromiter(deltas, np.int64, len(deltas)))[start:]
+
+
+def _floats(weights: Any) -> NDArray[np.float64]:
+    return np.fromiter(weights, np.float64, len(weights))
+
+
 def _leaf(matcher: Any, searcher: Any, lengths: Lengths) -> Scores | None:
     """A term's postings with their scores: ``BM25FScorer._score`` (Whoosh's
     ``bm25``, the same operations in the same order) or, for a field that is
     not scored, the weight."""
-    ids: list[int] = []
-    weights: list[float] = []
+    id_parts: list[NDArray[np.int64]] = [_NONE[0]]
+    weight_parts: list[NDArray[np.float64]] = [_NONE[1]]
     matcher.reset()  # at its first posting (a union of many has read some)
     if type(matcher) is ListMatcher:  # every document (a search of no words), or a term's postings kept with it
+        ids: list[int] = []
+        weights: list[float] = []
         while matcher.is_active():
             ids.append(matcher.id())
             weights.append(matcher.weight())
             matcher.next()
+        id_parts.append(np.array(ids, np.int64))
+        weight_parts.append(np.array(weights, np.float64))
     while matcher.is_active():  # each block read whole, as ``_read_ids`` and ``_read_weights`` read it
         if matcher._data is None:
             matcher._read_data()
         start, count = matcher._i, matcher._blocklength
-        ids += matcher._ids[start:] if matcher._ids is not None else islice(accumulate(matcher._data[0]), start, None)
+        id_parts.append(_block_ids(matcher._ids, matcher._data[0], start))
         block_weights = matcher._data[1]
         if block_weights is None or isinstance(block_weights, float):
-            weights += repeat(_f32(1.0 if block_weights is None else block_weights), count - start)
+            weight_parts.append(np.full(count - start, _f32(1.0 if block_weights is None else block_weights)))
         else:
-            weights += block_weights[start:]
+            weight_parts.append(_floats(block_weights[start:]))
         matcher._next_block()
-    docnums, tf = np.array(ids, np.int64), np.array(weights, np.float64)
+    docnums, tf = np.concatenate(id_parts), np.concatenate(weight_parts)
     scorer = matcher._scorer if type(matcher) is ListMatcher else matcher.scorer
     if scorer is None or type(scorer) is WeightScorer:  # the weight is the score
         return docnums, tf
