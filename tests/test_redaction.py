@@ -40,7 +40,7 @@ from vis_export.formats.provider import to_provider
 from vis_export.model import LonisBlock, Session, session_from_json
 from vis_export.policy import visible_session
 from vis_export.redaction import Redaction, findings
-from vis_export.redaction.rules import TRIGGER
+from vis_export.redaction.rules import TRIGGERS
 from vis_export.searchindex.documents import documents
 
 ALNUM = string.ascii_letters + string.digits
@@ -2124,43 +2124,18 @@ def test_the_messages_judged_on_their_json_text_hold_every_find(document: dict[s
     assert redact.Redactor(Redaction()).session(session) == walked_all
 
 
-def _alternatives(pattern: str) -> list[str]:
-    """The top-level alternatives of ``pattern`` (each ``|`` outside a group, a class or an escape)."""
-    parts, depth, start, at, in_class = [], 0, 0, 0, False
-    while at < len(pattern):
-        char = pattern[at]
-        if char == "\\":
-            at += 1
-        elif in_class:
-            in_class = char != "]"
-        elif char == "[":
-            in_class = True
-        elif char in "()":
-            depth += 1 if char == "(" else -1
-        elif char == "|" and depth == 0:
-            parts.append(pattern[start:at])
-            start = at + 1
-        at += 1
-    return [*parts, pattern[start:]]
-
-
-_TRIGGER_ALTERNATIVES = _alternatives(TRIGGER)
-
-
-@pytest.mark.parametrize("part", _TRIGGER_ALTERNATIVES)
+@pytest.mark.parametrize("name", list(TRIGGERS))
 @settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
 @given(data=st.data(), before=st.text(max_size=3), after=st.text(max_size=3))
-def test_every_alternative_of_the_trigger_is_found_in_json_text(
-    part: str, data: st.DataObject, before: str, after: str
-) -> None:
-    """``prefilter.JSON_TRIGGER`` is ``rules.TRIGGER`` widened by hand for JSON text: a string that any
-    alternative of ``TRIGGER`` finds something in (drawn from that alternative, between any text) is
-    found in its JSON text, so an alternative added to one and not to the other fails here."""
+def test_every_trigger_is_found_in_json_text(name: str, data: st.DataObject, before: str, after: str) -> None:
+    """``prefilter.JSON_TRIGGER`` reads each of ``rules.TRIGGERS`` on JSON text: a string that a trigger
+    finds something in (drawn from it, between any text) is found in its JSON text."""
     import msgspec
     import re2
 
     from vis_export.redaction.prefilter import JSON_TRIGGER
 
+    part = TRIGGERS[name]
     text = before + data.draw(st.from_regex(part, fullmatch=True)) + after
     try:
         utf8 = text.encode()
@@ -2168,3 +2143,58 @@ def test_every_alternative_of_the_trigger_is_found_in_json_text(
         return
     assume(re2.compile(part).search(utf8) is not None)  # Python's \d or case folding drew what RE2 reads otherwise
     assert re2.compile(JSON_TRIGGER).search(msgspec.json.encode(text)) is not None, (part, text)
+
+
+# Each piece ``jsontext.json_form`` reads: characters JSON escapes (a quote, a backslash, controls) alone,
+# in classes, negated classes and class escapes, repeated, in a case-insensitive group, at a string's start.
+_PIECES_ON_JSON = [
+    '"',
+    r"\\",
+    r"\t",
+    r"\s",
+    r"\S+",
+    r"\W",
+    r"\D",
+    r"[^a-z]",
+    r"[\t-\r ]{2}",
+    r"[\\\"'\]]*x",
+    r"[\t\n\"]",
+    r'(?i:ab"c)',
+    r"(?:^|[^A-Za-z0-9_-])pin",
+    r"key\s*[=:]\s*\S{4}",
+]
+
+
+@pytest.mark.parametrize("pattern", _PIECES_ON_JSON)
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
+@given(data=st.data(), before=st.text(max_size=3), after=st.text(max_size=3))
+def test_an_expression_read_on_json_text_finds_what_it_finds_in_the_string(
+    pattern: str, data: st.DataObject, before: str, after: str
+) -> None:
+    """A trigger is written once (``rules.TRIGGERS``) and read on JSON text by a function: what it finds
+    in a string, as searched alone or joined to others by ``detect.SEPARATOR``, its JSON form finds in
+    the string's JSON text, written as the prefilter writes it (a quote before and after)."""
+    import msgspec
+    import re2
+
+    from vis_export.redaction.detect import SEPARATOR
+    from vis_export.redaction.jsontext import json_form
+
+    text = before + data.draw(st.from_regex(pattern, fullmatch=True)) + after
+    try:
+        utf8 = text.encode()
+    except UnicodeEncodeError:
+        return
+    joined = f"{SEPARATOR}{text}{SEPARATOR}".encode()
+    assume(re2.compile(pattern).search(utf8) is not None or re2.compile(pattern).search(joined) is not None)
+    assert re2.compile(json_form(pattern)).search(msgspec.json.encode([text])) is not None, (pattern, text)
+
+
+@pytest.mark.parametrize("pattern", [r"\bkey", "key$", "k.y", "(?=k)", "(?s:k)", r"\x41", r"[\x00-\x41]", "(?P<k>k)"])
+def test_what_cannot_be_read_on_json_text_is_refused_where_the_trigger_is_written(pattern: str) -> None:
+    """An assertion, ``.``, a flag other than ``i`` or a look-around reads otherwise on JSON text
+    (``\\bkey`` is no word's start after ``\\n``): refused, so no trigger is read wrong without a word."""
+    from vis_export.redaction.jsontext import json_form
+
+    with pytest.raises(ValueError, match="JSON text"):
+        json_form(pattern)

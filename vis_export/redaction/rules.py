@@ -2,8 +2,8 @@
 
 A rule is a regular expression compiled once, with the kind its marker names and
 the literal hints one of which a string must hold before the expression is run.
-``TRIGGER`` holds every rule's hint in one RE2 expression: text it finds
-nothing in is not looked at further (``detect``). Provider tokens come from
+``TRIGGERS`` names what every find holds, ``TRIGGER`` is all of it in one RE2
+expression: text it finds nothing in is not looked at further (``detect``). Provider tokens come from
 detect-secrets' plugins (their ``denylist`` expressions, maintained upstream)
 beside the spec's own rules; its keyword and entropy plugins are run only on
 lines with a secret-like assignment (``KEYWORDS``).
@@ -67,30 +67,45 @@ class Rule:
 # A secret-like word followed by an assignment (``password=``, ``"api_key": "``,
 # ``secret.assign("``): the lines detect-secrets' keyword and entropy plugins and the
 # ``secret`` rule look at. The same text compiles in Python's ``re`` and in RE2.
-_KEYWORD = r"(?i:pass|pwd|secret|token|key|auth|credential|cookie|contrase)"
+KEYWORD = r"(?i:pass|pwd|secret|token|key|auth|credential|cookie|contrase)"
 # A pin is a secret's name only as a whole word (not ``spinner``, ``gpio_pin``): a second expression.
 KEYWORD_LINE = (
-    _KEYWORD + r"[A-Za-z0-9_.\-]*[\\\"'\]]*[ \t]*(?:[=:!]|\.assign\(|\(\")"
+    KEYWORD + r"[A-Za-z0-9_.\-]*[\\\"'\]]*[ \t]*(?:[=:!]|\.assign\(|\(\")"
     r"|(?:^|[^A-Za-z0-9_-])(?i:pin(?:[_-]?code)?)[\"'\]]*[ \t]*[=:]"
 )
 KEYWORDS = re.compile(KEYWORD_LINE)
-SECRET_HINT = re.compile(_KEYWORD)
+SECRET_HINT = re.compile(KEYWORD)
 
-# Every built-in find holds one of these (RE2 syntax, searched once per message or
-# block in linear time): text that holds none is not looked at further.
-TRIGGER = "|".join(
-    [
-        KEYWORD_LINE,
-        r"(?:@|%40)[A-Za-z0-9-]+\.",
-        r"://[^\s/?#@]*:[^\s/?#@]+@",
-        r"/home/|/Users/|(?i:users)\\",
-        r"PRIVATE KEY",
-        r"sk-|gh[pousr]_|github_pat_|gl[a-z]+-|GR1348941|(?i:xox[a-z]-|hooks\.slack)|AIza|[rsp]k_(?:live|test)_",
-        r"npm_|_authToken|pypi-|A3T|AKIA|ASIA|ABIA|ACCA|(?i:aws)|eyJ|(?i:authorization)|Bearer\s",
-        r"AccountKey=|SG\.|sq0csp-|T3BlbkFJ|[0-9a-z]{32}-us[0-9]|\d{8,10}:[0-9A-Za-z_-]{35}|(?:AC|SK)[a-z0-9]{32}",
-        r"[MNO][a-zA-Z0-9_-]{23,25}\.[a-zA-Z0-9_-]{6}\.",
-    ]
-)
+# Every built-in find holds one of these, named for what they hint at (RE2 syntax, all searched in one
+# pass per message or block in linear time): text that holds none is not looked at further. The
+# prefilter reads each on JSON text (``jsontext.json_form``), so a trigger is written here only.
+TRIGGERS: dict[str, str] = {
+    "assignment": KEYWORD_LINE,
+    "email": r"(?:@|%40)[A-Za-z0-9-]+\.",
+    "uri-credentials": r"://[^\s/?#@]*:[^\s/?#@]+@",
+    "home-user": r"/home/|/Users/|(?i:users)\\",
+    "private-key": r"PRIVATE KEY",
+    "openai-anthropic": r"sk-",
+    "github": r"gh[pousr]_|github_pat_",
+    "gitlab": r"gl[a-z]+-|GR1348941",
+    "slack": r"(?i:xox[a-z]-|hooks\.slack)",
+    "google": r"AIza",
+    "stripe": r"[rsp]k_(?:live|test)_",
+    "npm": r"npm_|_authToken",
+    "pypi": r"pypi-",
+    "aws": r"A3T|AKIA|ASIA|ABIA|ACCA|(?i:aws)",
+    "jwt": r"eyJ",
+    "authorization": r"(?i:authorization)|Bearer\s",
+    "azure": r"AccountKey=",
+    "sendgrid": r"SG\.",
+    "square": r"sq0csp-",
+    "openai-plugin": r"T3BlbkFJ",
+    "mailchimp": r"[0-9a-z]{32}-us[0-9]",
+    "telegram": r"\d{8,10}:[0-9A-Za-z_-]{35}",
+    "twilio": r"(?:AC|SK)[a-z0-9]{32}",
+    "discord": r"[MNO][a-zA-Z0-9_-]{23,25}\.[a-zA-Z0-9_-]{6}\.",
+}
+TRIGGER = "|".join(TRIGGERS.values())
 
 _KEY_NAME = (
     r"(?:password|passwd|passphrase|passcode|pwd|secret|api[_-]?key|apikey|access[_-]?key|secret[_-]?key|private[_-]?key"
