@@ -16,6 +16,7 @@ import re
 import tomllib
 from dataclasses import dataclass
 from functools import cache
+from itertools import product
 from pathlib import Path
 from typing import Any
 
@@ -83,7 +84,9 @@ TRIGGERS: dict[str, str] = {
     "assignment": KEYWORD_LINE,
     "email": r"(?:@|%40)[A-Za-z0-9-]+\.",
     "uri-credentials": r"://[^\s/?#@]*:[^\s/?#@]+@",
-    "home-user": r"/home/|/Users/|(?i:users)\\",
+    # a slash written or escaped on each side; a Windows folder's backslash, or any slash after a drive's colon
+    "home-user": r"(?:/|%2[Ff])(?:home|Users)(?:/|%2[Ff])"
+    r"|(?i:users(?:\\|%5c)|(?::|%3a)(?:[\\/]|%2f|%5c)+users(?:/|%2f))",
     "private-key": r"PRIVATE KEY",
     "openai-anthropic": r"sk-",
     "github": r"gh[pousr]_|github_pat_",
@@ -391,6 +394,14 @@ def _unglued(word: str, prefix: str) -> str:
 
 
 _PATH_START = r"(?:(?<![\w.-])|(?<=%[0-9A-Fa-f]{2}))"  # a path's first folder: no name's end before it
+# A URI that names a machine before the path (VS Code's ``vscode-remote://ssh-remote+host/home/…``,
+# ``ssh://host/home/…``): its host's end starts the path. A web page's (``https://host/home/about``) does not.
+_REMOTE = r"\b(?:vscode-remote|file|ssh|sftp|scp)://[^/\s\"'<>]*"
+# A folder's end in a path, as written or percent-escaped (``%2Fhome%2Falice``); in a Windows path a backslash too.
+_SLASH = r"(?:/|%2[Ff])"
+_ANY_SLASH = r"(?:[\\/]|%2[Ff]|%5[Cc])"
+# ``users`` in each of its 32 cases, as hints are literals (``UsErS`` too: a Windows folder's name has no case).
+_ANY_CASE_USERS = tuple(map("".join, product(*zip("users", "USERS", strict=True))))
 
 
 BUILT_IN: tuple[Rule, ...] = (
@@ -522,14 +533,17 @@ BUILT_IN: tuple[Rule, ...] = (
     Rule(
         "home-user",
         _R(
-            # /var/home and /usr/home: where a linked /home leads (Silverblue, FreeBSD); a Windows folder in any case.
-            # After a percent escape too: VS Code's URIs (``file:///c%3A/Users/…``), a query's ``path%3D/home/…``.
-            rf"(?:{_PATH_START}(?:/var|/usr)?/home/|{_PATH_START}(?:/System/Volumes/Data)?/Users/"
-            r"|\b[A-Za-z]:\\+(?i:users)\\+)"
+            # /var/home and /usr/home: where a linked /home leads (Silverblue, FreeBSD); /mnt/c/Users: Windows' seen
+            # from WSL; a Windows folder after its drive in any case and with either slash (``c:/users/``). After a
+            # percent escape too: VS Code's URIs (``file:///c%3A/Users/…``), a query's ``path%3D/home/…``; and with
+            # each slash escaped (``%2Fhome%2F…``, ``C%3A%5CUsers%5C…``).
+            rf"(?:(?:{_PATH_START}|{_REMOTE})(?:(?:{_SLASH}(?:var|usr))?{_SLASH}home"
+            rf"|(?:{_SLASH}System{_SLASH}Volumes{_SLASH}Data|{_SLASH}mnt{_SLASH}[A-Za-z])?{_SLASH}Users){_SLASH}"
+            rf"|\b[A-Za-z](?::|%3[Aa]){_ANY_SLASH}+(?i:users){_ANY_SLASH}+)"
             rf"(?!(?i:{'|'.join(SHARED_HOMES)})\b)"
             r"([^/\\\s\"'<>:*?|$%{}]+)"
         ),
-        ("/home/", "/Users/", "Users\\", "users\\", "USERS\\"),
+        ("home/", "home%2", *_ANY_CASE_USERS),
         1,
     ),
 )
