@@ -46,7 +46,7 @@ def _python_folds(pattern: str) -> str:
 
 def json_trigger(triggers: Iterable[str]) -> str:
     """What tells, in a message's JSON text, that it may hold a find: ``triggers`` read on JSON
-    text; what ``detect.hides`` (a backslash before punctuation, an invisible character); a key
+    text; what ``detect.hides`` looks for (a backslash before punctuation, an invisible character); a key
     that hints at a secret over a string; a secret's name over a string or a number."""
     return "|".join(
         [

@@ -3,10 +3,10 @@
 A rule is a regular expression compiled once, with the kind its marker names and
 the literal hints one of which a string must hold before the expression is run.
 ``TRIGGERS`` names what every find holds, ``TRIGGER`` is all of it in one RE2
-expression: text it finds nothing in is not looked at further (``detect``). Provider tokens come from
-detect-secrets' plugins (their ``denylist`` expressions, maintained upstream)
-beside the spec's own rules; its keyword and entropy plugins are run only on
-lines with a secret-like assignment (``KEYWORDS``).
+expression: text it finds nothing in is not looked at further (``detect``).
+Provider tokens come from detect-secrets' plugins (their ``denylist``
+expressions, maintained upstream) beside the spec's own rules; its keyword and
+entropy plugins are run only on lines with a secret-like assignment (``KEYWORDS``).
 """
 
 from __future__ import annotations
