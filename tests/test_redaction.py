@@ -40,7 +40,7 @@ from vis_export.formats.provider import to_provider
 from vis_export.model import LonisBlock, Session, session_from_json
 from vis_export.policy import visible_session
 from vis_export.redaction import Redaction, findings
-from vis_export.redaction.rules import TRIGGER
+from vis_export.redaction.rules import TRIGGERS
 from vis_export.searchindex.documents import documents
 
 ALNUM = string.ascii_letters + string.digits
@@ -818,6 +818,95 @@ def test_a_home_folder_after_a_percent_escape_names_no_user(text: str) -> None:
     assert "alicezq7" not in redacted_line(text, Redaction())
 
 
+# A home folder as tools write it beside ``/home/<user>`` and ``C:\\Users\\<user>``: a Windows path with forward
+# slashes in any case (Node, VS Code, Git for Windows), in a file URI, percent-escaped whole (a query's value),
+# after a remote URI's host (VS Code's remote URIs, ssh), after an scp or rsync host, seen from WSL.
+HOME_SHAPES = [
+    "c:/users/alicezq7/project/main.py",
+    "C:/Users/alicezq7",
+    "d:/USERS/alicezq7/x.txt",
+    "file:///c:/users/alicezq7/project/main.py",
+    "file:///c%3A/users/alicezq7/project/main.py",
+    "c%3A%2Fusers%2Falicezq7%2Fproject",
+    "C%3A%5CUsers%5Calicezq7%5Cproject",
+    "?path=%2Fhome%2Falicezq7%2Fproject%2Fmain.py",
+    "%2FUsers%2Falicezq7",
+    "%2fhome%2falicezq7%2fnotes.md",
+    "%2Fvar%2Fhome%2Falicezq7",
+    "vscode-remote://ssh-remote+myhost/home/alicezq7/project/main.py",
+    "vscode-remote://ssh-remote%2Bmyhost/home/alicezq7/project/main.py",
+    "vscode-remote://wsl%2Bubuntu/mnt/c/Users/alicezq7/project",
+    "ssh://git@myhost:2222/home/alicezq7/repo.git",
+    "sftp://myhost/Users/alicezq7/notes.md",
+    "file://myhost/home/alicezq7/share",
+    "scp main.py myhost:/home/alicezq7/project/",
+    "rsync -a bob@myhost:/Users/alicezq7/ .",
+    "/mnt/c/Users/alicezq7/project",
+]
+
+
+@pytest.mark.parametrize("place", ["prose", "tool output", "tool input"])
+@pytest.mark.parametrize("shape", HOME_SHAPES)
+def test_a_home_folder_in_any_shape_is_its_user_s_marker_in_an_export(shape: str, place: str) -> None:
+    """A session whose only secret is a home folder in one of these shapes (so only the prefilter's
+    JSON pass can send its message to the walk): exported with ``--redact``, the user is the marker
+    where it was, as in ``/home/[redacted: home-user 1]/``, and the rest of the path stays."""
+    document = _base()
+    PLACES[place](document, f"cwd {shape}")
+    shown = _bytes(get_format("json").render(_load(document), REDACT))  # type: ignore[arg-type]
+    assert b"zq7" not in shown
+    assert _json(shape.replace("alicezq7", "[redacted: home-user 1]")).encode() in shown
+
+
+@st.composite
+def _home_paths(draw: st.DrawFn) -> str:
+    """A home folder's path in a drawn shape: each slash written or escaped in either case, a Windows
+    folder in any case after a drive (its colon escaped or not) with either slash, after a remote host."""
+    slash = st.sampled_from(["/", "%2F", "%2f"])
+    if draw(st.booleans()):
+        before = draw(st.sampled_from(["", "x=", "%3D", "file://", "file://h", "vscode-remote://wsl%2Bu", "h:"]))
+        parents = draw(st.sampled_from([["home"], ["var", "home"], ["Users"], ["mnt", "c", "Users"]]))
+        return before + "".join(draw(slash) + name for name in parents) + draw(slash) + "alicezq7" + draw(slash) + "x"
+    users = "".join(draw(st.sampled_from([c, c.upper()])) for c in "users")
+    windows = st.sampled_from(["\\", "\\\\", "/", "%5C", "%5c", "%2F"])
+    drive = draw(st.sampled_from("cCdZ")) + draw(st.sampled_from([":", "%3A", "%3a"]))
+    before = draw(st.sampled_from(["", "file:///", "at "]))
+    return f"{before}{drive}{draw(windows)}{users}{draw(windows)}alicezq7{draw(windows)}x"
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(_home_paths())
+def test_a_home_folder_in_a_drawn_shape_is_its_user_s_marker(path: str) -> None:
+    """The shapes above drawn together: the session's only secret, its user is the marker (the
+    prefilter's JSON pass sends its message to the walk, the rule takes the user and only it)."""
+    document = _base()
+    PLACES["tool output"](document, path)
+    shown = _bytes(get_format("json").render(_load(document), REDACT))  # type: ignore[arg-type]
+    assert b"zq7" not in shown
+    assert _json(path.replace("alicezq7", "[redacted: home-user 1]")).encode() in shown
+
+
+def test_an_index_holds_no_user_of_a_home_folder_in_any_shape(tmp_path: Path) -> None:
+    """Each shape the only secret of its session: no index document holds its user, and an index built
+    with ``--redact`` finds none (one built without it finds the shapes its words part)."""
+    pytest.importorskip("tantivy")
+    from vis_export.jobs.indexing import index
+    from vis_export.searchindex import search
+
+    sessions = []
+    for number, shape in enumerate(HOME_SHAPES):
+        document = _base()
+        document["id"] = f"home_{number}"
+        PLACES["tool output"](document, f"cwd {shape}")
+        sessions.append(_load(document))
+    docs = [doc for session in sessions for doc in documents(session, "visible", Redaction())]
+    assert "zq7" not in json.dumps(docs, ensure_ascii=False)
+    index(sessions, tmp_path / "redacted", reasoning="visible", redact=True)
+    index(sessions, tmp_path / "plain", reasoning="visible")
+    assert not search("alicezq7", tmp_path / "redacted")
+    assert search("alicezq7", tmp_path / "plain")
+
+
 @pytest.mark.parametrize(
     "text", ["https://a.example/login?email=alice.q%40corp7.com&next=/", "mailto:alice.q%40corp7.com"]
 )
@@ -912,6 +1001,12 @@ NOT_SECRETS = [
     'password = "<your password>"  # or ${DB_PASSWORD}',
     "/home/user/project and /Users/Shared/x and /home/default/x",
     "see https://sites.example.com/site/someone/home/benchmark",
+    # a web page's /home/ and a REST API's /users/, escaped or not; a folder named home inside another
+    "see https://www.example.com/home/index.html and GET /api/v1/users/42/profile",
+    "curl https://api.github.com/users/octocat/repos",
+    "next=https%3A%2F%2Fexample.com%2Fhome%2Fabout",
+    "%2Fsrv%2Fhome%2Fbenchmark and ssh://host/srv/home/x",
+    "C:/Users/Public/Documents and c:\\users\\default\\x and %2Fhome%2Fuser%2Fx",
     "pwd = (self.password.encode('utf-8') if isinstance(self.password, str) else self.password)",
     # ``AKIA``, ``ACCA`` by chance in a longer run of capitals and digits: DNA, base64, an upper-case digest
     "seq = 'TATCGTCGAAATCTACGGACCGGAATCTTCCGGTAAAACCACGCTGACGCTGCAGGTGATCGCCGCA'",
@@ -2124,43 +2219,18 @@ def test_the_messages_judged_on_their_json_text_hold_every_find(document: dict[s
     assert redact.Redactor(Redaction()).session(session) == walked_all
 
 
-def _alternatives(pattern: str) -> list[str]:
-    """The top-level alternatives of ``pattern`` (each ``|`` outside a group, a class or an escape)."""
-    parts, depth, start, at, in_class = [], 0, 0, 0, False
-    while at < len(pattern):
-        char = pattern[at]
-        if char == "\\":
-            at += 1
-        elif in_class:
-            in_class = char != "]"
-        elif char == "[":
-            in_class = True
-        elif char in "()":
-            depth += 1 if char == "(" else -1
-        elif char == "|" and depth == 0:
-            parts.append(pattern[start:at])
-            start = at + 1
-        at += 1
-    return [*parts, pattern[start:]]
-
-
-_TRIGGER_ALTERNATIVES = _alternatives(TRIGGER)
-
-
-@pytest.mark.parametrize("part", _TRIGGER_ALTERNATIVES)
+@pytest.mark.parametrize("name", list(TRIGGERS))
 @settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
 @given(data=st.data(), before=st.text(max_size=3), after=st.text(max_size=3))
-def test_every_alternative_of_the_trigger_is_found_in_json_text(
-    part: str, data: st.DataObject, before: str, after: str
-) -> None:
-    """``prefilter.JSON_TRIGGER`` is ``rules.TRIGGER`` widened by hand for JSON text: a string that any
-    alternative of ``TRIGGER`` finds something in (drawn from that alternative, between any text) is
-    found in its JSON text, so an alternative added to one and not to the other fails here."""
+def test_every_trigger_is_found_in_json_text(name: str, data: st.DataObject, before: str, after: str) -> None:
+    """``prefilter.JSON_TRIGGER`` reads each of ``rules.TRIGGERS`` on JSON text: a string that a trigger
+    finds something in (drawn from it, between any text) is found in its JSON text."""
     import msgspec
     import re2
 
     from vis_export.redaction.prefilter import JSON_TRIGGER
 
+    part = TRIGGERS[name]
     text = before + data.draw(st.from_regex(part, fullmatch=True)) + after
     try:
         utf8 = text.encode()
@@ -2168,3 +2238,58 @@ def test_every_alternative_of_the_trigger_is_found_in_json_text(
         return
     assume(re2.compile(part).search(utf8) is not None)  # Python's \d or case folding drew what RE2 reads otherwise
     assert re2.compile(JSON_TRIGGER).search(msgspec.json.encode(text)) is not None, (part, text)
+
+
+# Each piece ``jsontext.json_form`` reads: characters JSON escapes (a quote, a backslash, controls) alone,
+# in classes, negated classes and class escapes, repeated, in a case-insensitive group, at a string's start.
+_PIECES_ON_JSON = [
+    '"',
+    r"\\",
+    r"\t",
+    r"\s",
+    r"\S+",
+    r"\W",
+    r"\D",
+    r"[^a-z]",
+    r"[\t-\r ]{2}",
+    r"[\\\"'\]]*x",
+    r"[\t\n\"]",
+    r'(?i:ab"c)',
+    r"(?:^|[^A-Za-z0-9_-])pin",
+    r"key\s*[=:]\s*\S{4}",
+]
+
+
+@pytest.mark.parametrize("pattern", _PIECES_ON_JSON)
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
+@given(data=st.data(), before=st.text(max_size=3), after=st.text(max_size=3))
+def test_an_expression_read_on_json_text_finds_what_it_finds_in_the_string(
+    pattern: str, data: st.DataObject, before: str, after: str
+) -> None:
+    """A trigger is written once (``rules.TRIGGERS``) and read on JSON text by a function: what it finds
+    in a string, as searched alone or joined to others by ``detect.SEPARATOR``, its JSON form finds in
+    the string's JSON text, written as the prefilter writes it (a quote before and after)."""
+    import msgspec
+    import re2
+
+    from vis_export.redaction.detect import SEPARATOR
+    from vis_export.redaction.jsontext import json_form
+
+    text = before + data.draw(st.from_regex(pattern, fullmatch=True)) + after
+    try:
+        utf8 = text.encode()
+    except UnicodeEncodeError:
+        return
+    joined = f"{SEPARATOR}{text}{SEPARATOR}".encode()
+    assume(re2.compile(pattern).search(utf8) is not None or re2.compile(pattern).search(joined) is not None)
+    assert re2.compile(json_form(pattern)).search(msgspec.json.encode([text])) is not None, (pattern, text)
+
+
+@pytest.mark.parametrize("pattern", [r"\bkey", "key$", "k.y", "(?=k)", "(?s:k)", r"\x41", r"[\x00-\x41]", "(?P<k>k)"])
+def test_what_cannot_be_read_on_json_text_is_refused_where_the_trigger_is_written(pattern: str) -> None:
+    """An assertion, ``.``, a flag other than ``i`` or a look-around reads otherwise on JSON text
+    (``\\bkey`` is no word's start after ``\\n``): refused, so no trigger is read wrong without a word."""
+    from vis_export.redaction.jsontext import json_form
+
+    with pytest.raises(ValueError, match="JSON text"):
+        json_form(pattern)

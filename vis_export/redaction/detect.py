@@ -129,9 +129,10 @@ _NOT_SECRET_ASCII = re2.compile(_NOT_SECRET.pattern.replace(r"\s", r"\t\n\x0b\x0
 # (CommonMark), so prose's ``ghp\_…`` reads, and is rendered, as the token ``ghp_…``;
 # and no one sees a zero-width, soft-hyphen, joiner or direction character, so a token
 # cut by one reads, and is copied by eye, whole.
-_INVISIBLE = "\u00ad\u034f\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff"
-_HIDDEN = re.compile(rf"\\([!-/:-@\[-`{{-~])|[{_INVISIBLE}]+")
-_HAS_INVISIBLE = re.compile(f"[{_INVISIBLE}]")
+INVISIBLE = "\u00ad\u034f\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff"
+PUNCTUATION = r"[!-/:-@\[-`{-~]"  # what a backslash escapes in Markdown
+_HIDDEN = re.compile(rf"\\({PUNCTUATION})|[{INVISIBLE}]+")
+_HAS_INVISIBLE = re.compile(f"[{INVISIBLE}]")
 
 
 def hides(text: str) -> bool:
@@ -212,9 +213,9 @@ def triggered_among(texts: Sequence[str], batch: int = 1 << 16) -> set[int]:
     hits: set[int] = set()
     for first in range(0, len(texts), batch):
         chunk = texts[first : first + batch]
-        joined = _SEPARATOR.join(chunk)
+        joined = SEPARATOR.join(chunk)
         # A hit may start at the separator before its text (``pin=``'s leading non-word character): the text after it.
-        found = [at + (joined[at] == _SEPARATOR) for at in _first_hits(joined)]
+        found = [at + (joined[at] == SEPARATOR) for at in _first_hits(joined)]
         hiding = list(_hiding(joined))
         if found or hiding:
             index = dict(zip(places := sorted({*found, *hiding}), _placed(joined, chunk, places), strict=True))
@@ -226,7 +227,7 @@ def triggered_among(texts: Sequence[str], batch: int = 1 << 16) -> set[int]:
 # Between two joined texts: a blank (``\s`` in RE2) that ends every class of ``TRIGGER``
 # but ``Bearer\s``'s, which it ends, so no hint takes in a character of the next text;
 # and rare in text (a page break), so where the texts end is mostly counted by it.
-_SEPARATOR = "\f"
+SEPARATOR = "\f"
 
 
 def _first_hits(joined: str) -> Iterator[int]:
@@ -245,7 +246,7 @@ def _first_hits(joined: str) -> Iterator[int]:
             return
 
 
-_SEPARATOR_BYTE = _SEPARATOR.encode()
+_SEPARATOR_BYTE = SEPARATOR.encode()
 
 
 def _placed(joined: str, texts: Sequence[str], offsets: Sequence[int]) -> list[int]:
@@ -254,17 +255,17 @@ def _placed(joined: str, texts: Sequence[str], offsets: Sequence[int]) -> list[i
     in the join instead, and their number checked: a text may hold one too."""
     indices, counted, at = [], 0, 0
     for offset in offsets:
-        counted += joined.count(_SEPARATOR, at, offset)
+        counted += joined.count(SEPARATOR, at, offset)
         indices.append(counted)
         at = offset
-    if counted + joined.count(_SEPARATOR, at) == len(texts) - 1:
+    if counted + joined.count(SEPARATOR, at) == len(texts) - 1:
         return indices
     ends = list(accumulate(map(_after_separator, map(len, texts))))  # where each text's separator ends
     return [bisect_right(ends, offset) for offset in offsets]
 
 
 _after_separator = (1).__add__
-_HIDING = re.compile(f"[\\\\{_INVISIBLE}]")
+_HIDING = re.compile(f"[\\\\{INVISIBLE}]")
 
 
 def _hiding(joined: str) -> Iterator[int]:
@@ -281,7 +282,7 @@ def _hiding(joined: str) -> Iterator[int]:
         if at < 0:
             return
         yield at
-        at = joined.find(_SEPARATOR, at) + 1
+        at = joined.find(SEPARATOR, at) + 1
         if not at:
             return
 

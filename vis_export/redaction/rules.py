@@ -2,11 +2,11 @@
 
 A rule is a regular expression compiled once, with the kind its marker names and
 the literal hints one of which a string must hold before the expression is run.
-``TRIGGER`` holds every rule's hint in one RE2 expression: text it finds
-nothing in is not looked at further (``detect``). Provider tokens come from
-detect-secrets' plugins (their ``denylist`` expressions, maintained upstream)
-beside the spec's own rules; its keyword and entropy plugins are run only on
-lines with a secret-like assignment (``KEYWORDS``).
+``TRIGGERS`` names what every find holds, ``TRIGGER`` is all of it in one RE2
+expression: text it finds nothing in is not looked at further (``detect``).
+Provider tokens come from detect-secrets' plugins (their ``denylist``
+expressions, maintained upstream) beside the spec's own rules; its keyword and
+entropy plugins are run only on lines with a secret-like assignment (``KEYWORDS``).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import re
 import tomllib
 from dataclasses import dataclass
 from functools import cache
+from itertools import product
 from pathlib import Path
 from typing import Any
 
@@ -67,30 +68,47 @@ class Rule:
 # A secret-like word followed by an assignment (``password=``, ``"api_key": "``,
 # ``secret.assign("``): the lines detect-secrets' keyword and entropy plugins and the
 # ``secret`` rule look at. The same text compiles in Python's ``re`` and in RE2.
-_KEYWORD = r"(?i:pass|pwd|secret|token|key|auth|credential|cookie|contrase)"
+KEYWORD = r"(?i:pass|pwd|secret|token|key|auth|credential|cookie|contrase)"
 # A pin is a secret's name only as a whole word (not ``spinner``, ``gpio_pin``): a second expression.
 KEYWORD_LINE = (
-    _KEYWORD + r"[A-Za-z0-9_.\-]*[\\\"'\]]*[ \t]*(?:[=:!]|\.assign\(|\(\")"
+    KEYWORD + r"[A-Za-z0-9_.\-]*[\\\"'\]]*[ \t]*(?:[=:!]|\.assign\(|\(\")"
     r"|(?:^|[^A-Za-z0-9_-])(?i:pin(?:[_-]?code)?)[\"'\]]*[ \t]*[=:]"
 )
 KEYWORDS = re.compile(KEYWORD_LINE)
-SECRET_HINT = re.compile(_KEYWORD)
+SECRET_HINT = re.compile(KEYWORD)
 
-# Every built-in find holds one of these (RE2 syntax, searched once per message or
-# block in linear time): text that holds none is not looked at further.
-TRIGGER = "|".join(
-    [
-        KEYWORD_LINE,
-        r"(?:@|%40)[A-Za-z0-9-]+\.",
-        r"://[^\s/?#@]*:[^\s/?#@]+@",
-        r"/home/|/Users/|(?i:users)\\",
-        r"PRIVATE KEY",
-        r"sk-|gh[pousr]_|github_pat_|gl[a-z]+-|GR1348941|(?i:xox[a-z]-|hooks\.slack)|AIza|[rsp]k_(?:live|test)_",
-        r"npm_|_authToken|pypi-|A3T|AKIA|ASIA|ABIA|ACCA|(?i:aws)|eyJ|(?i:authorization)|Bearer\s",
-        r"AccountKey=|SG\.|sq0csp-|T3BlbkFJ|[0-9a-z]{32}-us[0-9]|\d{8,10}:[0-9A-Za-z_-]{35}|(?:AC|SK)[a-z0-9]{32}",
-        r"[MNO][a-zA-Z0-9_-]{23,25}\.[a-zA-Z0-9_-]{6}\.",
-    ]
-)
+# Every built-in find holds one of these, named for what they hint at (RE2 syntax, all searched in one
+# pass per message or block in linear time): text that holds none is not looked at further. The
+# prefilter reads each on JSON text (``jsontext.json_form``), so a trigger is written here only.
+TRIGGERS: dict[str, str] = {
+    "assignment": KEYWORD_LINE,
+    "email": r"(?:@|%40)[A-Za-z0-9-]+\.",
+    "uri-credentials": r"://[^\s/?#@]*:[^\s/?#@]+@",
+    # a slash written or escaped on each side; a Windows folder's backslash, or any slash after a drive's colon
+    "home-user": r"(?:/|%2[Ff])(?:home|Users)(?:/|%2[Ff])"
+    r"|(?i:users(?:\\|%5c)|(?::|%3a)(?:[\\/]|%2f|%5c)+users(?:/|%2f))",
+    "private-key": r"PRIVATE KEY",
+    "openai-anthropic": r"sk-",
+    "github": r"gh[pousr]_|github_pat_",
+    "gitlab": r"gl[a-z]+-|GR1348941",
+    "slack": r"(?i:xox[a-z]-|hooks\.slack)",
+    "google": r"AIza",
+    "stripe": r"[rsp]k_(?:live|test)_",
+    "npm": r"npm_|_authToken",
+    "pypi": r"pypi-",
+    "aws": r"A3T|AKIA|ASIA|ABIA|ACCA|(?i:aws)",
+    "jwt": r"eyJ",
+    "authorization": r"(?i:authorization)|Bearer\s",
+    "azure": r"AccountKey=",
+    "sendgrid": r"SG\.",
+    "square": r"sq0csp-",
+    "openai-plugin": r"T3BlbkFJ",
+    "mailchimp": r"[0-9a-z]{32}-us[0-9]",
+    "telegram": r"\d{8,10}:[0-9A-Za-z_-]{35}",
+    "twilio": r"(?:AC|SK)[a-z0-9]{32}",
+    "discord": r"[MNO][a-zA-Z0-9_-]{23,25}\.[a-zA-Z0-9_-]{6}\.",
+}
+TRIGGER = "|".join(TRIGGERS.values())
 
 _KEY_NAME = (
     r"(?:password|passwd|passphrase|passcode|pwd|secret|api[_-]?key|apikey|access[_-]?key|secret[_-]?key|private[_-]?key"
@@ -376,6 +394,14 @@ def _unglued(word: str, prefix: str) -> str:
 
 
 _PATH_START = r"(?:(?<![\w.-])|(?<=%[0-9A-Fa-f]{2}))"  # a path's first folder: no name's end before it
+# A URI that names a machine before the path (VS Code's ``vscode-remote://ssh-remote+host/home/…``,
+# ``ssh://host/home/…``): its host's end starts the path. A web page's (``https://host/home/about``) does not.
+_REMOTE = r"\b(?:vscode-remote|file|ssh|sftp|scp)://[^/\s\"'<>]*"
+# A folder's end in a path, as written or percent-escaped (``%2Fhome%2Falice``); in a Windows path a backslash too.
+_SLASH = r"(?:/|%2[Ff])"
+_ANY_SLASH = r"(?:[\\/]|%2[Ff]|%5[Cc])"
+# ``users`` in each of its 32 cases, as hints are literals (``UsErS`` too: a Windows folder's name has no case).
+_ANY_CASE_USERS = tuple(map("".join, product(*zip("users", "USERS", strict=True))))
 
 
 BUILT_IN: tuple[Rule, ...] = (
@@ -507,14 +533,17 @@ BUILT_IN: tuple[Rule, ...] = (
     Rule(
         "home-user",
         _R(
-            # /var/home and /usr/home: where a linked /home leads (Silverblue, FreeBSD); a Windows folder in any case.
-            # After a percent escape too: VS Code's URIs (``file:///c%3A/Users/…``), a query's ``path%3D/home/…``.
-            rf"(?:{_PATH_START}(?:/var|/usr)?/home/|{_PATH_START}(?:/System/Volumes/Data)?/Users/"
-            r"|\b[A-Za-z]:\\+(?i:users)\\+)"
+            # /var/home and /usr/home: where a linked /home leads (Silverblue, FreeBSD); /mnt/c/Users: Windows' seen
+            # from WSL; a Windows folder after its drive in any case and with either slash (``c:/users/``). After a
+            # percent escape too: VS Code's URIs (``file:///c%3A/Users/…``), a query's ``path%3D/home/…``; and with
+            # each slash escaped (``%2Fhome%2F…``, ``C%3A%5CUsers%5C…``).
+            rf"(?:(?:{_PATH_START}|{_REMOTE})(?:(?:{_SLASH}(?:var|usr))?{_SLASH}home"
+            rf"|(?:{_SLASH}System{_SLASH}Volumes{_SLASH}Data|{_SLASH}mnt{_SLASH}[A-Za-z])?{_SLASH}Users){_SLASH}"
+            rf"|\b[A-Za-z](?::|%3[Aa]){_ANY_SLASH}+(?i:users){_ANY_SLASH}+)"
             rf"(?!(?i:{'|'.join(SHARED_HOMES)})\b)"
             r"([^/\\\s\"'<>:*?|$%{}]+)"
         ),
-        ("/home/", "/Users/", "Users\\", "users\\", "USERS\\"),
+        ("home/", "home%2", *_ANY_CASE_USERS),
         1,
     ),
 )
