@@ -21,6 +21,7 @@ from vis_export.sources.foreign import (
     call_arguments,
     field_text,
     first_line,
+    iso_ms,
     map_or_empty,
     text_of_parts,
     text_or,
@@ -104,10 +105,15 @@ class _Rollout:
     model: str | None = None
     prompt: str | None = None
     turn: dict[str, Any] | None = None
+    at: int = 0  # the record's time, else the last one seen (records may lack one)
 
     def record(self, lineno: int, record: dict[str, Any]) -> None:
         payload, kind = record.get("payload"), record.get("type")  # compared, never looked up: may be anything
-        at = self.transcript.time(record.get("timestamp"))
+        at = iso_ms(record.get("timestamp"))
+        if at is None:
+            at = self.at
+        else:
+            self.at = at
         if not isinstance(payload, dict):
             self.transcript.skip(kind if isinstance(kind, str) else "record without a type")
         elif kind == "response_item":  # the most of a rollout's records: compared first
@@ -152,7 +158,7 @@ class _Rollout:
                 self.prompt = next((b["markdown"] for b in message["content"] if b["type"] == "prose"), None)
         elif kind in _OUTPUTS:
             output = item.get("output")
-            text = text_of_parts(output)
+            text = output if isinstance(output, str) else text_of_parts(output)  # most outputs are text
             self.transcript.answer(_call_id(item, line_id), text if text is not None else output, False, at)
         elif kind in ITEM_TYPES:
             if self.turn is None:
@@ -175,7 +181,7 @@ def _call_id(payload: dict[str, Any], line_id: str) -> str:
 
 
 def _assistant_item(
-    transcript: Transcript, turn: dict[str, Any], item: dict[str, Any], kind: str | None, line_id: str
+    transcript: Transcript, turn: dict[str, Any], item: dict[str, Any], kind: str, line_id: str
 ) -> None:
     if kind == "message":
         _parts(transcript, turn, item.get("content"), line_id)
@@ -191,7 +197,7 @@ def _assistant_item(
             {"id": line_id, "type": "reasoning", "text": "\n\n".join(texts), "visibility": "private"}
         )
     else:
-        value = item.get(_CALLS[str(kind)], NO_INPUT)
+        value = item.get(_CALLS[kind], NO_INPUT)
         if kind == "function_call" and isinstance(value, str):
             value = call_arguments(value, parse_quickly)
         name = "local_shell_call" if kind == "local_shell_call" else item.get("name")

@@ -350,19 +350,11 @@ class Transcript:
     calls: dict[str, dict[str, Any]] = field(default_factory=dict)
     owners: dict[str, dict[str, Any]] = field(default_factory=dict)  # call id -> its message
     skipped: Counter[str] = field(default_factory=Counter)
-    last_time: int = 0
     # Results before their call, and results no call takes, each with its place: (messages before it, arrival).
     results: int = 0
     links: dict[str, dict[str, str]] = field(default_factory=dict)  # call id -> fields its block gains
     early: dict[str, tuple[Any, bool, int, tuple[int, int]]] = field(default_factory=dict)
     orphans: list[tuple[tuple[int, int], dict[str, Any]]] = field(default_factory=list)
-
-    def time(self, value: Any) -> int:
-        """The entry's time in ms, else the last one seen (foreign entries may lack one)."""
-        ms = iso_ms(value)
-        if ms is not None:
-            self.last_time = ms
-        return self.last_time
 
     def message(
         self, message_id: str, role: str, created_at: int, model: str | None = None, provider: str | None = None
@@ -400,13 +392,12 @@ class Transcript:
         orphaned result where it came."""
         block = self.calls.get(call_id)
         self.results += 1
-        place = (len(self.messages), self.results)
         if block is not None and block["status"] == "pending":
             _settle(block, output, failed)
         elif block is None and call_id not in self.early:
-            self.early[call_id] = (output, failed, at, place)
+            self.early[call_id] = (output, failed, at, (len(self.messages), self.results))
         else:
-            self.orphans.append((place, _orphan(call_id, output, failed, at)))
+            self.orphans.append(((len(self.messages), self.results), _orphan(call_id, output, failed, at)))
 
     def attach(self, message: dict[str, Any], block_id: str, media_type: str, data: bytes | None, name: str) -> None:
         self.attachments[block_id] = StoredAttachment(block_id, message["id"], media_type, name, None, data, None, None)
