@@ -60,8 +60,14 @@ def _records(lines: list[tuple[int, Any]]) -> tuple[list[tuple[int, dict[str, An
     messages say (``_says``), to know which events repeat them."""
     records: list[tuple[int, dict[str, Any]]] = []
     said: set[tuple[str, str]] = set()
-    for n, (lineno, value) in enumerate(lines):
-        if not isinstance(value, dict):
+    for n, line in enumerate(lines):
+        lineno, value = line
+        if n and isinstance(value, dict) and "payload" in value:  # a current record: most of them
+            if "record_type" not in value:
+                records.append(line)  # the pair as it is: no new one for each of thousands
+                if value.get("type") == "response_item":
+                    _says(said, value["payload"])
+        elif not isinstance(value, dict):
             records.append((lineno, {"type": "line that is not a record"}))
         elif n == 0 and _is_legacy_head(value):
             records.append((lineno, {"type": "session_meta", "timestamp": value["timestamp"], "payload": value}))
