@@ -55,6 +55,10 @@ _STAMPS = st.one_of(
 @example("1969-12-31T23:59:59.999Z")
 @example("2024-02-29T10:00:00.000Z")
 @example("2025-02-29T10:00:00.000Z")
+@example("2025-06-01T10:0٠:00.000Z")  # a digit that is no ASCII digit where a table is looked up
+@example("2025-06-01T10:00:00.123٤56Z")
+@example("2025-06-01T10:00:00.1234Z")
+@example("2025-06-01T10:00:00,123456Z")
 def test_a_stamp_read_by_its_hour_is_the_exact_millisecond(stamp: str) -> None:
     """The common form of a transcript's stamps is read from its hour, cached, plus its
     minutes, seconds and milliseconds: always what reading it whole gives, None included."""

@@ -24,6 +24,7 @@ from vis_export.sources.foreign import (
     foreign_block,
     foreign_map,
     foreign_type,
+    iso_ms,
     map_or_empty,
     text_of_parts,
     text_or,
@@ -105,15 +106,21 @@ def _session(
     transcript = Transcript(source)
     by_api_id: dict[str, dict[str, Any]] = {}
     prompt: str | None = None
+    at = 0  # the entry's time, else the last one seen (entries may lack one)
     for lineno, entry in entries:
         kind = entry["type"]
-        at = transcript.time(entry.get("timestamp"))
+        ms = iso_ms(entry.get("timestamp"))
+        if ms is not None:
+            at = ms
         uuid = entry.get("uuid")
         entry_id = uuid if isinstance(uuid, str) and uuid.strip() else f"line{lineno}"
         api = entry.get("message")
         if kind == "system" or (kind in CONVERSATION and entry.get("isMeta") is True):
             _notice_entry(transcript, entry, entry_id, at)
-        elif kind == "assistant" and isinstance(api, dict):
+        elif not isinstance(api, dict):
+            if kind != "summary":
+                transcript.skip(kind if kind not in _KNOWN_TYPES else f"{kind} without a message")
+        elif kind == "assistant":
             api_id = api.get("id")
             message = by_api_id.get(api_id) if isinstance(api_id, str) and api_id else None
             if message is None:
@@ -124,8 +131,8 @@ def _session(
             elif at > message["created_at"]:
                 message["completed_at"] = at
             content_blocks(transcript, message, api.get("content"), entry_id, entry)
-        elif kind == "user" and isinstance(api, dict):
-            message = _user_entry(transcript, entry, entry_id, at)
+        elif kind == "user":
+            message = _user_entry(transcript, entry, api, entry_id, at)
             if prompt is None and message is not None:
                 prompt = next((b["markdown"] for b in message["content"] if b["type"] == "prose"), None)
         elif kind != "summary":
@@ -180,21 +187,21 @@ def _notice_entry(transcript: Transcript, entry: dict[str, Any], entry_id: str, 
     message["content"].append({"id": f"{entry_id}_0", "type": "notice", "code": code, "message": text})
 
 
-def _user_entry(transcript: Transcript, entry: dict[str, Any], entry_id: str, at: int) -> dict[str, Any] | None:
+def _user_entry(
+    transcript: Transcript, entry: dict[str, Any], api: dict[str, Any], entry_id: str, at: int
+) -> dict[str, Any] | None:
     """A user entry: its prompt is a user message; tool results only answer calls (no turn of their own)."""
-    content = entry["message"].get("content")
+    content = api.get("content")
     if isinstance(content, str):
         others: Any = content  # a prompt: ``content_blocks`` reads it as one text part
     elif isinstance(content, list):
         others = []
-        answered = False
         for part in content:
             if isinstance(part, dict) and part.get("type") == "tool_result":
                 _tool_result(transcript, part, at, entry)
-                answered = True
             else:
                 others.append(part)
-        if answered and not others:
+        if not others and content:  # only results
             return None
     else:
         transcript.skip("user entry without content")
@@ -226,9 +233,10 @@ def _tool_result(transcript: Transcript, part: dict[str, Any], at: int, entry: d
                 media_type, data = source.get("media_type"), source.get("data")
                 transcript.attach_base64(owner, f"{call_id}_image{n}", media_type, data, name)
     ran = entry.get("toolUseResult")
-    agent = ran.get("agentId") if isinstance(ran, dict) else None
-    if agent is not None and text_or(agent, "") and text_or(entry.get("sessionId"), ""):
-        transcript.links[call_id] = {"subagent_session": f"{entry['sessionId']}/{agent}"}
+    if isinstance(ran, dict):
+        agent = ran.get("agentId")
+        if agent is not None and text_or(agent, "") and text_or(entry.get("sessionId"), ""):
+            transcript.links[call_id] = {"subagent_session": f"{entry['sessionId']}/{agent}"}
 
 
 def content_blocks(transcript: Transcript, message: dict[str, Any], parts: Any, prefix: str, entry: Any) -> None:
@@ -240,18 +248,29 @@ def content_blocks(transcript: Transcript, message: dict[str, Any], parts: Any, 
         return
     blocks = message["content"]
     for part in parts:
-        block_id = f"{prefix}_{len(blocks)}"
         if not isinstance(part, dict):
-            blocks.append(foreign_block({"id": block_id, "type": "unknown"}, value=part))
+            blocks.append(foreign_block({"id": f"{prefix}_{len(blocks)}", "type": "unknown"}, value=part))
             continue
-        if not isinstance(part.get("type"), str):
+        kind = part.get("type")
+        if kind == "tool_use":  # the most of a session's blocks: its id is the source's
+            call_id = part.get("id")
+            if not (isinstance(call_id, str) and call_id.strip()):
+                call_id = f"{prefix}_{len(blocks)}"
+            transcript.tool(message, call_id, part.get("name"), part.get("input", NO_INPUT))
+            continue
+        if kind == "tool_result":
+            _tool_result(transcript, part, message["created_at"], entry if isinstance(entry, dict) else {})
+            continue
+        block_id = f"{prefix}_{len(blocks)}"
+        if not isinstance(kind, str):
             # A block that does not say what it is may be thinking: private, and counted (R2).
             blocks.append({"id": block_id, "type": "reasoning", "text": "", "visibility": "private"})
             transcript.skip("content block without a type (hidden as private)")
-            continue
-        kind = part["type"]
-        plain = kind == "text" and isinstance(part.get("text"), str)
-        if plain and (part.keys() == _TEXT or not is_reasoning_map(part)):
+        elif (
+            kind == "text"
+            and isinstance(part.get("text"), str)
+            and (part.keys() == _TEXT or not is_reasoning_map(part))
+        ):
             text = part["text"]
             if message["role"] == "user":
                 _user_text(blocks, text, block_id)
@@ -263,11 +282,6 @@ def content_blocks(transcript: Transcript, message: dict[str, Any], parts: Any, 
             text = part.get("thinking") if kind == "thinking" else part.get("text") if kind == "text" else ""
             text = text if isinstance(text, str) else ""
             blocks.append({"id": block_id, "type": "reasoning", "text": text, "visibility": "private"})
-        elif kind == "tool_use":
-            call_id = text_or(part.get("id"), block_id)
-            transcript.tool(message, call_id, part.get("name"), part.get("input", NO_INPUT))
-        elif kind == "tool_result":
-            _tool_result(transcript, part, message["created_at"], entry if isinstance(entry, dict) else {})
         elif kind in ("image", "document"):
             _media(transcript, message, part, block_id)
         else:

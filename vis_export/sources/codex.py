@@ -21,6 +21,7 @@ from vis_export.sources.foreign import (
     call_arguments,
     field_text,
     first_line,
+    iso_ms,
     map_or_empty,
     text_of_parts,
     text_or,
@@ -59,8 +60,14 @@ def _records(lines: list[tuple[int, Any]]) -> tuple[list[tuple[int, dict[str, An
     messages say (``_says``), to know which events repeat them."""
     records: list[tuple[int, dict[str, Any]]] = []
     said: set[tuple[str, str]] = set()
-    for n, (lineno, value) in enumerate(lines):
-        if not isinstance(value, dict):
+    for n, line in enumerate(lines):
+        lineno, value = line
+        if n and isinstance(value, dict) and "payload" in value:  # a current record: most of them
+            if "record_type" not in value:
+                records.append(line)  # the pair as it is: no new one for each of thousands
+                if value.get("type") == "response_item":
+                    _says(said, value["payload"])
+        elif not isinstance(value, dict):
             records.append((lineno, {"type": "line that is not a record"}))
         elif n == 0 and _is_legacy_head(value):
             records.append((lineno, {"type": "session_meta", "timestamp": value["timestamp"], "payload": value}))
@@ -104,16 +111,21 @@ class _Rollout:
     model: str | None = None
     prompt: str | None = None
     turn: dict[str, Any] | None = None
+    at: int = 0  # the record's time, else the last one seen (records may lack one)
 
     def record(self, lineno: int, record: dict[str, Any]) -> None:
         payload, kind = record.get("payload"), record.get("type")  # compared, never looked up: may be anything
-        at = self.transcript.time(record.get("timestamp"))
+        at = iso_ms(record.get("timestamp"))
+        if at is None:
+            at = self.at
+        else:
+            self.at = at
         if not isinstance(payload, dict):
             self.transcript.skip(kind if isinstance(kind, str) else "record without a type")
         elif kind == "response_item":  # the most of a rollout's records: compared first
-            self.item(payload, f"line{lineno}", at)
+            self.item(payload, lineno, at)
         elif kind == "event_msg":
-            self.event(payload, f"line{lineno}", at)
+            self.event(payload, lineno, at)
         elif kind == "session_meta":
             self.session_meta(payload)
         elif kind == "turn_context":
@@ -130,7 +142,7 @@ class _Rollout:
         if text_or(spawn.get("parent_thread_id"), ""):
             self.facts["parent_session"] = spawn["parent_thread_id"]
 
-    def event(self, payload: dict[str, Any], line_id: str, at: int) -> None:
+    def event(self, payload: dict[str, Any], lineno: int, at: int) -> None:
         kind, text = field_text(payload, "type"), payload.get("message")
         role = _SAID.get(str(kind))
         if role is None:
@@ -138,47 +150,50 @@ class _Rollout:
                 self.transcript.skip(f"event {kind}")
         elif isinstance(text, str) and (role, text.strip()) not in self.said:
             parts = [{"type": "input_text" if role == "user" else "output_text", "text": text}]
-            self.item({"type": "message", "role": role, "content": parts}, line_id, at)
+            self.item({"type": "message", "role": role, "content": parts}, lineno, at)
 
-    def item(self, item: dict[str, Any], line_id: str, at: int) -> None:
+    def item(self, item: dict[str, Any], lineno: int, at: int) -> None:
+        """One response item; its id is made from its line (``line<n>``) only where one is
+        needed: most items are calls and outputs, which carry their own."""
         kind = item.get("type")  # compared with names only when a string (it may be a list or a map)
         if not isinstance(kind, str):
             kind = None
         if kind == "message" and item.get("role") in ("user", "developer", "system"):
             self.turn = None
+            line_id = f"line{lineno}"
             message = self.transcript.message(line_id, item["role"], at)
             _parts(self.transcript, message, item.get("content"), line_id)
             if self.prompt is None and item["role"] == "user":
                 self.prompt = next((b["markdown"] for b in message["content"] if b["type"] == "prose"), None)
         elif kind in _OUTPUTS:
             output = item.get("output")
-            text = text_of_parts(output)
-            self.transcript.answer(_call_id(item, line_id), text if text is not None else output, False, at)
+            text = output if isinstance(output, str) else text_of_parts(output)  # most outputs are text
+            self.transcript.answer(_call_id(item, lineno), text if text is not None else output, False, at)
         elif kind in ITEM_TYPES:
             if self.turn is None:
-                self.turn = self.transcript.message(line_id, "assistant", at, model=self.model, provider="openai")
+                self.turn = self.transcript.message(
+                    f"line{lineno}", "assistant", at, model=self.model, provider="openai"
+                )
             elif at > self.turn["created_at"]:
                 self.turn["completed_at"] = at
-            _assistant_item(self.transcript, self.turn, item, kind, line_id)
+            _assistant_item(self.transcript, self.turn, item, kind, lineno)
         else:
             self.transcript.skip(f"item {kind}")
 
 
-def _call_id(payload: dict[str, Any], line_id: str) -> str:
-    """The item's ``call_id``, else its ``id``, else ``line_id``: once for each of a rollout's
+def _call_id(payload: dict[str, Any], lineno: int) -> str:
+    """The item's ``call_id``, else its ``id``, else its line's id: once for each of a rollout's
     thousands of calls and outputs, so written out rather than looped over."""
     found = payload.get("call_id")
     if isinstance(found, str) and found.strip():
         return found
     found = payload.get("id")
-    return found if isinstance(found, str) and found.strip() else line_id
+    return found if isinstance(found, str) and found.strip() else f"line{lineno}"
 
 
-def _assistant_item(
-    transcript: Transcript, turn: dict[str, Any], item: dict[str, Any], kind: str | None, line_id: str
-) -> None:
+def _assistant_item(transcript: Transcript, turn: dict[str, Any], item: dict[str, Any], kind: str, lineno: int) -> None:
     if kind == "message":
-        _parts(transcript, turn, item.get("content"), line_id)
+        _parts(transcript, turn, item.get("content"), f"line{lineno}")
     elif kind == "reasoning":
         texts = [
             part["text"]
@@ -188,14 +203,14 @@ def _assistant_item(
             if isinstance(part, dict) and isinstance(part.get("text"), str)
         ]
         turn["content"].append(
-            {"id": line_id, "type": "reasoning", "text": "\n\n".join(texts), "visibility": "private"}
+            {"id": f"line{lineno}", "type": "reasoning", "text": "\n\n".join(texts), "visibility": "private"}
         )
     else:
-        value = item.get(_CALLS[str(kind)], NO_INPUT)
+        value = item.get(_CALLS[kind], NO_INPUT)
         if kind == "function_call" and isinstance(value, str):
             value = call_arguments(value, parse_quickly)
         name = "local_shell_call" if kind == "local_shell_call" else item.get("name")
-        transcript.tool(turn, _call_id(item, line_id), name, value)
+        transcript.tool(turn, _call_id(item, lineno), name, value)
 
 
 def _parts(transcript: Transcript, message: dict[str, Any], parts: Any, line_id: str) -> None:
