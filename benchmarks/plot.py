@@ -52,7 +52,7 @@ FIGURES = (
     Figure("index (tantivy) / raw tantivy-py", "0.11–0.14x CPU", 0.13, 0.33, "higher"),
     Figure("index (tantivy) / SQLite FTS5", "0.16–0.20x CPU", 0.18, 1, "higher"),
     Figure("no-op rerun / full index (tantivy)", "0.015–0.018x CPU", 0.018, 0.02, "lower"),
-    Figure("query p95, 96k blocks (tantivy)", "5.9–6.4 ms CPU", 6.4, 2, "lower", "ms"),
+    Figure("query p95, 96k blocks (tantivy)", "3.82 ms CPU", 3.82, 2, "lower", "ms"),
     Figure("Whoosh index, 19k blocks", "2.2k per CPU-s", 2.2, 5, "higher", "k/s"),
     Figure("Whoosh query p95, 19k blocks", "27.5 ms CPU", 27.5, 20, "lower", "ms"),
     Figure("index (PostgreSQL) / tantivy job", "0.50x CPU", 0.50, 0.5, "higher"),
