@@ -29,6 +29,8 @@ _WORD = re.compile(f"[{CJK_CHARACTERS}]+|(?:(?![{CJK_CHARACTERS}])\\w)+")
 # identifier's part (config in parse_config or in parseConfig), never inside one
 # (a in "ate", form in "platform"). Case-sensitive inside an IGNORECASE pattern.
 _WORD_START = "(?-i:(?<![A-Za-z0-9])|(?<=[a-z])(?=[A-Z]))"
+# The same, checked once the word's first character has been read.
+_WORD_STARTED = "(?-i:(?<![A-Za-z0-9][\\s\\S])|(?<=[a-z][A-Z]))"
 # A letter or digit of a word (not of a ``cjk`` run, where a word ends), and the
 # rest of a word from a stem on.
 _LETTER = f"[^\\W_{CJK_CHARACTERS}]"
@@ -189,32 +191,49 @@ class SnippetMaker:
     def _compile(self, letter: str, word_rest: str) -> re.Pattern[str] | None:
         """One named group per phrase and word (``_best_match`` tells them apart).
 
-        The groups are behind a look-ahead for the characters a match can
-        start with: tried at every position of a text, the alternatives and
-        their look-behinds cost three times as much as that one test, which
-        fails at most positions (a fifth of a query's time, in snippets)."""
-        alternatives = [re.escape(p) for p in self.phrases]
-        firsts = {p[0] for p in self.phrases}
+        A match's first character is read by a class of the characters a match
+        can start with, outside the groups, and each way checks it (and where a
+        word starts) behind it: a pattern that starts with a class is searched
+        for by ``re`` in a loop of its own, a character at a time, where one
+        that starts with alternatives or a look-ahead is tried at every
+        position (a third of a query's snippets). On ASCII text the class holds
+        the ASCII characters that match case-insensitively, so that it is
+        case-sensitive: ``re`` takes no case-insensitive class for that loop."""
+        groups = self._alternatives(letter, word_rest)
+        if not groups:
+            return None
+        firsts = "".join(sorted({re.escape(first) for ways in groups for _, first, _ in ways}))
+        if letter == _ASCII_LETTER:
+            ascii_firsts = [c for c in map(chr, range(128)) if re.match(f"[{firsts}]", c, re.IGNORECASE)]
+            if not ascii_firsts:  # no match can start in ASCII text
+                return None
+            lead = "[" + "".join(map(re.escape, ascii_firsts)) + "]"
+        else:
+            lead = f"(?i:[{firsts}])"
+        grouped = "|".join(
+            f"(?P<t{n}>" + "|".join(_read_first(started, first, rest) for started, first, rest in ways) + ")"
+            for n, ways in enumerate(groups)
+        )
+        return re.compile(f"{lead}(?i:{grouped})")
+
+    def _alternatives(self, letter: str, word_rest: str) -> list[list[tuple[bool, str, str]]]:
+        """Each phrase's and word's ways to match, in order: whether the way
+        starts a word or an identifier's part (``_WORD_START``), its first
+        character, and the rest as a pattern (case-insensitive)."""
+        groups = [[(False, p[0], re.escape(p[1:]))] for p in self.phrases]
         for word in self.words:
             parts = _WORDS_OF_IDENTIFIER.findall(word)
             if is_run(word):  # the run, else its bigrams where the text holds them apart
                 options = dict.fromkeys((word, *query_grams(word)[:MAX_TERMS]))
-                alternatives.append("|".join(map(re.escape, options)))
-                firsts.update(option[0] for option in options)
+                groups.append([(False, option[0], re.escape(option[1:])) for option in options])
             elif len(parts) > 1:  # parseConfig marks parse_config too
-                alternatives.append(_WORD_START + "[_-]?".join(re.escape(p) for p in parts))
-                firsts.add(parts[0][0])
+                rest = "[_-]?".join([re.escape(parts[0][1:]), *map(re.escape, parts[1:])])
+                groups.append([(True, parts[0][0], rest)])
             elif len(word) < 4:  # too short to have a stem: the word itself
-                alternatives.append(_WORD_START + re.escape(word) + f"(?!{letter})")
-                firsts.add(word[0])
+                groups.append([(True, word[0], re.escape(word[1:]) + f"(?!{letter})")])
             else:  # a stem's forms: config marks configured
-                alternatives.append(_WORD_START + re.escape(word[: max(4, len(word) - 3)]) + word_rest)
-                firsts.add(word[0])
-        if not alternatives:
-            return None
-        grouped = "|".join(f"(?P<t{n}>{alternative})" for n, alternative in enumerate(alternatives))
-        starts = "".join(map(re.escape, sorted(firsts)))
-        return re.compile(f"(?=[{starts}])(?:{grouped})", re.IGNORECASE)
+                groups.append([(True, word[0], re.escape(word[1 : max(4, len(word) - 3)]) + word_rest)])
+        return groups
 
     def _best_match(self, text: str) -> re.Match[str] | None:
         """The match a snippet shows: one of the query's word or phrase that the
@@ -312,6 +331,13 @@ class SnippetMaker:
             _elided(lines and start > 0 and text[start - 1] == "\n", start > 0, "…\n"),
             _elided(lines and _LINE_BREAK_NEXT.match(text, end) is not None, end < len(text), "\n…"),
         )
+
+
+def _read_first(started: bool, first: str, rest: str) -> str:
+    """A way to match once its first character is read: that character (and,
+    for a word, where it starts: ``_WORD_START`` one character back) checked
+    behind, then the rest."""
+    return f"(?<={re.escape(first)})" + (_WORD_STARTED if started else "") + rest
 
 
 @lru_cache(maxsize=64)
