@@ -480,3 +480,20 @@ def test_a_documents_lexing_in_all_stays_within_its_budget(monkeypatch: pytest.M
             assert budget.runs(language, runaway) is None
     assert budget.spent < budget.allowed + 0.2  # the last block stops within a firing or two
     assert budget.runs("python", "x = 1\n") is None  # nothing left: plain, without lexing
+
+
+def test_a_budget_of_under_a_nanosecond_still_stops_the_lexer() -> None:
+    """What a document has left may be a sliver of a second; ``timer_settime``
+    takes whole nanoseconds, and a time of zero turns the timer off: a budget
+    of 5e-10 s let the lexer run unbounded (setitimer rounds up)."""
+    from pygments.token import Text
+
+    class Endless:
+        def get_tokens_unprocessed(self, text: str) -> Any:
+            while True:
+                yield 0, Text, text
+
+    assert lexing._can_time()
+    for seconds in (5e-10, 1e-12):
+        with time_limit(10), pytest.raises(lexing.Overrun):
+            lexing._timed(Endless(), "x", seconds)

@@ -22,6 +22,7 @@ each process makes its own on first use.
 from __future__ import annotations
 
 import ctypes
+import math
 import os
 import signal
 import sys
@@ -102,7 +103,9 @@ def arm(seconds: float) -> None:
         signal.setitimer(signal.ITIMER_VIRTUAL, seconds)
         return
     library, timer = made
-    whole = int(seconds)
-    spec = _ITimerSpec(value=_TimeSpec(whole, int((seconds - whole) * 1e9)))
+    # Rounded up, as setitimer rounds: a time of zero turns the timer off, so a
+    # budget left of under a nanosecond would have let the lexer run unbounded.
+    nanoseconds = math.ceil(seconds * 1e9)
+    spec = _ITimerSpec(value=_TimeSpec(*divmod(nanoseconds, 1_000_000_000)))
     if library.timer_settime(timer, 0, ctypes.byref(spec), None) != 0:
         raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
