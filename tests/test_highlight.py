@@ -497,3 +497,27 @@ def test_a_budget_of_under_a_nanosecond_still_stops_the_lexer() -> None:
     for seconds in (5e-10, 1e-12):
         with time_limit(10), pytest.raises(lexing.Overrun):
             lexing._timed(Endless(), "x", seconds)
+
+
+def test_a_firing_as_the_timer_is_armed_leaves_it_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A short budget (what a document has left) may run out as the call that arms
+    the timer returns, where Python takes the signal: the stop must still turn the
+    timer off, or its next firing raises ``Overrun`` in whatever runs next."""
+    arm = lexing.cputimer.arm
+    fired: list[float] = []
+
+    def fires_at_once(seconds: float) -> None:
+        arm(seconds)
+        if seconds and not fired:
+            fired.append(seconds)
+            lexing._on_timer(signal.SIGVTALRM, sys._getframe())
+
+    assert lexing._can_time()
+    monkeypatch.setattr(lexing.cputimer, "arm", fires_at_once)
+    with pytest.raises(lexing.Overrun):
+        lexing._timed(lexing.lexer_for("python"), "x = 1\n", 1.0)
+    monkeypatch.undo()
+    assert not lexing._armed
+    started = time.thread_time()
+    while time.thread_time() - started < 0.05:  # ten times AGAIN: no stray Overrun
+        pass

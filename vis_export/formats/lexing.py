@@ -278,9 +278,9 @@ def _timed(lexer: Any, text: str, seconds: float) -> Runs | None:
     global _armed
     bracket(_collection_starts, _collection_ends)
     _armed = True
-    cputimer.arm(seconds)
     try:
         try:
+            cputimer.arm(seconds)  # a short time may run out before the call returns
             return token_runs(lexer, text)
         finally:
             _disarm()
