@@ -521,3 +521,21 @@ def test_a_firing_as_the_timer_is_armed_leaves_it_off(monkeypatch: pytest.Monkey
     started = time.thread_time()
     while time.thread_time() - started < 0.05:  # ten times AGAIN: no stray Overrun
         pass
+
+
+def test_a_runaway_lexer_is_stopped_where_the_application_blocks_the_timers_signal() -> None:
+    """An application may block signals in its main thread and wait for them in
+    another: the timer's signal goes to the main thread alone, and the lexer ran
+    unbounded. Such a block goes to the worker, which unblocks the signal its
+    start inherited."""
+    code = '"' + "\\" * 80
+    lexing._worker().stop()  # a worker started with the signal blocked
+    signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGVTALRM])
+    try:
+        with time_limit(60):
+            start = cpu_seconds()
+            assert str(highlight(code, "maple")) == plain(code)
+            assert cpu_seconds() - start < 2 * lexing.budget(code) + CALL_LIMIT
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGVTALRM])
+    assert lexing._can_time()

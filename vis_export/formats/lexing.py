@@ -260,8 +260,12 @@ def _collection_ends(phase: str, info: dict[str, int]) -> None:
 
 
 def _can_time() -> bool:
-    """Main thread, and nobody else's CPU timer: take ``SIGVTALRM`` (once)."""
+    """Main thread, and nobody else's CPU timer: take ``SIGVTALRM`` (once). Not
+    where the application blocks it (signals left to a thread of its own): the
+    timer's signal is this thread's alone, and would never stop the lexer."""
     if threading.current_thread() is not threading.main_thread():
+        return False
+    if signal.SIGVTALRM in signal.pthread_sigmask(signal.SIG_BLOCK, ()):
         return False
     if signal.getsignal(signal.SIGVTALRM) is _on_timer:
         return True
@@ -378,6 +382,7 @@ def main() -> None:
     import resource
 
     resource.setrlimit(resource.RLIMIT_AS, (WORKER_MEMORY, WORKER_MEMORY))
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGVTALRM])  # a mask the parent's thread blocked it in
     _can_time()  # its own main thread: take the timer
     sys.stdout.buffer.write(READY)
     sys.stdout.flush()
