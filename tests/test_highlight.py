@@ -503,7 +503,9 @@ def test_a_firing_as_the_timer_is_armed_leaves_it_off(monkeypatch: pytest.Monkey
     """A short budget (what a document has left) may run out as the call that arms
     the timer returns, where Python takes the signal: the stop must still turn the
     timer off, or its next firing raises ``Overrun`` in whatever runs next."""
-    arm = lexing.cputimer.arm
+    from vis_export.formats import cputimer
+
+    arm = cputimer.arm
     fired: list[float] = []
 
     def fires_at_once(seconds: float) -> None:
@@ -513,7 +515,7 @@ def test_a_firing_as_the_timer_is_armed_leaves_it_off(monkeypatch: pytest.Monkey
             lexing._on_timer(signal.SIGVTALRM, sys._getframe())
 
     assert lexing._can_time()
-    monkeypatch.setattr(lexing.cputimer, "arm", fires_at_once)
+    monkeypatch.setattr(cputimer, "arm", fires_at_once)
     with pytest.raises(lexing.Overrun):
         lexing._timed(lexing.lexer_for("python"), "x = 1\n", 1.0)
     monkeypatch.undo()
@@ -539,3 +541,34 @@ def test_a_runaway_lexer_is_stopped_where_the_application_blocks_the_timers_sign
     finally:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGVTALRM])
     assert lexing._can_time()
+
+
+def test_a_timer_the_c_library_could_not_make_leaves_the_virtual_timer_in_charge(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``timer_create`` may fail (``EAGAIN``: the signal queue full) and the budget
+    takes the process's virtual timer; a timer made at the next try turned off only
+    itself, and the virtual timer's late signal would stop a later block early."""
+    from vis_export.formats import cputimer
+
+    real = cputimer._library()
+    assert real is not None
+    create = real.timer_create
+    tries: list[int] = []
+
+    class FailsOnce:
+        def __getattr__(self, name: str) -> Any:
+            return getattr(real, name)
+
+        def timer_create(self, *args: Any) -> int:
+            tries.append(1)
+            return -1 if len(tries) == 1 else int(create(*args))
+
+    monkeypatch.setattr(cputimer, "_library", FailsOnce)
+    monkeypatch.setattr(cputimer, "_made", None)
+    try:
+        cputimer.arm(10.0)
+        cputimer.arm(0)
+        assert signal.getitimer(signal.ITIMER_VIRTUAL)[0] == 0
+    finally:
+        signal.setitimer(signal.ITIMER_VIRTUAL, 0)

@@ -76,23 +76,30 @@ def _library() -> ctypes.CDLL | None:
     return None
 
 
-_made: tuple[int, ctypes.CDLL, ctypes.c_void_p] | None = None  # this process's id, the library, its timer
+# This process's id, and its timer with the library (``None``: it could not make one).
+_made: tuple[int, tuple[ctypes.CDLL, ctypes.c_void_p] | None] | None = None
 
 
 def _timer() -> tuple[ctypes.CDLL, ctypes.c_void_p] | None:
     """This process's timer on the main thread's clock, made on first use; ``None``
-    where the C library cannot make one."""
+    where the C library cannot make one. Tried once a process: a timer made after a
+    failed try (``EAGAIN``) would turn off only itself, not the virtual timer armed
+    meanwhile, whose late signal then stops a later block."""
     global _made
     if _made is None or _made[0] != os.getpid():
-        library = _library()
-        if library is None:
-            return None
-        event = _SigEvent(signo=signal.SIGVTALRM, notify=_SIGEV_THREAD_ID, thread_id=threading.get_native_id())
-        made = ctypes.c_void_p()
-        if library.timer_create(_CLOCK_THREAD_CPUTIME_ID, ctypes.byref(event), ctypes.byref(made)) != 0:
-            return None
-        _made = (os.getpid(), library, made)
-    return _made[1], _made[2]
+        _made = (os.getpid(), _new_timer())
+    return _made[1]
+
+
+def _new_timer() -> tuple[ctypes.CDLL, ctypes.c_void_p] | None:
+    library = _library()
+    if library is None:
+        return None
+    event = _SigEvent(signo=signal.SIGVTALRM, notify=_SIGEV_THREAD_ID, thread_id=threading.get_native_id())
+    made = ctypes.c_void_p()
+    if library.timer_create(_CLOCK_THREAD_CPUTIME_ID, ctypes.byref(event), ctypes.byref(made)) != 0:
+        return None
+    return library, made
 
 
 def arm(seconds: float) -> None:
