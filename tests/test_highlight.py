@@ -572,3 +572,19 @@ def test_a_timer_the_c_library_could_not_make_leaves_the_virtual_timer_in_charge
         assert signal.getitimer(signal.ITIMER_VIRTUAL)[0] == 0
     finally:
         signal.setitimer(signal.ITIMER_VIRTUAL, 0)
+
+
+def test_a_runaway_lexer_is_stopped_where_the_application_ignores_the_timers_signal() -> None:
+    """An application that ignores ``SIGVTALRM`` lexes in the worker, which its start
+    left ignoring it too (exec keeps an ignored signal): each runaway block ran there
+    until the worker was killed, 12 CPU-s."""
+    code = '"' + "\\" * 80
+    lexing._worker().stop()  # a worker started while the signal is ignored
+    previous = signal.signal(signal.SIGVTALRM, signal.SIG_IGN)
+    try:
+        with time_limit(60):
+            start = cpu_seconds()
+            assert str(highlight(code, "maple")) == plain(code)
+            assert cpu_seconds() - start < 2 * lexing.budget(code) + CALL_LIMIT
+    finally:
+        signal.signal(signal.SIGVTALRM, previous)

@@ -382,8 +382,11 @@ def main() -> None:
     import resource
 
     resource.setrlimit(resource.RLIMIT_AS, (WORKER_MEMORY, WORKER_MEMORY))
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGVTALRM])  # a mask the parent's thread blocked it in
-    _can_time()  # its own main thread: take the timer
+    # Its own main thread takes the timer, whatever its start inherited: a mask the
+    # parent's thread blocked the signal in, an application's SIG_IGN (kept by exec).
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGVTALRM])
+    signal.signal(signal.SIGVTALRM, signal.SIG_DFL)
+    _can_time()
     sys.stdout.buffer.write(READY)
     sys.stdout.flush()
     for line in sys.stdin.buffer:
