@@ -2301,13 +2301,15 @@ def test_what_cannot_be_read_on_json_text_is_refused_where_the_trigger_is_writte
         ("deadbeef01 bob@corp.com", "deadbeef01 "),  # git log's hashes and addresses: a digest each, an address each
         ("sha256:abc /home/alice/x", "sha256:abc /home/"),
         ('password = "Zq7Lp2Xw9Rt4Vb"  # pragma: allowlist secret', 'password = "Zq7Lp2Xw9Rt4Vb"'),
+        ("[redacted: email 1] bob@corp.com", "[redacted: email 1] [redacted: email 1]"),  # redacted again
     ],
-    ids=["digests", "digested-homes", "pragmas"],
+    ids=["digests", "digested-homes", "pragmas", "markers"],
 )
 def test_a_text_of_many_finds_is_redacted_in_linear_time(line: str, kept: str) -> None:
-    """Each find was looked for in every digest, id and image's data of its text, and a text
-    holding a pragma was split into lines again for each find: 480 KB of ``git log``'s hashes and
-    addresses took 20 CPU-s (quadratic). Now each find's look-ups are one search each."""
+    """Each find was looked for in every digest, id and image's data of its text, and in every
+    marker of a text redacted before, and a text holding a pragma was split into lines again for
+    each find: 480 KB of ``git log``'s hashes and addresses took 20 CPU-s (quadratic). Now each
+    find's look-ups are one search each."""
     import time
 
     from vis_export.redaction.redact import redacted_line

@@ -354,7 +354,8 @@ class Detector:
             ]
         if found and "[redacted: " in text:  # a marker is never taken for a secret: redacting twice changes nothing
             markers = [match.span() for match in MARKERS.finditer(text)]
-            found = [piece for span in found for piece in _outside(text, span, markers)]
+            ends = [marker[1] for marker in markers]
+            found = [piece for span in found for piece in _outside(text, span, markers, ends)]
         if found and self.allow:
             found = [span for span in found if not self.allowed(text[span[0] : span[1]])]
         return _merged(found)
@@ -490,15 +491,20 @@ def _plausible(secret: str, line: str, plugin: BasePlugin) -> bool:
     return True
 
 
-def _outside(text: str, span: Span, markers: list[tuple[int, int]]) -> Iterator[Span]:
+def _outside(text: str, span: Span, markers: list[tuple[int, int]], ends: list[int]) -> Iterator[Span]:
     """The parts of a find that no marker covers: a marker inside one (a line of a private
-    key, a custom pattern's words) leaves the rest of it a secret, not a find to drop."""
+    key, a custom pattern's words) leaves the rest of it a secret, not a find to drop.
+    ``markers`` in order and apart (``ends``: their ends), so only those from the first that
+    ends after the find's start are looked at (each find walked them all: a text redacted
+    again, of many markers and finds, took quadratic time)."""
     start, end, kind = span
-    for a, b in markers:
-        if a < end and start < b:
-            if start < a:
-                yield from _trimmed_span(text, start, a, kind)
-            start = max(start, b)
+    for number in range(bisect_right(ends, start), len(markers)):
+        a, b = markers[number]
+        if end <= a:
+            break
+        if start < a:
+            yield from _trimmed_span(text, start, a, kind)
+        start = max(start, b)
     if start < end:
         yield from _trimmed_span(text, start, end, kind)
 
