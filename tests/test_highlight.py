@@ -480,3 +480,111 @@ def test_a_documents_lexing_in_all_stays_within_its_budget(monkeypatch: pytest.M
             assert budget.runs(language, runaway) is None
     assert budget.spent < budget.allowed + 0.2  # the last block stops within a firing or two
     assert budget.runs("python", "x = 1\n") is None  # nothing left: plain, without lexing
+
+
+def test_a_budget_of_under_a_nanosecond_still_stops_the_lexer() -> None:
+    """What a document has left may be a sliver of a second; ``timer_settime``
+    takes whole nanoseconds, and a time of zero turns the timer off: a budget
+    of 5e-10 s let the lexer run unbounded (setitimer rounds up)."""
+    from pygments.token import Text
+
+    class Endless:
+        def get_tokens_unprocessed(self, text: str) -> Any:
+            while True:
+                yield 0, Text, text
+
+    assert lexing._can_time()
+    for seconds in (5e-10, 1e-12):
+        with time_limit(10), pytest.raises(lexing.Overrun):
+            lexing._timed(Endless(), "x", seconds)
+
+
+def test_a_firing_as_the_timer_is_armed_leaves_it_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A short budget (what a document has left) may run out as the call that arms
+    the timer returns, where Python takes the signal: the stop must still turn the
+    timer off, or its next firing raises ``Overrun`` in whatever runs next."""
+    from vis_export.formats import cputimer
+
+    arm = cputimer.arm
+    fired: list[float] = []
+
+    def fires_at_once(seconds: float) -> None:
+        arm(seconds)
+        if seconds and not fired:
+            fired.append(seconds)
+            lexing._on_timer(signal.SIGVTALRM, sys._getframe())
+
+    assert lexing._can_time()
+    monkeypatch.setattr(cputimer, "arm", fires_at_once)
+    with pytest.raises(lexing.Overrun):
+        lexing._timed(lexing.lexer_for("python"), "x = 1\n", 1.0)
+    monkeypatch.undo()
+    assert not lexing._armed
+    started = time.thread_time()
+    while time.thread_time() - started < 0.05:  # ten times AGAIN: no stray Overrun
+        pass
+
+
+def test_a_runaway_lexer_is_stopped_where_the_application_blocks_the_timers_signal() -> None:
+    """An application may block signals in its main thread and wait for them in
+    another: the timer's signal goes to the main thread alone, and the lexer ran
+    unbounded. Such a block goes to the worker, which unblocks the signal its
+    start inherited."""
+    code = '"' + "\\" * 80
+    lexing._worker().stop()  # a worker started with the signal blocked
+    signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGVTALRM])
+    try:
+        with time_limit(60):
+            start = cpu_seconds()
+            assert str(highlight(code, "maple")) == plain(code)
+            assert cpu_seconds() - start < 2 * lexing.budget(code) + CALL_LIMIT
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGVTALRM])
+    assert lexing._can_time()
+
+
+def test_a_timer_the_c_library_could_not_make_leaves_the_virtual_timer_in_charge(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``timer_create`` may fail (``EAGAIN``: the signal queue full) and the budget
+    takes the process's virtual timer; a timer made at the next try turned off only
+    itself, and the virtual timer's late signal would stop a later block early."""
+    from vis_export.formats import cputimer
+
+    real = cputimer._library()
+    assert real is not None
+    create = real.timer_create
+    tries: list[int] = []
+
+    class FailsOnce:
+        def __getattr__(self, name: str) -> Any:
+            return getattr(real, name)
+
+        def timer_create(self, *args: Any) -> int:
+            tries.append(1)
+            return -1 if len(tries) == 1 else int(create(*args))
+
+    monkeypatch.setattr(cputimer, "_library", FailsOnce)
+    monkeypatch.setattr(cputimer, "_made", None)
+    try:
+        cputimer.arm(10.0)
+        cputimer.arm(0)
+        assert signal.getitimer(signal.ITIMER_VIRTUAL)[0] == 0
+    finally:
+        signal.setitimer(signal.ITIMER_VIRTUAL, 0)
+
+
+def test_a_runaway_lexer_is_stopped_where_the_application_ignores_the_timers_signal() -> None:
+    """An application that ignores ``SIGVTALRM`` lexes in the worker, which its start
+    left ignoring it too (exec keeps an ignored signal): each runaway block ran there
+    until the worker was killed, 12 CPU-s."""
+    code = '"' + "\\" * 80
+    lexing._worker().stop()  # a worker started while the signal is ignored
+    previous = signal.signal(signal.SIGVTALRM, signal.SIG_IGN)
+    try:
+        with time_limit(60):
+            start = cpu_seconds()
+            assert str(highlight(code, "maple")) == plain(code)
+            assert cpu_seconds() - start < 2 * lexing.budget(code) + CALL_LIMIT
+    finally:
+        signal.signal(signal.SIGVTALRM, previous)

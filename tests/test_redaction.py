@@ -2293,3 +2293,45 @@ def test_what_cannot_be_read_on_json_text_is_refused_where_the_trigger_is_writte
 
     with pytest.raises(ValueError, match="JSON text"):
         json_form(pattern)
+
+
+@pytest.mark.parametrize(
+    ("line", "kept"),
+    [
+        ("deadbeef01 bob@corp.com", "deadbeef01 "),  # git log's hashes and addresses: a digest each, an address each
+        ("sha256:abc /home/alice/x", "sha256:abc /home/"),
+        ('password = "Zq7Lp2Xw9Rt4Vb"  # pragma: allowlist secret', 'password = "Zq7Lp2Xw9Rt4Vb"'),
+        ("[redacted: email 1] bob@corp.com", "[redacted: email 1] [redacted: email 1]"),  # redacted again
+    ],
+    ids=["digests", "digested-homes", "pragmas", "markers"],
+)
+def test_a_text_of_many_finds_is_redacted_in_linear_time(line: str, kept: str) -> None:
+    """Each find was looked for in every digest, id and image's data of its text, and in every
+    marker of a text redacted before, and a text holding a pragma was split into lines again for
+    each find: 480 KB of ``git log``'s hashes and addresses took 20 CPU-s (quadratic). Now each
+    find's look-ups are one search each."""
+    import time
+
+    from vis_export.redaction.redact import redacted_line
+
+    text = "\n".join([line] * 20_000)
+    with time_limit(120):
+        start = time.process_time()
+        out = redacted_line(text, Redaction())
+        assert time.process_time() - start < 4
+    assert all(redacted.startswith(kept) for redacted in out.split("\n"))
+
+
+def test_a_long_line_of_many_finds_is_judged_for_a_pragma_once() -> None:
+    """A text holding ``pragma`` has each judged find's line read for detect-secrets' pragma:
+    each find read its whole line again, and one line of 2,500 assignments (70 KB) took 31 CPU-s."""
+    import time
+
+    from vis_export.redaction.redact import redacted_line
+
+    text = 'password="Zq7Lp2Xw9Rt4Vb"; ' * 2_500 + "# no pragma here"
+    with time_limit(120):
+        start = time.process_time()
+        out = redacted_line(text, Redaction())
+        assert time.process_time() - start < 4
+    assert "Zq7Lp2Xw9Rt4Vb" not in out and out.count("[redacted: ") == 2_500

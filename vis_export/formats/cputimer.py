@@ -22,6 +22,7 @@ each process makes its own on first use.
 from __future__ import annotations
 
 import ctypes
+import math
 import os
 import signal
 import sys
@@ -75,23 +76,30 @@ def _library() -> ctypes.CDLL | None:
     return None
 
 
-_made: tuple[int, ctypes.CDLL, ctypes.c_void_p] | None = None  # this process's id, the library, its timer
+# This process's id, and its timer with the library (``None``: it could not make one).
+_made: tuple[int, tuple[ctypes.CDLL, ctypes.c_void_p] | None] | None = None
 
 
 def _timer() -> tuple[ctypes.CDLL, ctypes.c_void_p] | None:
     """This process's timer on the main thread's clock, made on first use; ``None``
-    where the C library cannot make one."""
+    where the C library cannot make one. Tried once a process: a timer made after a
+    failed try (``EAGAIN``) would turn off only itself, not the virtual timer armed
+    meanwhile, whose late signal then stops a later block."""
     global _made
     if _made is None or _made[0] != os.getpid():
-        library = _library()
-        if library is None:
-            return None
-        event = _SigEvent(signo=signal.SIGVTALRM, notify=_SIGEV_THREAD_ID, thread_id=threading.get_native_id())
-        made = ctypes.c_void_p()
-        if library.timer_create(_CLOCK_THREAD_CPUTIME_ID, ctypes.byref(event), ctypes.byref(made)) != 0:
-            return None
-        _made = (os.getpid(), library, made)
-    return _made[1], _made[2]
+        _made = (os.getpid(), _new_timer())
+    return _made[1]
+
+
+def _new_timer() -> tuple[ctypes.CDLL, ctypes.c_void_p] | None:
+    library = _library()
+    if library is None:
+        return None
+    event = _SigEvent(signo=signal.SIGVTALRM, notify=_SIGEV_THREAD_ID, thread_id=threading.get_native_id())
+    made = ctypes.c_void_p()
+    if library.timer_create(_CLOCK_THREAD_CPUTIME_ID, ctypes.byref(event), ctypes.byref(made)) != 0:
+        return None
+    return library, made
 
 
 def arm(seconds: float) -> None:
@@ -102,7 +110,9 @@ def arm(seconds: float) -> None:
         signal.setitimer(signal.ITIMER_VIRTUAL, seconds)
         return
     library, timer = made
-    whole = int(seconds)
-    spec = _ITimerSpec(value=_TimeSpec(whole, int((seconds - whole) * 1e9)))
+    # Rounded up, as setitimer rounds: a time of zero turns the timer off, so a
+    # budget left of under a nanosecond would have let the lexer run unbounded.
+    nanoseconds = math.ceil(seconds * 1e9)
+    spec = _ITimerSpec(value=_TimeSpec(*divmod(nanoseconds, 1_000_000_000)))
     if library.timer_settime(timer, 0, ctypes.byref(spec), None) != 0:
         raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))

@@ -260,8 +260,12 @@ def _collection_ends(phase: str, info: dict[str, int]) -> None:
 
 
 def _can_time() -> bool:
-    """Main thread, and nobody else's CPU timer: take ``SIGVTALRM`` (once)."""
+    """Main thread, and nobody else's CPU timer: take ``SIGVTALRM`` (once). Not
+    where the application blocks it (signals left to a thread of its own): the
+    timer's signal is this thread's alone, and would never stop the lexer."""
     if threading.current_thread() is not threading.main_thread():
+        return False
+    if signal.SIGVTALRM in signal.pthread_sigmask(signal.SIG_BLOCK, ()):
         return False
     if signal.getsignal(signal.SIGVTALRM) is _on_timer:
         return True
@@ -278,9 +282,9 @@ def _timed(lexer: Any, text: str, seconds: float) -> Runs | None:
     global _armed
     bracket(_collection_starts, _collection_ends)
     _armed = True
-    cputimer.arm(seconds)
     try:
         try:
+            cputimer.arm(seconds)  # a short time may run out before the call returns
             return token_runs(lexer, text)
         finally:
             _disarm()
@@ -378,7 +382,11 @@ def main() -> None:
     import resource
 
     resource.setrlimit(resource.RLIMIT_AS, (WORKER_MEMORY, WORKER_MEMORY))
-    _can_time()  # its own main thread: take the timer
+    # Its own main thread takes the timer, whatever its start inherited: a mask the
+    # parent's thread blocked the signal in, an application's SIG_IGN (kept by exec).
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGVTALRM])
+    signal.signal(signal.SIGVTALRM, signal.SIG_DFL)
+    _can_time()
     sys.stdout.buffer.write(READY)
     sys.stdout.flush()
     for line in sys.stdin.buffer:

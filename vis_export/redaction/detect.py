@@ -13,6 +13,7 @@ import re
 from bisect import bisect_right
 from collections.abc import Iterator, Sequence
 from itertools import accumulate
+from typing import TypeVar
 from urllib.parse import unquote
 
 import re2
@@ -68,9 +69,22 @@ _CREDENTIAL_PLACES = frozenset({"authorization", "uri-credentials", "private-key
 _MASKED_KINDS = frozenset({"high-entropy-string", "email", "home-user"})
 
 
-def _masked(kind: str, start: int, end: int, masks: list[tuple[int, int, bool]]) -> bool:
+def _masked(kind: str, start: int, end: int, masks: list[tuple[int, int, bool]], starts: list[int]) -> bool:
     """Whether a find of ``kind`` lies in an image's data, or in a digest or an id it may be taken for."""
-    return any(a <= start and end <= b and (image or kind in _MASKED_KINDS) for a, b, image in masks)
+    mask = _holding(masks, starts, start, end)
+    return mask is not None and (mask[2] or kind in _MASKED_KINDS)
+
+
+Held = TypeVar("Held", bound=tuple[int, ...])
+
+
+def _holding(spans: Sequence[Held], starts: list[int], start: int, end: int) -> Held | None:
+    """The one of ``spans`` (``starts`` their starts; found by ``finditer``: in order and apart)
+    that holds ``start:end``, if one does: only the last to start at or before it can. One
+    look-up a find: a walk of them all for each made a text of many finds quadratic (20 s
+    for 480 KB of ``git log``'s hashes and addresses)."""
+    at = bisect_right(starts, start) - 1
+    return spans[at] if at >= 0 and end <= spans[at][1] else None
 
 
 _LINE_PLUGINS: tuple[tuple[BasePlugin, str], ...] = (
@@ -340,7 +354,8 @@ class Detector:
             ]
         if found and "[redacted: " in text:  # a marker is never taken for a secret: redacting twice changes nothing
             markers = [match.span() for match in MARKERS.finditer(text)]
-            found = [piece for span in found for piece in _outside(text, span, markers)]
+            ends = [marker[1] for marker in markers]
+            found = [piece for span in found for piece in _outside(text, span, markers, ends)]
         if found and self.allow:
             found = [span for span in found if not self.allowed(text[span[0] : span[1]])]
         return _merged(found)
@@ -385,14 +400,16 @@ class Detector:
             masks = [(*match.span(), match[0][:5] == "data:") for match in _NOT_SECRET.finditer(text)]
         public = [match.span(1) for match in _PUBLIC_TOKEN.finditer(text)] if "badge.svg?" in text else []
         credentials = {start for start, _, kind in found if kind == "uri-credentials"}
+        mask_starts, public_starts = [mask[0] for mask in masks], [span[0] for span in public]
+        lines = _Lines(text) if "pragma" in text else None
         return [
             (start, end, kind)
             for start, end, kind in found
             if not (kind == "email" and start in credentials)  # the password of user:password@host, not an address
-            and (kind in _CREDENTIAL_PLACES or not _masked(kind, start, end, masks))
-            and not (kind in _JUDGED_KINDS and any(a <= start and end <= b for a, b in public))
+            and (kind in _CREDENTIAL_PLACES or not _masked(kind, start, end, masks, mask_starts))
+            and not (kind in _JUDGED_KINDS and _holding(public, public_starts, start, end) is not None)
             and not (kind == "uri-credentials" and _example_credentials(text, start, end))
-            and not (kind in _JUDGED_KINDS and "pragma" in text and _allowlisted(text, start))
+            and not (kind in _JUDGED_KINDS and lines is not None and _allowlisted(lines, start))
         ]
 
 
@@ -428,17 +445,33 @@ _BREAKS = re.compile("[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]+$")
 _COMMENTS = (("#", ""), ("//", ""), (r"/\*", r" *\*/"), ("'", ""), ("--", ""), (r"<!--[# \t]*?", " *?-->"))
 
 
-def _allowlisted(text: str, at: int) -> bool:
-    """Whether detect-secrets' pragma allowlists the line of ``at`` in ``text``. A line ends at any break a
-    reader (and detect-secrets' scanner, which reads with universal newlines) sees: a lone ``\r`` or U+2028
-    puts a pragma after it on a line of its own, which allowlists nothing on the secret's."""
-    line, previous = "", ""
-    offset = 0
-    for piece in text.splitlines(keepends=True):
-        if offset + len(piece) > at:
-            line = piece
-            break
-        previous, offset = piece, offset + len(piece)
+class _Lines:
+    """A text's lines as a reader (and detect-secrets' scanner, which reads with universal newlines)
+    sees them, where each ends, and whether each is allowlisted once known: split, and each line
+    judged, once for all of a text's finds (a long line of many finds, each of which judged the
+    whole line again, took 31 CPU-s for 70 KB)."""
+
+    def __init__(self, text: str):
+        self.lines = text.splitlines(keepends=True)
+        self.ends = list(accumulate(map(len, self.lines)))
+        self.judged: dict[int, bool] = {}
+
+
+def _allowlisted(lines: _Lines, at: int) -> bool:
+    """Whether detect-secrets' pragma allowlists the line of ``at`` in the text of ``lines``."""
+    number = bisect_right(lines.ends, at)  # the first line that ends after ``at``
+    judged = lines.judged.get(number)
+    if judged is None:
+        line = lines.lines[number] if number < len(lines.lines) else ""
+        previous = lines.lines[number - 1] if number else ""
+        judged = lines.judged[number] = _pragma_allows(line, previous)
+    return judged
+
+
+def _pragma_allows(line: str, previous: str) -> bool:
+    """Whether detect-secrets' pragma on ``line`` or the one before allowlists ``line``. A line ends
+    at any break a reader sees: a lone ``\r`` or U+2028 puts a pragma after it on a line of its own,
+    which allowlists nothing on the secret's."""
     line, previous = _BREAKS.sub("", line), _BREAKS.sub("", previous)
     return any(get_allowlist_regexes(comment, False).search(line) for comment in _COMMENTS) or any(
         get_allowlist_regexes(comment, True).search(previous) for comment in _COMMENTS
@@ -469,15 +502,20 @@ def _plausible(secret: str, line: str, plugin: BasePlugin) -> bool:
     return True
 
 
-def _outside(text: str, span: Span, markers: list[tuple[int, int]]) -> Iterator[Span]:
+def _outside(text: str, span: Span, markers: list[tuple[int, int]], ends: list[int]) -> Iterator[Span]:
     """The parts of a find that no marker covers: a marker inside one (a line of a private
-    key, a custom pattern's words) leaves the rest of it a secret, not a find to drop."""
+    key, a custom pattern's words) leaves the rest of it a secret, not a find to drop.
+    ``markers`` in order and apart (``ends``: their ends), so only those from the first that
+    ends after the find's start are looked at (each find walked them all: a text redacted
+    again, of many markers and finds, took quadratic time)."""
     start, end, kind = span
-    for a, b in markers:
-        if a < end and start < b:
-            if start < a:
-                yield from _trimmed_span(text, start, a, kind)
-            start = max(start, b)
+    for number in range(bisect_right(ends, start), len(markers)):
+        a, b = markers[number]
+        if end <= a:
+            break
+        if start < a:
+            yield from _trimmed_span(text, start, a, kind)
+        start = max(start, b)
     if start < end:
         yield from _trimmed_span(text, start, end, kind)
 
