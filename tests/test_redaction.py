@@ -818,6 +818,23 @@ def test_a_home_folder_after_a_percent_escape_names_no_user(text: str) -> None:
     assert "alicezq7" not in redacted_line(text, Redaction())
 
 
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        ("see [/home/alicezq7](file:///home/alicezq7/notes.md)", "](file:///home/"),
+        ("[C:\\Users\\alicezq7]", "]"),
+        ("cd /home/.. && ls /home/. /home/...", "/home/.. && ls /home/. /home/[redacted"),
+    ],
+)
+def test_a_home_folder_user_ends_before_a_bracket_and_dots_are_no_user(text: str, kept: str) -> None:
+    """A Markdown link's bracket ran on into the user's name, so its marker took the rest of the
+    link (``[/home/[redacted: home-user 1]``); ``..`` and ``.`` are folders, not users."""
+    from vis_export.redaction.redact import redacted_line
+
+    redacted = redacted_line(text, Redaction())
+    assert "alicezq7" not in redacted and kept in redacted, redacted
+
+
 # A home folder as tools write it beside ``/home/<user>`` and ``C:\\Users\\<user>``: a Windows path with forward
 # slashes in any case (Node, VS Code, Git for Windows), in a file URI, percent-escaped whole (a query's value),
 # after a remote URI's host (VS Code's remote URIs, ssh), after an scp or rsync host, seen from WSL.

@@ -540,8 +540,9 @@ BUILT_IN: tuple[Rule, ...] = (
             rf"(?:(?:{_PATH_START}|{_REMOTE})(?:(?:{_SLASH}(?:var|usr))?{_SLASH}home"
             rf"|(?:{_SLASH}System{_SLASH}Volumes{_SLASH}Data|{_SLASH}mnt{_SLASH}[A-Za-z])?{_SLASH}Users){_SLASH}"
             rf"|\b[A-Za-z](?::|%3[Aa]){_ANY_SLASH}+(?i:users){_ANY_SLASH}+)"
-            rf"(?!(?i:{'|'.join(SHARED_HOMES)})\b)"
-            r"([^/\\\s\"'<>:*?|$%{}]+)"
+            rf"(?!(?i:{'|'.join(SHARED_HOMES)})\b|\.\.?(?![^/\\\s]))"
+            # No user name holds a bracket (Windows refuses them): ``[/home/alice](x)`` keeps its link.
+            r"([^/\\\s\"'<>:*?|$%{}\[\]]+)"
         ),
         ("home/", "home%2", *_ANY_CASE_USERS),
         1,
