@@ -525,19 +525,25 @@ def test_a_firing_as_the_timer_is_armed_leaves_it_off(monkeypatch: pytest.Monkey
         pass
 
 
+def _a_runaway_block_in_a_fresh_worker_is_stopped() -> None:
+    """A runaway ``maple`` block, lexed by a worker started in the signal's state
+    the caller set, comes back plain within its budget."""
+    code = '"' + "\\" * 80
+    lexing._worker().stop()
+    with time_limit(60):
+        start = cpu_seconds()
+        assert str(highlight(code, "maple")) == plain(code)
+        assert cpu_seconds() - start < 2 * lexing.budget(code) + CALL_LIMIT
+
+
 def test_a_runaway_lexer_is_stopped_where_the_application_blocks_the_timers_signal() -> None:
     """An application may block signals in its main thread and wait for them in
     another: the timer's signal goes to the main thread alone, and the lexer ran
     unbounded. Such a block goes to the worker, which unblocks the signal its
     start inherited."""
-    code = '"' + "\\" * 80
-    lexing._worker().stop()  # a worker started with the signal blocked
     signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGVTALRM])
     try:
-        with time_limit(60):
-            start = cpu_seconds()
-            assert str(highlight(code, "maple")) == plain(code)
-            assert cpu_seconds() - start < 2 * lexing.budget(code) + CALL_LIMIT
+        _a_runaway_block_in_a_fresh_worker_is_stopped()
     finally:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGVTALRM])
     assert lexing._can_time()
@@ -578,13 +584,8 @@ def test_a_runaway_lexer_is_stopped_where_the_application_ignores_the_timers_sig
     """An application that ignores ``SIGVTALRM`` lexes in the worker, which its start
     left ignoring it too (exec keeps an ignored signal): each runaway block ran there
     until the worker was killed, 12 CPU-s."""
-    code = '"' + "\\" * 80
-    lexing._worker().stop()  # a worker started while the signal is ignored
     previous = signal.signal(signal.SIGVTALRM, signal.SIG_IGN)
     try:
-        with time_limit(60):
-            start = cpu_seconds()
-            assert str(highlight(code, "maple")) == plain(code)
-            assert cpu_seconds() - start < 2 * lexing.budget(code) + CALL_LIMIT
+        _a_runaway_block_in_a_fresh_worker_is_stopped()
     finally:
         signal.signal(signal.SIGVTALRM, previous)
