@@ -16,10 +16,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from htmldom import elements, parse, text_content
+from htmldom import classes, elements, parse, text_content
 from test_rules_html import assert_inert
 
 from vis_export.formats.html import to_html
+from vis_export.formats.tool_inputs import tool_summary
 from vis_export.sources.messages import session_document
 
 pytestmark = pytest.mark.slow  # a real browser or renderer
@@ -61,6 +62,7 @@ def hostile(beacon: str) -> str:
 def document(beacon: str) -> dict[str, Any]:
     evil = hostile(beacon)
     one_line = evil.replace("\n", " ")
+    breakout = next(line for line in evil.splitlines() if line.startswith('" on'))
     return {
         "id": "xss",
         "title": one_line,
@@ -110,6 +112,10 @@ def document(beacon: str) -> dict[str, Any]:
                         "output": evil,
                         "error": {"message": evil},
                     },
+                    # What a call did, in its heading (the text and a title attribute).
+                    {"id": "t2", "type": "tool", "tool": "Bash", "status": "completed", "input": {"command": evil}},
+                    {"id": "t3", "type": "tool", "tool": "Read", "status": "failed", "input": {"path": breakout}},
+                    {"id": "t4", "type": "tool", "tool": "WebFetch", "status": "completed", "input": {"url": one_line}},
                     {"id": "e", "type": "error", "code": "x", "message": evil},
                     {"id": "n", "type": "notice", "code": "y", "message": evil},
                     {"id": "s", "type": "speech", "text": evil},
@@ -159,6 +165,11 @@ def test_corpus_is_inert_in_the_structure(beacon: tuple[str, list[str]]) -> None
         assert_inert(html)
         dom = parse(html)
         assert "{{ 7*7 }}" in text_content(dom) and "<script>" in text_content(dom)
+        said = [(e.get("title"), text_content(e)) for e in elements(dom, "bdi") if "tool-summary" in classes(e)]
+        evil = hostile(url)
+        breakout = f'" onmouseover="fetch(\'{url}/attr\')" x="'
+        fetched = tool_summary("WebFetch", {"url": evil.replace("\n", " ")})
+        assert said == [(evil.split("\n")[0] + " …",) * 2, (breakout,) * 2, (fetched,) * 2]  # as text, whole
         assert not [a for a in elements(dom, "a") if (a.get("href") or "").startswith(url) and a.get("ping")]
 
 

@@ -362,6 +362,7 @@ class HtmlProjector(Projector):
         return {
             "kind": "tool",
             "name": block.tool,
+            "summary": self.tool_summary(block),
             "status": block.status,
             "duration": tool_duration(block),
             "parts": parts,

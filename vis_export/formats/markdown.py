@@ -97,7 +97,11 @@ class MarkdownProjector(Projector):
         return fenced(block.text, block.language)
 
     def block_tool(self, block: ToolBlock) -> str:
-        summary = f"Tool <code>{escape_html(block.tool)}</code> · {escape_html(block.status)}"
+        summary = f"Tool <code>{escape_html(block.tool)}</code>"
+        said = self.tool_summary(block)
+        if said:
+            summary += f" <code>{escape_html(said)}</code>"
+        summary += f" · {escape_html(block.status)}"
         timing = tool_duration(block)
         if timing:
             summary += f" · {timing}"

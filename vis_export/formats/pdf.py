@@ -42,7 +42,7 @@ from vis_export.formats.options import ExportOptions, Folder, Paper, PdfEngine, 
 from vis_export.formats.projector import ToolPart
 from vis_export.formats.prose_bounds import LayoutBudget
 from vis_export.formats.tool_lines import paper_part
-from vis_export.model import Message, Session
+from vis_export.model import Message, Session, ToolBlock
 from vis_export.policy import DEFAULT_REASONING, Reasoning, visible_session
 
 if TYPE_CHECKING:
@@ -72,6 +72,10 @@ class PrintProjector(HtmlProjector):
 
     def page_context(self, session: Session) -> dict[str, Any]:
         return {"keep_rows": KEEP_ROWS}
+
+    def tool_summary(self, block: ToolBlock) -> str | None:
+        """None: on paper every tool block is open, its input right below the heading."""
+        return None
 
     def output_part(self, part: ToolPart) -> ToolPart:
         return paper_part(part, self.options.tool_output_limit)

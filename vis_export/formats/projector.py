@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any, NamedTuple
 
 from vis_export.formats.options import ExportOptions
-from vis_export.formats.tool_inputs import input_form
+from vis_export.formats.tool_inputs import input_form, tool_summary
 from vis_export.model import Block, Message, Session, ToolBlock, UnknownBlock
 from vis_export.policy import Exportable, visible
 from vis_export.timefmt import utc
@@ -118,6 +118,11 @@ class Projector:
             for part in shown:
                 parts.append(self.output_part(part) if key == "output" else part)
         return parts
+
+    def tool_summary(self, block: ToolBlock) -> str | None:
+        """What a folded tool block's heading says the call did (``tool_inputs.tool_summary``),
+        from the input as this view holds it."""
+        return tool_summary(block.tool, block.fields["input"]) if "input" in block.fields else None
 
     def output_part(self, part: ToolPart) -> ToolPart:
         """A part of tool output as this format keeps it: the first ``tool_output_limit``

@@ -38,6 +38,7 @@ class ToolPartValues(TypedDict):
 class ToolValues(TypedDict):
     kind: Literal["tool"]
     name: str
+    summary: str | None  # what the call did, in one line (``tool_inputs.tool_summary``)
     status: str
     duration: str | None
     parts: list[ToolPartValues]

@@ -1,7 +1,9 @@
 """How a tool's input reads in every format, by tool name and input shape: an
 edit as a diff with its file name, a shell call as its command line, a todo list
 as a checklist (``docs/formats.md``). Coding agents' sessions are mostly such
-calls; shown as JSON they hide what was done.
+calls; shown as JSON they hide what was done. ``tool_summary`` says in one line
+what a call did, for the heading of a folded tool block: a reader scanning 200
+calls saw only "Bash, Read, Edit" and had to open each.
 
 Forms only choose what the rich formats show: the JSON projection keeps the
 input exactly as stored, and whatever a form does not show of a map (a shell
@@ -15,12 +17,16 @@ changes (R1).
 from __future__ import annotations
 
 import difflib
+import re
 import shlex
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
+from vis_export.strings import single_line
+
 SHELL_TOOLS = frozenset({"bash", "exec_command", "shell", "local_shell_call", "container.exec"})
 WRITE_TOOLS = frozenset({"write", "create_file"})
+_SHELLS = frozenset({"bash", "sh", "zsh", "dash"})
 TODO_TOOLS = frozenset({"todowrite", "update_plan"})
 PATCH_STARTS = ("*** Begin Patch", "--- ", "diff --git ")
 _FILE_KEYS = ("file_path", "path", "filename", "notebook_path")
@@ -76,15 +82,25 @@ def _edit(tool: str, value: Any) -> InputForm | None:
     return None
 
 
-def _patch(tool: str, value: Any) -> InputForm | None:
+def _patch_text(value: Any) -> tuple[str | None, str] | None:
+    """A patch given as the input or under ``input``/``patch``: the key (``None``: the input) and the patch."""
     key = next((k for k in ("input", "patch") if isinstance(value, Mapping) and isinstance(value.get(k), str)), None)
     text = value[key] if key else value
     if isinstance(text, str) and text.lstrip().startswith(PATCH_STARTS):
-        return InputForm([InputPart("Patch", text, "diff")], frozenset({key} if key else ()))
+        return key, text
     return None
 
 
-def _shell(tool: str, value: Any) -> InputForm | None:
+def _patch(tool: str, value: Any) -> InputForm | None:
+    found = _patch_text(value)
+    if found is None:
+        return None
+    key, text = found
+    return InputForm([InputPart("Patch", text, "diff")], frozenset({key} if key else ()))
+
+
+def _command(tool: str, value: Any) -> tuple[str | list[str], str] | None:
+    """A shell call's command, a line or its words, and the key that holds it."""
     if tool.lower() not in SHELL_TOOLS or not isinstance(value, Mapping):
         return None
     key = next((k for k in ("command", "cmd") if k in value), None)
@@ -92,20 +108,46 @@ def _shell(tool: str, value: Any) -> InputForm | None:
     if key is None and isinstance(value.get("action"), Mapping):
         key, command = "action", value["action"].get("command")
     if isinstance(command, (list, tuple)) and all(isinstance(word, str) for word in command):
-        command = shlex.join(command)
-    if not isinstance(command, str) or key is None:
+        command = list(command)
+    elif not isinstance(command, str):
         return None
-    return InputForm([InputPart("Command", command, "bash")], frozenset({key}))
+    return (command, key) if key else None
 
 
-def _todo(tool: str, value: Any) -> InputForm | None:
+def _shell(tool: str, value: Any) -> InputForm | None:
+    found = _command(tool, value)
+    if found is None:
+        return None
+    command, key = found
+    line = command if isinstance(command, str) else shlex.join(command)
+    return InputForm([InputPart("Command", line, "bash")], frozenset({key}))
+
+
+def _script(words: list[str]) -> str:
+    """What a command's words run: the script of ``bash -lc SCRIPT`` (how Codex runs
+    every command, which as one quoted line reads ``'rg '"'"'x'"'"''``), else the line."""
+    if len(words) == 3 and words[0].rsplit("/", 1)[-1] in _SHELLS and words[1] in ("-c", "-lc"):
+        return words[2]
+    return shlex.join(words)
+
+
+def _todos(tool: str, value: Any) -> tuple[list[Mapping[str, Any]], str] | None:
+    """A todo list's items, and the key that holds them."""
     if tool.lower() not in TODO_TOOLS or not isinstance(value, Mapping):
         return None
     key = next((k for k in ("todos", "plan") if isinstance(value.get(k), (list, tuple))), None)
     if key is None or not all(isinstance(item, Mapping) for item in value[key]):
         return None
+    return list(value[key]), key
+
+
+def _todo(tool: str, value: Any) -> InputForm | None:
+    found = _todos(tool, value)
+    if found is None:
+        return None
+    items, key = found
     lines = []
-    for item in value[key]:
+    for item in items:
         text = next((item[k] for k in ("content", "step") if isinstance(item.get(k), str)), "")
         lines.append(f"{_MARKS.get(str(item.get('status')), '[ ]')} {text}")
     return InputForm([InputPart("Todo", "\n".join(lines), None)], frozenset({key}))
@@ -124,3 +166,64 @@ def input_form(tool: str, value: Any) -> tuple[list[InputPart], Any] | None:
             rest = {k: v for k, v in value.items() if k not in found.shown} if isinstance(value, Mapping) else {}
             return found.parts, rest or None
     return None
+
+
+SUMMARY_LENGTH = 120  # characters: more than a heading shows (HTML cuts it with an ellipsis), less than a line may be
+_PATH_LENGTH = 60  # a longer path is shown by its last folders and its file name
+_SEARCH_KEYS = ("pattern", "url", "query")  # Grep and Glob, WebFetch, WebSearch (before a file: Grep's ``path``)
+# The files a patch names: Codex's file lines, or a unified diff's new name
+# (the +++ line right after a --- line, so an added line "++ x" is not one).
+_PATCHED = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$|^--- .*\n\+\+\+ (?:b/)?([^\t\n]+)", re.MULTILINE)
+
+
+def tool_summary(tool: str, value: Any) -> str | None:
+    """What a call did, in one line: a shell call's command (its first line), a
+    todo list's count, the files a patch touches, a search's pattern, a fetch's
+    URL, an edit's, read's or write's file; ``None`` for anything else.
+
+    The one rule for every format's tool heading; ``value`` is the input as the
+    view holds it (reasoning hidden, redacted), so the line says nothing the
+    block does not. A line is cut at ``SUMMARY_LENGTH`` characters with an
+    ellipsis, as is a command of several lines."""
+    shell = _command(tool, value)
+    if shell is not None:
+        return _one_line(shell[0] if isinstance(shell[0], str) else _script(shell[0]))
+    todos = _todos(tool, value)
+    if todos is not None:
+        items = todos[0]
+        done = sum(item.get("status") == "completed" for item in items)
+        return f"{len(items)} item{'' if len(items) == 1 else 's'}, {done} done"
+    patch = _patch_text(value)
+    if patch is not None:
+        names = (codex or unified for codex, unified in _PATCHED.findall(patch[1]))
+        files = dict.fromkeys(_short_path(name.strip()) for name in names if name.strip() != "/dev/null")
+        return _one_line(", ".join(files))
+    if not isinstance(value, Mapping):
+        return None
+    key = next((k for k in _SEARCH_KEYS if isinstance(value.get(k), str) and value[k].strip()), None)
+    if key is not None:
+        return _one_line(value[key])
+    name, file_key = _file(value)
+    return _one_line(_short_path(name)) if file_key else None
+
+
+def _one_line(text: str) -> str | None:
+    """``text``'s first line that holds anything, its white space runs one space,
+    cut with an ellipsis when it is longer than ``SUMMARY_LENGTH`` or other lines follow."""
+    first, _, rest = text.strip().partition("\n")
+    line = single_line(first)
+    if len(line) > SUMMARY_LENGTH:
+        return line[: SUMMARY_LENGTH - 1].rstrip() + "…"
+    return f"{line} …" if rest else line or None
+
+
+def _short_path(path: str) -> str:
+    """A long path as its file name and the folders that fit before it: the end
+    names the file, where an absolute path's start (a home folder) is the same every time."""
+    if len(path) <= _PATH_LENGTH:
+        return path
+    folders = path.rstrip("/").split("/")
+    kept = folders.pop()
+    while folders and len(kept) + len(folders[-1]) + 3 <= _PATH_LENGTH:
+        kept = f"{folders.pop()}/{kept}"
+    return f"…/{kept}"
