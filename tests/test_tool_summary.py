@@ -35,6 +35,8 @@ CALLS: list[tuple[str, Any, str | None]] = [
     ("Write", {"file_path": "notes.md", "content": "x"}, "notes.md"),
     ("apply_patch", CODEX_PATCH, "src/a.py, 新/b.py"),
     ("apply_patch", {"patch": GIT_DIFF}, "a.py"),
+    ("shell", {"command": ["apply_patch", CODEX_PATCH]}, "src/a.py, 新/b.py"),  # Codex's patch through its shell
+    ("exec_command", {"cmd": f"apply_patch <<'EOF'\n{CODEX_PATCH}EOF"}, "src/a.py, 新/b.py"),
     ("Grep", {"pattern": "def \\w+\\(", "path": "src"}, "def \\w+\\("),
     ("TodoWrite", {"todos": TODOS}, "3 items, 1 done"),
     ("update_plan", {"plan": [{"step": "a", "status": "completed"}]}, "1 item, 1 done"),

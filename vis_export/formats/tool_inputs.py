@@ -187,7 +187,10 @@ def tool_summary(tool: str, value: Any) -> str | None:
     ellipsis, as is a command of several lines."""
     shell = _command(tool, value)
     if shell is not None:
-        return _one_line(shell[0] if isinstance(shell[0], str) else _script(shell[0]))
+        line = shell[0] if isinstance(shell[0], str) else _script(shell[0])
+        if line.startswith("apply_patch") and "*** Begin Patch" in line:  # Codex's patch through its shell
+            return _patched(line)
+        return _one_line(line)
     todos = _todos(tool, value)
     if todos is not None:
         items = todos[0]
@@ -195,9 +198,7 @@ def tool_summary(tool: str, value: Any) -> str | None:
         return f"{len(items)} item{'' if len(items) == 1 else 's'}, {done} done"
     patch = _patch_text(value)
     if patch is not None:
-        names = (codex or unified for codex, unified in _PATCHED.findall(patch[1]))
-        files = dict.fromkeys(_short_path(name.strip()) for name in names if name.strip() != "/dev/null")
-        return _one_line(", ".join(files))
+        return _patched(patch[1])
     if not isinstance(value, Mapping):
         return None
     key = next((k for k in _SEARCH_KEYS if isinstance(value.get(k), str) and value[k].strip()), None)
@@ -205,6 +206,13 @@ def tool_summary(tool: str, value: Any) -> str | None:
         return _one_line(value[key])
     name, file_key = _file(value)
     return _one_line(_short_path(name)) if file_key else None
+
+
+def _patched(patch: str) -> str | None:
+    """The files ``patch`` touches, each once, in order."""
+    names = (codex or unified for codex, unified in _PATCHED.findall(patch))
+    files = dict.fromkeys(_short_path(name.strip()) for name in names if name.strip() != "/dev/null")
+    return _one_line(", ".join(files))
 
 
 def _one_line(text: str) -> str | None:
