@@ -102,3 +102,17 @@ def test_the_heading_is_told_from_the_redacted_view() -> None:
     ]
     for document in (to_html(session, redact=True), to_markdown(session, redact=True)):
         assert token not in document and "alice" not in document
+
+
+def test_a_control_in_the_command_cannot_reorder_the_heading() -> None:
+    """A right-to-left override reorders what follows it on the line (the status), and
+    an isolate's end (U+2069) first closes HTML's <bdi> (Chromium then shows the status
+    reversed, "detelpmoc"); Markdown's <code> isolates nothing. So controls are
+    written as escapes, as on a terminal: the reader sees that the command holds one."""
+    session = one_message(
+        {"type": "tool", "tool": "Bash", "status": "completed", "input": {"command": "\u2069\u202eevil\x00 \x1b[2J"}}
+    )
+    escaped = "\\u2069\\u202eevil\\u0000 \\u001b[2J"
+    assert html_summaries(to_html(session)) == [escaped]
+    headings = re.findall(r"^<summary>Tool (.*)</summary>$", to_markdown(session), re.MULTILINE)
+    assert headings == [f"<code>Bash</code> <code>{escaped}</code> · completed"]
