@@ -37,6 +37,7 @@ CALLS: list[tuple[str, Any, str | None]] = [
     ("apply_patch", {"patch": GIT_DIFF}, "a.py"),
     ("shell", {"command": ["apply_patch", CODEX_PATCH]}, "src/a.py, 新/b.py"),  # Codex's patch through its shell
     ("exec_command", {"cmd": f"apply_patch <<'EOF'\n{CODEX_PATCH}EOF"}, "src/a.py, 新/b.py"),
+    ("shell", {"command": ["apply_patch", CODEX_PATCH.replace("src/a", "it's")]}, "it's.py, 新/b.py"),  # not quoted
     ("Grep", {"pattern": "def \\w+\\(", "path": "src"}, "def \\w+\\("),
     ("TodoWrite", {"todos": TODOS}, "3 items, 1 done"),
     ("update_plan", {"plan": [{"step": "a", "status": "completed"}]}, "1 item, 1 done"),

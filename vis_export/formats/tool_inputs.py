@@ -188,9 +188,11 @@ def tool_summary(tool: str, value: Any) -> str | None:
     ellipsis, as is a command of several lines."""
     shell = _command(tool, value)
     if shell is not None:
-        line = shell[0] if isinstance(shell[0], str) else _script(shell[0])
+        command = shell[0]
+        line = command if isinstance(command, str) else _script(command)
         if line.startswith("apply_patch") and "*** Begin Patch" in line:  # Codex's patch through its shell
-            return _patched(line)
+            # Its words as written: quoted as one line, ``it's.py`` would read ``it'"'"'s.py``.
+            return _patched(line if isinstance(command, str) else "\n".join(command))
         return _one_line(line)
     todos = _todos(tool, value)
     if todos is not None:
