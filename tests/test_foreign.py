@@ -1007,6 +1007,7 @@ def _flagged_sources(part: dict[str, Any]) -> list[str]:
     function = {"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}
     log = [
         {"role": "user", "content": "hi"},
+        {"role": "user", "content": [part]},  # a user's parts, Anthropic's way: each text opens a message
         {"role": "assistant", "content": [part]},
         {"role": "assistant", "content": [part], "tool_calls": [function]},
         {"role": "tool", "tool_call_id": "c", "content": [part]},

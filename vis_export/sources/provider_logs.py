@@ -214,7 +214,12 @@ class _Reader:
             if isinstance(part, dict) and part.get("type") == "tool_result":
                 self._result(part, key)
                 continue
-            is_text = isinstance(part, dict) and part.get("type") == "text" and isinstance(part.get("text"), str)
+            is_text = (
+                isinstance(part, dict)
+                and part.get("type") == "text"
+                and isinstance(part.get("text"), str)
+                and not is_reasoning_map(part)  # a thought (``"thought": true``) is read as reasoning (R2)
+            )
             if current is None or is_text:
                 current = self.plain("user", part["text"] if is_text else [], f"{key}_{n}")
                 if is_text:
