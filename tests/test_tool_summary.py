@@ -5,15 +5,19 @@ from __future__ import annotations
 
 import html
 import re
+import time
 from typing import Any
 
 from htmldom import classes, elements, parse, text_content
+from hypothesis import given, strategies as st
+from markdown_it import MarkdownIt
 from sessions import one_message
 
 from vis_export.formats.html import to_html
 from vis_export.formats.markdown import to_markdown
 from vis_export.formats.pdf import PrintProjector
 from vis_export.formats.text import to_text
+from vis_export.formats.tool_inputs import SHELL_TOOLS, SUMMARY_LENGTH, TODO_TOOLS, tool_summary
 from vis_export.model import ToolBlock
 
 HOME = "/Users/alice/projects/vis-export"
@@ -117,3 +121,32 @@ def test_a_control_in_the_command_cannot_reorder_the_heading() -> None:
     assert html_summaries(to_html(session)) == [escaped]
     headings = re.findall(r"^<summary>Tool (.*)</summary>$", to_markdown(session), re.MULTILINE)
     assert headings == [f"<code>Bash</code> <code>{escaped}</code> · completed"]
+
+
+# What a hostile input puts in a heading: the tags that close it, Markdown's marks,
+# line breaks of every kind, controls, a lone surrogate, a patch's and a shell's words.
+_PIECES = ["</summary>", "</details>", "<script>", "`", "|", "\n", "\r", "\u2028", "\x00", "\ud800", "\u202e", "\u2069"]
+_PIECES += ["\u200b", "bash", "*** Begin Patch\n", "*** Update File: ", "--- a\n+++ b/", "apply_patch ", "-lc", "/"]
+_TEXTS = st.lists(st.sampled_from(_PIECES) | st.text(max_size=4), max_size=10).map("".join)
+_KEYS = ["command", "cmd", "action", "todos", "plan", "patch", "input", "pattern", "url", "file_path", "status"]
+_INPUTS = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | _TEXTS,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.sampled_from(_KEYS), inner, max_size=4),
+    max_leaves=16,
+)
+_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+@given(st.sampled_from([*sorted(SHELL_TOOLS | TODO_TOOLS), "Read", "Grep", "apply_patch", "BASH"]), _INPUTS)
+def test_any_input_gives_one_line_that_stays_in_its_heading(tool: str, value: Any) -> None:
+    """Whatever the input's shape and text, the line is short, one line, without a
+    control, and Markdown's <summary> keeps it inside its <details> (markdown-it
+    reads the heading, status last, as one HTML block); its CPU is bounded."""
+    start = time.process_time()
+    said = tool_summary(tool, value)
+    if said is not None:
+        assert said.strip() and len(said) <= SUMMARY_LENGTH + 2 and not _CONTROLS.search(said), repr(said)
+    page = to_markdown(one_message({"type": "tool", "tool": tool, "status": "completed", "input": value}))
+    blocks = [t.content for t in MarkdownIt("commonmark").parse(page) if t.type == "html_block"]
+    assert blocks[0].startswith("<details>\n<summary>Tool ") and blocks[0].endswith(" · completed</summary>\n")
+    assert time.process_time() - start < 1  # CPU, not wall time: a few ms an example
