@@ -235,6 +235,13 @@ def test_the_column_of_a_refused_value(tmp_path: Path) -> None:
     assert problems_of(path) == [f"{path}: line 2 column 17: not JSON: -Infinity is not a JSON number"]
 
 
+def test_a_refused_number_is_named_by_its_start_not_written_whole(tmp_path: Path) -> None:
+    """A problem is a line to read: a number of a million digits too large for a float was written whole (1 MB)."""
+    path = write(tmp_path, "m.json", MESSAGE_WITH % ("1" + "0" * 1_000_000 + ".5"))
+    (line,) = problems_of(path)
+    assert line.endswith(": not JSON: 1000000000000000… (1,000,003 characters) is too large for a number"), line[:200]
+
+
 def test_deep_input_is_a_problem_not_a_recursion_error(tmp_path: Path) -> None:
     for levels in (150, 990, 5000, 200_000):
         path = write(tmp_path, f"deep{levels}.json", MESSAGE_WITH % ("[" * levels + "]" * levels))

@@ -114,10 +114,14 @@ def _constant(name: str) -> Any:
     raise _Refused(name, f"{name} is not a JSON number")
 
 
+_SHOWN_DIGITS = 16  # a refused number's problem names its start: one of a million digits was a 1 MB line
+
+
 def _finite(text: str) -> float:
     value = float(text)
     if math.isinf(value):
-        raise _Refused(text, f"{text} is too large for a number")
+        shown = text if len(text) <= 2 * _SHOWN_DIGITS else f"{text[:_SHOWN_DIGITS]}… ({len(text):,} characters)"
+        raise _Refused(text, f"{shown} is too large for a number")
     return value
 
 
