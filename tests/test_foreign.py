@@ -9,6 +9,7 @@ import base64
 import json
 import os
 import random
+import time
 from pathlib import Path
 from typing import Any
 
@@ -724,6 +725,17 @@ def test_a_system_reminder_inside_a_prompt_is_a_notice(tmp_path: Path) -> None:
         ("prose", "# Notes\nThe tail."),
     ]
     assert session.title == "Please review."
+
+
+def test_a_prompt_of_many_unclosed_reminders_reads_in_linear_time(tmp_path: Path) -> None:
+    """Each opening tag after the last end tag was searched to the text's end: 8,000
+    of them (136 KB) took 5.4 CPU-s, a megabyte would take minutes."""
+    text = "Review this log:\n" + "<system-reminder>" * 8000
+    path = write_lines(tmp_path / "s.jsonl", [_entry("user", "u1", [{"type": "text", "text": text}])])
+    start = time.process_time()
+    (session,) = sessions_read(path)
+    assert time.process_time() - start < 1  # CPU, not wall time
+    assert [b.fields.get("markdown") for b in session.messages[0].blocks] == [text]
 
 
 @pytest.mark.parametrize("flavour", ["openai", "anthropic"])
