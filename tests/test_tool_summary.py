@@ -22,6 +22,7 @@ from vis_export.model import ToolBlock
 
 HOME = "/Users/alice/projects/vis-export"
 SOURCE = "vis_export/formats/tool_inputs.py"
+WINDOWS = "C:\\Users\\alice\\projects\\vis-export\\" + SOURCE.replace("/", "\\")
 LONG = "cd " + HOME + " && .venv/bin/python -m pytest -n 0 tests/test_foreign.py -q -k 'tool and not slow' | tail -40"
 CODEX_PATCH = "*** Begin Patch\n*** Update File: src/a.py\n@@\n-a\n+++ b\n*** Add File: 新/b.py\n+x\n*** End Patch\n"
 GIT_DIFF = "diff --git a/a.py b/a.py\n--- a/a.py\n+++ b/a.py\t2026-01-01\n@@ -1 +1,2 @@\n-a\n+b\n+++ c\n"
@@ -36,6 +37,8 @@ CALLS: list[tuple[str, Any, str | None]] = [
     ("local_shell_call", {"action": {"command": ["ls", "-la", "a b"]}}, "ls -la 'a b'"),
     ("Edit", {"file_path": "src/日本語.py", "old_string": "a", "new_string": "b"}, "src/日本語.py"),
     ("Read", {"file_path": f"{HOME}/{SOURCE}"}, f"…/projects/vis-export/{SOURCE}"),  # the end names the file
+    ("Read", {"file_path": WINDOWS}, "…\\projects\\vis-export\\vis_export\\formats\\tool_inputs.py"),  # its separator
+    ("Read", {"file_path": "n" * 70}, "n" * 70),  # no folder: nothing left out, no "…/"
     ("Write", {"file_path": "notes.md", "content": "x"}, "notes.md"),
     ("apply_patch", CODEX_PATCH, "src/a.py, 新/b.py"),
     ("apply_patch", {"patch": GIT_DIFF}, "a.py"),

@@ -171,6 +171,7 @@ def input_form(tool: str, value: Any) -> tuple[list[InputPart], Any] | None:
 
 SUMMARY_LENGTH = 120  # characters: more than a heading shows (HTML cuts it with an ellipsis), less than a line may be
 _PATH_LENGTH = 60  # a longer path is shown by its last folders and its file name
+_SEPARATOR = re.compile(r"([/\\])")  # a path's separator, kept where a path is split
 _SEARCH_KEYS = ("pattern", "url", "query")  # Grep and Glob, WebFetch, WebSearch (before a file: Grep's ``path``)
 # The files a patch names: Codex's file lines, or a unified diff's new name
 # (the +++ line right after a --- line, so an added line "++ x" is not one).
@@ -234,11 +235,13 @@ def _one_line(text: str) -> str | None:
 
 def _short_path(path: str) -> str:
     """A long path as its file name and the folders that fit before it: the end
-    names the file, where an absolute path's start (a home folder) is the same every time."""
+    names the file, where an absolute path's start (a home folder) is the same every time.
+    Windows' separator counts too, and ``…`` only stands for folders left out."""
     if len(path) <= _PATH_LENGTH:
         return path
-    folders = path.rstrip("/").split("/")
-    kept = folders.pop()
-    while folders and len(kept) + len(folders[-1]) + 3 <= _PATH_LENGTH:
-        kept = f"{folders.pop()}/{kept}"
-    return f"…/{kept}"
+    parts = _SEPARATOR.split(path.rstrip("/\\"))  # names, and the separator after each but the last
+    kept = parts.pop()
+    while parts and len(kept) + len(parts[-2]) + 3 <= _PATH_LENGTH:
+        separator = parts.pop()
+        kept = f"{parts.pop()}{separator}{kept}"
+    return f"…{parts[-1]}{kept}" if parts else kept or path
