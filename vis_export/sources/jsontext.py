@@ -43,8 +43,9 @@ Measured against a parser that reports duplicates itself (jiter,
 ``catch_duplicate_keys``): jiter is faster on large blocks (0.9x ``json.loads``)
 but slower on many small ones (1.3-1.5x), and reads ``1e400`` as infinity,
 which another scan of the text must rule out (0.4x): no faster in all. So
-the hook, for the exact reading; jiter reads a whole file first (below),
-where its value is taken only when it is certainly the exact reading's.
+the hook, for the exact reading; jiter reads a whole file first (below), and
+JSON Lines a line at a time (``parse_lines``), where its value is taken only
+when it is certainly the exact reading's.
 
 A whole file is first read by ``read_quick``, from its bytes, with a compiled
 parser that refuses nearly everything the exact reading refuses or locates
