@@ -256,12 +256,12 @@ def parse_lines(text: str) -> list[tuple[int, Any]]:
         return _jiter_lines(raw)
     count = _one_object_a_line(text)
     if count:  # the lines are numbered 1, 2, ...: nothing to look at line by line
-        quick = _whole_lines(text, count)
+        quick = _whole_lines(text, raw, count)
         if quick is not None:
             return list(enumerate(quick, 1))
     numbered = [(lineno, line) for lineno, line in enumerate(text.split("\n"), 1) if line and not line.isspace()]
     lines = [line for _, line in numbered]
-    whole = _whole_lines(text, len(lines)) if all(map(_one_object, lines)) else None
+    whole = _whole_lines(text, raw, len(lines)) if all(map(_one_object, lines)) else None
     if whole is not None:
         return [(lineno, value) for (lineno, _), value in zip(numbered, whole, strict=True)]
     values: list[Any] = [UNSURE] * len(numbered)
@@ -372,11 +372,11 @@ def _one_object_a_line(text: str) -> int:
     return inner + 1 if text.count("}\n{") == inner else 0
 
 
-def _whole_lines(text: str, count: int) -> list[Any] | None:
+def _whole_lines(text: str, raw: bytes, count: int) -> list[Any] | None:
     """The values of the text's ``count`` non-blank lines, each one object
     (``_one_object``), read by the compiled parser in one call, when that is
     certainly what ``parse`` gives line by line; else ``None``, and the lines are
-    read one by one.
+    read one by one. ``raw`` is the text's UTF-8 (``parse_lines`` made it).
 
     ``decode_lines`` does not hold a value to its line (``[1`` and ``,2]`` are one
     value), so it is taken only where every line is one object: each starts with
@@ -387,7 +387,7 @@ def _whole_lines(text: str, count: int) -> list[Any] | None:
     colons and line breaks (counting each in the text took longer)."""
     if _COLON_ESCAPE_TEXT.search(text):
         return None
-    shape = text.encode("utf-8", "surrogatepass").translate(None, _NOT_SHAPE)
+    shape = raw.translate(None, _NOT_SHAPE)
     colons = shape.count(b":")
     shallow = sys.getrecursionlimit() // 2
     if len(shape) - colons >= shallow and re.search(b"[^\n]{%d}" % shallow, shape.replace(b":", b"")):
