@@ -12,10 +12,12 @@ import json
 import random
 import re
 import sys
+import traceback
 from types import MappingProxyType
 from typing import Any
 from unittest import mock
 
+import jiter
 import pytest
 from conftest import examples
 from hypothesis import example, given, settings, strategies as st
@@ -501,15 +503,31 @@ _json_line_texts = st.lists(
 )
 
 
-@given(_json_line_texts, st.sampled_from(["", "\n", '\n{"a": "cut', "\r\n"]), st.booleans())
-def test_json_lines_read_quickly_give_what_the_exact_reading_gives(lines: list[str], end: str, lenient: bool) -> None:
+def _by_msgspec() -> Any:
+    """``parse_lines`` as it reads a text that may hold a number too large for a
+    float (``jsontext._finite_for_sure`` cannot vouch): msgspec, the colons counted."""
+    from vis_export.sources import jsontext
+
+    return mock.patch.object(jsontext, "_finite_for_sure", return_value=False)
+
+
+@given(_json_line_texts, st.sampled_from(["", "\n", '\n{"a": "cut', "\r\n"]), st.booleans(), st.booleans())
+@example(["\u3000", "\x1c", '{"a": 1}', "\xa0 "], "\n", False, False)
+def test_json_lines_read_quickly_give_what_the_exact_reading_gives(
+    lines: list[str], end: str, lenient: bool, msgspec: bool
+) -> None:
     """Each line's value (or its problem), line numbers, and so every reader's
-    sessions, problems and places, as reading each line exactly gives them."""
+    sessions, problems and places, as reading each line exactly gives them, read
+    by jiter or by msgspec (lines blank only to ``str.isspace`` left out alike)."""
 
     text = "\n".join(lines) + end
     if not text.strip():
         return
-    _lines_read_alike(text, lenient)
+    if msgspec:
+        with _by_msgspec():
+            _lines_read_alike(text, lenient)
+    else:
+        _lines_read_alike(text, lenient)
 
 
 def test_a_transcript_is_read_quickly() -> None:
@@ -603,27 +621,38 @@ def _foreign_near_miss(codex: bool, seed: int, changes: list[int]) -> str:
 
 
 @settings(max_examples=examples(150), deadline=None)
-@given(st.booleans(), st.integers(0, 2**16), st.lists(st.integers(0, 8), min_size=1, max_size=6), st.booleans())
+@given(
+    st.booleans(),
+    st.integers(0, 2**16),
+    st.lists(st.integers(0, 8), min_size=1, max_size=6),
+    st.booleans(),
+    st.booleans(),
+)
 def test_transcripts_read_in_one_call_give_what_the_exact_reading_gives(
-    codex: bool, seed: int, changes: list[int], lenient: bool
+    codex: bool, seed: int, changes: list[int], lenient: bool, msgspec: bool
 ) -> None:
-    """A Claude Code or Codex file, read with its lines decoded in one call where
-    that is certain, gives the sessions and problems (places included) that
-    reading each line exactly gives, for near misses of every kind."""
+    """A Claude Code or Codex file, read by jiter a line at a time, or by msgspec
+    with its lines decoded in one call where that is certain, gives the sessions
+    and problems (places included) that reading each line exactly gives, for near
+    misses of every kind."""
 
     text = _foreign_near_miss(codex, seed, changes)
     with time_limit(20):
-        _lines_read_alike(text, lenient)
+        if msgspec:
+            with _by_msgspec():
+                _lines_read_alike(text, lenient)
+        else:
+            _lines_read_alike(text, lenient)
 
 
 def test_a_transcript_is_decoded_in_one_call() -> None:
     """Each line of a valid Claude Code or Codex file is one object, so the file is
-    decoded by one compiled call, not line by line."""
+    decoded by one msgspec call, not line by line, where jiter is not taken."""
     from corpus import claude_code_bytes, codex_bytes
     from vis_export.sources import jsontext
 
     for data in (claude_code_bytes(50_000), codex_bytes(50_000)):
-        with mock.patch.object(jsontext, "_quick", wraps=jsontext._quick) as per_line:
+        with _by_msgspec(), mock.patch.object(jsontext, "_quick", wraps=jsontext._quick) as per_line:
             values = jsontext.parse_lines(data.decode())
         assert per_line.call_count == 0 and len(values) == data.count(b"\n")
 
@@ -675,7 +704,7 @@ def test_a_transcript_is_not_looked_at_line_by_line() -> None:
     from vis_export.sources import jsontext
 
     for data in (claude_code_bytes(50_000), codex_bytes(50_000)):
-        with mock.patch.object(jsontext, "_one_object", wraps=jsontext._one_object) as looked:
+        with _by_msgspec(), mock.patch.object(jsontext, "_one_object", wraps=jsontext._one_object) as looked:
             values = jsontext.parse_lines(data.decode())
         assert looked.call_count == 0 and [n for n, _ in values] == list(range(1, data.count(b"\n") + 1))
 
@@ -774,3 +803,68 @@ def test_every_readers_file_changed_in_its_bytes_is_read_quickly_as_exactly(
     for ours, theirs in zip(quick, exact, strict=True):
         if ours.session is not None:
             assert json.dumps(ours.session.to_json()) == json.dumps(theirs.session.to_json())
+
+
+# Numbers of every size a float may or may not hold: digits before and after the
+# point, an exponent of up to four digits with a sign or none.
+_SIZED_NUMBERS = st.builds(
+    lambda sign, whole, point, letter, exponent: f"{sign}{whole}{point}{letter}{exponent}",
+    st.sampled_from(["", "-"]),
+    st.sampled_from(["0", "1", "9", "17976931348623157"]) | st.integers(1, 400).map(lambda n: "1" + "0" * (n - 1)),
+    st.sampled_from(["", ".5", ".0", ".000001", "." + "9" * 30]),
+    st.sampled_from(["", "e", "E", "e+", "e-", "E+", "E-"]),
+    st.sampled_from(["", "0"]).flatmap(lambda zero: st.integers(0, 1500).map(lambda n: zero + str(n))),
+).filter(lambda text: text[-1].isdigit())
+# Strings like ids that hold exponents, and strings that look like numbers too large.
+_IDS = ['"4e123"', '"ab4e400x"', '"5-e123"', '"0a1e2345"']
+_AROUND = st.sampled_from([*_IDS, '"x 5e999"', '"1.5e400"', '"' + "7" * 250 + '"'])
+
+
+@settings(max_examples=examples(500))
+@given(st.lists(st.one_of(_SIZED_NUMBERS, _AROUND, _texts), min_size=1, max_size=6), _SPACE, st.booleans())
+@example(["1e400"], "", False)
+@example(["1" + "0" * 250 + "e99"], " ", True)
+@example(["-1E+0400"], "\n", False)
+@example(["0." + "0" * 5 + "1e999"], "", True)
+def test_a_text_vouched_finite_holds_no_number_too_large(values: list[str], space: str, lines: bool) -> None:
+    """Whatever ``_finite_for_sure`` vouches for, jiter reads without an infinity
+    (so as ``parse`` reads it): numbers too large for a float, at any place, are
+    never passed, while exponents in strings (ids) and small numbers are."""
+    from vis_export.sources.jsontext import _finite_for_sure
+
+    text = ("\n" if lines else f",{space}").join(values)
+    data = text.encode() if lines else f"[{space}{text}{space}]".encode()
+    vouched = _finite_for_sure(data)
+    for line in data.split(b"\n"):
+        try:
+            value = jiter.from_json(line, allow_inf_nan=False)
+        except ValueError:
+            continue
+        assert not (vouched and holds_infinity(value)), line
+    if all(value in _IDS for value in values):
+        assert vouched  # no number at all, though the strings hold exponents
+
+
+def test_under_lower_limits_json_lines_are_read_exactly() -> None:
+    """jiter takes integers of up to 4300 digits and nesting to 201 levels whatever
+    the interpreter's limits say: under a lower integer limit, or a recursion limit
+    that ``parse`` meets before jiter's depth, each line is read as the exact
+    reading reads it (its problem stands)."""
+    from vis_export.sources.jsontext import parse_lines
+
+    long = '{"a": ' + "9" * 2000 + "}\n"
+    deep = '{"b": ' + "[" * 199 + "]" * 199 + "}\n"
+    digits, recursion = sys.get_int_max_str_digits(), sys.getrecursionlimit()
+    try:
+        frames = len(traceback.extract_stack())  # where the limit is met: 150 levels below the line's 200
+        for text, lower_digits, lower_recursion in ((long, 1000, recursion), (deep, digits, frames + 150)):
+            sys.set_int_max_str_digits(lower_digits)
+            sys.setrecursionlimit(lower_recursion)
+            with recording():
+                exact = _exact_lines(text)
+                quick = parse_lines(text)
+            assert any(isinstance(value, json.JSONDecodeError) for _, value in exact)
+            assert all(_same_or_same_problem(q, e) for (_, q), (_, e) in zip(quick, exact, strict=True))
+    finally:
+        sys.set_int_max_str_digits(digits)
+        sys.setrecursionlimit(recursion)
