@@ -37,7 +37,7 @@ class Figure(NamedTuple):
 
 
 FIGURES = (
-    Figure("load+validate, 16 MB session", "1.38–1.61x", 1.52, 1.5, "lower"),
+    Figure("load+validate, 16 MB session", "1.42–1.50x", 1.43, 1.5, "lower"),
     Figure("load+validate, 1 MB", "1.68x", 1.68, 3, "lower"),
     Figure("load+validate, 100 KB", "2.02x", 2.02, 3, "lower"),
     Figure("read Claude Code, 300 KB / Vis JSONL, instructions", "1.90x", 1.90, 1.5, "lower"),

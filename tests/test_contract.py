@@ -8,12 +8,13 @@ from importlib.resources import files
 from typing import Any
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import example, given, strategies as st
 from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 from strategies import blocks, invalid_sessions, json_values, messages, session_documents, snake_keys
 
 from vis_export.contract import MAX_DEPTH, MAX_TIME, check_block, check_depth, check_event, check_message, check_session
+from vis_export.contract.check import ENVELOPE_FIELDS, SCALAR_FIELDS, block_shape_ok, envelope_shape_ok
 
 SCHEMAS = {
     name: json.loads((files("vis_export.contract") / "schema" / f"{name}.json").read_text())
@@ -111,6 +112,45 @@ loose_fields = st.dictionaries(
 @given(st.one_of(loose_fields, blocks, json_values))
 def test_block_verdicts_match_jsonschema(value: Any) -> None:
     assert our_verdict("block", value) == schema_verdict("block", value)
+
+
+# A field given a value of another JSON type, or a number near a limit.
+_ODD_VALUES = st.one_of(
+    json_values, st.sampled_from([1.5, -0.0, float("inf"), 3, -1, True, None, [], {}, {"k": [1.5]}, "", " ", "x"])
+)
+
+
+@example({"id": "t", "type": "tool", "tool": "run", "status": "completed"}, "started_at", {"k": 1})
+@example({"id": "c", "type": "code", "text": "x"}, "language", 1.5)
+@given(
+    blocks,
+    st.sampled_from(sorted({"started_at", "completed_at", *(key for f in SCALAR_FIELDS.values() for key in f)})),
+    _ODD_VALUES,
+)
+def test_a_certain_block_with_only_its_vouched_fields_holds_no_container_or_number(
+    block: dict[str, Any], key: str, value: Any
+) -> None:
+    """``SCALAR_FIELDS``: a block ``block_shape_ok`` vouches for whose keys are all
+    there holds only strings and booleans, so the one-pass building
+    (``sources.trusted``) may pass over its fields: no container's keys or depth,
+    no number's finiteness is left unjudged (a tool's times are not there:
+    ``_tool_time_ok`` takes a container)."""
+    vouched = SCALAR_FIELDS.get(block["type"], frozenset())
+    block = {**{name: item for name, item in block.items() if name in vouched}, key: value}
+    if block_shape_ok(block) and SCALAR_FIELDS.get(block["type"], frozenset()).issuperset(block):
+        assert {type(item) for item in block.values()} <= {str, bool}
+
+
+@example({"id": "m", "role": "user", "status": "completed", "content": [], "created_at": 0}, "author", {"name": 1.5})
+@given(messages(), st.sampled_from(sorted({"author", *ENVELOPE_FIELDS})), _ODD_VALUES)
+def test_a_certain_envelope_with_only_its_vouched_fields_holds_no_container_or_float(
+    message: dict[str, Any], key: str, value: Any
+) -> None:
+    """``ENVELOPE_FIELDS``, as ``SCALAR_FIELDS`` for a message envelope (its
+    ``content`` aside, whose blocks are built one by one)."""
+    message = {**message, key: value}
+    if envelope_shape_ok(message) and ENVELOPE_FIELDS.issuperset(message):
+        assert {type(item) for name, item in message.items() if name != "content"} <= {str, int, type(None)}
 
 
 loose_messages = st.one_of(

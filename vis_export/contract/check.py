@@ -636,6 +636,33 @@ _FAST_BLOCK: dict[str, Callable[[dict[str, Any]], bool]] = for_each_type(
 )
 
 
+# For each known type, the fields ``block_shape_ok`` has checked to be strings or
+# booleans (never a container or a number) when it holds: a caller that walks a
+# certain block's containers and numbers (``sources.trusted``) passes over a block
+# whose keys are all here. A tool's times are not: ``_tool_time_ok`` takes any value
+# but a number out of range. A test holds each to its predicate.
+SCALAR_FIELDS: dict[str, frozenset[str]] = for_each_type(
+    {
+        name: frozenset({"id", "type", *fields})
+        for name, fields in (
+            ("prose", ("markdown",)),
+            ("code", ("text", "language")),
+            ("speech", ("text",)),
+            ("reasoning", ("text", "visibility")),
+            ("tool", ("tool", "status")),
+            ("error", ("code", "message", "retryable")),
+            ("notice", ("code", "message")),
+            ("attachment", ("attachment_id", "name", "media_type")),
+        )
+    },
+    KNOWN_TYPES,
+    "fields the fast block checks vouch for",
+)
+# The envelope's fields ``envelope_shape_ok`` checks to be strings, integers or
+# none (``content`` a list, its blocks the caller's), as ``SCALAR_FIELDS``.
+ENVELOPE_FIELDS = frozenset({"id", "role", "status", "content", "created_at", "completed_at", "model", "provider"})
+
+
 def _code_ok(block: dict[str, Any]) -> bool:
     code = block.get("code")
     return type(code) is str and _SNAKE_CASE_EXACT.fullmatch(code) is not None and _text_ok(block.get("message"))
@@ -697,6 +724,6 @@ def envelope_shape_ok(message: Any) -> bool:
         and type(created) is int
         and 0 <= created <= MAX_TIME
         and (completed is None or (type(completed) is int and created <= completed <= MAX_TIME))
-        and (model is None or (type(model) is str and not model.startswith(":")))
-        and (provider is None or (type(provider) is str and not provider.startswith(":")))
+        and (model is None or (type(model) is str and model[:1] != ":"))
+        and (provider is None or (type(provider) is str and provider[:1] != ":"))
     )
