@@ -5,6 +5,8 @@ an earlier layout refused in one line rather than merged into a broken one."""
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -314,6 +316,19 @@ def test_the_postings_written_are_whooshs(tmp_path: Path, monkeypatch: pytest.Mo
     ours = _written(tmp_path / "ours" / ENGINE_DATA)
     assert max(len(term[-1]) for term in ours) > 2  # postings of several blocks
     assert ours == _written(tmp_path / "whooshs" / ENGINE_DATA)
+
+
+def test_an_index_job_does_not_import_numpy(tmp_path: Path) -> None:
+    """NumPy scores a search's hits; an index job does without it (its import
+    was 0.11 CPU-s of a job of 3.2): the postings are put in order by C loops."""
+    script = (
+        "import sys\nfrom vis_export.cli import main\ntry:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'numpy')[:1])"
+    )
+    command = [sys.executable, "-c", script, "index", str(INPUT), "--index", str(tmp_path / "i"), "--engine", "whoosh"]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=120, check=True)
+    assert "added" in result.stderr and result.stdout == "[]\n"
+    assert search("config", tmp_path / "i")  # and a search, which imports it, finds
 
 
 def test_the_postings_gathered_are_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

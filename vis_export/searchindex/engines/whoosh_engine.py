@@ -6,7 +6,7 @@ import functools
 import operator
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import chain
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
@@ -26,7 +26,6 @@ from vis_export.searchindex.cjk import WORD_PATTERN
 from vis_export.searchindex.documents import LONGEST_WORD, analysed_words, identifier_key, identifier_words
 from vis_export.searchindex.engines.whoosh_gathered import Gathered
 from vis_export.searchindex.engines.whoosh_pickle import install, restricted
-from vis_export.searchindex.engines.whoosh_scoring import top_hits
 from vis_export.searchindex.guard import IndexFailure
 
 install()
@@ -215,7 +214,12 @@ def _start_field(writer: Any, schema: Schema, field: str | None, name: str, leng
 
 
 def _write_term(
-    writer: Any, term: bytes | None, known: list[int] | None, ids: list[int], weights: list[float], values: list[bytes]
+    writer: Any,
+    term: bytes | None,
+    known: list[int] | None,
+    ids: Sequence[int],
+    weights: list[float],
+    values: list[bytes],
 ) -> None:
     """A term's postings as ``add_posting`` buffers them, a block's worth at a
     time: each full block written as the next posting would write it, the last
@@ -607,6 +611,10 @@ class WhooshEngine:
     def search(
         self, words: list[str], filters: dict[str, str], since: int | None, until: int | None, limit: int, offset: int
     ) -> list[tuple[float, dict[str, Any]]]:
+        # Imported by the first search: it needs NumPy, which an index job does
+        # not (its import was 0.11 CPU-s of a job of 3.2).
+        from vis_export.searchindex.engines.whoosh_scoring import top_hits
+
         query = _query(words, filters, since, until)
         searcher = self._searcher()
         found = top_hits(searcher, query, offset + limit, _lengths)
