@@ -23,7 +23,7 @@ from whoosh.system import pack_uint
 from whoosh.writing import PostingPool, SegmentWriter
 
 from vis_export.searchindex.cjk import WORD_PATTERN
-from vis_export.searchindex.documents import LONGEST_WORD, analysed_words, identifier_key, identifier_words
+from vis_export.searchindex.documents import LONGEST_WORD, counted_words, identifier_key, identifier_words
 from vis_export.searchindex.engines.whoosh_gathered import Gathered
 from vis_export.searchindex.engines.whoosh_pickle import install, restricted
 from vis_export.searchindex.guard import IndexFailure
@@ -47,24 +47,23 @@ _TERM = re.compile(r"[^ \t\r\n]+")  # ``SpaceSeparatedTokenizer``'s
 _stem = functools.lru_cache(maxsize=1 << 16)(stemmer_for_language("en"))
 
 
-def spellings(text: str) -> list[str]:
-    """``WORDS(text)``'s words before they are stemmed, made without a token
-    object per word (the analysis was a third of an index job's time): an
-    ASCII text's split out and lowered by ``analysed_words`` (whose lowering
-    keeps their lengths), another's measured before lowering, as ``WORDS``
-    measures them."""
+def spelled(text: str) -> dict[str, int]:
+    """How often each of ``WORDS(text)``'s words occurs before it is stemmed,
+    counted without a token object per word (the analysis was a third of an
+    index job's time): an ASCII text's words as ``counted_words`` counts them
+    (lowering keeps their lengths), another's measured before lowering, as
+    ``WORDS`` measures them."""
     if text.isascii():
-        return analysed_words(text)
-    return [word.lower() for word in _WORD.findall(text) if len(word) <= LONGEST_WORD]
+        return counted_words(text)
+    return Counter(word.lower() for word in _WORD.findall(text) if len(word) <= LONGEST_WORD)
 
 
 def analysed(text: str) -> dict[str, int]:
     """How often each of ``WORDS(text)``'s words occurs: each distinct spelling
     stemmed once. The query's words still go through ``WORDS``; a test holds
     the two to the same words."""
-    spelled = Counter(spellings(text))
     counts: dict[str, int] = {}
-    for word, count in spelled.items():
+    for word, count in spelled(text).items():
         stem = _stem(word)
         counts[stem] = counts.get(stem, 0) + count
     return counts
@@ -75,11 +74,12 @@ def _terms(text: str) -> dict[str, int]:
 
 
 # A counted field's frequencies as a writer that gathers postings takes them
-# (``whoosh_gathered``): its words as spelled, and the term of a spelling. Kept
-# here rather than on the field, which the index's table of contents pickles.
-_SPELLED: dict[Callable[[str], dict[str, int]], tuple[Callable[[str], list[str]], Callable[[str], str]]] = {
-    analysed: (spellings, _stem),
-    _terms: (_TERM.findall, str),
+# (``whoosh_gathered``): how often each of its words occurs as spelled, and the
+# term of a spelling. Kept here rather than on the field, which the index's
+# table of contents pickles.
+_SPELLED: dict[Callable[[str], dict[str, int]], tuple[Callable[[str], dict[str, int]], Callable[[str], str]]] = {
+    analysed: (spelled, _stem),
+    _terms: (_terms, str),
 }
 
 
@@ -348,8 +348,8 @@ class _Writer(SegmentWriter):  # type: ignore[misc]
                     continue
                 if counted:
                     if gathered is not None:
-                        split, normal = _SPELLED[field.frequencies]
-                        length = gathered.counted(name, normal, split(value))
+                        count, normal = _SPELLED[field.frequencies]
+                        length = gathered.counted(name, count, normal, value)
                     else:
                         postings, length = field.postings(name, value, docnum)
                         pooled += postings

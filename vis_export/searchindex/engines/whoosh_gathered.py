@@ -4,9 +4,9 @@ Whoosh pools a tuple per posting (field, term, document, weight, value) and
 sorts them all at the commit: making the tuples, sorting them and walking them
 back into terms was half of an index job's Whoosh time. Here each term is
 numbered as first seen, and a document adds the numbers of its terms and their
-frequencies to two arrays: a counted field's words become numbers by one
-``Counter`` over a mapping of their spellings (each distinct spelling stemmed
-and numbered once), in C. At the commit each term's documents and frequencies
+frequencies to two arrays: a counted field's words are counted by one
+``Counter`` in C, and each distinct spelling mapped to its term's number
+(stemmed and numbered once for all documents; ``_Counted``). At the commit each term's documents and frequencies
 are dealt out to its own arrays by C loops (``map`` of ``array.append``), and
 the terms handed over a term at a time in Whoosh's order (field, term): no
 NumPy, whose import alone was 0.11 CPU-s of a job of 3.2.
@@ -20,9 +20,10 @@ sorts runs on disk as before (``whoosh_engine._Writer``).
 from __future__ import annotations
 
 from array import array
-from collections import Counter
 from collections.abc import Callable, Iterator
 from itertools import repeat
+
+from vis_export.searchindex.documents import by_text
 
 # Bytes a posting and a term take while gathered, the arrays of each term at
 # the commit included (a posting's term, frequency, and then its document and
@@ -58,6 +59,31 @@ class _Spellings(dict[str, int]):
         return number
 
 
+class _Counted:
+    """A counted field's postings of a text: its terms' numbers, their
+    frequencies and its length, kept for a text seen again (``by_text``: a
+    quarter of the benchmark's texts repeat one of the last thousand)."""
+
+    def __init__(self, spellings: _Spellings, count: Callable[[str], dict[str, int]]):
+        self.spellings = spellings
+        self.count = count
+        self.postings = by_text(self._postings)
+
+    def _postings(self, text: str) -> tuple[tuple[int, ...], tuple[int, ...], int]:
+        """Each distinct spelling's term found once, as its words are counted
+        (a text repeats its words), then the counts of spellings of one term
+        (``parse``, ``parses``) added up."""
+        counts = self.count(text)
+        numbers = tuple(map(self.spellings.__getitem__, counts))
+        frequencies = tuple(counts.values())
+        if len(set(numbers)) < len(numbers):
+            merged: dict[int, int] = {}
+            for number, frequency in zip(numbers, frequencies, strict=True):
+                merged[number] = merged.get(number, 0) + frequency
+            numbers, frequencies = tuple(merged), tuple(merged.values())
+        return numbers, frequencies, sum(frequencies)
+
+
 class Gathered:
     """Postings as numbers: the term of each, its frequency, and each document's
     number and count of postings, in the order the documents were added."""
@@ -65,7 +91,7 @@ class Gathered:
     def __init__(self) -> None:
         self.every: list[tuple[str, bytes]] = []  # (field, term) by number
         self.fields: dict[str, _Terms] = {}
-        self.spellings: dict[str, _Spellings] = {}
+        self.counted_fields: dict[str, _Counted] = {}
         self.terms = array("i")
         self.frequencies = array("i")
         self.documents = array("i")
@@ -77,16 +103,19 @@ class Gathered:
             terms = self.fields[name] = _Terms(name, self.every)
         return terms
 
-    def counted(self, name: str, normal: Callable[[str], str], words: list[str]) -> int:
-        """A counted field's postings of a document's words (``normal``: a
-        spelling's term); the field's length, its count of words."""
-        spellings = self.spellings.get(name)
-        if spellings is None:
-            spellings = self.spellings[name] = _Spellings(self.field(name), normal)
-        counts = Counter(map(spellings.__getitem__, words))
-        self.terms.extend(counts.keys())
-        self.frequencies.extend(counts.values())
-        return len(words)
+    def counted(
+        self, name: str, count: Callable[[str], dict[str, int]], normal: Callable[[str], str], text: str
+    ) -> int:
+        """A counted field's postings of a document's text (``count``: how often
+        each word occurs in it as spelled, ``normal``: a spelling's term); the
+        field's length, its count of words."""
+        counted = self.counted_fields.get(name)
+        if counted is None:
+            counted = self.counted_fields[name] = _Counted(_Spellings(self.field(name), normal), count)
+        numbers, frequencies, length = counted.postings(text)
+        self.terms.extend(numbers)
+        self.frequencies.extend(frequencies)
+        return length
 
     def once(self, numbers: list[int]) -> None:
         """Terms of a document once each (an id's, a time's)."""
