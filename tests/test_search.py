@@ -614,14 +614,17 @@ def test_a_phrase_past_many_candidates_is_found_once(tmp_path: Path, engine: str
     | st.text()
 )
 def test_the_distinct_words_of_a_text_are_those_of_its_analysis(text: str) -> None:
-    """The ASCII short cuts of ``analysed_words`` and ``distinct_analysed_words`` change nothing."""
+    """The ASCII short cuts of ``analysed_words``, ``distinct_analysed_words``
+    and ``counted_words`` (which measures only the distinct words) change nothing."""
     import re
+    from collections import Counter
 
     from vis_export.searchindex.cjk import WORD_PATTERN
-    from vis_export.searchindex.documents import LONGEST_WORD, analysed_words, distinct_analysed_words
+    from vis_export.searchindex.documents import LONGEST_WORD, analysed_words, counted_words, distinct_analysed_words
 
     assert analysed_words(text) == [w.lower() for w in re.findall(WORD_PATTERN, text) if len(w.lower()) <= LONGEST_WORD]
     assert distinct_analysed_words(text) == set(analysed_words(text))
+    assert counted_words(text) == Counter(analysed_words(text))
 
 
 @settings(max_examples=examples(25), deadline=None, suppress_health_check=list(HealthCheck))

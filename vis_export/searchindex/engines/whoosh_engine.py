@@ -6,7 +6,7 @@ import functools
 import operator
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import chain
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
@@ -14,7 +14,15 @@ from typing import Any, ParamSpec, TypeVar
 from whoosh import index as whoosh_index, query as q
 from whoosh.analysis import LowercaseFilter, RegexTokenizer, SpaceSeparatedTokenizer, StemFilter, StopFilter
 from whoosh.codec.base import OutOfOrderError
-from whoosh.codec.whoosh3 import LENGTHS_COLUMN, W3Codec, W3PostingsWriter, _lenfield, length_to_byte
+from whoosh.codec.whoosh3 import (
+    LENGTHS_COLUMN,
+    W3Codec,
+    W3PerDocWriter,
+    W3PostingsWriter,
+    _lenfield,
+    byte_to_length,
+    length_to_byte,
+)
 from whoosh.externalsort import SortingPool
 from whoosh.fields import ID, NUMERIC, STORED, TEXT, Schema
 from whoosh.lang import stemmer_for_language
@@ -23,10 +31,9 @@ from whoosh.system import pack_uint
 from whoosh.writing import PostingPool, SegmentWriter
 
 from vis_export.searchindex.cjk import WORD_PATTERN
-from vis_export.searchindex.documents import LONGEST_WORD, analysed_words, identifier_key, identifier_words
+from vis_export.searchindex.documents import LONGEST_WORD, counted_words, identifier_key, identifier_words
 from vis_export.searchindex.engines.whoosh_gathered import Gathered
 from vis_export.searchindex.engines.whoosh_pickle import install, restricted
-from vis_export.searchindex.engines.whoosh_scoring import top_hits
 from vis_export.searchindex.guard import IndexFailure
 
 install()
@@ -48,24 +55,23 @@ _TERM = re.compile(r"[^ \t\r\n]+")  # ``SpaceSeparatedTokenizer``'s
 _stem = functools.lru_cache(maxsize=1 << 16)(stemmer_for_language("en"))
 
 
-def spellings(text: str) -> list[str]:
-    """``WORDS(text)``'s words before they are stemmed, made without a token
-    object per word (the analysis was a third of an index job's time): an
-    ASCII text's split out and lowered by ``analysed_words`` (whose lowering
-    keeps their lengths), another's measured before lowering, as ``WORDS``
-    measures them."""
+def spelled(text: str) -> dict[str, int]:
+    """How often each of ``WORDS(text)``'s words occurs before it is stemmed,
+    counted without a token object per word (the analysis was a third of an
+    index job's time): an ASCII text's words as ``counted_words`` counts them
+    (lowering keeps their lengths), another's measured before lowering, as
+    ``WORDS`` measures them."""
     if text.isascii():
-        return analysed_words(text)
-    return [word.lower() for word in _WORD.findall(text) if len(word) <= LONGEST_WORD]
+        return counted_words(text)
+    return Counter(word.lower() for word in _WORD.findall(text) if len(word) <= LONGEST_WORD)
 
 
 def analysed(text: str) -> dict[str, int]:
     """How often each of ``WORDS(text)``'s words occurs: each distinct spelling
     stemmed once. The query's words still go through ``WORDS``; a test holds
     the two to the same words."""
-    spelled = Counter(spellings(text))
     counts: dict[str, int] = {}
-    for word, count in spelled.items():
+    for word, count in spelled(text).items():
         stem = _stem(word)
         counts[stem] = counts.get(stem, 0) + count
     return counts
@@ -76,11 +82,12 @@ def _terms(text: str) -> dict[str, int]:
 
 
 # A counted field's frequencies as a writer that gathers postings takes them
-# (``whoosh_gathered``): its words as spelled, and the term of a spelling. Kept
-# here rather than on the field, which the index's table of contents pickles.
-_SPELLED: dict[Callable[[str], dict[str, int]], tuple[Callable[[str], list[str]], Callable[[str], str]]] = {
-    analysed: (spellings, _stem),
-    _terms: (_TERM.findall, str),
+# (``whoosh_gathered``): how often each of its words occurs as spelled, and the
+# term of a spelling. Kept here rather than on the field, which the index's
+# table of contents pickles.
+_SPELLED: dict[Callable[[str], dict[str, int]], tuple[Callable[[str], dict[str, int]], Callable[[str], str]]] = {
+    analysed: (spelled, _stem),
+    _terms: (_terms, str),
 }
 
 
@@ -184,13 +191,13 @@ def _add_postings(
             if fieldname != field:
                 _write_term(writer, term, known, ids, weights, values)
                 term, ids, weights, values = None, [], [], []
-                field, known = _start_field(writer, schema, field, fieldname, lengths)
+                field, known = _start_field(writer, schema, field, fieldname, lengths.lengths)
             continue
         if btext != term or fieldname != field:
             _write_term(writer, term, known, ids, weights, values)
             ids, weights, values = [], [], []
             if fieldname != field:
-                field, known = _start_field(writer, schema, field, fieldname, lengths)
+                field, known = _start_field(writer, schema, field, fieldname, lengths.lengths)
             elif term is not None and btext < term:
                 raise OutOfOrderError(f"Term {field}:{term!r} .. {fieldname}:{btext!r}")
             term = btext
@@ -202,7 +209,9 @@ def _add_postings(
         writer.finish_field()
 
 
-def _start_field(writer: Any, schema: Schema, field: str | None, name: str, lengths: _Lengths) -> tuple[str, Any]:
+def _start_field(
+    writer: Any, schema: Schema, field: str | None, name: str, lengths: dict[str, list[int]]
+) -> tuple[str, Any]:
     """``name``'s field started (the one before finished), and its documents' lengths."""
     if field is not None:
         writer.finish_field()
@@ -211,11 +220,16 @@ def _start_field(writer: Any, schema: Schema, field: str | None, name: str, leng
     # contents pickles the codec (which the restricted unpickler allows): the
     # writer's class is swapped here, where no reader or merge can see it.
     writer._postwriter.__class__ = _PostingsWriter
-    return name, lengths.lengths.get(name)
+    return name, lengths.get(name)
 
 
 def _write_term(
-    writer: Any, term: bytes | None, known: list[int] | None, ids: list[int], weights: list[float], values: list[bytes]
+    writer: Any,
+    term: bytes | None,
+    known: list[int] | None,
+    ids: Sequence[int],
+    weights: list[float],
+    values: list[bytes],
 ) -> None:
     """A term's postings as ``add_posting`` buffers them, a block's worth at a
     time: each full block written as the next posting would write it, the last
@@ -242,7 +256,7 @@ def _write_term(
     writer.finish_term()
 
 
-def _write_gathered(writer: Any, schema: Schema, lengths: _Lengths, gathered: Gathered) -> None:
+def _write_gathered(writer: Any, schema: Schema, lengths: dict[str, list[int]], gathered: Gathered) -> None:
     """A new segment's gathered postings written as ``_add_postings`` writes
     them from Whoosh's pool: the same blocks (a test)."""
     field: str | None = None
@@ -295,6 +309,46 @@ class _PostingsWriter(W3PostingsWriter):  # type: ignore[misc]
         return tuple(weights)
 
 
+class _PerDocWriter(W3PerDocWriter):  # type: ignore[misc]
+    """Whoosh's per-document writer, given the lengths of each document's
+    counted fields by ``_Writer.add`` in an array per field (``measured``: a
+    byte each, ``length_to_byte``'s), and writing them to their columns in
+    one piece, as Whoosh's calls per document and field write them (76 ms of
+    a job, and the commit read them back from the file: 50 ms more), when a
+    document is started by anything else (Whoosh's ``add_document``, a merge)
+    and at the close."""
+
+    measured: dict[str, bytearray] | None = None
+
+    def start_measured(self, docnum: int) -> dict[str, bytearray] | None:
+        """``start_doc`` for ``_Writer.add``: the arrays to measure the
+        document's lengths in, each 0 until measured (``None``: lengths are
+        no longer measured, but written as Whoosh writes them)."""
+        W3PerDocWriter.start_doc(self, docnum)
+        for lengths in (self.measured or {}).values():
+            lengths.append(0)
+        return self.measured
+
+    def start_doc(self, docnum: int) -> None:
+        self.write_measured()
+        super().start_doc(docnum)
+
+    def close(self) -> None:
+        self.write_measured()
+        super().close()
+
+    def write_measured(self) -> None:
+        """The lengths measured written; any later ones are written as Whoosh writes them."""
+        measured, self.measured = self.measured, None
+        for name, lengths in (measured or {}).items():
+            written = bytes(lengths).rstrip(b"\0")  # a column ends at its last length (``NumericColumn``)
+            if written:
+                self._create_column(_lenfield(name), LENGTHS_COLUMN)
+                column = self._get_column(_lenfield(name))
+                column._dbfile.write(written)
+                column._count = len(written)
+
+
 class _Writer(SegmentWriter):  # type: ignore[misc]
     def __init__(self, index: Any, limitmb: int):
         super().__init__(index, limitmb=limitmb, codec=W3Codec(blocklimit=POSTING_BLOCK))
@@ -322,6 +376,9 @@ class _Writer(SegmentWriter):  # type: ignore[misc]
         # Each document's stored fields (its text whole) as a zlib stream of
         # ``STORED_LEVEL``, which any Whoosh reads as it reads its own level 3.
         self.perdocwriter._colwriters["_stored"]._child._level = STORED_LEVEL
+        if plain:  # documents of this engine's schema: ``add`` measures their lengths
+            self.perdocwriter.__class__ = _PerDocWriter
+            self.perdocwriter.measured = {name: bytearray() for name, _, counted, _ in self.fields if counted}
 
     def add(self, document: dict[str, Any]) -> None:
         """``add_document(**document)``, the same postings pooled and the same
@@ -336,7 +393,8 @@ class _Writer(SegmentWriter):  # type: ignore[misc]
         self._check_state()
         perdoc, docnum, gathered = self.perdocwriter, self.docnum, self.gathered
         pooled: list[Posting] = []
-        perdoc.start_doc(docnum)
+        measured = perdoc.start_measured(docnum)
+        totals = perdoc._fieldlengths.copy()  # as they were: a refused document adds nothing to them
         try:
             for name, field, counted, stored in self.fields:
                 value = document[name]
@@ -344,14 +402,17 @@ class _Writer(SegmentWriter):  # type: ignore[misc]
                     continue
                 if counted:
                     if gathered is not None:
-                        split, normal = _SPELLED[field.frequencies]
-                        length = gathered.counted(name, normal, split(value))
+                        count, normal = _SPELLED[field.frequencies]
+                        length = gathered.counted(name, count, normal, value)
                     else:
                         postings, length = field.postings(name, value, docnum)
                         pooled += postings
                     if length:  # ``perdoc.add_field``'s work for a length
-                        perdoc.add_column_value(_lenfield(name), LENGTHS_COLUMN, length_to_byte(length))
                         perdoc._fieldlengths[name] += length
+                        if measured is None:
+                            perdoc.add_column_value(_lenfield(name), LENGTHS_COLUMN, length_to_byte(length))
+                        else:
+                            measured[name][docnum] = length_to_byte(length)
                 elif field.indexed:  # ids and the time: a weight of 1.0 a term, not scored
                     if gathered is not None:
                         gathered.once(self._numbers(gathered, name, value))
@@ -363,9 +424,12 @@ class _Writer(SegmentWriter):  # type: ignore[misc]
                 if stored:  # and for a stored value
                     perdoc._storedfields[name] = value
         except Exception:
-            perdoc.cancel_doc()
+            perdoc.cancel_doc()  # which keeps what Whoosh's ``add_field`` added to the totals
+            perdoc._fieldlengths = totals
             if gathered is not None:
                 gathered.cancel()
+            for lengths in (measured or {}).values():
+                del lengths[docnum:]
             raise
         perdoc.finish_doc()
         if gathered is None:
@@ -424,11 +488,15 @@ class _Writer(SegmentWriter):  # type: ignore[misc]
         if self.gathered is None:
             super()._flush_segment()
             return
+        measured = self.perdocwriter.measured
         self.perdocwriter.close()
-        lengths = self.per_document_reader()
-        _write_gathered(self.fieldwriter, self.schema, lengths, self.gathered)
+        if measured is not None:  # every document's lengths: none read back from the file
+            _write_gathered(self.fieldwriter, self.schema, _measured_lengths(measured), self.gathered)
+        else:
+            lengths = self.per_document_reader()
+            _write_gathered(self.fieldwriter, self.schema, lengths.lengths, self.gathered)
+            lengths.close()
         self.fieldwriter.close()
-        lengths.close()
 
     def _pool(self, postings: list[Posting]) -> None:
         """``pool.add`` of each posting: at once, unless the pool is to be saved among them."""
@@ -441,6 +509,12 @@ class _Writer(SegmentWriter):  # type: ignore[misc]
 
     def per_document_reader(self) -> _Lengths:
         return _Lengths(super().per_document_reader(), self.schema)
+
+
+def _measured_lengths(measured: dict[str, bytearray]) -> dict[str, list[int]]:
+    """Each document's lengths as ``_Lengths`` reads them from the file (0 for
+    none, where the file gives ``None``: neither is a length of the blocks)."""
+    return {name: list(map(byte_to_length, lengths)) for name, lengths in measured.items()}
 
 
 def _schema() -> Schema:
@@ -607,6 +681,10 @@ class WhooshEngine:
     def search(
         self, words: list[str], filters: dict[str, str], since: int | None, until: int | None, limit: int, offset: int
     ) -> list[tuple[float, dict[str, Any]]]:
+        # Imported by the first search: it needs NumPy, which an index job does
+        # not (its import was 0.11 CPU-s of a job of 3.2).
+        from vis_export.searchindex.engines.whoosh_scoring import top_hits
+
         query = _query(words, filters, since, until)
         searcher = self._searcher()
         found = top_hits(searcher, query, offset + limit, _lengths)
