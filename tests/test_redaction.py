@@ -823,16 +823,103 @@ def test_a_home_folder_after_a_percent_escape_names_no_user(text: str) -> None:
     [
         ("see [/home/alicezq7](file:///home/alicezq7/notes.md)", "](file:///home/"),
         ("[C:\\Users\\alicezq7]", "]"),
-        ("cd /home/.. && ls /home/. /home/...", "/home/.. && ls /home/. /home/[redacted"),
+        # dots are a name's only inside it: ``...`` is an ellipsis (``under /home/...``), no user
+        ("cd /home/.. && ls /home/. /home/... /home/.a.", "/home/. /home/... /home/[redacted: home-user 1]."),
     ],
 )
 def test_a_home_folder_user_ends_before_a_bracket_and_dots_are_no_user(text: str, kept: str) -> None:
     """A Markdown link's bracket ran on into the user's name, so its marker took the rest of the
-    link (``[/home/[redacted: home-user 1]``); ``..`` and ``.`` are folders, not users."""
+    link (``[/home/[redacted: home-user 1]``); ``..`` and ``.`` are folders, not users, nor is an ellipsis."""
     from vis_export.redaction.redact import redacted_line
 
     redacted = redacted_line(text, Redaction())
     assert "alicezq7" not in redacted and kept in redacted, redacted
+
+
+# A name of several words where a path goes on after it (a folder's end, a prompt's ``>``, the quote that opened
+# the path, the end of a line the path starts or of a Windows path's line): the whole name is the user.
+_SPACED = "[redacted: home-user 1]"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("C:\\Users\\John Smith\\project", f"C:\\Users\\{_SPACED}\\project"),
+        ("/Users/John Smith/Documents", f"/Users/{_SPACED}/Documents"),
+        ("echo C:\\\\Users\\\\John Smith\\\\", f"echo C:\\\\Users\\\\{_SPACED}\\\\"),  # JSON-escaped
+        ("cd /Users/John\\ Smith/Documents", f"cd /Users/{_SPACED}/Documents"),  # escaped for a shell
+        ('cd "C:\\Users\\Mary Ann Smith"', f'cd "C:\\Users\\{_SPACED}"'),
+        ("C:\\Users\\John Smith", f"C:\\Users\\{_SPACED}"),  # a field holding the path
+        ("PS C:\\Users\\John Smith> dir", f"PS C:\\Users\\{_SPACED}> dir"),
+        ("    Directory: C:\\Users\\John Smith\n\nMode", f"    Directory: C:\\Users\\{_SPACED}\n\nMode"),
+        ("\\\\srv\\Users\\John Smith\r\n", f"\\\\srv\\Users\\{_SPACED}\r\n"),
+        ("open file:///c%3A/Users/John%20Smith/x", f"open file:///c%3A/Users/{_SPACED}/x"),
+        ("C%253A%255CUsers%255CJohn%2520Smith%255Cx", f"C%253A%255CUsers%255C{_SPACED}%255Cx"),
+        # prose goes on after a blank where no folder's end follows: the name is its first word
+        ("in /Users/bob and then", f"in /Users/{_SPACED} and then"),
+        ("in /home/bob and then\n", f"in /home/{_SPACED} and then\n"),
+        ("it's in /home/bob and that's it", f"it's in /home/{_SPACED} and that's it"),
+        ("ls /home/bob /home/bob/x", f"ls /home/{_SPACED} /home/{_SPACED}/x"),
+        ("cp /home/bob/a b/c", f"cp /home/{_SPACED}/a b/c"),
+        ("in /Users/bob and then cd src/app", f"in /Users/{_SPACED} and then cd src/app"),  # five words: prose
+    ],
+)
+def test_a_home_folder_user_of_several_words_ends_where_the_path_goes_on(text: str, expected: str) -> None:
+    """A name ended at its first blank, so ``C:\\Users\\John Smith\\`` showed ``Smith``: a name of up to four
+    words is taken whole where a path goes on after it, and prose after a path's name is left as it is."""
+    from vis_export.redaction.redact import redacted_line
+
+    assert redacted_line(text, Redaction()) == expected
+
+
+@pytest.mark.parametrize(
+    "value", ["C:\\Users\\John Smith", "C:\\Users\\John Smith\\project", "\\\\wsl$\\Ubuntu\\home\\alicezq7"]
+)
+def test_a_home_folder_as_a_whole_field_is_its_user_s_marker_in_an_export(value: str) -> None:
+    """A tool's input holding a path whole (``{"cwd": "C:\\\\Users\\\\John Smith"}``): the prefilter sends its
+    message to the walk and the whole name is the marker."""
+    document = _base()
+    _blocks(document).append(
+        {"id": "t", "type": "tool", "tool": "shell", "status": "completed", "input": {"cwd": value}}
+    )
+    shown = _bytes(get_format("json").render(_load(document), REDACT))  # type: ignore[arg-type]
+    assert b"Smith" not in shown and b"zq7" not in shown
+    assert b"[redacted: home-user 1]" in shown
+
+
+@pytest.mark.parametrize(
+    "shapes",
+    [
+        ["`/home/{}`", "(/home/{}),", "'/home/{}'", '"/home/{}"', "</home/{}>", "/home/{}.", "/home/{}!"],
+        ["C:\\Users\\{}\\x;", "C:\\\\Users\\\\{}\\\\x", "file:///c%3A/Users/{}/x", "c%253A%255CUsers%255C{}%255Cx"],
+        ["/Users/{}/x", "C:\\Users\\{}\\x", "//srv/Users/{}/x", "\\\\srv\\Users\\{}\\x", "smb://srv/s/Users/{}/x"],
+    ],
+    ids=["punctuation", "escapes", "shares"],
+)
+@pytest.mark.parametrize(
+    "name",
+    [
+        ("alicezq7", "alicezq7", "alicezq7", "alicezq7"),
+        ("John Smith", "John%20Smith", "John%2520Smith", "John\\ Smith"),
+        ("jos\u00e9", "jos%C3%A9", "jos%25C3%25A9", "jos\\u00e9"),
+        ("jo_s\u00e9", "jo%5Fs%C3%A9", "jo%255Fs%25C3%25A9", "jo\\_s\u00e9"),
+    ],
+    ids=["word", "words", "letter", "escaped"],
+)
+def test_a_home_folder_user_is_one_marker_however_the_path_writes_it(shapes: list[str], name: tuple[str, ...]) -> None:
+    """A name ran on into the punctuation after it (``alicezq7)``, ``alicezq7.``, ``alicezq7```), which its
+    marker took and which made it another value, another marker; a name escaped (``John%20Smith``,
+    ``jos%C3%A9``, ``jos\\u00e9``) is the same name: one user, one marker, the punctuation kept."""
+    from vis_export.redaction.redact import redacted_line
+
+    plain, escaped, twice, written = name
+
+    def form(shape: str) -> str:  # the name as the shape's path writes it: escaped twice, once, in JSON, or so
+        return twice if "%25" in shape else escaped if "%" in shape else plain if "\\\\" in shape else written
+
+    text = " ".join(shape.format(form(shape)) for shape in shapes)
+    expected = " ".join(shape.format("[redacted: home-user 1]") for shape in shapes)
+    assert redacted_line(text, Redaction()) == expected
 
 
 # A home folder as tools write it beside ``/home/<user>`` and ``C:\\Users\\<user>``: a Windows path with forward
@@ -859,6 +946,28 @@ HOME_SHAPES = [
     "scp main.py myhost:/home/alicezq7/project/",
     "rsync -a bob@myhost:/Users/alicezq7/ .",
     "/mnt/c/Users/alicezq7/project",
+    # a VS Code URI escaped whole (a query's value), slashes escaped twice (a URI in another's query)
+    "vscode-remote%3A%2F%2Fssh-remote%2Bmyhost%2Fhome%2Falicezq7%2Fx",
+    "file%3A%2F%2F%2Fc%253A%252FUsers%252Falicezq7%252Fx",
+    "%252Fhome%252Falicezq7%252Fx",
+    "C%253A%255CUsers%255Calicezq7%255Cx",
+    # Windows shares and WSL's (UNC, also JSON-escaped and with its long form's prefix), smb URIs
+    "\\\\server\\share\\Users\\alicezq7\\x",
+    "\\\\\\\\server\\\\C$\\\\Users\\\\alicezq7\\\\x",
+    "\\\\server\\Users\\alicezq7",
+    "\\\\?\\UNC\\server\\share\\users\\alicezq7\\x",
+    "\\\\wsl$\\Ubuntu\\home\\alicezq7\\x",
+    "//wsl.localhost/Ubuntu-22.04/home/alicezq7/x",
+    "//server/Users/alicezq7",
+    "smb://server/share/Users/alicezq7/x",
+    "smb://nas/home/alicezq7",
+    # a path in punctuation; a slash JSON-escaped (PHP's ``\/``)
+    "(/home/alicezq7), '/home/alicezq7' and \"/home/alicezq7\" <C:\\Users\\alicezq7> `/Users/alicezq7`.",
+    "\\/home\\/alicezq7\\/x",
+    # a local file in a URL: VS Code's own, a loopback server's, a web URL's query
+    "vscode-file://vscode-app/c:/Users/alicezq7/AppData/x.js",
+    "http://localhost:5500/C:/Users/alicezq7/x.html",
+    "https://example.com/open?path=/home/alicezq7/x",
 ]
 
 
@@ -1024,6 +1133,12 @@ NOT_SECRETS = [
     "next=https%3A%2F%2Fexample.com%2Fhome%2Fabout",
     "%2Fsrv%2Fhome%2Fbenchmark and ssh://host/srv/home/x",
     "C:/Users/Public/Documents and c:\\users\\default\\x and %2Fhome%2Fuser%2Fx",
+    # a web address's path is a site's, never a folder here, written or escaped; so is a protocol-relative one's /home/
+    "https://x.com/c:/Users/bob and https://x.com/c%3A/Users/bob and https://x.com//home/bob",
+    "next=https%3A%2F%2Fx.com%2Fc%3A%2FUsers%2Fbob and wss://x.com/C:/users/bob",
+    '<a href="//cdn.example.com/home/about">',
+    # a generic folder whole, in any writing; an ellipsis; a variable
+    "C:\\Users\\Default User\\x and C%3A%5CUsers%5CAll%20Users and /home/public. and /home/... and /home/$USER/x",
     "pwd = (self.password.encode('utf-8') if isinstance(self.password, str) else self.password)",
     # ``AKIA``, ``ACCA`` by chance in a longer run of capitals and digits: DNA, base64, an upper-case digest
     "seq = 'TATCGTCGAAATCTACGGACCGGAATCTTCCGGTAAAACCACGCTGACGCTGCAGGTGATCGCCGCA'",
