@@ -26,6 +26,7 @@ from contextlib import contextmanager, nullcontext
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 from conftest import examples
@@ -40,7 +41,7 @@ from vis_export.formats.provider import to_provider
 from vis_export.model import LonisBlock, Session, session_from_json
 from vis_export.policy import visible_session
 from vis_export.redaction import Redaction, findings
-from vis_export.redaction.rules import TRIGGERS
+from vis_export.redaction.rules import SHARED_HOMES, TRIGGERS
 from vis_export.searchindex.documents import documents
 
 ALNUM = string.ascii_letters + string.digits
@@ -1010,6 +1011,106 @@ def test_a_home_folder_in_a_drawn_shape_is_its_user_s_marker(path: str) -> None:
     shown = _bytes(get_format("json").render(_load(document), REDACT))  # type: ignore[arg-type]
     assert b"zq7" not in shown
     assert _json(path.replace("alicezq7", "[redacted: home-user 1]")).encode() in shown
+
+
+# A user's name as drawn for the attacks below: words of letters of any script and digits, with the signs names
+# hold inside them (``jo.smith``, ``ann-marie``, ``JOHNSM~1``); a generic folder's name whole is none.
+_NAME_PART = st.lists(
+    st.one_of(st.characters(categories=["Lu", "Ll", "Lo", "Nd"]), st.sampled_from("._-~+")), min_size=1, max_size=8
+).map("".join)
+_USER_NAMES = (
+    st.lists(_NAME_PART.filter(lambda part: part[0] not in "." and part[-1] not in "."), min_size=1, max_size=4)
+    .map(" ".join)
+    .filter(lambda name: name.split(" ")[0].rstrip(".").lower() not in {*SHARED_HOMES, "all"})
+)
+
+
+def _written_name(name: str, how: str) -> str:
+    """``name`` as a path of that shape writes it: JSON-escaped (letters past ASCII as ``\\u00e9``), percent-escaped
+    once or twice, its spaces escaped for a shell, or as it is."""
+    if how == "json":
+        return json.dumps(name)[1:-1]
+    if how.startswith("%"):
+        return quote(name if how == "%" else quote(name, safe=""), safe="")
+    return name.replace(" ", "\\ ") if how == "shell" else name
+
+
+# A home folder in each shape, a folder after it: ``{}`` the user, written as the second item says.
+_DRAWN_HOMES = [
+    ("/home/{}/x", ""),
+    ("/Users/{}/x", ""),
+    ("/Users/{}/x", "shell"),
+    ("/mnt/c/Users/{}/x", ""),
+    ("C:\\Users\\{}\\x", ""),
+    ("d:/USERS/{}/x", ""),
+    ("C:\\\\Users\\\\{}\\\\x", "json"),
+    ("file:///c%3A/Users/{}/x", "%"),
+    ("%252Fhome%252F{}%252Fx", "%%"),
+    ("vscode-remote%3A%2F%2Fssh-remote%2Bh%2Fhome%2F{}%2Fx", "%"),
+    ("\\\\srv\\share\\Users\\{}\\x", ""),
+    ("\\\\wsl$\\Ubuntu\\home\\{}\\x", ""),
+    ("smb://srv/s/Users/{}/x", "%"),
+    ("//srv/Users/{}/x", ""),
+]
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(
+    _USER_NAMES,
+    st.lists(st.sampled_from(_DRAWN_HOMES), min_size=1, max_size=3),
+    st.sampled_from(["", " ", "cd ", "(", '"', "'", "`", "<", "=", "\n", "見", "\t"]),
+    st.sampled_from(["", " ", ")", ",", ".", '"', "`", ">", "]", "\n", " and then", "!", ";", ":"]),
+)
+@example("\u00aa", [("C:\\\\Users\\\\{}\\\\x", "json")], "", "")  # a JSON escape after the folder's backslash
+@example("0", [("\\\\srv\\share\\Users\\{}\\x", "")], "見", "")  # a share's path right after a CJK letter
+def test_a_drawn_user_in_a_drawn_home_folder_is_one_marker_and_only_it(
+    name: str, shapes: list[tuple[str, str]], before: str, after: str
+) -> None:
+    """Users of any script, of several words, in home folders of every shape (escaped, shared, remote) between
+    punctuation and prose: each user is the marker, the same one in each shape, and nothing else is taken."""
+    from vis_export.redaction.redact import redacted_line
+
+    text = before + " ; ".join(shape.format(_written_name(name, how)) for shape, how in shapes) + after
+    expected = before + " ; ".join(shape.format("[redacted: home-user 1]") for shape, _ in shapes) + after
+    assert redacted_line(text, Redaction()) == expected
+
+
+# Near misses of a home folder: a web page's address (its path, its ``#/`` route; escaped whole too), a folder
+# named home inside another or in a home (``~/home``), a name like a home's, a generic folder, a variable.
+_NEAR_HOMES = [
+    "https://{h}/c:/Users/{n}/x",
+    "https://{h}//home/{n}/x",
+    "https://{h}/users/{n}",
+    "wss://{h}/Users/{n}/x",
+    "git+https://{h}/home/{n}/r.git",
+    "https://{h}/x?q=1#/home/{n}",
+    "/srv/home/{n}/x",
+    "~/home/{n}",
+    "/homes/{n}/x",
+    "//cdn.{h}/home/{n}/x",
+    "\\\\srv\\share\\x\\{n}\\y",
+    "C:\\Program Files\\{n}\\x",
+    "/home/$USER/{n}",
+]
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(
+    st.sampled_from(_NEAR_HOMES),
+    st.text(string.ascii_letters + string.digits + "é見._-", min_size=1, max_size=8),
+    st.sampled_from(["x.com", "example.org", "x.com:8080", "user@x.com"]),
+    st.booleans(),
+)
+@example("~/home/{n}", "0", "x.com", False)
+@example("https://{h}/x?q=1#/home/{n}", "0", "x.com", False)
+@example("https://{h}/x?q=1#/home/{n}", "0", "x.com", True)
+def test_a_near_miss_of_a_home_folder_gets_no_marker(near: str, name: str, host: str, escaped: bool) -> None:
+    """``~/home/<name>`` (a folder in a home) and a web page's ``#/home/`` route, escaped or not, were taken."""
+    from vis_export.redaction.detect import Detector
+
+    text = near.format(n=name, h=host)
+    text = quote(text, safe="") if escaped else text
+    assert not [span for span in Detector(Redaction()).spans(text) if span[2] == "home-user"], text
 
 
 def test_an_index_holds_no_user_of_a_home_folder_in_any_shape(tmp_path: Path) -> None:

@@ -399,14 +399,17 @@ def _escape(hex: str) -> str:
     return f"%(?:25)?{hex}"
 
 
+_JSON_LETTER = r"u(?!00[0-7])[0-9A-Fa-f]{4}"  # after a backslash: a letter past ASCII, JSON-escaped
 # What stands before an escape's last digit: a path after it starts there (``path%3D/home/…``, ``%252Fc%253A…``).
 _AFTER_ESCAPE = r"(?<=%[0-9A-Fa-f]{2})|(?<=%25[0-9A-Fa-f]{2})"
-_PATH_START = rf"(?:(?<![\w.-])|{_AFTER_ESCAPE})"  # a path's first folder: no name's end before it
+# A path's first folder: no name's end before it, nor ``~/`` (a folder in a home), nor a web page's ``#/`` route.
+_PATH_START = rf"(?:(?<![\w.~#-])|(?:{_AFTER_ESCAPE})(?<!23)(?<!7[Ee]))"  # an escape's: but ``#`` and ``~``
 # A folder's end in a path, as written, JSON-escaped (PHP's ``\/``) or percent-escaped (``%2Fhome%2Falice``);
 # in a Windows path a backslash too.
 _SLASH = rf"(?:\\?/|{_escape('2[Ff]')})"
-_BACKSLASH = rf"(?:\\|{_escape('5[Cc]')})"
-_ANY_SLASH = rf"(?:[\\/]|{_escape('(?:2[Ff]|5[Cc])')})"
+# A backslash that starts a JSON escape of a name's letter (``C:\\Users\\Jos\u00e9``) is the name's.
+_BACKSLASH = rf"(?:\\(?!{_JSON_LETTER})|{_escape('5[Cc]')})"
+_ANY_SLASH = rf"(?:/|{_BACKSLASH}|{_escape('2[Ff]')})"
 _COLON = rf"(?::|{_escape('3[Aa]')})"
 _SCHEME_END = rf"{_COLON}(?://|{_escape('2[Ff]')}{_escape('2[Ff]')})"  # ``://``, escaped or not
 # A host's or a share's name, up to the slash after it (escaped or not).
@@ -430,7 +433,7 @@ _WEB = (
 # with its backslashes JSON-escaped or percent-escaped too; ``smb://server/share/…``; ``//server/Users/<user>``):
 # a server, a share that may be left out (``\\server\Users\…`` shares the folder itself), then the folder.
 # With forward slashes ``home`` only on WSL's host (``//cdn.example.com/home/…`` is a web address).
-_UNC_BEFORE = rf"(?:(?<![^\s\"'`(<\[{{=,;|>])|(?:{_AFTER_ESCAPE})(?<!5[Cc]))"
+_UNC_BEFORE = rf"(?:(?<![\w\\/:.%-])|(?:{_AFTER_ESCAPE})(?<!5[Cc]))"  # no name, path or escape goes on into it
 _UNC = (
     rf"(?:{_UNC_BEFORE}{_BACKSLASH}{{2,}}+(?:[?.]{_BACKSLASH}++(?i:unc){_BACKSLASH}++)?"
     rf"{_HOST}++(?:{_BACKSLASH}++{_HOST}++)?{_BACKSLASH}++(?:(?i:users)|home)"
@@ -452,7 +455,7 @@ _UNIX = (
 # or of a byte of a UTF-8 letter (``Jos%C3%A9``), a JSON one of a letter past ASCII (``Jos\u00e9``).
 _SPACES = "\\s\x1c-\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
 _NAME_CHAR = rf"[^/\\{_SPACES}\"'<>:*?|$%{{}}\[\]()`,;=&#.!]"
-_NAME_ESCAPE = rf"{_escape('(?:2[1BDEbde]|40|5[EFef]|7[Ee]|[89A-Fa-f][0-9A-Fa-f])')}|\\u(?!00[0-7])[0-9A-Fa-f]{{4}}"
+_NAME_ESCAPE = rf"{_escape('(?:2[1BDEbde]|40|5[EFef]|7[Ee]|[89A-Fa-f][0-9A-Fa-f])')}|\\{_JSON_LETTER}"
 _PART = rf"(?:[.!]*+(?:{_NAME_CHAR}|{_NAME_ESCAPE}))++"
 # A name's words joined by a space no prose writes: escaped for a shell (``John\ Smith``) or in a URI (``%20``).
 _ESCAPED_SPACE = rf"(?:\\ |{_escape('20')})"
