@@ -2555,6 +2555,44 @@ def test_a_text_of_many_finds_is_redacted_in_linear_time(line: str, kept: str) -
     assert all(redacted.startswith(kept) for redacted in out.split("\n"))
 
 
+# Runs that each of the home folder rule's parts could read from every place of (a backslash or escape run a
+# share's path, a run of words a name of several, lines, quotes, escapes in a web address or a host), and
+# shapes of every part repeated: a part that looked again from each place would be quadratic.
+_HOME_RUNS = [
+    "\\",
+    "%5C",
+    "%255C",
+    "%2525",
+    "/home/a ",
+    "C:\\Users\\a b c\n",
+    "\n ",
+    "\"'`",
+    "https%3A%2F%2F%25",
+    "vscode-remote://%41",
+    " //a/b/",
+    "/home/a.",
+    "/home/a\\ b%20",
+    "\\u00e9",
+    "mix /home/a b\\ c%20d \\\\e\\f\\Users\\g h> (/home/x) C:\\\\Users\\\\y z\\\\ %252Fhome%252F",
+]
+
+
+@pytest.mark.parametrize("unit", _HOME_RUNS)
+def test_a_long_run_near_a_home_folder_is_redacted_in_linear_time(unit: str) -> None:
+    """Every part of the home folder rule reads each character a bounded number of times: 100,000 characters
+    of each run, alone, after a home folder's start and before a name's end, take a few CPU-s at most."""
+    import time
+
+    from vis_export.redaction.redact import redacted_line
+
+    run = unit * (100_000 // len(unit))
+    with time_limit(120):
+        start = time.process_time()
+        for text in (run, "/home/" + run, "C:\\Users\\" + run + "\\", "x " + run + " /Users/b c/"):
+            redacted_line(text, Redaction())
+        assert time.process_time() - start < 4
+
+
 def test_a_long_line_of_many_finds_is_judged_for_a_pragma_once() -> None:
     """A text holding ``pragma`` has each judged find's line read for detect-secrets' pragma:
     each find read its whole line again, and one line of 2,500 assignments (70 KB) took 31 CPU-s."""
