@@ -394,9 +394,9 @@ def _unglued(word: str, prefix: str) -> str:
     return f"(?:(?<!{word}{back})" + "".join(f"|(?<={one}{back})" for one in escape.split("|")) + ")"
 
 
-# A percent escape, once or twice (``%2F``, and ``%252F``: a URI in another's query): ``hex`` its two digits.
-def _escape(hex: str) -> str:
-    return f"%(?:25)?{hex}"
+# A percent escape, once or twice (``%2F``, and ``%252F``: a URI in another's query), of the two ``digits``.
+def _escape(digits: str) -> str:
+    return f"%(?:25)?{digits}"
 
 
 _JSON_LETTER = r"u(?!00[0-7])[0-9A-Fa-f]{4}"  # after a backslash: a letter past ASCII, JSON-escaped
@@ -424,7 +424,7 @@ _REMOTE = rf"\b(?:vscode-remote|file|ssh|sftp|scp){_SCHEME_END}{_HOST}*+"
 # (``http://localhost:8000/C:/Users/…`` serves a local folder); so is the query (``?path=/home/…``).
 _LOOPBACK = r"(?!(?:localhost|127(?:\.[0-9]+){3}|\[::1\]|0\.0\.0\.0)(?![A-Za-z0-9.-]))"
 _WEB = (
-    r"(?<![A-Za-z0-9.+-])(?:https?|wss?)"
+    r"(?<![A-Za-z0-9_.+-])(?:https?|wss?)"
     rf"(?:://{_LOOPBACK}(?:[A-Za-z0-9._~!$&*+=:@/-]|%(?!2[Ff]|5[Cc]|3[Ff]|23)[0-9A-Fa-f]{{2}})*+"
     rf"|{_escape('3[Aa]')}{_escape('2[Ff]')}{_escape('2[Ff]')}{_LOOPBACK}"
     r"(?:[A-Za-z0-9._~!$*+=:@-]|%(?:25)?(?!3[Ff]|23|25)[0-9A-Fa-f]{2})*+)"
@@ -467,13 +467,17 @@ _WORD = rf"{_PART}(?:{_ESCAPED_SPACE}{_PART})*+"
 _LINE_END = r"[ \t\r]*+(?:\n|\Z)"
 _NAME_END = rf"(?:{_ANY_SLASH}|>|(?(quote)(?P=quote)|(?!))|(?(line){_LINE_END}|(?(windows){_LINE_END}|(?!))))"
 _SHARED = "|".join(name.replace(" ", f"(?: |{_ESCAPED_SPACE})") for name in SHARED_HOMES)
+# The rule: a web page's address, whole and with no ``user`` (nothing taken: finds are searched past it), or a
+# home folder, after the quote or the line's start that may end its user's name, and its user.
 _HOME_USER = (
-    rf"{_WEB}"
-    rf"|(?:(?P<quote>[\"'`])|(?P<line>(?<![^\n])[ \t]*+))?"
+    rf"(?=[\"'`]?(?:[/\\%]|[A-Za-z](?::[/\\%]|%)|(?i:https?|wss?|vscode-remote|file|ssh|sftp|scp|smb|cifs)[:%]))"
+    rf"(?:{_WEB}"
+    rf"|(?:(?P<quote>[\"'`])|(?P<line>(?<![^\n])))?"
     rf"(?:{_UNIX}{_SLASH}|(?:{_DRIVE}|{_UNC})(?P<windows>){_ANY_SLASH}++)"
-    # Generic folders (``/home/user``, ``C:\Users\Default User``) and ``.``, ``..`` are no users.
+    # Generic folders as a whole name (``/home/user``, ``C:\Users\Default User``; not ``/home/user.bob``)
+    # are no users; nor are ``.``, ``..``, ``...``: a name is no dots alone (``_PART``).
     rf"(?!(?i:{_SHARED})[.!]*+(?!{_NAME_CHAR}|{_NAME_ESCAPE}))"
-    rf"(?P<user>{_WORD}(?:(?: {_WORD}){{1,3}}(?={_NAME_END}))?)"
+    rf"(?P<user>{_WORD}(?:(?: {_WORD}){{1,3}}(?={_NAME_END}))?))"
 )
 
 # ``users`` in each of its 32 cases, as hints are literals (``UsErS`` too: a Windows folder's name has no case).
