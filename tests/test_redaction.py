@@ -26,6 +26,7 @@ from contextlib import contextmanager, nullcontext
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 from conftest import examples
@@ -40,7 +41,7 @@ from vis_export.formats.provider import to_provider
 from vis_export.model import LonisBlock, Session, session_from_json
 from vis_export.policy import visible_session
 from vis_export.redaction import Redaction, findings
-from vis_export.redaction.rules import TRIGGERS
+from vis_export.redaction.rules import SHARED_HOMES, TRIGGERS
 from vis_export.searchindex.documents import documents
 
 ALNUM = string.ascii_letters + string.digits
@@ -823,16 +824,103 @@ def test_a_home_folder_after_a_percent_escape_names_no_user(text: str) -> None:
     [
         ("see [/home/alicezq7](file:///home/alicezq7/notes.md)", "](file:///home/"),
         ("[C:\\Users\\alicezq7]", "]"),
-        ("cd /home/.. && ls /home/. /home/...", "/home/.. && ls /home/. /home/[redacted"),
+        # dots are a name's only inside it: ``...`` is an ellipsis (``under /home/...``), no user
+        ("cd /home/.. && ls /home/. /home/... /home/.a.", "/home/. /home/... /home/[redacted: home-user 1]."),
     ],
 )
 def test_a_home_folder_user_ends_before_a_bracket_and_dots_are_no_user(text: str, kept: str) -> None:
     """A Markdown link's bracket ran on into the user's name, so its marker took the rest of the
-    link (``[/home/[redacted: home-user 1]``); ``..`` and ``.`` are folders, not users."""
+    link (``[/home/[redacted: home-user 1]``); ``..`` and ``.`` are folders, not users, nor is an ellipsis."""
     from vis_export.redaction.redact import redacted_line
 
     redacted = redacted_line(text, Redaction())
     assert "alicezq7" not in redacted and kept in redacted, redacted
+
+
+# A name of several words where a path goes on after it (a folder's end, a prompt's ``>``, the quote that opened
+# the path, the end of a line the path starts or of a Windows path's line): the whole name is the user.
+_SPACED = "[redacted: home-user 1]"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("C:\\Users\\John Smith\\project", f"C:\\Users\\{_SPACED}\\project"),
+        ("/Users/John Smith/Documents", f"/Users/{_SPACED}/Documents"),
+        ("echo C:\\\\Users\\\\John Smith\\\\", f"echo C:\\\\Users\\\\{_SPACED}\\\\"),  # JSON-escaped
+        ("cd /Users/John\\ Smith/Documents", f"cd /Users/{_SPACED}/Documents"),  # escaped for a shell
+        ('cd "C:\\Users\\Mary Ann Smith"', f'cd "C:\\Users\\{_SPACED}"'),
+        ("C:\\Users\\John Smith", f"C:\\Users\\{_SPACED}"),  # a field holding the path
+        ("PS C:\\Users\\John Smith> dir", f"PS C:\\Users\\{_SPACED}> dir"),
+        ("    Directory: C:\\Users\\John Smith\n\nMode", f"    Directory: C:\\Users\\{_SPACED}\n\nMode"),
+        ("\\\\srv\\Users\\John Smith\r\n", f"\\\\srv\\Users\\{_SPACED}\r\n"),
+        ("open file:///c%3A/Users/John%20Smith/x", f"open file:///c%3A/Users/{_SPACED}/x"),
+        ("C%253A%255CUsers%255CJohn%2520Smith%255Cx", f"C%253A%255CUsers%255C{_SPACED}%255Cx"),
+        # prose goes on after a blank where no folder's end follows: the name is its first word
+        ("in /Users/bob and then", f"in /Users/{_SPACED} and then"),
+        ("in /home/bob and then\n", f"in /home/{_SPACED} and then\n"),
+        ("it's in /home/bob and that's it", f"it's in /home/{_SPACED} and that's it"),
+        ("ls /home/bob /home/bob/x", f"ls /home/{_SPACED} /home/{_SPACED}/x"),
+        ("cp /home/bob/a b/c", f"cp /home/{_SPACED}/a b/c"),
+        ("in /Users/bob and then cd src/app", f"in /Users/{_SPACED} and then cd src/app"),  # five words: prose
+    ],
+)
+def test_a_home_folder_user_of_several_words_ends_where_the_path_goes_on(text: str, expected: str) -> None:
+    """A name ended at its first blank, so ``C:\\Users\\John Smith\\`` showed ``Smith``: a name of up to four
+    words is taken whole where a path goes on after it, and prose after a path's name is left as it is."""
+    from vis_export.redaction.redact import redacted_line
+
+    assert redacted_line(text, Redaction()) == expected
+
+
+@pytest.mark.parametrize(
+    "value", ["C:\\Users\\John Smith", "C:\\Users\\John Smith\\project", "\\\\wsl$\\Ubuntu\\home\\alicezq7"]
+)
+def test_a_home_folder_as_a_whole_field_is_its_user_s_marker_in_an_export(value: str) -> None:
+    """A tool's input holding a path whole (``{"cwd": "C:\\\\Users\\\\John Smith"}``): the prefilter sends its
+    message to the walk and the whole name is the marker."""
+    document = _base()
+    _blocks(document).append(
+        {"id": "t", "type": "tool", "tool": "shell", "status": "completed", "input": {"cwd": value}}
+    )
+    shown = _bytes(get_format("json").render(_load(document), REDACT))  # type: ignore[arg-type]
+    assert b"Smith" not in shown and b"zq7" not in shown
+    assert b"[redacted: home-user 1]" in shown
+
+
+@pytest.mark.parametrize(
+    "shapes",
+    [
+        ["`/home/{}`", "(/home/{}),", "'/home/{}'", '"/home/{}"', "</home/{}>", "/home/{}.", "/home/{}!"],
+        ["C:\\Users\\{}\\x;", "C:\\\\Users\\\\{}\\\\x", "file:///c%3A/Users/{}/x", "c%253A%255CUsers%255C{}%255Cx"],
+        ["/Users/{}/x", "C:\\Users\\{}\\x", "//srv/Users/{}/x", "\\\\srv\\Users\\{}\\x", "smb://srv/s/Users/{}/x"],
+    ],
+    ids=["punctuation", "escapes", "shares"],
+)
+@pytest.mark.parametrize(
+    "name",
+    [
+        ("alicezq7", "alicezq7", "alicezq7", "alicezq7"),
+        ("John Smith", "John%20Smith", "John%2520Smith", "John\\ Smith"),
+        ("jos\u00e9", "jos%C3%A9", "jos%25C3%25A9", "jos\\u00e9"),
+        ("jo_s\u00e9", "jo%5Fs%C3%A9", "jo%255Fs%25C3%25A9", "jo\\_s\u00e9"),
+    ],
+    ids=["word", "words", "letter", "escaped"],
+)
+def test_a_home_folder_user_is_one_marker_however_the_path_writes_it(shapes: list[str], name: tuple[str, ...]) -> None:
+    """A name ran on into the punctuation after it (``alicezq7)``, ``alicezq7.``, ``alicezq7```), which its
+    marker took and which made it another value, another marker; a name escaped (``John%20Smith``,
+    ``jos%C3%A9``, ``jos\\u00e9``) is the same name: one user, one marker, the punctuation kept."""
+    from vis_export.redaction.redact import redacted_line
+
+    plain, escaped, twice, written = name
+
+    def form(shape: str) -> str:  # the name as the shape's path writes it: escaped twice, once, in JSON, or so
+        return twice if "%25" in shape else escaped if "%" in shape else plain if "\\\\" in shape else written
+
+    text = " ".join(shape.format(form(shape)) for shape in shapes)
+    expected = " ".join(shape.format("[redacted: home-user 1]") for shape in shapes)
+    assert redacted_line(text, Redaction()) == expected
 
 
 # A home folder as tools write it beside ``/home/<user>`` and ``C:\\Users\\<user>``: a Windows path with forward
@@ -859,6 +947,28 @@ HOME_SHAPES = [
     "scp main.py myhost:/home/alicezq7/project/",
     "rsync -a bob@myhost:/Users/alicezq7/ .",
     "/mnt/c/Users/alicezq7/project",
+    # a VS Code URI escaped whole (a query's value), slashes escaped twice (a URI in another's query)
+    "vscode-remote%3A%2F%2Fssh-remote%2Bmyhost%2Fhome%2Falicezq7%2Fx",
+    "file%3A%2F%2F%2Fc%253A%252FUsers%252Falicezq7%252Fx",
+    "%252Fhome%252Falicezq7%252Fx",
+    "C%253A%255CUsers%255Calicezq7%255Cx",
+    # Windows shares and WSL's (UNC, also JSON-escaped and with its long form's prefix), smb URIs
+    "\\\\server\\share\\Users\\alicezq7\\x",
+    "\\\\\\\\server\\\\C$\\\\Users\\\\alicezq7\\\\x",
+    "\\\\server\\Users\\alicezq7",
+    "\\\\?\\UNC\\server\\share\\users\\alicezq7\\x",
+    "\\\\wsl$\\Ubuntu\\home\\alicezq7\\x",
+    "//wsl.localhost/Ubuntu-22.04/home/alicezq7/x",
+    "//server/Users/alicezq7",
+    "smb://server/share/Users/alicezq7/x",
+    "smb://nas/home/alicezq7",
+    # a path in punctuation; a slash JSON-escaped (PHP's ``\/``)
+    "(/home/alicezq7), '/home/alicezq7' and \"/home/alicezq7\" <C:\\Users\\alicezq7> `/Users/alicezq7`.",
+    "\\/home\\/alicezq7\\/x",
+    # a local file in a URL: VS Code's own, a loopback server's, a web URL's query
+    "vscode-file://vscode-app/c:/Users/alicezq7/AppData/x.js",
+    "http://localhost:5500/C:/Users/alicezq7/x.html",
+    "https://example.com/open?path=/home/alicezq7/x",
 ]
 
 
@@ -901,6 +1011,106 @@ def test_a_home_folder_in_a_drawn_shape_is_its_user_s_marker(path: str) -> None:
     shown = _bytes(get_format("json").render(_load(document), REDACT))  # type: ignore[arg-type]
     assert b"zq7" not in shown
     assert _json(path.replace("alicezq7", "[redacted: home-user 1]")).encode() in shown
+
+
+# A user's name as drawn for the attacks below: words of letters of any script and digits, with the signs names
+# hold inside them (``jo.smith``, ``ann-marie``, ``JOHNSM~1``); a generic folder's name whole is none.
+_NAME_PART = st.lists(
+    st.one_of(st.characters(categories=["Lu", "Ll", "Lo", "Nd"]), st.sampled_from("._-~+")), min_size=1, max_size=8
+).map("".join)
+_USER_NAMES = (
+    st.lists(_NAME_PART.filter(lambda part: part[0] not in "." and part[-1] not in "."), min_size=1, max_size=4)
+    .map(" ".join)
+    .filter(lambda name: name.split(" ")[0].rstrip(".").lower() not in {*SHARED_HOMES, "all"})
+)
+
+
+def _written_name(name: str, how: str) -> str:
+    """``name`` as a path of that shape writes it: JSON-escaped (letters past ASCII as ``\\u00e9``), percent-escaped
+    once or twice, its spaces escaped for a shell, or as it is."""
+    if how == "json":
+        return json.dumps(name)[1:-1]
+    if how.startswith("%"):
+        return quote(name if how == "%" else quote(name, safe=""), safe="")
+    return name.replace(" ", "\\ ") if how == "shell" else name
+
+
+# A home folder in each shape, a folder after it: ``{}`` the user, written as the second item says.
+_DRAWN_HOMES = [
+    ("/home/{}/x", ""),
+    ("/Users/{}/x", ""),
+    ("/Users/{}/x", "shell"),
+    ("/mnt/c/Users/{}/x", ""),
+    ("C:\\Users\\{}\\x", ""),
+    ("d:/USERS/{}/x", ""),
+    ("C:\\\\Users\\\\{}\\\\x", "json"),
+    ("file:///c%3A/Users/{}/x", "%"),
+    ("%252Fhome%252F{}%252Fx", "%%"),
+    ("vscode-remote%3A%2F%2Fssh-remote%2Bh%2Fhome%2F{}%2Fx", "%"),
+    ("\\\\srv\\share\\Users\\{}\\x", ""),
+    ("\\\\wsl$\\Ubuntu\\home\\{}\\x", ""),
+    ("smb://srv/s/Users/{}/x", "%"),
+    ("//srv/Users/{}/x", ""),
+]
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(
+    _USER_NAMES,
+    st.lists(st.sampled_from(_DRAWN_HOMES), min_size=1, max_size=3),
+    st.sampled_from(["", " ", "cd ", "(", '"', "'", "`", "<", "=", "\n", "見", "\t"]),
+    st.sampled_from(["", " ", ")", ",", ".", '"', "`", ">", "]", "\n", " and then", "!", ";", ":"]),
+)
+@example("\u00aa", [("C:\\\\Users\\\\{}\\\\x", "json")], "", "")  # a JSON escape after the folder's backslash
+@example("0", [("\\\\srv\\share\\Users\\{}\\x", "")], "見", "")  # a share's path right after a CJK letter
+def test_a_drawn_user_in_a_drawn_home_folder_is_one_marker_and_only_it(
+    name: str, shapes: list[tuple[str, str]], before: str, after: str
+) -> None:
+    """Users of any script, of several words, in home folders of every shape (escaped, shared, remote) between
+    punctuation and prose: each user is the marker, the same one in each shape, and nothing else is taken."""
+    from vis_export.redaction.redact import redacted_line
+
+    text = before + " ; ".join(shape.format(_written_name(name, how)) for shape, how in shapes) + after
+    expected = before + " ; ".join(shape.format("[redacted: home-user 1]") for shape, _ in shapes) + after
+    assert redacted_line(text, Redaction()) == expected
+
+
+# Near misses of a home folder: a web page's address (its path, its ``#/`` route; escaped whole too), a folder
+# named home inside another or in a home (``~/home``), a name like a home's, a generic folder, a variable.
+_NEAR_HOMES = [
+    "https://{h}/c:/Users/{n}/x",
+    "https://{h}//home/{n}/x",
+    "https://{h}/users/{n}",
+    "wss://{h}/Users/{n}/x",
+    "git+https://{h}/home/{n}/r.git",
+    "https://{h}/x?q=1#/home/{n}",
+    "/srv/home/{n}/x",
+    "~/home/{n}",
+    "/homes/{n}/x",
+    "//cdn.{h}/home/{n}/x",
+    "\\\\srv\\share\\x\\{n}\\y",
+    "C:\\Program Files\\{n}\\x",
+    "/home/$USER/{n}",
+]
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(
+    st.sampled_from(_NEAR_HOMES),
+    st.text(string.ascii_letters + string.digits + "é見._-", min_size=1, max_size=8),
+    st.sampled_from(["x.com", "example.org", "x.com:8080", "user@x.com"]),
+    st.booleans(),
+)
+@example("~/home/{n}", "0", "x.com", False)
+@example("https://{h}/x?q=1#/home/{n}", "0", "x.com", False)
+@example("https://{h}/x?q=1#/home/{n}", "0", "x.com", True)
+def test_a_near_miss_of_a_home_folder_gets_no_marker(near: str, name: str, host: str, escaped: bool) -> None:
+    """``~/home/<name>`` (a folder in a home) and a web page's ``#/home/`` route, escaped or not, were taken."""
+    from vis_export.redaction.detect import Detector
+
+    text = near.format(n=name, h=host)
+    text = quote(text, safe="") if escaped else text
+    assert not [span for span in Detector(Redaction()).spans(text) if span[2] == "home-user"], text
 
 
 def test_an_index_holds_no_user_of_a_home_folder_in_any_shape(tmp_path: Path) -> None:
@@ -1024,6 +1234,12 @@ NOT_SECRETS = [
     "next=https%3A%2F%2Fexample.com%2Fhome%2Fabout",
     "%2Fsrv%2Fhome%2Fbenchmark and ssh://host/srv/home/x",
     "C:/Users/Public/Documents and c:\\users\\default\\x and %2Fhome%2Fuser%2Fx",
+    # a web address's path is a site's, never a folder here, written or escaped; so is a protocol-relative one's /home/
+    "https://x.com/c:/Users/bob and https://x.com/c%3A/Users/bob and https://x.com//home/bob",
+    "next=https%3A%2F%2Fx.com%2Fc%3A%2FUsers%2Fbob and wss://x.com/C:/users/bob",
+    '<a href="//cdn.example.com/home/about">',
+    # a generic folder whole, in any writing; an ellipsis; a variable
+    "C:\\Users\\Default User\\x and C%3A%5CUsers%5CAll%20Users and /home/public. and /home/... and /home/$USER/x",
     "pwd = (self.password.encode('utf-8') if isinstance(self.password, str) else self.password)",
     # ``AKIA``, ``ACCA`` by chance in a longer run of capitals and digits: DNA, base64, an upper-case digest
     "seq = 'TATCGTCGAAATCTACGGACCGGAATCTTCCGGTAAAACCACGCTGACGCTGCAGGTGATCGCCGCA'",
@@ -2337,6 +2553,44 @@ def test_a_text_of_many_finds_is_redacted_in_linear_time(line: str, kept: str) -
         out = redacted_line(text, Redaction())
         assert time.process_time() - start < 4
     assert all(redacted.startswith(kept) for redacted in out.split("\n"))
+
+
+# Runs that each of the home folder rule's parts could read from every place of (a backslash or escape run a
+# share's path, a run of words a name of several, lines, quotes, escapes in a web address or a host), and
+# shapes of every part repeated: a part that looked again from each place would be quadratic.
+_HOME_RUNS = [
+    "\\",
+    "%5C",
+    "%255C",
+    "%2525",
+    "/home/a ",
+    "C:\\Users\\a b c\n",
+    "\n ",
+    "\"'`",
+    "https%3A%2F%2F%25",
+    "vscode-remote://%41",
+    " //a/b/",
+    "/home/a.",
+    "/home/a\\ b%20",
+    "\\u00e9",
+    "mix /home/a b\\ c%20d \\\\e\\f\\Users\\g h> (/home/x) C:\\\\Users\\\\y z\\\\ %252Fhome%252F",
+]
+
+
+@pytest.mark.parametrize("unit", _HOME_RUNS)
+def test_a_long_run_near_a_home_folder_is_redacted_in_linear_time(unit: str) -> None:
+    """Every part of the home folder rule reads each character a bounded number of times: 100,000 characters
+    of each run, alone, after a home folder's start and before a name's end, take a few CPU-s at most."""
+    import time
+
+    from vis_export.redaction.redact import redacted_line
+
+    run = unit * (100_000 // len(unit))
+    with time_limit(120):
+        start = time.process_time()
+        for text in (run, "/home/" + run, "C:\\Users\\" + run + "\\", "x " + run + " /Users/b c/"):
+            redacted_line(text, Redaction())
+        assert time.process_time() - start < 4
 
 
 def test_a_long_line_of_many_finds_is_judged_for_a_pragma_once() -> None:

@@ -17,6 +17,7 @@ session and reasoning level.
 from __future__ import annotations
 
 import getpass
+import json
 import os
 import re
 from bisect import bisect_right
@@ -25,10 +26,11 @@ from dataclasses import dataclass, replace
 from functools import cache, lru_cache
 from types import MappingProxyType
 from typing import Any, TypeVar
+from urllib.parse import unquote
 
 from vis_export.collector import paused
 from vis_export.model import Block, Message, Session, StoredAttachment
-from vis_export.redaction.detect import Detector, Span, _merged, triggered, triggered_among
+from vis_export.redaction.detect import Detector, Span, _merged, shown, triggered, triggered_among
 from vis_export.redaction.prefilter import flagged
 from vis_export.redaction.rules import MARKER, SECRET_HINT, SECRET_KEY, SHARED_HOMES, Redaction, literal_secret
 
@@ -91,10 +93,11 @@ class Redactor:
         return self.text(path, where, home_spans(path))
 
     def _marker(self, secret: str, kind: str) -> str:
-        marker = self.markers.get(secret)
+        value = _user_name(secret) if kind == "home-user" else secret
+        marker = self.markers.get(value)
         if marker is None:
             number = self.counts[kind] = self.counts.get(kind, 0) + 1
-            marker = self.markers[secret] = MARKER.format(kind=kind, number=number)
+            marker = self.markers[value] = MARKER.format(kind=kind, number=number)
         return marker
 
     def _keyed(self, key: str, item: Any, where: tuple[str | int, ...]) -> Any:
@@ -333,6 +336,22 @@ def _gathered(messages: Sequence[Message]) -> tuple[list[str], list[int], list[i
                 held.add(len(firsts) - 1)
                 keyed[0] = False
     return strings, firsts, bases, held
+
+
+_JSON_ESCAPES = re.compile(r"(?:\\u[0-9A-Fa-f]{4})+")
+
+
+def _user_name(found: str) -> str:
+    """A home folder's user as the name it is, however the path wrote it: percent-escaped once or twice
+    (``John%20Smith``, ``Jos%25C3%25A9``), escaped for a shell (``John\\ Smith``), in JSON (``Jos\\u00e9``)
+    or in Markdown (``alice\\_b``), hidden characters left out. The same user is then the same marker
+    (redact.md: the same value, the same marker), not one for each way a tool wrote the path."""
+    if "%" in found:
+        found = unquote(unquote(found))
+    if "\\u" in found:
+        found = _JSON_ESCAPES.sub(lambda escapes: json.loads(f'"{escapes[0]}"'), found)
+    unescaped = shown(found)
+    return (unescaped[0] if unescaped else found).replace("\\ ", " ")
 
 
 def _where(path: tuple[str | int, ...]) -> str:

@@ -84,9 +84,10 @@ TRIGGERS: dict[str, str] = {
     "assignment": KEYWORD_LINE,
     "email": r"(?:@|%40)[A-Za-z0-9-]+\.",
     "uri-credentials": r"://[^\s/?#@]*:[^\s/?#@]+@",
-    # a slash written or escaped on each side; a Windows folder's backslash, or any slash after a drive's colon
-    "home-user": r"(?:/|%2[Ff])(?:home|Users)(?:/|%2[Ff])"
-    r"|(?i:users(?:\\|%5c)|(?::|%3a)(?:[\\/]|%2f|%5c)+users(?:/|%2f))",
+    # a slash written or escaped (once or twice) on each side; a backslash after a Windows folder or a share's
+    # ``home``, or any slash after a drive's colon
+    "home-user": r"(?:/|%(?:25)?2[Ff])(?:home|Users)(?:/|%(?:25)?2[Ff])|home(?:\\|%(?:25)?5[Cc])"
+    r"|(?i:users(?:\\|%(?:25)?5c)|(?::|%(?:25)?3a)(?:[\\/]|%(?:25)?(?:2f|5c))+users(?:/|%(?:25)?2f))",
     "private-key": r"PRIVATE KEY",
     "openai-anthropic": r"sk-",
     "github": r"gh[pousr]_|github_pat_",
@@ -393,13 +394,92 @@ def _unglued(word: str, prefix: str) -> str:
     return f"(?:(?<!{word}{back})" + "".join(f"|(?<={one}{back})" for one in escape.split("|")) + ")"
 
 
-_PATH_START = r"(?:(?<![\w.-])|(?<=%[0-9A-Fa-f]{2}))"  # a path's first folder: no name's end before it
-# A URI that names a machine before the path (VS Code's ``vscode-remote://ssh-remote+host/home/…``,
-# ``ssh://host/home/…``): its host's end starts the path. A web page's (``https://host/home/about``) does not.
-_REMOTE = r"\b(?:vscode-remote|file|ssh|sftp|scp)://[^/\s\"'<>]*"
-# A folder's end in a path, as written or percent-escaped (``%2Fhome%2Falice``); in a Windows path a backslash too.
-_SLASH = r"(?:/|%2[Ff])"
-_ANY_SLASH = r"(?:[\\/]|%2[Ff]|%5[Cc])"
+# A percent escape, once or twice (``%2F``, and ``%252F``: a URI in another's query), of the two ``digits``.
+def _escape(digits: str) -> str:
+    return f"%(?:25)?{digits}"
+
+
+_JSON_LETTER = r"u(?!00[0-7])[0-9A-Fa-f]{4}"  # after a backslash: a letter past ASCII, JSON-escaped
+# What stands before an escape's last digit: a path after it starts there (``path%3D/home/…``, ``%252Fc%253A…``).
+_AFTER_ESCAPE = r"(?<=%[0-9A-Fa-f]{2})|(?<=%25[0-9A-Fa-f]{2})"
+# A path's first folder: no name's end before it, nor ``~/`` (a folder in a home), nor a web page's ``#/`` route.
+_PATH_START = rf"(?:(?<![\w.~#-])|(?:{_AFTER_ESCAPE})(?<!23)(?<!7[Ee]))"  # an escape's: but ``#`` and ``~``
+# A folder's end in a path, as written, JSON-escaped (PHP's ``\/``) or percent-escaped (``%2Fhome%2Falice``);
+# in a Windows path a backslash too.
+_SLASH = rf"(?:\\?/|{_escape('2[Ff]')})"
+# A backslash that starts a JSON escape of a name's letter (``C:\\Users\\Jos\u00e9``) is the name's.
+_BACKSLASH = rf"(?:\\(?!{_JSON_LETTER})|{_escape('5[Cc]')})"
+_ANY_SLASH = rf"(?:/|{_BACKSLASH}|{_escape('2[Ff]')})"
+_COLON = rf"(?::|{_escape('3[Aa]')})"
+_SCHEME_END = rf"{_COLON}(?://|{_escape('2[Ff]')}{_escape('2[Ff]')})"  # ``://``, escaped or not
+# A host's or a share's name, up to the slash after it (escaped or not).
+_HOST = r"(?:[^\\/\s\"'<>|*?%]|%(?!(?:25)?(?:2[Ff]|5[Cc]))[0-9A-Fa-f]{2})"
+# A URI that names a machine before the path (VS Code's ``vscode-remote://ssh-remote+host/home/…``, escaped
+# whole too: ``vscode-remote%3A%2F%2Fssh-remote%2Bhost%2Fhome%2F…``; ``ssh://host/home/…``): its host's end
+# starts the path.
+_REMOTE = rf"\b(?:vscode-remote|file|ssh|sftp|scp){_SCHEME_END}{_HOST}*+"
+# A web page's address (``http``, ``https``, ``ws``, ``wss``; escaped whole in a query too) up to its query:
+# its path is a site's, never a folder of this machine (``https://x.com/home/about``, ``https://x.com/c:/Users/x``),
+# and the rule takes it whole to find no user in it. A loopback host's is left to be read as text
+# (``http://localhost:8000/C:/Users/…`` serves a local folder); so is the query (``?path=/home/…``).
+_LOOPBACK = r"(?!(?:localhost|127(?:\.[0-9]+){3}|\[::1\]|0\.0\.0\.0)(?![A-Za-z0-9.-]))"
+_WEB = (
+    r"(?<![A-Za-z0-9_.+-])(?:https?|wss?)"
+    rf"(?:://{_LOOPBACK}(?:[A-Za-z0-9._~!$&*+=:@/-]|%(?!2[Ff]|5[Cc]|3[Ff]|23)[0-9A-Fa-f]{{2}})*+"
+    rf"|{_escape('3[Aa]')}{_escape('2[Ff]')}{_escape('2[Ff]')}{_LOOPBACK}"
+    r"(?:[A-Za-z0-9._~!$*+=:@-]|%(?:25)?(?!3[Ff]|23|25)[0-9A-Fa-f]{2})*+)"
+)
+# A Windows share (UNC: ``\\server\share\Users\<user>``, ``\\wsl$\Ubuntu\home\<user>``, ``\\?\UNC\…``, written
+# with its backslashes JSON-escaped or percent-escaped too; ``smb://server/share/…``; ``//server/Users/<user>``):
+# a server, a share that may be left out (``\\server\Users\…`` shares the folder itself), then the folder.
+# With forward slashes ``home`` only on WSL's host (``//cdn.example.com/home/…`` is a web address).
+_UNC_BEFORE = rf"(?:(?<![\w\\/:.%-])|(?:{_AFTER_ESCAPE})(?<!5[Cc]))"  # no name, path or escape goes on into it
+_UNC = (
+    rf"(?:{_UNC_BEFORE}{_BACKSLASH}{{2,}}+(?:[?.]{_BACKSLASH}++(?i:unc){_BACKSLASH}++)?"
+    rf"{_HOST}++(?:{_BACKSLASH}++{_HOST}++)?{_BACKSLASH}++(?:(?i:users)|home)"
+    rf"|\b(?i:smb|cifs){_SCHEME_END}{_HOST}++(?:{_SLASH}{_HOST}++)?{_SLASH}(?:(?i:users)|home)"
+    rf"|{_UNC_BEFORE}//(?:(?i:wsl\$|wsl\.localhost)/{_HOST}++/home|{_HOST}++(?:/{_HOST}++)?/Users))"
+)
+# A drive's user folder, in any case and with either slash (``C:\Users\``, ``c:/users/``, ``c%3A%5CUsers%5C``),
+# after a word's start or an escape (``file:///c%3A/…``, ``%252Fc%253A…``).
+_DRIVE = rf"(?:\b|{_AFTER_ESCAPE})[A-Za-z]{_COLON}{_ANY_SLASH}++(?i:users)"
+# Unix-like homes: /var/home and /usr/home: where a linked /home leads (Silverblue, FreeBSD); macOS' data
+# volume; /mnt/c/Users: Windows' seen from WSL.
+_UNIX = (
+    rf"(?:{_PATH_START}|{_REMOTE})(?:(?:{_SLASH}(?:var|usr))?{_SLASH}home"
+    rf"|(?:{_SLASH}System{_SLASH}Volumes{_SLASH}Data|{_SLASH}mnt{_SLASH}[A-Za-z])?{_SLASH}Users)"
+)
+# A user name's characters: none that Windows refuses in one or that ends a name in text (a blank, a quote,
+# a bracket of any kind, ``,;=&#``, a backtick, ``$`` of a variable, a ``%`` but in an escape); a dot or ``!``
+# only inside (``/home/alice.`` ends a sentence); a percent escape of a sign a name may hold (``%40`` of ``@``)
+# or of a byte of a UTF-8 letter (``Jos%C3%A9``), a JSON one of a letter past ASCII (``Jos\u00e9``).
+_SPACES = "\\s\x1c-\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+_NAME_CHAR = rf"[^/\\{_SPACES}\"'<>:*?|$%{{}}\[\]()`,;=&#.!]"
+_NAME_ESCAPE = rf"{_escape('(?:2[1BDEbde]|40|5[EFef]|7[Ee]|[89A-Fa-f][0-9A-Fa-f])')}|\\{_JSON_LETTER}"
+_PART = rf"(?:[.!]*+(?:{_NAME_CHAR}|{_NAME_ESCAPE}))++"
+# A name's words joined by a space no prose writes: escaped for a shell (``John\ Smith``) or in a URI (``%20``).
+_ESCAPED_SPACE = rf"(?:\\ |{_escape('20')})"
+_WORD = rf"{_PART}(?:{_ESCAPED_SPACE}{_PART})*+"
+# A name of several words joined by blanks (``C:\Users\John Smith\``) ends where a path would go on: at a
+# folder's end, a prompt's ``>``, the quote that opened the path, the end of the line where the path starts it
+# or is a Windows one (``Directory: C:\Users\John Smith``). Elsewhere prose goes on after a blank
+# (``in /Users/bob and then``): the name is its first word.
+_LINE_END = r"[ \t\r]*+(?:\n|\Z)"
+_NAME_END = rf"(?:{_ANY_SLASH}|>|(?(quote)(?P=quote)|(?!))|(?(line){_LINE_END}|(?(windows){_LINE_END}|(?!))))"
+_SHARED = "|".join(name.replace(" ", f"(?: |{_ESCAPED_SPACE})") for name in SHARED_HOMES)
+# The rule: a web page's address, whole and with no ``user`` (nothing taken: finds are searched past it), or a
+# home folder, after the quote or the line's start that may end its user's name, and its user.
+_HOME_USER = (
+    rf"(?=[\"'`]?(?:[/\\%]|[A-Za-z](?::[/\\%]|%)|(?i:https?|wss?|vscode-remote|file|ssh|sftp|scp|smb|cifs)[:%]))"
+    rf"(?:{_WEB}"
+    rf"|(?:(?P<quote>[\"'`])|(?P<line>(?<![^\n])))?"
+    rf"(?:{_UNIX}{_SLASH}|(?:{_DRIVE}|{_UNC})(?P<windows>){_ANY_SLASH}++)"
+    # Generic folders as a whole name (``/home/user``, ``C:\Users\Default User``; not ``/home/user.bob``)
+    # are no users; nor are ``.``, ``..``, ``...``: a name is no dots alone (``_PART``).
+    rf"(?!(?i:{_SHARED})[.!]*+(?!{_NAME_CHAR}|{_NAME_ESCAPE}))"
+    rf"(?P<user>{_WORD}(?:(?: {_WORD}){{1,3}}(?={_NAME_END}))?))"
+)
+
 # ``users`` in each of its 32 cases, as hints are literals (``UsErS`` too: a Windows folder's name has no case).
 _ANY_CASE_USERS = tuple(map("".join, product(*zip("users", "USERS", strict=True))))
 
@@ -530,23 +610,7 @@ BUILT_IN: tuple[Rule, ...] = (
     ),
     # An address in a query is written with its @ escaped (``?email=alice%40corp.com``).
     Rule("email", _R(r"\b[A-Za-z0-9._%+-]+(?:@|%40)[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b"), ("@", "%40")),
-    Rule(
-        "home-user",
-        _R(
-            # /var/home and /usr/home: where a linked /home leads (Silverblue, FreeBSD); /mnt/c/Users: Windows' seen
-            # from WSL; a Windows folder after its drive in any case and with either slash (``c:/users/``). After a
-            # percent escape too: VS Code's URIs (``file:///c%3A/Users/…``), a query's ``path%3D/home/…``; and with
-            # each slash escaped (``%2Fhome%2F…``, ``C%3A%5CUsers%5C…``).
-            rf"(?:(?:{_PATH_START}|{_REMOTE})(?:(?:{_SLASH}(?:var|usr))?{_SLASH}home"
-            rf"|(?:{_SLASH}System{_SLASH}Volumes{_SLASH}Data|{_SLASH}mnt{_SLASH}[A-Za-z])?{_SLASH}Users){_SLASH}"
-            rf"|\b[A-Za-z](?::|%3[Aa]){_ANY_SLASH}+(?i:users){_ANY_SLASH}+)"
-            rf"(?!(?i:{'|'.join(SHARED_HOMES)})\b|\.\.?(?![^/\\\s]))"
-            # No user name holds a bracket (Windows refuses them): ``[/home/alice](x)`` keeps its link.
-            r"([^/\\\s\"'<>:*?|$%{}\[\]]+)"
-        ),
-        ("home/", "home%2", *_ANY_CASE_USERS),
-        1,
-    ),
+    Rule("home-user", _R(_HOME_USER), ("home/", "home%", "home\\", *_ANY_CASE_USERS), "user"),
 )
 
 # detect-secrets plugins whose expressions are run as they are, with the literals that hint at them.
