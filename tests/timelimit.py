@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import resource
 import signal
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -23,3 +24,11 @@ def time_limit(seconds: int) -> Iterator[None]:
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
+
+
+def children_cpu() -> float:
+    """CPU seconds (user and system) of the children this process has waited for. A bound on a child's work is
+    on its CPU, the difference of two readings around it: its wall time also grows while other processes hold
+    the cores, and a bound on that failed on a loaded machine with nothing at fault."""
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return children.ru_utime + children.ru_stime
