@@ -13,6 +13,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from functools import cache
 from multiprocessing import get_context
 from pathlib import Path
 from typing import Any, TypeVar
@@ -21,6 +22,7 @@ import pytest
 from htmldom import code_elements, elements, fragment, parse, text_content
 from hypothesis import given, strategies as st
 from pygments.lexers import get_all_lexers
+from pygments.token import Text
 from sessions import one_message
 from timelimit import time_limit
 
@@ -99,6 +101,14 @@ def in_thread(text: str, language: str) -> str:
     thread.start()
     thread.join()
     return result[0]
+
+
+class Endless:
+    """A lexer that never ends: only a stop ends its lexing."""
+
+    def get_tokens_unprocessed(self, text: str) -> Any:
+        while True:
+            yield 0, Text, text
 
 
 @pytest.mark.parametrize("language", ALIASES)
@@ -317,8 +327,6 @@ def test_the_budget_stops_a_lexer_even_when_collections_run_code_of_their_own() 
     reported as unraisable); it fires again until it stops the lexer."""
     import gc
 
-    from pygments.token import Text
-
     class Hoarder:
         """A lexer that never ends and keeps a while what it makes: the collector runs often."""
 
@@ -356,13 +364,6 @@ def test_the_budget_is_the_lexers_own_cpu_and_stops_it_behind_a_thread_busy_in_c
     suite, 30 s). The budget is the lexer's own CPU, and its signal goes to it."""
     import hashlib
 
-    from pygments.token import Text
-
-    class Endless:
-        def get_tokens_unprocessed(self, text: str) -> Any:
-            while True:
-                yield 0, Text, text
-
     done = threading.Event()
 
     def hashing() -> None:  # about a second in C at a time, without the interpreter lock
@@ -392,8 +393,6 @@ def test_the_budget_stops_a_lexer_when_collections_fill_nearly_all_of_its_time()
     it cannot raise. The collection's end pauses the collector, so the next one stops the
     lexer; the collector runs again once the lexer is stopped."""
     import gc
-
-    from pygments.token import Text
 
     class Endless:
         def get_tokens_unprocessed(self, text: str) -> Any:
@@ -486,13 +485,6 @@ def test_a_budget_of_under_a_nanosecond_still_stops_the_lexer() -> None:
     """What a document has left may be a sliver of a second; ``timer_settime``
     takes whole nanoseconds, and a time of zero turns the timer off: a budget
     of 5e-10 s let the lexer run unbounded (setitimer rounds up)."""
-    from pygments.token import Text
-
-    class Endless:
-        def get_tokens_unprocessed(self, text: str) -> Any:
-            while True:
-                yield 0, Text, text
-
     assert lexing._can_time()
     for seconds in (5e-10, 1e-12):
         with time_limit(10), pytest.raises(lexing.Overrun):
@@ -571,13 +563,46 @@ def test_a_timer_the_c_library_could_not_make_leaves_the_virtual_timer_in_charge
             return -1 if len(tries) == 1 else int(create(*args))
 
     monkeypatch.setattr(cputimer, "_library", FailsOnce)
-    monkeypatch.setattr(cputimer, "_made", None)
+    monkeypatch.setattr(cputimer, "_timer", cache(cputimer._timer.__wrapped__))  # not tried yet
     try:
         cputimer.arm(10.0)
         cputimer.arm(0)
         assert signal.getitimer(signal.ITIMER_VIRTUAL)[0] == 0
     finally:
         signal.setitimer(signal.ITIMER_VIRTUAL, 0)
+
+
+def _stop_in_child(queue: Any, parent: int) -> None:
+    """A runaway block's stop in this forked child whose process id is the ``parent``'s, as a grandchild's may be
+    (ids are given again once free): what stopped it, or why nothing did."""
+    real = os.getpid
+    os.getpid = lambda: parent
+    try:
+        with time_limit(10):
+            lexing._timed(Endless(), "x", 0.05)
+        stopped = "nothing"
+    except BaseException as stop:  # noqa: BLE001 - reported to the parent, which judges it
+        stopped = f"{type(stop).__name__}: {stop}"
+    finally:
+        os.getpid = real  # before the queue's thread starts, which notes the process's id
+    queue.put(stopped)
+
+
+def test_a_forked_child_times_a_block_with_a_timer_of_its_own() -> None:
+    """A child inherits its parent's timer's id but not its timer; told apart by the process id, a child given
+    its grandparent's id (the parent here) armed that id, which names no timer in the child: ``EINVAL``."""
+    from vis_export.formats import cputimer
+
+    assert lexing._can_time()
+    cputimer.arm(0)  # this process's timer is made
+    context = get_context("fork")
+    queue = context.Queue()
+    child = context.Process(target=_stop_in_child, args=(queue, os.getpid()))
+    child.start()
+    try:
+        assert queue.get(timeout=60) == "Overrun: "
+    finally:
+        child.join(20)
 
 
 def test_a_runaway_lexer_is_stopped_where_the_application_ignores_the_timers_signal() -> None:

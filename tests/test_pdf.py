@@ -274,10 +274,10 @@ def test_a_stop_ends_the_part_being_laid_out(tmp_path: Path) -> None:
             """
         )
     )
-    started = time.monotonic()
+    # The deadline is the wait for the command (and the part: it holds the pipes) to end, half the part's sleep;
+    # not a bound on how long it took, which a loaded machine stretches while Python starts.
     result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
     assert result.returncode == 128 + signal.SIGTERM, result.stderr
-    assert time.monotonic() - started < 30
 
 
 def test_a_part_is_laid_out_with_few_collections() -> None:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import resource
 import signal
+import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -23,3 +25,25 @@ def time_limit(seconds: int) -> Iterator[None]:
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
+
+
+def run_counting_cpu(
+    command: list[str], timeout: float, **options: Any
+) -> tuple[subprocess.CompletedProcess[Any], float]:
+    """``command`` run to its end (its output captured), and the CPU seconds (user and system) it and the children
+    it waited for took. A bound on a child's work is on its CPU: its wall time also grows while other processes hold
+    the cores, and a bound on that failed on a loaded machine with nothing at fault. The count starts once ``Popen``
+    has reaped the children that earlier tests left running (it does so first), whose CPU is not this command's."""
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, **options) as process:
+        start = _children_cpu()
+        try:
+            out, err = process.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            raise
+    return subprocess.CompletedProcess(command, process.returncode, out, err), _children_cpu() - start
+
+
+def _children_cpu() -> float:
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return children.ru_utime + children.ru_stime

@@ -76,22 +76,12 @@ def _library() -> ctypes.CDLL | None:
     return None
 
 
-# This process's id, and its timer with the library (``None``: it could not make one).
-_made: tuple[int, tuple[ctypes.CDLL, ctypes.c_void_p] | None] | None = None
-
-
+@cache
 def _timer() -> tuple[ctypes.CDLL, ctypes.c_void_p] | None:
     """This process's timer on the main thread's clock, made on first use; ``None``
     where the C library cannot make one. Tried once a process: a timer made after a
     failed try (``EAGAIN``) would turn off only itself, not the virtual timer armed
     meanwhile, whose late signal then stops a later block."""
-    global _made
-    if _made is None or _made[0] != os.getpid():
-        _made = (os.getpid(), _new_timer())
-    return _made[1]
-
-
-def _new_timer() -> tuple[ctypes.CDLL, ctypes.c_void_p] | None:
     library = _library()
     if library is None:
         return None
@@ -100,6 +90,12 @@ def _new_timer() -> tuple[ctypes.CDLL, ctypes.c_void_p] | None:
     if library.timer_create(_CLOCK_THREAD_CPUTIME_ID, ctypes.byref(event), ctypes.byref(made)) != 0:
         return None
     return library, made
+
+
+# A forked child inherits the parent's timer's id, not its timer: it makes its own. Told apart by their process ids,
+# a child whose id was its grandparent's (ids are used again) armed the grandparent's id, which names no timer there,
+# or another one.
+os.register_at_fork(after_in_child=_timer.cache_clear)
 
 
 def arm(seconds: float) -> None:
