@@ -19,7 +19,7 @@ from hypothesis import assume, example, given, settings, strategies as st
 from provider_oracle import accepted, check
 from sessions import sessions_read
 from strategies import json_values, reasoning_names, session_documents, small_blocks
-from timelimit import time_limit
+from timelimit import cpu_limit, time_limit
 
 from vis_export import to_html, to_json, to_markdown, to_text
 from vis_export.contract.reasoning_words import names_reasoning
@@ -301,7 +301,7 @@ def test_file_still_being_written(tmp_path: Path) -> None:
 @given(order=st.randoms(use_true_random=False), cut=st.integers(min_value=0, max_value=20_000))
 def test_any_order_or_truncation_reads_without_thinking(order: random.Random, cut: int) -> None:
     data = shuffled_and_cut(claude_session(), order, cut)
-    with time_limit(20):
+    with cpu_limit(20):
         results = read_bytes(data, "s.jsonl", "s", lenient=order.random() < 0.5)
         for result in results:
             if result.session is None:
@@ -374,7 +374,7 @@ def _roundtrip(line: str, flavour: str) -> str:
 def test_provider_round_trip(document: dict[str, Any], flavour: str) -> None:
     """What ``--to provider`` writes reads back to a session it writes again byte for byte."""
     session = session_from_json(document, "s")
-    with time_limit(20):
+    with cpu_limit(20):
         written = session_lines(session, ExportOptions(provider_format=flavour))
         if not json.loads(written)["messages"]:
             return  # nothing to read back: no conversation
@@ -505,7 +505,7 @@ def codex_rollout() -> list[dict[str, Any]]:
 @given(order=st.randoms(use_true_random=False), cut=st.integers(min_value=0, max_value=5_000))
 def test_codex_any_order_or_truncation_reads_without_reasoning(order: random.Random, cut: int) -> None:
     data = shuffled_and_cut(codex_rollout(), order, cut)
-    with time_limit(20):
+    with cpu_limit(20):
         for result in read_bytes(data, "r.jsonl", "r", lenient=order.random() < 0.5):
             if result.session is not None:
                 for out in _outputs(result.session):
@@ -561,7 +561,7 @@ def test_any_field_of_any_entry_may_be_anything(data: st.DataObject, kind: str) 
         values[line] = _replaced(values[line], path, new)
         retyped |= bool(path) and path[-1] == "type" and isinstance(new, str) or isinstance(new, dict)
     raw = "".join(json.dumps(v) + "\n" for v in values).encode()
-    with time_limit(20):
+    with cpu_limit(20):
         for result in read_bytes(raw, "f.jsonl", "f", lenient=data.draw(st.booleans())):
             assert result.session is not None or result.problems
             if result.session is not None:
@@ -896,7 +896,7 @@ def test_a_foreign_key_that_names_reasoning_stays_one_however_it_folds(name: str
         use = {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": tool_input}
         lines = [_entry("user", "u1", "hi"), _entry("assistant", "a1", [use])]
         data = "".join(json.dumps(v, ensure_ascii=False) + "\n" for v in lines)
-    with time_limit(20):
+    with cpu_limit(20):
         (result,) = read_bytes(data.encode(), "f.jsonl", "f")
         assert result.session is not None, result.problems
         session = result.session
@@ -957,7 +957,7 @@ def test_opaque_reasoning_payloads_never_show_wherever_they_sit(
     with ``--reasoning all``, wherever the map that holds them sits."""
     payload = {type_key: kind, data_key: REDACTED}
     data = "".join(json.dumps(v) + "\n" for v in _placed(where, payload))
-    with time_limit(20):
+    with cpu_limit(20):
         (result,) = read_bytes(data.encode(), "f.jsonl", "f")
         assert result.session is not None, result.problems
         session = result.session
@@ -980,7 +980,7 @@ def test_a_map_of_many_renamed_keys_reads_in_linear_time(key: Any) -> None:
     data = "".join(
         json.dumps(v, ensure_ascii=False) + "\n" for v in [_entry("user", "u1", "hi"), _entry("assistant", "a1", [use])]
     )
-    with time_limit(10):
+    with cpu_limit(10):
         (result,) = read_bytes(data.encode(), "f.jsonl", "f")
     assert result.session is not None, result.problems
     (tool,) = [b for _, b in result.session.blocks() if isinstance(b, ToolBlock)]
@@ -1175,7 +1175,7 @@ def test_codex_arguments_the_reading_refuses_show_no_reasoning_they_name(
         {"role": "tool", "tool_call_id": "c1", "content": "4"},
     ]
     logged = "\n".join(json.dumps(e) for e in log).encode() + b"\n"
-    with time_limit(20):
+    with cpu_limit(20):
         for read in (data, logged):  # a Codex rollout, an OpenAI chat log
             (result,) = read_bytes(read, "r.jsonl", "r")
             assert result.session is not None

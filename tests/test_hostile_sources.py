@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 from conftest import INPUT
 from hypothesis import example, given, strategies as st
-from timelimit import time_limit
+from timelimit import cpu_limit
 
 from vis_export import to_html, to_json, to_markdown, to_text
 from vis_export.contract import MAX_DEPTH, MAX_TIME
@@ -306,7 +306,7 @@ def test_near_miss_json_is_read_without_raising_and_every_problem_located(
     document: tuple[str, str], lenient: bool
 ) -> None:
     name, text = document
-    with tempfile.TemporaryDirectory() as folder, time_limit(20):
+    with tempfile.TemporaryDirectory() as folder, cpu_limit(20):
         path = Path(folder) / name
         path.write_bytes(text.encode("utf-8", "surrogatepass"))
         results = list(read(path, lenient=lenient))

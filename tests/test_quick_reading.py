@@ -23,7 +23,7 @@ from conftest import examples
 from hypothesis import example, given, settings, strategies as st
 from strategies import invalid_sessions, session_documents, small_blocks
 from test_duplicate_keys import message
-from timelimit import time_limit
+from timelimit import cpu_limit
 
 from corpus import session_bytes
 from vis_export.contract import check
@@ -315,7 +315,7 @@ def test_odd_values_anywhere_are_read_and_built_alike(
             target[name.upper()] = target.pop(name, value)
     depth = MAX_DEPTH - 6 + shape
     text = json.dumps(shaped).replace('"@deep@"', "[" * depth + "]" * depth)
-    with time_limit(20):
+    with cpu_limit(20):
         _alike(text, lenient)
 
 
@@ -637,7 +637,7 @@ def test_transcripts_read_in_one_call_give_what_the_exact_reading_gives(
     misses of every kind."""
 
     text = _foreign_near_miss(codex, seed, changes)
-    with time_limit(20):
+    with cpu_limit(20):
         if msgspec:
             with _by_msgspec():
                 _lines_read_alike(text, lenient)
@@ -677,7 +677,7 @@ def test_imported_messages_built_in_one_pass_are_what_checking_then_building_giv
     else:
         lines[target] = lines[target].replace('"description"', f'"deep": {nested}, "description"', 1)
     data = ("\n".join(lines) + "\n").encode()
-    with time_limit(20):
+    with cpu_limit(20):
         one_pass = read_bytes(data, "f.jsonl", "f", lenient)
         with mock.patch.object(foreign, "_in_one_pass", return_value=None):
             checked = read_bytes(data, "f.jsonl", "f", lenient)
@@ -795,7 +795,7 @@ def test_every_readers_file_changed_in_its_bytes_is_read_quickly_as_exactly(
     data = _READERS[which]
     for _ in range(changes):
         data = _mutated(data, rng)
-    with time_limit(20):
+    with cpu_limit(20):
         quick = read_bytes(data, "f.json", "f", lenient)
         with mock.patch.object(files, "read_quick", return_value=Quick(UNSURE, False)):
             exact = read_bytes(data, "f.json", "f", lenient)

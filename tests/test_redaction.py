@@ -32,7 +32,7 @@ import pytest
 from conftest import examples
 from hypothesis import HealthCheck, assume, example, given, settings, strategies as st
 from postgres import Server, new_database, postgres_server_fixture  # noqa: F401 - fixtures
-from timelimit import time_limit
+from timelimit import cpu_limit, time_limit
 
 from vis_export.copying import clipboard
 from vis_export.formats import format_names, get_format
@@ -1932,7 +1932,7 @@ def test_a_string_an_assigned_expression_wraps_is_no_code(name: str, sign: str, 
     after a blank, which ends the value (``get("DB", "hunter2secret")``), that string is redacted."""
     from vis_export.redaction.redact import redacted_line
 
-    with time_limit(5):
+    with cpu_limit(5):
         shown = redacted_line(f"{name}{sign}{shape.format(secret)}", Redaction())
     assert secret not in shown, shown
 

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from conftest import INPUT
 from hypothesis import given, settings, strategies as st
-from timelimit import time_limit
+from timelimit import cpu_limit, time_limit
 
 from vis_export import to_html, to_json, to_markdown, to_text
 from vis_export.contract import MAX_TIME
@@ -433,7 +433,7 @@ def test_r6_an_odd_file_is_one_clear_line_walked_named_or_read_as_a_part(kinds: 
 
     from vis_export.sources.parts import read_part, units
 
-    with TemporaryDirectory() as folder, time_limit(20):
+    with TemporaryDirectory() as folder, cpu_limit(20):
         root = Path(folder)
         (root / "plain").write_text("not a folder")
         for n, kind in enumerate(kinds):

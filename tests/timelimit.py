@@ -5,6 +5,7 @@ from __future__ import annotations
 import resource
 import signal
 import subprocess
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -25,6 +26,19 @@ def time_limit(seconds: int) -> Iterator[None]:
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
+
+
+@contextmanager
+def cpu_limit(seconds: float) -> Iterator[None]:
+    """Fail the test when the block takes more than ``seconds`` of this thread's CPU. A bound on work is on its CPU:
+    a wall-clock bound of 20 s around 4-6 CPU-s of work ran out on a loaded machine with nothing at fault. A hang
+    (a loop that never ends, a blocking read) is still stopped, by a wall-clock limit ten times as long (two minutes
+    at least), since the CPU check runs only at the block's end."""
+    start = time.thread_time()
+    with time_limit(max(120, int(seconds * 10))):
+        yield
+    took = time.thread_time() - start
+    assert took < seconds, f"took {took:.2f} CPU-s, more than {seconds}"
 
 
 def run_counting_cpu(
