@@ -25,11 +25,14 @@ SHOWN = "\\u2069\\u202eevil"
 CONTROLS = ("\u2069", "\u202e")
 
 
-def labelled(name: str) -> Session:
-    """A session whose every label holds ``name``, each beside a word of the format's own."""
+def labelled(name: str, unknown: bool = False) -> Session:
+    """A session whose every label holds ``name``, each beside a word of the format's own
+    (with ``unknown``, an unknown block's type too, which Markdown's JSON of the block,
+    code, keeps as written; an error's code is a snake_case identifier)."""
     tool: dict[str, Any] = {"type": "tool", "tool": name, "status": "failed"}
     attachment = {"type": "attachment", "attachment_id": "a", "name": name, "media_type": "text/plain"}
-    first = message_of(tool, attachment, model=name, author={"display_name": name}, status="failed")
+    blocks = [tool, attachment, {"type": name, "field": 1}] if unknown else [tool, attachment]
+    first = message_of(*blocks, model=name, author={"display_name": name}, status="failed")
     second = message_of({"type": "prose", "markdown": "ok"}, id="m2", model="plain")
     return session_of({"id": "s", "title": name, "messages": [first, second]})
 
@@ -42,6 +45,8 @@ def test_no_label_carries_a_control_into_any_format() -> None:
     """Text, Markdown and PDF have no isolation a reader's viewer keeps: the controls
     are shown as escapes, once for each label (title, author, model, tool, attachment)."""
     session = labelled(EVIL)
+    unknown = TypstProjector().document(labelled(EVIL, unknown=True))["messages"][0]["blocks"][2]
+    assert unknown["type"] == SHOWN  # PDF's heading of an unknown block
     printed = json.dumps(TypstProjector().document(session), ensure_ascii=False)  # what Typst lays out
     for written in (to_html(session), to_markdown(session), to_text(session), printed):
         assert not any(control in written for control in CONTROLS)
@@ -49,14 +54,14 @@ def test_no_label_carries_a_control_into_any_format() -> None:
 
 
 def test_every_label_in_html_is_inside_a_bdi() -> None:
-    """The body shows the name seven times (title, the models in the session line, the
-    author in the contents and in the heading, model, the tool's name, the attachment's),
-    each in a <bdi> of its own."""
-    dom = parse(to_html(labelled("NAME")))
+    """The body shows the name eight times (title, the models in the session line, the
+    author in the contents and in the heading, model, the tool's name, the attachment's,
+    the unknown block's type), each in a <bdi> of its own."""
+    dom = parse(to_html(labelled("NAME", unknown=True)))
     (body,) = elements(dom, "body")
     isolated = [text_content(bdi) for bdi in elements(body, "bdi")]
-    assert sorted(isolated) == ["NAME"] * 7 + ["plain"] * 2
-    assert text_content(body).count("NAME") == 7
+    assert sorted(isolated) == ["NAME"] * 8 + ["plain"] * 2
+    assert text_content(body).count("NAME") == 8
 
 
 def test_the_status_after_a_name_stays_in_reading_order() -> None:

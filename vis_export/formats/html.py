@@ -406,8 +406,8 @@ class HtmlProjector(Projector):
             "kind": "lonis",
             "lonis_kind": shown.kind,
             "category": shown.category,
-            "summary": shown.summary,
-            "header": shown.header,
+            "summary": data_label(shown.summary),
+            "header": tuple((label, data_label(value)) for label, value in shown.header),
             "fields": fields,
             "content_hash": shown.content_hash,
             "replay": shown.replay,
@@ -415,7 +415,12 @@ class HtmlProjector(Projector):
 
     def block_unknown(self, block: Block) -> UnknownValues:
         fields = [(key, json_text(value)) for key, value in block.fields.items() if key not in ("id", "type")]
-        return {"kind": "unknown", "type": block.type, "fields": fields, "rows": rows(text for _, text in fields)}
+        return {
+            "kind": "unknown",
+            "type": data_label(block.type),
+            "fields": fields,
+            "rows": rows(text for _, text in fields),
+        }
 
 
 def rows(texts: Iterable[str]) -> int:

@@ -271,7 +271,7 @@ class TypstProjector(Projector):
                 if key not in ("id", "type")
             ]
 
-        return {"t": "unknown", "type": block.type, "fields": self._framed(fields)}
+        return {"t": "unknown", "type": data_label(block.type), "fields": self._framed(fields)}
 
 
 def template() -> bytes:
