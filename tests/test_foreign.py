@@ -1002,7 +1002,8 @@ def test_a_skipped_entry_of_a_reasoning_type_is_counted_without_its_name(name: s
     ]
     (result,) = read_bytes("".join(json.dumps(r) + "\n" for r in records).encode(), "f.jsonl", "f")
     assert result.session is not None and result.problems
-    said_lines = [problem.message.replace("entry of a reasoning type", "") for problem in result.problems]
+    neutral = ("entries of a reasoning type", "entry of a reasoning type")
+    said_lines = [problem.message.replace(neutral[0], "").replace(neutral[1], "") for problem in result.problems]
     assert all(name not in line and (not said or said not in line) for line in said_lines), said_lines
 
 
@@ -1203,3 +1204,42 @@ def test_a_sessions_facts_found_in_one_pass_are_each_keys_first_string(found: li
     entries = list(enumerate(found, 1))
     alone = {key: next((e[key] for e in found if isinstance(e.get(key), str) and e[key]), None) for key in keys}
     assert _first(entries, keys) == alone
+
+
+def test_skipped_entries_are_counted_in_the_plural() -> None:
+    """The importer's own noun for a skipped entry agrees with its count ("1 entry",
+    "4 entries", Codex's "item <type>"); a file's own name for its entries is a name,
+    written as it is (``1 file-history-snapshot`` elsewhere)."""
+    at = "2025-01-01T00:00:00Z"
+    records = [
+        {"timestamp": at, "type": "response_item", "payload": {"type": "message", "role": "user", "content": "hi"}}
+    ]
+    records += [{"timestamp": at, "type": "response_item", "payload": {"type": "\x00odd"}}] * 4
+    records += [{"timestamp": at, "type": "response_item", "payload": {"type": "reasoning_trace"}}]
+    records += [{"timestamp": at, "type": "response_item", "payload": {"type": "ghost"}}] * 2
+    (result,) = read_bytes("".join(json.dumps(r) + "\n" for r in records).encode(), "f.jsonl", "f")
+    assert [problem.message for problem in result.problems] == [
+        "skipped entries this version does not show: "
+        "1 entry of a reasoning type, 4 entries of an unreadable type, 2 items ghost"
+    ]
+
+
+def test_tool_calls_sharing_an_id_are_all_shown_and_counted() -> None:
+    """A second call with the id of the first is shown, pending (a result pairs with the
+    first): the file's one warning line says so, beside what was skipped."""
+    call = {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "ls"}}
+    entries = [
+        _entry("user", "u1", "List the files"),
+        _entry("assistant", "a1", [call]),
+        _entry("assistant", "a2", [{**call, "input": {"command": "ls -a"}}]),
+        _entry("user", "r1", [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "a.py"}]),
+        {"type": "file-history-snapshot", "messageId": "x", "snapshot": {}},
+    ]
+    (result,) = read_bytes("".join(json.dumps(e) + "\n" for e in entries).encode(), "sess-1.jsonl", "sess-1")
+    assert result.session is not None
+    tools = [b for _, b in result.session.blocks() if isinstance(b, ToolBlock)]
+    assert [(b.status, b.input) for b in tools] == [("completed", {"command": "ls"}), ("pending", {"command": "ls -a"})]
+    assert [problem.message for problem in result.problems] == [
+        "skipped entries this version does not show: 1 file-history-snapshot; "
+        "2 tool calls sharing an id (their results pair with the first)"
+    ]

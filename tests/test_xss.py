@@ -51,6 +51,7 @@ CORPUS = [
     "<video src=x onerror=fetch('{beacon}/video')></video><audio src={beacon}/audio autoplay></audio>",
     '<a href="{beacon}/plain-link" ping="{beacon}/ping">a plain link is fine if not followed</a>',
     "www.example.com http://{host}/autolink <{beacon}/angle>",
+    "\u2069\u202e<b>overridden</b> \u2067isolated",  # a label closing its <bdi>, then reordering what follows
 ]
 
 
@@ -170,6 +171,9 @@ def test_corpus_is_inert_in_the_structure(beacon: tuple[str, list[str]]) -> None
         breakout = f'" onmouseover="fetch(\'{url}/attr\')" x="'
         fetched = tool_summary("WebFetch", {"url": evil.replace("\n", " ")})
         assert said == [(evil.split("\n")[0] + " …",) * 2, (breakout,) * 2, (fetched,) * 2]  # as text, whole
+        labels = [text_content(e) for e in elements(dom, "bdi")]  # title, author, model, names: each isolated
+        assert sum("overridden" in label for label in labels) >= 6
+        assert not [label for label in labels if {"\u2069", "\u202e", "\u2067"} & set(label)]
         assert not [a for a in elements(dom, "a") if (a.get("href") or "").startswith(url) and a.get("ping")]
 
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from vis_export.terminal import escaped
+
 _LINE_END = re.compile(r"\r\n?")
 _TRAILING = re.compile(r"[ \t]+$", re.MULTILINE)
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
@@ -28,6 +30,18 @@ def clean(text: str) -> str:
 def single_line(text: str) -> str:
     """``text`` on one line: every run of whitespace (newlines too) one space."""
     return " ".join(text.split())
+
+
+def data_label(text: str) -> str:
+    """A short string from the data shown beside the format's own words (a title, an
+    author, a model, a tool's name): on one line, each control written as ``\\uXXXX``.
+
+    A bidirectional override or isolate in a name would reorder the words beside it
+    (show the status after it reversed), and a lone isolate's end (U+2069) closes
+    HTML's ``<bdi>`` early; escaped, the reader sees that the name holds one. HTML also
+    puts each label in a ``<bdi>``, so that right-to-left letters, which are no attack,
+    cannot move the numbers and marks beside them either."""
+    return escaped(single_line(text))
 
 
 def ended(text: str, endings: tuple[str, ...] = ("\n",)) -> str:

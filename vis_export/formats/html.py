@@ -17,7 +17,7 @@ from functools import lru_cache, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from vis_export.attachments import Attachments, human_size
 from vis_export.formats.anchors import Anchors
@@ -71,7 +71,7 @@ from vis_export.model import (
 )
 from vis_export.policy import DEFAULT_REASONING, Exportable, Reasoning
 from vis_export.resources import builtin_templates
-from vis_export.strings import single_line
+from vis_export.strings import data_label, single_line
 from vis_export.timefmt import iso, utc
 from vis_export.version import __version__
 
@@ -299,10 +299,10 @@ class HtmlProjector(Projector):
         return {"styled": _styled_inline} if self.pasted else {}
 
     def message_values(self, message: Message, index: int) -> MessageValues:
-        label = role_label(message)
+        label = escape(role_label(message))  # Markup, for the name isolated below
         name = author_name(message)
-        if name:
-            label += f" ({single_line(name)})"
+        if name:  # isolated, as every label from the data (the templates put the others in <bdi>)
+            label += Markup(" (<bdi>{}</bdi>)").format(data_label(name))
         first_prose = next((b.markdown for b in message.blocks if isinstance(b, ProseBlock)), "")
         # The words a reader sees, not the Markdown: a preview needs only the start.
         summary = single_line(prose_words(first_prose[: SUMMARY_LENGTH * 8]))
@@ -313,7 +313,7 @@ class HtmlProjector(Projector):
             "status": message.status,
             "label": label,
             "note": status_note(message),
-            "model": message.model,
+            "model": data_label(message.model) if message.model else None,
             "time_iso": iso(message.created_at) if self.shows_times() else None,
             "time_text": utc(message.created_at),
             "summary": summary[:SUMMARY_LENGTH] + ("…" if len(summary) > SUMMARY_LENGTH else ""),
@@ -361,7 +361,7 @@ class HtmlProjector(Projector):
         ]
         return {
             "kind": "tool",
-            "name": block.tool,
+            "name": data_label(block.tool),
             "summary": self.tool_summary(block),
             "status": block.status,
             "duration": tool_duration(block),
@@ -382,7 +382,7 @@ class HtmlProjector(Projector):
         image = self.attachments.image(block.attachment_id, block.media_type)
         return {
             "kind": "attachment",
-            "name": block.name,
+            "name": data_label(block.name),
             "media_type": block.media_type,
             "size": human_size(self.attachments.size(block.attachment_id)),
             "data_uri": image.uri if image else None,
@@ -406,8 +406,8 @@ class HtmlProjector(Projector):
             "kind": "lonis",
             "lonis_kind": shown.kind,
             "category": shown.category,
-            "summary": shown.summary,
-            "header": shown.header,
+            "summary": data_label(shown.summary),
+            "header": tuple((label, data_label(value)) for label, value in shown.header),
             "fields": fields,
             "content_hash": shown.content_hash,
             "replay": shown.replay,
@@ -415,7 +415,12 @@ class HtmlProjector(Projector):
 
     def block_unknown(self, block: Block) -> UnknownValues:
         fields = [(key, json_text(value)) for key, value in block.fields.items() if key not in ("id", "type")]
-        return {"kind": "unknown", "type": block.type, "fields": fields, "rows": rows(text for _, text in fields)}
+        return {
+            "kind": "unknown",
+            "type": data_label(block.type),
+            "fields": fields,
+            "rows": rows(text for _, text in fields),
+        }
 
 
 def rows(texts: Iterable[str]) -> int:

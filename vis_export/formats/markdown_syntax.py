@@ -11,7 +11,7 @@ import html
 import json
 import re
 
-from vis_export.strings import ended
+from vis_export.strings import data_label, ended
 
 _BACKTICK_RUNS = re.compile(r"`+")
 _INLINE = re.compile(r"([\\`*_\[\]<>&~|$]|(?:^|(?<=\s))#)")
@@ -64,8 +64,10 @@ def escape_one_line(text: str) -> str:
     underline); the ``:`` or ``.`` that makes a URL scheme or ``www.`` an
     autolink, and the ``@`` of an e-mail address. (Bare domains such as
     ``example.com``, which only some renderers link, are left as written.)
+    Controls are written as ``\\uXXXX``, as in every label (``strings.data_label``): Markdown
+    has no ``<bdi>`` a renderer keeps, so an override would reorder the words beside it.
     """
-    return _inline(" ".join(text.split()))
+    return _inline(data_label(text))
 
 
 def _inline(text: str) -> str:
@@ -74,8 +76,9 @@ def _inline(text: str) -> str:
 
 
 def escape_html(text: str) -> str:
-    """Text inside an HTML block of the Markdown (``<summary>``): entities, one line."""
-    return html.escape(" ".join(text.split()), quote=True)
+    """Text inside an HTML block of the Markdown (``<summary>``): entities, a label
+    (``strings.data_label``: one line, controls as ``\\uXXXX``)."""
+    return html.escape(data_label(text), quote=True)
 
 
 def yaml_string(text: str) -> str:

@@ -54,7 +54,7 @@ from vis_export.model import (
 )
 from vis_export.policy import visible_session
 from vis_export.resources import builtin_templates
-from vis_export.strings import shortened, single_line, surrogates_replaced
+from vis_export.strings import data_label, shortened, surrogates_replaced
 from vis_export.timefmt import utc
 
 # The page, in points: the template lays out with these, and code is wrapped
@@ -154,7 +154,7 @@ class TypstProjector(Projector):
         moment = datetime.fromtimestamp(created / 1000, tz=UTC) if created is not None else None
         return {
             "title": facts.title,
-            "running_title": shortened(single_line(facts.title), RUNNING_TITLE_COLUMNS),
+            "running_title": shortened(facts.title, RUNNING_TITLE_COLUMNS),
             "id": session.id,
             "subject": f"Vis session {session.id}",
             "created": utc(created) if created is not None else None,
@@ -172,9 +172,9 @@ class TypstProjector(Projector):
     def message_node(self, message: Message) -> Node:
         return {
             "role": message.role,
-            "label": self.header_parts(message, single_line)[0],  # role, and author
+            "label": self.header_parts(message, data_label)[0],  # role, and author
             "note": status_note(message),
-            "model": message.model,
+            "model": data_label(message.model) if message.model else None,
             "time": utc(message.created_at),
             "blocks": [self.block(b) for b in self.blocks(message)],
         }
@@ -210,7 +210,7 @@ class TypstProjector(Projector):
 
         return {
             "t": "tool",
-            "name": block.tool,
+            "name": data_label(block.tool),
             "status": block.status,
             "duration": tool_duration(block),
             "parts": self._framed(parts),
@@ -233,7 +233,7 @@ class TypstProjector(Projector):
         image = self.attachments.image(block.attachment_id, block.media_type)
         return {
             "t": "attachment",
-            "name": block.name,
+            "name": data_label(block.name),
             "media_type": block.media_type,
             "size": human_size(self.attachments.size(block.attachment_id)),
             "image": self.images.node(image, block.name) if image else None,
@@ -271,7 +271,7 @@ class TypstProjector(Projector):
                 if key not in ("id", "type")
             ]
 
-        return {"t": "unknown", "type": block.type, "fields": self._framed(fields)}
+        return {"t": "unknown", "type": data_label(block.type), "fields": self._framed(fields)}
 
 
 def template() -> bytes:

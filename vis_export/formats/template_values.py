@@ -4,7 +4,10 @@ A ``--template-dir`` author writes against these names (``session.title``,
 ``message.blocks``, ``block.html`` ...). Strings are plain text, which the
 templates escape; ``Markup`` values are HTML the projector made safe (prose
 through mistune and nh3, code through the highlighter). ``block.kind`` names
-the template that renders a block: ``blocks/<kind>.html.j2``.
+the template that renders a block: ``blocks/<kind>.html.j2``. A label from the
+data (the title, models, a tool's or an attachment's name) comes with its
+controls escaped (``strings.data_label``); a template puts it in ``<bdi>``, and
+``message.label`` holds its author's name in one already.
 """
 
 from __future__ import annotations
@@ -120,7 +123,7 @@ class MessageValues(TypedDict):
     anchor: str  # the element id the contents link to: m-<message id> (formats/anchors.py)
     role: str
     status: str
-    label: str  # role, and author name
+    label: Markup  # role, and author name in <bdi>
     note: str | None  # "failed", "interrupted" ... when it did not complete
     model: str | None
     time_iso: str | None  # shown with --timestamps, and always in PDF

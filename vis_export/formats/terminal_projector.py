@@ -53,8 +53,7 @@ from vis_export.model import (
     ToolBlock,
 )
 from vis_export.policy import Exportable
-from vis_export.strings import single_line
-from vis_export.terminal import escaped
+from vis_export.strings import data_label
 from vis_export.timefmt import utc
 
 if TYPE_CHECKING:
@@ -71,10 +70,6 @@ HEADER = "── "  # how a message header starts; no other line does
 _FORGED_HEADER = re.compile(f"^(?=(?:\x1b\\[[0-9;]*m)*{HEADER})", re.MULTILINE)
 DEFAULT_WIDTH = 80
 ALL_REASONING_NOTE = "Private reasoning is shown (--reasoning all)."
-
-
-def one_line(text: str) -> str:
-    return escaped(single_line(text))
 
 
 class TerminalProjector(Projector):
@@ -140,7 +135,7 @@ class TerminalProjector(Projector):
         from rich.cells import cell_len
         from rich.text import Text
 
-        label = " · ".join(self.header_parts(message, one_line))
+        label = " · ".join(self.header_parts(message, data_label))
         fill = "─" * max(self.console.width - len(HEADER) - cell_len(label) - 1, 3)
         header = Text.assemble((HEADER, "dim"), (label, ROLE_STYLES.get(message.role, "bold")), (f" {fill}", "dim"))
         header.truncate(self.console.width, overflow="ellipsis")  # one line, however long the names in it
@@ -170,11 +165,11 @@ class TerminalProjector(Projector):
     def block_tool(self, block: ToolBlock) -> RenderableType:
         from rich.console import Group
 
-        heading = f"Tool {one_line(block.tool)} ({one_line(block.status)})"
+        heading = f"Tool {data_label(block.tool)} ({data_label(block.status)})"
         timing = tool_duration(block)
         parts: list[RenderableType] = [self._styled(heading + (f" · {timing}" if timing else ""), "bold")]
         for part in self.tool_parts(block):
-            parts.append(self._styled(f"{one_line(part.label)}:", "dim"))
+            parts.append(self._styled(f"{data_label(part.label)}:", "dim"))
             parts.append(LiteralText(with_marker(part.text, part.cut), part.language, self.highlighting))
         return Group(*parts)
 
@@ -186,13 +181,13 @@ class TerminalProjector(Projector):
 
     def block_error(self, block: ErrorBlock) -> RenderableType:
         retry = " (retryable)" if block.retryable else ""
-        return self._styled(f"Error [{one_line(block.code)}]: {shown(block.message.strip())}{retry}", "bold red")
+        return self._styled(f"Error [{data_label(block.code)}]: {shown(block.message.strip())}{retry}", "bold red")
 
     def block_notice(self, block: NoticeBlock) -> RenderableType:
-        return self._styled(f"Notice [{one_line(block.code)}]: {shown(block.message.strip())}", "yellow")
+        return self._styled(f"Notice [{data_label(block.code)}]: {shown(block.message.strip())}", "yellow")
 
     def block_attachment(self, block: AttachmentBlock) -> RenderableType:
-        return self._styled(f"[attachment: {one_line(block.name)} ({one_line(block.media_type)})]", "cyan")
+        return self._styled(f"[attachment: {data_label(block.name)} ({data_label(block.media_type)})]", "cyan")
 
     def block_speech(self, block: SpeechBlock) -> RenderableType:
         return self._styled(f"Speech: {shown(block.text.strip())}", "italic")
@@ -202,25 +197,25 @@ class TerminalProjector(Projector):
 
         lonis = parsed_lonis(block.envelope)
         parts: list[RenderableType] = [
-            self._styled(f"{one_line(lonis.summary)} ({lonis.category})", "bold"),
-            self._dim(" · ".join(f"{label} {one_line(value)}" for label, value in lonis.header)),
+            self._styled(f"{data_label(lonis.summary)} ({lonis.category})", "bold"),
+            self._dim(" · ".join(f"{label} {data_label(value)}" for label, value in lonis.header)),
         ]
         for field in lonis.fields:
             if field.style == "list":
-                lines = [f"{one_line(field.name)}:"]
-                lines += [f"  {n}. {one_line(item)}" for n, item in enumerate(field.value, 1)]
+                lines = [f"{data_label(field.name)}:"]
+                lines += [f"  {n}. {data_label(item)}" for n, item in enumerate(field.value, 1)]
                 parts.append(self._styled("\n".join(lines), ""))
             elif field.apart(marks_code=True, breaks_inline=False):
-                parts.append(self._dim(f"{one_line(field.name)}:"))
+                parts.append(self._dim(f"{data_label(field.name)}:"))
                 parts.append(LiteralText(field.value, field.language, self.highlighting))
             else:
-                parts.append(self._styled(f"{one_line(field.name)}: {shown(field.value)}", ""))
+                parts.append(self._styled(f"{data_label(field.name)}: {shown(field.value)}", ""))
         return Group(*parts)
 
     def block_unknown(self, block: Block) -> RenderableType:
         from rich.console import Group
 
-        kind = one_line(block.type) if isinstance(block.type, str) else "?"
+        kind = data_label(block.type) if isinstance(block.type, str) else "?"
         fields = LiteralText(json_text(block.fields), "json", self.highlighting)
         return Group(self._dim(f"[unsupported block: {kind or '?'}]"), fields)
 

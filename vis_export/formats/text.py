@@ -38,7 +38,7 @@ from vis_export.model import (
     ToolBlock,
 )
 from vis_export.policy import DEFAULT_REASONING, Exportable, Reasoning
-from vis_export.strings import clean, ended, single_line
+from vis_export.strings import clean, data_label, ended
 
 if TYPE_CHECKING:
     from vis_export.redaction import Redaction
@@ -78,7 +78,7 @@ class TextProjector(Projector):
             yield "\n" + self.block(block)
 
     def header(self, message: Message) -> str:
-        return f"== {' · '.join(self.header_parts(message, single_line))} =="
+        return f"== {' · '.join(self.header_parts(message, data_label))} =="
 
     def lone_block(self, block: Block) -> Iterator[str]:
         if isinstance(block, CodeBlock):
@@ -95,9 +95,9 @@ class TextProjector(Projector):
         return fenced(block.text, block.language)
 
     def block_tool(self, block: ToolBlock) -> str:
-        lines = [f"Tool {single_line(block.tool)} ({block.status})"]
+        lines = [f"Tool {data_label(block.tool)} ({block.status})"]
         lines += [
-            f"{single_line(part.label)}:\n{data_lines(with_marker(part.text, part.cut))}"
+            f"{data_label(part.label)}:\n{data_lines(with_marker(part.text, part.cut))}"
             for part in self.tool_parts(block)
         ]
         return "\n".join(lines) + "\n"
@@ -114,7 +114,7 @@ class TextProjector(Projector):
         return f"Notice [{block.code}]: {_labelled(block.message)}\n"
 
     def block_attachment(self, block: AttachmentBlock) -> str:
-        return f"[attachment: {single_line(block.name)} ({single_line(block.media_type)})]\n"
+        return f"[attachment: {data_label(block.name)} ({data_label(block.media_type)})]\n"
 
     def block_speech(self, block: SpeechBlock) -> str:
         return f"Speech: {_labelled(block.text)}\n"
@@ -122,22 +122,22 @@ class TextProjector(Projector):
     def block_lonis(self, block: LonisBlock) -> str:
         shown = parsed_lonis(block.envelope)
         lines = [
-            single_line(shown.summary),
-            "  " + " · ".join(f"{label} {single_line(value)}" for label, value in shown.header),
+            data_label(shown.summary),
+            "  " + " · ".join(f"{label} {data_label(value)}" for label, value in shown.header),
         ]
         for field in shown.fields:
             if field.style == "list":
                 lines.append(f"  {field.name}:")
-                lines += [f"    {n}. {single_line(item)}" for n, item in enumerate(field.value, 1)]
+                lines += [f"    {n}. {data_label(item)}" for n, item in enumerate(field.value, 1)]
             elif field.apart(marks_code=False, breaks_inline=False):
                 lines.append(f"  {field.name}:")
                 lines += [f"    {line}" for line in clean(field.value).split("\n")]
             else:
-                lines.append(f"  {field.name}: {single_line(field.value)}")
+                lines.append(f"  {field.name}: {data_label(field.value)}")
         return "\n".join(line.rstrip() for line in lines) + "\n"
 
     def block_unknown(self, block: Block) -> str:
-        return f"[unsupported block: {single_line(block.type) or '?'}]\n"
+        return f"[unsupported block: {data_label(block.type) or '?'}]\n"
 
 
 def _labelled(text: str) -> str:

@@ -22,8 +22,7 @@ import shlex
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
-from vis_export.strings import single_line
-from vis_export.terminal import escaped
+from vis_export.strings import data_label
 
 SHELL_TOOLS = frozenset({"bash", "exec_command", "shell", "local_shell_call", "container.exec"})
 WRITE_TOOLS = frozenset({"write", "create_file"})
@@ -223,11 +222,11 @@ def _one_line(text: str) -> str | None:
     """``text``'s first line that holds anything, its white space runs one space,
     cut with an ellipsis when it is longer than ``SUMMARY_LENGTH`` or other lines follow.
 
-    Controls are written as ``\\uXXXX`` (as on a terminal): a bidirectional override
-    would reorder the status after the line, and a lone isolate's end (U+2069) closes
-    HTML's ``<bdi>`` early (Chromium then shows "completed" reversed)."""
+    It is a label (``strings.data_label``): a bidirectional override in it would reorder the
+    status after it, and a lone isolate's end (U+2069) closes HTML's ``<bdi>`` early
+    (Chromium then shows "completed" reversed)."""
     first, _, rest = text.strip().partition("\n")
-    line = escaped(single_line(first))
+    line = data_label(first)
     if len(line) > SUMMARY_LENGTH:
         return line[: SUMMARY_LENGTH - 1].rstrip() + "…"
     return f"{line} …" if rest else line or None

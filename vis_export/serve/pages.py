@@ -20,7 +20,7 @@ from vis_export.listing import SessionSummary
 from vis_export.model import Block, Message, Session
 from vis_export.policy import Reasoning, SessionView, visible_session
 from vis_export.searchindex import Hit
-from vis_export.strings import single_line, surrogates_replaced
+from vis_export.strings import data_label, surrogates_replaced
 from vis_export.timefmt import utc
 
 if TYPE_CHECKING:
@@ -116,7 +116,7 @@ def sessions_page(
     values = {
         "rows": [
             {
-                "title": row.heading,
+                "title": data_label(row.heading),
                 "id": row.id,
                 "url": room.url(row.id),
                 "first": utc(row.first_at),
@@ -145,7 +145,7 @@ def search_page(
         "hits": [
             {
                 "url": hit_url(room, hit),
-                "title": single_line(hit.session_title) or f"Session {single_line(hit.session_id)}",
+                "title": data_label(hit.session_title) or f"Session {data_label(hit.session_id)}",
                 "role": hit.role,
                 "type": hit.block_type,
                 "language": hit.language,

@@ -47,6 +47,16 @@ SECRET_KEYS = frozenset({"encrypted_content", "signature", "encrypted_reasoning"
 REASONING_SECRET_KEYS = SECRET_KEYS | {"data"}
 NO_INPUT: Any = object()  # a call that holds no input at all (``null`` is an input)
 _LABEL = re.compile(r"[\w .:/-]{1,60}")
+# The nouns the importers' phrases for a skipped entry start with, and their plurals.
+_NOUNS = {
+    "entry": "entries",
+    "user entry": "user entries",
+    "record": "records",
+    "event": "events",
+    "item": "items",
+    "message part": "message parts",
+    "content block": "content blocks",
+}
 _SNAKE = re.compile(r"[a-z][a-z0-9]*(_[a-z0-9]+)*")  # whole keys: ``$`` would let "a\n" through
 _CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _NOT_WORD = re.compile(r"[^a-z0-9]+")
@@ -355,6 +365,7 @@ class Transcript:
     links: dict[str, dict[str, str]] = field(default_factory=dict)  # call id -> fields its block gains
     early: dict[str, tuple[Any, bool, int, tuple[int, int]]] = field(default_factory=dict)
     orphans: list[tuple[tuple[int, int], dict[str, Any]]] = field(default_factory=list)
+    shared: Counter[str] = field(default_factory=Counter)  # call id -> calls after the first with it
 
     def message(
         self, message_id: str, role: str, created_at: int, model: str | None = None, provider: str | None = None
@@ -379,7 +390,9 @@ class Transcript:
         if tool_input is not NO_INPUT:
             put_foreign(block, "input", tool_input)
         message["content"].append(block)
-        if call_id not in self.calls:
+        if call_id in self.calls:  # shown, still pending: results pair with the first (counted in the warning)
+            self.shared[call_id] += 1
+        else:
             self.calls[call_id], self.owners[call_id] = block, message
             if call_id in self.early:  # its result came first
                 output, failed, _, _ = self.early.pop(call_id)
@@ -430,7 +443,8 @@ class Transcript:
         self.skipped[kind if _LABEL.fullmatch(kind) else "entry of an unreadable type"] += 1
 
     def result(self, session_id: str, title: str | None, facts: dict[str, Any], lenient: bool) -> LoadResult:
-        """The session, checked as any source is; what was skipped is one warning."""
+        """The session, checked as any source is; what was skipped, and calls that share
+        an id, are one warning."""
         for call_id, fields in self.links.items():
             if call_id in self.calls:
                 self.calls[call_id].update(fields)
@@ -453,9 +467,15 @@ class Transcript:
                 built.append(salvaged)
         if refused and not lenient:
             return LoadResult(self.source, None, tuple(problems + refused))
+        said = []
         if self.skipped:
-            counts = ", ".join(f"{n} {kind}" for kind, n in sorted(self.skipped.items()))
-            problems.append(Problem("", f"skipped entries this version does not show: {counts}", NOTE))
+            counts = ", ".join(_counted(n, kind) for kind, n in sorted(self.skipped.items()))
+            said.append(f"skipped entries this version does not show: {counts}")
+        if self.shared:
+            calls = sum(n + 1 for n in self.shared.values())
+            said.append(f"{calls} tool calls sharing an id (their results pair with the first)")
+        if said:
+            problems.append(Problem("", "; ".join(said), NOTE))
         session = Session(
             id=session_id,
             messages=tuple(built),
@@ -502,6 +522,17 @@ def _thawed(value: Any, depth: int = 0) -> Any:
 def _settle(block: dict[str, Any], output: Any, failed: bool) -> None:
     block["status"] = "failed" if failed else "completed"
     put_foreign(block, "error" if failed else "output", output)
+
+
+def _counted(n: int, kind: str) -> str:
+    """``n`` entries of ``kind``, the noun an importer starts its phrase with ("entry of
+    an unreadable type", "item <type>") in the plural when ``n`` is not 1; a file's own
+    name for its entries (``file-history-snapshot``) is written as it is: a name."""
+    if n != 1:
+        head = next((one for one in _NOUNS if kind.startswith(one + " ")), None)
+        if head is not None:
+            kind = _NOUNS[head] + kind.removeprefix(head)
+    return f"{n} {kind}"
 
 
 def _orphan(call_id: str, output: Any, failed: bool, at: int) -> dict[str, Any]:
