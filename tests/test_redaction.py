@@ -393,6 +393,11 @@ _KEY_BODY = "MIIEowIBAAKCAQEA7yXb9qLr3mZkP0sTn4WcQ1vJ8aH2uE6yG5tR0pL9xN3bV7cD"
         "/var/home/alicezq7/project",  # where a linked /home leads: Fedora Silverblue
         "/usr/home/alicezq7/project",  # FreeBSD
         "/System/Volumes/Data/Users/alicezq7/project",  # macOS's data volume
+        "/Volumes/Macintosh HD/Users/alicezq7/project",  # macOS's start-up disk by its name
+        "%2FVolumes%2FMacintosh%20HD%2FUsers%2Falicezq7%2Fproject",
+        "/c/Users/alicezq7/project",  # Git Bash (Claude Code's shell on Windows), MSYS2
+        "/cygdrive/c/Users/alicezq7/project",  # Cygwin
+        "vscode://file/home/alicezq7/project/a.py:3:1",  # VS Code's link to a file
         "c:\\users\\alicezq7\\project",
         "C:\\USERS\\alicezq7\\project",
     ],
@@ -1091,6 +1096,8 @@ _NEAR_HOMES = [
     "\\\\srv\\share\\x\\{n}\\y",
     "C:\\Program Files\\{n}\\x",
     "/home/$USER/{n}",
+    "vscode://settings/home/{n}",  # an extension's link: only ``vscode://file/`` names a file
+    "/Volumes/{n}/Users",
 ]
 
 
@@ -2573,6 +2580,8 @@ _HOME_RUNS = [
     "/home/a.",
     "/home/a\\ b%20",
     "\\u00e9",
+    "/Volumes/ a",
+    "/c/Volumes/c",
     "mix /home/a b\\ c%20d \\\\e\\f\\Users\\g h> (/home/x) C:\\\\Users\\\\y z\\\\ %252Fhome%252F",
 ]
 

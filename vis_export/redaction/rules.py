@@ -416,8 +416,8 @@ _SCHEME_END = rf"{_COLON}(?://|{_escape('2[Ff]')}{_escape('2[Ff]')})"  # ``://``
 _HOST = r"(?:[^\\/\s\"'<>|*?%]|%(?!(?:25)?(?:2[Ff]|5[Cc]))[0-9A-Fa-f]{2})"
 # A URI that names a machine before the path (VS Code's ``vscode-remote://ssh-remote+host/home/…``, escaped
 # whole too: ``vscode-remote%3A%2F%2Fssh-remote%2Bhost%2Fhome%2F…``; ``ssh://host/home/…``): its host's end
-# starts the path.
-_REMOTE = rf"\b(?:vscode-remote|file|ssh|sftp|scp){_SCHEME_END}{_HOST}*+"
+# starts the path; VS Code's link to a file (``vscode://file/home/…``, an extension's host is none) too.
+_REMOTE = rf"\b(?:(?:vscode-remote|file|ssh|sftp|scp){_SCHEME_END}{_HOST}*+|vscode(?:-insiders)?{_SCHEME_END}file)"
 # A web page's address (``http``, ``https``, ``ws``, ``wss``; escaped whole in a query too) up to its query:
 # its path is a site's, never a folder of this machine (``https://x.com/home/about``, ``https://x.com/c:/Users/x``),
 # and the rule takes it whole to find no user in it. A loopback host's is left to be read as text
@@ -444,10 +444,13 @@ _UNC = (
 # after a word's start or an escape (``file:///c%3A/…``, ``%252Fc%253A…``).
 _DRIVE = rf"(?:\b|{_AFTER_ESCAPE})[A-Za-z]{_COLON}{_ANY_SLASH}++(?i:users)"
 # Unix-like homes: /var/home and /usr/home: where a linked /home leads (Silverblue, FreeBSD); macOS' data
-# volume; /mnt/c/Users: Windows' seen from WSL.
+# volume and any volume by name (``/Volumes/Macintosh HD/Users``: the start-up disk as another's Finder and
+# Terminal name it, a name of blanks up to its slash); /mnt/c/Users: Windows' seen from WSL, /c/Users and
+# /cygdrive/c/Users as Git Bash (Claude Code's shell on Windows), MSYS2 and Cygwin write it.
 _UNIX = (
     rf"(?:{_PATH_START}|{_REMOTE})(?:(?:{_SLASH}(?:var|usr))?{_SLASH}home"
-    rf"|(?:{_SLASH}System{_SLASH}Volumes{_SLASH}Data|{_SLASH}mnt{_SLASH}[A-Za-z])?{_SLASH}Users)"
+    rf"|(?:{_SLASH}System{_SLASH}Volumes{_SLASH}Data|{_SLASH}Volumes{_SLASH}(?:{_HOST}| )++"
+    rf"|(?:{_SLASH}(?:mnt|cygdrive))?{_SLASH}[A-Za-z])?{_SLASH}Users)"
 )
 # A user name's characters: none that Windows refuses in one or that ends a name in text (a blank, a quote,
 # a bracket of any kind, ``,;=&#``, a backtick, ``$`` of a variable, a ``%`` but in an escape); a dot or ``!``
@@ -470,7 +473,7 @@ _SHARED = "|".join(name.replace(" ", f"(?: |{_ESCAPED_SPACE})") for name in SHAR
 # The rule: a web page's address, whole and with no ``user`` (nothing taken: finds are searched past it), or a
 # home folder, after the quote or the line's start that may end its user's name, and its user.
 _HOME_USER = (
-    rf"(?=[\"'`]?(?:[/\\%]|[A-Za-z](?::[/\\%]|%)|(?i:https?|wss?|vscode-remote|file|ssh|sftp|scp|smb|cifs)[:%]))"
+    rf"(?=[\"'`]?(?:[/\\%]|[A-Za-z](?::[/\\%]|%)|(?i:https?|wss?|vscode(?:-remote|-insiders)?|file|ssh|sftp|scp|smb|cifs)[:%]))"
     rf"(?:{_WEB}"
     rf"|(?:(?P<quote>[\"'`])|(?P<line>(?<![^\n])))?"
     rf"(?:{_UNIX}{_SLASH}|(?:{_DRIVE}|{_UNC})(?P<windows>){_ANY_SLASH}++)"
