@@ -88,6 +88,8 @@ TRIGGERS: dict[str, str] = {
     # ``home``, or any slash after a drive's colon
     "home-user": r"(?:/|%(?:25)?2[Ff])(?:home|Users)(?:/|%(?:25)?2[Ff])|home(?:\\|%(?:25)?5[Cc])"
     r"|(?i:users(?:\\|%(?:25)?5c)|(?::|%(?:25)?3a)(?:[\\/]|%(?:25)?(?:2f|5c))+users(?:/|%(?:25)?2f))",
+    "prompt": r"[A-Za-z0-9_.-]@[A-Za-z0-9.-]+(?::[~/]|[ \t]+(?:MINGW|UCRT|CLANG|MSYS|[^\s%]+[ \t]+%))"
+    r"|\[[A-Za-z0-9_.-]+@",
     "private-key": r"PRIVATE KEY",
     "openai-anthropic": r"sk-",
     "github": r"gh[pousr]_|github_pat_",
@@ -483,6 +485,18 @@ _HOME_USER = (
     rf"(?P<user>{_WORD}(?:(?: {_WORD}){{1,3}}(?={_NAME_END}))?))"
 )
 
+# A shell's prompt names its user before the host, where no home folder is written (``alice@host:~$``):
+# bash's (``alice@host:~/src$``, ``[alice@host src]$``) anywhere, zsh's (``alice@MacBook-Pro src %``) and
+# Git Bash's (``alice@DESKTOP MINGW64 ~/src``) at a line's start (a literal ``\n`` too: a JSON string's),
+# after a virtual environment's name (``(venv)``). ``root`` is no person's, nor a generic home's name. A bash
+# prompt's folder holds no ``@``: each place a name may start is read up to the next one (linear).
+_PROMPT = (
+    r"(?:(?P<line>(?:^|(?<=\\n))(?:\([^()\s]{1,64}\)[ \t]+)?)|(?<![\w.@\\-])(?P<bracket>\[)?)"
+    rf"(?!(?i:root|{_SHARED})@)(?P<user>[A-Za-z_][A-Za-z0-9_.-]{{0,31}})@[A-Za-z0-9][A-Za-z0-9.-]{{0,252}}"
+    r"(?(bracket)[ \t]+[^\]\s]{1,255}\][$#]|(?::[~/][^\s$#@]*+[$#](?=[ \t]|$)|(?(line)[ \t]+"
+    r"(?:(?:(?:MINGW|UCRT|CLANG)(?:32|64)|MSYS)\b|[^\s%]{1,255}[ \t]+%(?=[ \t]|$))|(?!))))"
+)
+
 # ``users`` in each of its 32 cases, as hints are literals (``UsErS`` too: a Windows folder's name has no case).
 _ANY_CASE_USERS = tuple(map("".join, product(*zip("users", "USERS", strict=True))))
 
@@ -614,6 +628,7 @@ BUILT_IN: tuple[Rule, ...] = (
     # An address in a query is written with its @ escaped (``?email=alice%40corp.com``).
     Rule("email", _R(r"\b[A-Za-z0-9._%+-]+(?:@|%40)[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b"), ("@", "%40")),
     Rule("home-user", _R(_HOME_USER), ("home/", "home%", "home\\", *_ANY_CASE_USERS), "user"),
+    Rule("home-user", _R(_PROMPT, re.MULTILINE), ("@",), "user"),
 )
 
 # detect-secrets plugins whose expressions are run as they are, with the literals that hint at them.
