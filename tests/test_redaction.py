@@ -393,6 +393,11 @@ _KEY_BODY = "MIIEowIBAAKCAQEA7yXb9qLr3mZkP0sTn4WcQ1vJ8aH2uE6yG5tR0pL9xN3bV7cD"
         "/var/home/alicezq7/project",  # where a linked /home leads: Fedora Silverblue
         "/usr/home/alicezq7/project",  # FreeBSD
         "/System/Volumes/Data/Users/alicezq7/project",  # macOS's data volume
+        "/Volumes/Macintosh HD/Users/alicezq7/project",  # macOS's start-up disk by its name
+        "%2FVolumes%2FMacintosh%20HD%2FUsers%2Falicezq7%2Fproject",
+        "/c/Users/alicezq7/project",  # Git Bash (Claude Code's shell on Windows), MSYS2
+        "/cygdrive/c/Users/alicezq7/project",  # Cygwin
+        "vscode://file/home/alicezq7/project/a.py:3:1",  # VS Code's link to a file
         "c:\\users\\alicezq7\\project",
         "C:\\USERS\\alicezq7\\project",
     ],
@@ -402,6 +407,43 @@ def test_a_home_folder_where_a_linked_home_leads_names_no_user_in_text(path: str
     PLACES["tool output"](document, f"cwd: {path}")
     shown = _bytes(get_format("json").render(_load(document), REDACT))  # type: ignore[arg-type]
     assert b"zq7" not in shown and b"[redacted: home-user 1]" in shown
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        "alicezq7@web-01:~/src$ ls\n",  # bash (Debian, Ubuntu)
+        "(venv) alicezq7@host:/srv/app$ python\n",
+        "[alicezq7@fedora src]$ pwd\n",  # bash (Fedora, RHEL)
+        "alicezq7@MacBook-Pro src % ls\n",  # zsh (macOS)
+        "alicezq7@DESKTOP-1 MINGW64 ~/src (main)\n$ ls\n",  # Git Bash
+        "alicezq7@host:~$ cd /home/alicezq7/src\n",  # and its home folder: one user, one marker
+    ],
+)
+@pytest.mark.parametrize("place", ["tool output", "tool input"])
+def test_a_shell_prompt_names_no_user(prompt: str, place: str) -> None:
+    """A prompt names its user where no home folder is written (found by the attack helper)."""
+    document = _base()
+    PLACES[place](document, f"done\n{prompt}")
+    shown = _bytes(get_format("json").render(_load(document), REDACT))  # type: ignore[arg-type]
+    assert b"zq7" not in shown and b"[redacted: home-user 1]" in shown and b"home-user 2" not in shown
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "root@host:~# ls",
+        "user@host:~$ ls",
+        "send it to bob@work: the report",
+        "5% off at bob@shop today",
+        "@Override public void run()",
+        "git clone git@github.com:bob/repo.git",
+    ],
+)
+def test_what_is_no_shell_prompt_names_no_user(text: str) -> None:
+    from vis_export.redaction.detect import Detector
+
+    assert not [span for span in Detector(Redaction()).spans(text) if span[2] == "home-user"]
 
 
 _BODY = "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
@@ -1091,6 +1133,8 @@ _NEAR_HOMES = [
     "\\\\srv\\share\\x\\{n}\\y",
     "C:\\Program Files\\{n}\\x",
     "/home/$USER/{n}",
+    "vscode://settings/home/{n}",  # an extension's link: only ``vscode://file/`` names a file
+    "/Volumes/{n}/Users",
 ]
 
 
@@ -2573,6 +2617,14 @@ _HOME_RUNS = [
     "/home/a.",
     "/home/a\\ b%20",
     "\\u00e9",
+    "/Volumes/ a",
+    "/c/Volumes/c",
+    "a@b:~$ ",
+    "a@b:~",
+    "[a@b c]$ ",
+    "a@b c %\n",
+    "\\na@b MINGW64 ",
+    "a@" + "b" * 300 + ":/",
     "mix /home/a b\\ c%20d \\\\e\\f\\Users\\g h> (/home/x) C:\\\\Users\\\\y z\\\\ %252Fhome%252F",
 ]
 

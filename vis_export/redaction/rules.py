@@ -88,6 +88,8 @@ TRIGGERS: dict[str, str] = {
     # ``home``, or any slash after a drive's colon
     "home-user": r"(?:/|%(?:25)?2[Ff])(?:home|Users)(?:/|%(?:25)?2[Ff])|home(?:\\|%(?:25)?5[Cc])"
     r"|(?i:users(?:\\|%(?:25)?5c)|(?::|%(?:25)?3a)(?:[\\/]|%(?:25)?(?:2f|5c))+users(?:/|%(?:25)?2f))",
+    "prompt": r"[A-Za-z0-9_.-]@[A-Za-z0-9.-]+(?::[~/]|[ \t]+(?:MINGW|UCRT|CLANG|MSYS|[^\s%]+[ \t]+%))"
+    r"|\[[A-Za-z0-9_.-]+@",
     "private-key": r"PRIVATE KEY",
     "openai-anthropic": r"sk-",
     "github": r"gh[pousr]_|github_pat_",
@@ -416,8 +418,8 @@ _SCHEME_END = rf"{_COLON}(?://|{_escape('2[Ff]')}{_escape('2[Ff]')})"  # ``://``
 _HOST = r"(?:[^\\/\s\"'<>|*?%]|%(?!(?:25)?(?:2[Ff]|5[Cc]))[0-9A-Fa-f]{2})"
 # A URI that names a machine before the path (VS Code's ``vscode-remote://ssh-remote+host/home/…``, escaped
 # whole too: ``vscode-remote%3A%2F%2Fssh-remote%2Bhost%2Fhome%2F…``; ``ssh://host/home/…``): its host's end
-# starts the path.
-_REMOTE = rf"\b(?:vscode-remote|file|ssh|sftp|scp){_SCHEME_END}{_HOST}*+"
+# starts the path; VS Code's link to a file (``vscode://file/home/…``, an extension's host is none) too.
+_REMOTE = rf"\b(?:(?:vscode-remote|file|ssh|sftp|scp){_SCHEME_END}{_HOST}*+|vscode(?:-insiders)?{_SCHEME_END}file)"
 # A web page's address (``http``, ``https``, ``ws``, ``wss``; escaped whole in a query too) up to its query:
 # its path is a site's, never a folder of this machine (``https://x.com/home/about``, ``https://x.com/c:/Users/x``),
 # and the rule takes it whole to find no user in it. A loopback host's is left to be read as text
@@ -444,10 +446,13 @@ _UNC = (
 # after a word's start or an escape (``file:///c%3A/…``, ``%252Fc%253A…``).
 _DRIVE = rf"(?:\b|{_AFTER_ESCAPE})[A-Za-z]{_COLON}{_ANY_SLASH}++(?i:users)"
 # Unix-like homes: /var/home and /usr/home: where a linked /home leads (Silverblue, FreeBSD); macOS' data
-# volume; /mnt/c/Users: Windows' seen from WSL.
+# volume and any volume by name (``/Volumes/Macintosh HD/Users``: the start-up disk as another's Finder and
+# Terminal name it, a name of blanks up to its slash); /mnt/c/Users: Windows' seen from WSL, /c/Users and
+# /cygdrive/c/Users as Git Bash (Claude Code's shell on Windows), MSYS2 and Cygwin write it.
 _UNIX = (
     rf"(?:{_PATH_START}|{_REMOTE})(?:(?:{_SLASH}(?:var|usr))?{_SLASH}home"
-    rf"|(?:{_SLASH}System{_SLASH}Volumes{_SLASH}Data|{_SLASH}mnt{_SLASH}[A-Za-z])?{_SLASH}Users)"
+    rf"|(?:{_SLASH}System{_SLASH}Volumes{_SLASH}Data|{_SLASH}Volumes{_SLASH}(?:{_HOST}| )++"
+    rf"|(?:{_SLASH}(?:mnt|cygdrive))?{_SLASH}[A-Za-z])?{_SLASH}Users)"
 )
 # A user name's characters: none that Windows refuses in one or that ends a name in text (a blank, a quote,
 # a bracket of any kind, ``,;=&#``, a backtick, ``$`` of a variable, a ``%`` but in an escape); a dot or ``!``
@@ -470,7 +475,7 @@ _SHARED = "|".join(name.replace(" ", f"(?: |{_ESCAPED_SPACE})") for name in SHAR
 # The rule: a web page's address, whole and with no ``user`` (nothing taken: finds are searched past it), or a
 # home folder, after the quote or the line's start that may end its user's name, and its user.
 _HOME_USER = (
-    rf"(?=[\"'`]?(?:[/\\%]|[A-Za-z](?::[/\\%]|%)|(?i:https?|wss?|vscode-remote|file|ssh|sftp|scp|smb|cifs)[:%]))"
+    rf"(?=[\"'`]?(?:[/\\%]|[A-Za-z](?::[/\\%]|%)|(?i:https?|wss?|vscode(?:-remote|-insiders)?|file|ssh|sftp|scp|smb|cifs)[:%]))"
     rf"(?:{_WEB}"
     rf"|(?:(?P<quote>[\"'`])|(?P<line>(?<![^\n])))?"
     rf"(?:{_UNIX}{_SLASH}|(?:{_DRIVE}|{_UNC})(?P<windows>){_ANY_SLASH}++)"
@@ -478,6 +483,18 @@ _HOME_USER = (
     # are no users; nor are ``.``, ``..``, ``...``: a name is no dots alone (``_PART``).
     rf"(?!(?i:{_SHARED})[.!]*+(?!{_NAME_CHAR}|{_NAME_ESCAPE}))"
     rf"(?P<user>{_WORD}(?:(?: {_WORD}){{1,3}}(?={_NAME_END}))?))"
+)
+
+# A shell's prompt names its user before the host, where no home folder is written (``alice@host:~$``):
+# bash's (``alice@host:~/src$``, ``[alice@host src]$``) anywhere, zsh's (``alice@MacBook-Pro src %``) and
+# Git Bash's (``alice@DESKTOP MINGW64 ~/src``) at a line's start (a literal ``\n`` too: a JSON string's),
+# after a virtual environment's name (``(venv)``). ``root`` is no person's, nor a generic home's name. A bash
+# prompt's folder holds no ``@``: each place a name may start is read up to the next one (linear).
+_PROMPT = (
+    r"(?:(?P<line>(?:^|(?<=\\n))(?:\([^()\s]{1,64}\)[ \t]+)?)|(?<![\w.@\\-])(?P<bracket>\[)?)"
+    rf"(?!(?i:root|{_SHARED})@)(?P<user>[A-Za-z_][A-Za-z0-9_.-]{{0,31}})@[A-Za-z0-9][A-Za-z0-9.-]{{0,252}}"
+    r"(?(bracket)[ \t]+[^\]\s]{1,255}\][$#]|(?::[~/][^\s$#@]*+[$#](?=[ \t]|$)|(?(line)[ \t]+"
+    r"(?:(?:(?:MINGW|UCRT|CLANG)(?:32|64)|MSYS)\b|[^\s%]{1,255}[ \t]+%(?=[ \t]|$))|(?!))))"
 )
 
 # ``users`` in each of its 32 cases, as hints are literals (``UsErS`` too: a Windows folder's name has no case).
@@ -611,6 +628,7 @@ BUILT_IN: tuple[Rule, ...] = (
     # An address in a query is written with its @ escaped (``?email=alice%40corp.com``).
     Rule("email", _R(r"\b[A-Za-z0-9._%+-]+(?:@|%40)[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b"), ("@", "%40")),
     Rule("home-user", _R(_HOME_USER), ("home/", "home%", "home\\", *_ANY_CASE_USERS), "user"),
+    Rule("home-user", _R(_PROMPT, re.MULTILINE), ("@",), "user"),
 )
 
 # detect-secrets plugins whose expressions are run as they are, with the literals that hint at them.
