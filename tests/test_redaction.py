@@ -409,6 +409,26 @@ def test_a_home_folder_where_a_linked_home_leads_names_no_user_in_text(path: str
     assert b"zq7" not in shown and b"[redacted: home-user 1]" in shown
 
 
+_PROMPT_TEXT = st.text(st.sampled_from("ab_.-@:~/$#%[]() \t\nMINGW64UCRTCLANGMSYS"), max_size=40)
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(
+    st.lists(
+        st.one_of(_PROMPT_TEXT, st.sampled_from(["alice@host", ":~/src$ ", "[bob@box src]$ ", " % ", " MINGW64 "])),
+        max_size=8,
+    )
+)
+def test_every_prompt_the_rule_finds_holds_one_of_its_hints(pieces: list[str]) -> None:
+    """The shell prompt's rule runs only on a text holding one of its hints (what follows a prompt's host, so that
+    every e-mail address does not run it): a prompt found in a text that held none would be a prompt missed."""
+    from vis_export.redaction.rules import _PROMPT, BUILT_IN
+
+    (rule,) = [rule for rule in BUILT_IN if rule.regex.pattern == _PROMPT]
+    for match in rule.regex.finditer("".join(pieces)):
+        assert any(hint in match.group(0) for hint in rule.hints), match.group(0)
+
+
 @pytest.mark.parametrize(
     "prompt",
     [

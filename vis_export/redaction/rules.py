@@ -628,7 +628,13 @@ BUILT_IN: tuple[Rule, ...] = (
     # An address in a query is written with its @ escaped (``?email=alice%40corp.com``).
     Rule("email", _R(r"\b[A-Za-z0-9._%+-]+(?:@|%40)[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b"), ("@", "%40")),
     Rule("home-user", _R(_HOME_USER), ("home/", "home%", "home\\", *_ANY_CASE_USERS), "user"),
-    Rule("home-user", _R(_PROMPT, re.MULTILINE), ("@",), "user"),
+    # Hinted by what follows a prompt's host, not its ``@``: every address in a text would run the expression.
+    Rule(
+        "home-user",
+        _R(_PROMPT, re.MULTILINE),
+        (":~", ":/", "]$", "]#", " %", "\t%", "MINGW", "UCRT", "CLANG", "MSYS"),
+        "user",
+    ),
 )
 
 # detect-secrets plugins whose expressions are run as they are, with the literals that hint at them.
