@@ -139,6 +139,11 @@ def _flag_set(value: object) -> bool:
     return kind is str and value.strip().casefold() == "true"  # type: ignore[attr-defined]
 
 
+# The keys ``says_reasoning`` reads: a map with none of them says nothing (a caller judging
+# every message of every export looks at its keys first, at C speed).
+SAYING_KEYS = frozenset({"type", "kind", "visibility"})
+
+
 def says_reasoning(value: Mapping[str, Any]) -> bool:
     """A map whose type (or a Lonis payload's kind) names reasoning, or whose
     visibility is anything but exactly ``visible``."""
