@@ -1,5 +1,5 @@
 """R2 at message level: a message, an entry, an item or a session whose own map says it is
-reasoning (a true reasoning flag, a type that names reasoning, a visibility but exactly
+reasoning (a true reasoning flag, a type that names reasoning, a visibility other than exactly
 ``visible``), under any disguise, is private reasoning: none of its text reaches any output
 unless ``reasoning="all"``, in a Vis file and in every importer alike.
 """

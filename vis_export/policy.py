@@ -179,7 +179,7 @@ def _hidden_message(message: Message) -> Message:
 
 def _private_map(fields: Mapping[str, Any], named: bool) -> bool:
     """Whether a message's or a session's own map says it is reasoning (a type that names it,
-    a visibility but exactly ``visible``, a true reasoning flag): then it is private reasoning,
+    a visibility other than exactly ``visible``, a true reasoning flag): then it is private reasoning,
     whatever its blocks say. ``named``: whether a key names reasoning."""
     return (named and flagged(fields)) or (not SAYING_KEYS.isdisjoint(fields) and says_reasoning(fields))
 
