@@ -19,7 +19,10 @@ data, a message's or the session's fields) is found by one rule
 (``reasoning_words.names_reasoning``) that judges a map's type, its keys and
 its flags alike: a map whose type names reasoning, a key that names it, and a
 map with a true flag that names it (Gemini's ``{"text": ..., "thought": true}``)
-are private reasoning wherever they sit.
+are private reasoning wherever they sit. A message or a session whose own map
+says so is private reasoning whole: unless all is authorised, a message keeps
+its envelope and no blocks (as one whose blocks are all private reasoning), a
+session all its messages so, and no title, metadata or attachments.
 """
 
 from __future__ import annotations
