@@ -19,7 +19,10 @@ data, a message's or the session's fields) is found by one rule
 (``reasoning_words.names_reasoning``) that judges a map's type, its keys and
 its flags alike: a map whose type names reasoning, a key that names it, and a
 map with a true flag that names it (Gemini's ``{"text": ..., "thought": true}``)
-are private reasoning wherever they sit.
+are private reasoning wherever they sit. A message or a session whose own map
+says so is private reasoning whole: unless all is authorised, a message keeps
+its envelope and no blocks (as one whose blocks are all private reasoning), a
+session all its messages so, and no title, metadata or attachments.
 """
 
 from __future__ import annotations
@@ -38,8 +41,8 @@ from vis_export.choices import (  # the levels, where checking one imports neith
     check_index_reasoning as check_index_reasoning,
     check_reasoning as check_reasoning,
 )
-from vis_export.contract.reasoning_words import flagged, is_reasoning_map, names_reasoning, says_reasoning
-from vis_export.model import Block, LonisBlock, Message, ReasoningBlock, Session, UnknownBlock
+from vis_export.contract.reasoning_words import SAYING_KEYS, flagged, is_reasoning_map, names_reasoning, says_reasoning
+from vis_export.model import EMPTY, Block, LonisBlock, Message, ReasoningBlock, Session, UnknownBlock
 
 if TYPE_CHECKING:
     from vis_export.redaction import Redaction
@@ -165,9 +168,35 @@ def visible_blocks(blocks: Iterable[Block], reasoning: Reasoning = DEFAULT_REASO
     return tuple(shown for shown in (_shown_block(block, reasoning) for block in blocks) if shown is not None)
 
 
+# What a message the policy hides keeps: the contract's envelope (``message.json``), nothing it may
+# hold beside its blocks (a field of a message that is reasoning is its reasoning too).
+_ENVELOPE = frozenset({"id", "role", "status", "content", "created_at", "completed_at", "model", "provider"})
+
+
+def _hidden_message(message: Message) -> Message:
+    """A message that is private reasoning as every projection gets it: its envelope and no
+    blocks, as a message all of whose blocks are private reasoning becomes (never its text)."""
+    fields = MappingProxyType({key: value for key, value in message.fields.items() if key in _ENVELOPE})
+    return replace(message, blocks=(), fields=fields, author=None)
+
+
+def _private_map(fields: Mapping[str, Any], named: bool) -> bool:
+    """Whether a message's or a session's own map says it is reasoning (a type that names it,
+    a visibility other than exactly ``visible``, a true reasoning flag): then it is private reasoning,
+    whatever its blocks say. ``named``: whether a key names reasoning."""
+    return (named and flagged(fields)) or (not SAYING_KEYS.isdisjoint(fields) and says_reasoning(fields))
+
+
 def visible_message(message: Message, reasoning: Reasoning = DEFAULT_REASONING) -> Message:
+    """``message`` as the policy shows it: a message that says it is reasoning shows
+    nothing but its envelope (a message cannot be visible reasoning: only a block can)."""
+    fields = message.fields
+    if reasoning != "all":
+        named = any(map(names_reasoning, fields))  # keys judged once, for the flag and for what is shown
+        if _private_map(fields, named):
+            return _hidden_message(message)
+        fields = _fields_shown(fields, named)
     blocks = visible_blocks(message.blocks, reasoning)
-    fields = message.fields if reasoning == "all" else _fields_shown(message.fields)
     if (
         fields is message.fields
         and all(a is b for a, b in zip(blocks, message.blocks, strict=False))
@@ -210,9 +239,16 @@ def visible_session(
     if isinstance(session, SessionView) and _STRICTNESS[session.reasoning] <= _STRICTNESS[reasoning]:
         view = session
     else:
-        messages = tuple(visible_message(m, reasoning) for m in session.messages)
-        metadata = session.metadata if reasoning == "all" else _fields_shown(session.metadata)
         kept = {name: getattr(session, name) for name in _SESSION_FIELDS}
+        metadata = session.metadata
+        if reasoning != "all" and _private_map(metadata, any(map(names_reasoning, metadata))):
+            # A session that says it is reasoning: every message of it is, and its title and attachments too.
+            messages = tuple(_hidden_message(m) for m in session.messages)
+            kept.update(title=None, attachments=EMPTY)
+            metadata = EMPTY
+        else:
+            messages = tuple(visible_message(m, reasoning) for m in session.messages)
+            metadata = metadata if reasoning == "all" else _fields_shown(metadata)
         view = SessionView(**{**kept, "messages": messages, "metadata": metadata}, reasoning=reasoning)
     if redaction is None or view.redaction == redaction:
         return view

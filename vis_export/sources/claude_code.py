@@ -26,6 +26,7 @@ from vis_export.sources.foreign import (
     foreign_type,
     iso_ms,
     map_or_empty,
+    reasoning_of,
     text_of_parts,
     text_or,
 )
@@ -35,6 +36,7 @@ CONVERSATION = ("user", "assistant")
 _TEXT = {"type", "text"}  # a text part of only these keys is no reasoning: nothing says or flags it
 # Entry types that are Claude Code's own and hold nothing to show.
 _KNOWN_TYPES = frozenset({"user", "assistant", "summary", "system"})
+_SPOKEN = frozenset({"user", "assistant", "system"})  # the entries that become messages
 # User text that Claude Code itself wrote (slash commands, hooks, reminders): shown, but not as a prompt.
 _REMINDER_END = "</system-reminder>"
 _REMINDER = re.compile(rf"<system-reminder>.*?{_REMINDER_END}\n?", re.DOTALL)
@@ -76,7 +78,12 @@ def claude_code(lines: list[tuple[int, Any]], source: str, default_id: str, leni
             if not isinstance(kind, str):  # anything but an object with a type is one more thing skipped
                 line = (lineno, {"type": "line that is not an entry"})
             else:
-                if kind == "summary" and title is None and isinstance(value.get("summary"), str):
+                if (
+                    kind == "summary"
+                    and title is None
+                    and isinstance(value.get("summary"), str)
+                    and not is_reasoning_map(value)  # a summary that says it is reasoning names nothing (R2)
+                ):
                     title = value["summary"]
                 if value.get("isSidechain") is True:
                     agent = value.get("agentId")
@@ -116,7 +123,12 @@ def _session(
         uuid = entry.get("uuid")
         entry_id = uuid if isinstance(uuid, str) and uuid.strip() else f"line{lineno}"
         api = entry.get("message")
-        if kind == "system" or (kind in CONVERSATION and entry.get("isMeta") is True):
+        if kind in _SPOKEN and (is_reasoning_map(entry) or (isinstance(api, dict) and is_reasoning_map(api))):
+            # An entry (or its message) that says it is reasoning: its text is private reasoning (R2).
+            held = transcript.message(entry_id, kind if kind in CONVERSATION else "system", at)
+            content = (api if isinstance(api, dict) else entry).get("content")
+            held["content"].append(reasoning_of(f"{entry_id}_0", content))
+        elif kind == "system" or (kind in CONVERSATION and entry.get("isMeta") is True):
             _notice_entry(transcript, entry, entry_id, at)
         elif not isinstance(api, dict):
             if kind != "summary":

@@ -23,6 +23,7 @@ from vis_export.sources.foreign import (
     first_line,
     iso_ms,
     map_or_empty,
+    reasoning_of,
     text_of_parts,
     text_or,
 )
@@ -145,7 +146,7 @@ class _Rollout:
     def event(self, payload: dict[str, Any], lineno: int, at: int) -> None:
         kind, text = field_text(payload, "type"), payload.get("message")
         role = _SAID.get(str(kind))
-        if role is None:
+        if role is None or is_reasoning_map(payload):  # reasoning is never shown from an event (R2)
             if kind not in _REPEATS:
                 self.transcript.skip(f"event {kind}")
         elif isinstance(text, str) and (role, text.strip()) not in self.said:
@@ -158,6 +159,8 @@ class _Rollout:
         kind = item.get("type")  # compared with names only when a string (it may be a list or a map)
         if not isinstance(kind, str):
             kind = None
+        if kind != "reasoning" and is_reasoning_map(item):
+            kind = "reasoning"  # an item that says it is reasoning (a flag, a visibility, a type's disguise) is (R2)
         if kind == "message" and item.get("role") in ("user", "developer", "system"):
             self.turn = None
             line_id = f"line{lineno}"
@@ -195,16 +198,8 @@ def _assistant_item(transcript: Transcript, turn: dict[str, Any], item: dict[str
     if kind == "message":
         _parts(transcript, turn, item.get("content"), f"line{lineno}")
     elif kind == "reasoning":
-        texts = [
-            part["text"]
-            for key in ("summary", "content")
-            if isinstance(item.get(key), list)
-            for part in item[key]
-            if isinstance(part, dict) and isinstance(part.get("text"), str)
-        ]
-        turn["content"].append(
-            {"id": f"line{lineno}", "type": "reasoning", "text": "\n\n".join(texts), "visibility": "private"}
-        )
+        parts = [part for key in ("summary", "content") if isinstance(item.get(key), list) for part in item[key]]
+        turn["content"].append(reasoning_of(f"line{lineno}", parts))
     else:
         value = item.get(_CALLS[kind], NO_INPUT)
         if kind == "function_call" and isinstance(value, str):

@@ -38,11 +38,15 @@ class _Block:
     data: dict[str, Any]
     chunks: list[str] = field(default_factory=list)
     completed: bool = False
+    private: bool = False  # an event of it said it is reasoning (R2)
 
     def value(self) -> dict[str, Any]:
-        if not self.chunks:
+        name = STREAMING_FIELDS.get(self.data["type"])
+        if self.private:  # its streamed text is private reasoning; nothing else of it is read
+            text = self.data[name] + "".join(self.chunks) if name else ""
+            return {"id": self.data["id"], "type": "reasoning", "text": text, "visibility": "private"}
+        if not self.chunks or name is None:  # only a streaming block has chunks (``delta``)
             return self.data
-        name = STREAMING_FIELDS[self.data["type"]]
         return {**self.data, name: self.data[name] + "".join(self.chunks)}
 
 
@@ -125,13 +129,14 @@ class _Folder:
             if block["id"] in turn.blocks:
                 self.fail(lineno, f"{_named(block)} started twice in turn {turn_id!r}")
             else:
-                turn.blocks[block["id"]] = _Block(dict(block))
+                turn.blocks[block["id"]] = _Block(dict(block), private=reasoning_map(event))
         elif kind == "content.block.delta":
             self.delta(lineno, turn, event)
         elif kind == "content.block.completed":
             block = self.existing(lineno, turn, event["block_id"], "completion")
             if block is not None:
                 block.completed = True
+                block.private = block.private or reasoning_map(event)
         else:
             turn.status = TERMINAL_EVENTS[kind]
             turn.completed_at = event.get("ts")
@@ -160,6 +165,7 @@ class _Folder:
             )
         else:
             block.chunks.append(event["text"])
+            block.private = block.private or reasoning_map(event)  # a thought streamed into it makes it one
 
 
 def _named(block: dict[str, Any]) -> str:
@@ -173,6 +179,8 @@ class _Events:
 
     events: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
+    # (turn, block) of each event left out that said its block is reasoning: the block still is (R2)
+    private: set[tuple[str, str]] = field(default_factory=set)
 
     def result(self, session_id: str, source: str, lenient: bool) -> LoadResult:
         if not self.events or (self.problems and not lenient):
@@ -181,6 +189,10 @@ class _Events:
         ordered = _ordered(self.events)
         for lineno, event in ordered:
             folder.apply(lineno, event)
+        for turn_id, block_id in self.private:
+            block = folder.turns[turn_id].blocks.get(block_id) if turn_id in folder.turns else None
+            if block is not None:
+                block.private = True
         problems = (*self.problems, *folder.problems)
         if folder.problems and not lenient:
             return LoadResult(source, None, problems)
@@ -193,6 +205,16 @@ def _session_id(event: dict[str, Any], default_id: str) -> str | None:
     """The session an event belongs to; ``None`` when its ``session_id`` is unusable."""
     session_id = event.get("session_id", default_id)
     return session_id if isinstance(session_id, str) and session_id.strip() else None
+
+
+def _keep_private(events: _Events, event: dict[str, Any]) -> None:
+    """Remembers the block of an invalid event that says it is reasoning: read leniently,
+    the event is left out, but the reading that hides more wins (R2)."""
+    block = event.get("block")
+    block_id = block.get("id") if isinstance(block, dict) else event.get("block_id")
+    turn_id = event.get("turn_id")
+    if isinstance(turn_id, str) and isinstance(block_id, str):
+        events.private.add((turn_id, block_id))
 
 
 def event_log(lines: list[tuple[int, Any]], source: str, default_id: str, lenient: bool = False) -> list[LoadResult]:
@@ -221,6 +243,8 @@ def event_log(lines: list[tuple[int, Any]], source: str, default_id: str, lenien
         events.problems.extend(located)
         if not found:
             events.events.append((lineno, value))
+        elif reasoning_map(value):
+            _keep_private(events, value)
     if problems and not lenient:
         return [LoadResult(source, None, tuple(problems))]
     if not sessions:

@@ -349,6 +349,22 @@ def text_of_parts(parts: Any) -> str | None:
     return None
 
 
+def reasoning_of(block_id: str, content: Any) -> dict[str, Any]:
+    """A private reasoning block of the text in ``content`` (a string, or parts with a
+    ``text`` or ``thinking``): what an entry, item or message that is reasoning (a true
+    reasoning flag, a type or visibility that says so) becomes, whatever its role (R2).
+    Nothing else of it is read: a call or a result in it would show what it holds."""
+    parts = [{"text": content}] if isinstance(content, str) else content if isinstance(content, list) else []
+    texts = [
+        part[key]
+        for part in parts
+        if isinstance(part, dict)
+        for key in ("text", "thinking")
+        if isinstance(part.get(key), str)
+    ]
+    return {"id": block_id, "type": "reasoning", "text": "\n\n".join(texts), "visibility": "private"}
+
+
 @dataclass
 class Transcript:
     """One session being built from a foreign file: messages as JSON, attachments,

@@ -9,10 +9,12 @@ the model may take their maps as they are (``model.adopt``) instead of copying.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from vis_export.contract import check_message, check_session
-from vis_export.model import Session, message_from_json, session_from_json
+from vis_export.contract.reasoning_words import SAYING_KEYS, is_reasoning_map, names_reasoning
+from vis_export.model import EMPTY, Session, freeze, message_from_json, session_from_json
 from vis_export.problems import Problem
 from vis_export.sources.result import LoadResult, failed
 from vis_export.sources.salvage import salvage_messages, time_or_none
@@ -40,9 +42,23 @@ def session_document(
     title = value.get("title") if isinstance(value.get("title"), str) else None
     created = time_or_none(value.get("created_at"))
     session = Session(
-        id=session_id, messages=salvage_messages(messages), title=title, created_at=created, source=source
+        id=session_id,
+        messages=salvage_messages(messages),
+        title=title,
+        created_at=created,
+        metadata=_reasoning_marks(value),
+        source=source,
     )
     return LoadResult(source, session, tuple(problems))
+
+
+def _reasoning_marks(session: dict[str, Any]) -> Mapping[str, Any]:
+    """The fields that make a salvaged session reasoning (R2), as stored: its other fields are
+    dropped, but not the judgement that the policy hides all of it (the reading that hides more wins)."""
+    if not is_reasoning_map(session):
+        return EMPTY
+    marks = {key: item for key, item in session.items() if key in SAYING_KEYS or names_reasoning(key)}
+    return freeze(marks)  # type: ignore[no-any-return]
 
 
 def single_message(

@@ -24,6 +24,7 @@ from vis_export.sources.foreign import (
     call_arguments,
     field_text,
     map_or_empty,
+    reasoning_of,
     text_of_parts,
     text_or,
 )
@@ -93,10 +94,14 @@ def conversation(doc: dict[str, Any], source: str, default_id: str, lenient: boo
     transcript = Transcript(source)
     reader = _Reader(transcript)
     system = doc.get("system")
+    whole = is_reasoning_map(doc)  # a conversation that says it is reasoning: every message of it is (R2)
     if system:
-        reader.plain("system", system, "system")
+        (reader.reasoning if whole else reader.plain)("system", system, "system")
     for n, message in enumerate(messages):
-        (reader.anthropic if anthropic else reader.openai)(message, f"message{n}")
+        if whole or is_reasoning_map(message):
+            reader.reasoning(message["role"], message.get("content"), f"message{n}")
+        else:
+            (reader.anthropic if anthropic else reader.openai)(message, f"message{n}")
     facts = {"origin": "anthropic_messages" if anthropic else "openai_chat"}
     return transcript.result(session_id, None, facts, lenient)
 
@@ -112,6 +117,13 @@ class _Reader:
         message = self.transcript.message(message_id, role if role in ROLES - {"function"} else "user", 0)
         self._user_parts(message, content, message_id)
         return message
+
+    def reasoning(self, role: str, content: Any, message_id: str) -> None:
+        """A message that says it is reasoning (a true reasoning flag, a type or visibility):
+        its text is one private reasoning block, under its own role; it ends the assistant's turn."""
+        self.group = None
+        message = self.transcript.message(message_id, role if role in ROLES - {"tool", "function"} else "assistant", 0)
+        message["content"].append(reasoning_of(f"{message_id}_0", content))
 
     def _user_parts(self, message: dict[str, Any], content: Any, prefix: str) -> None:
         if isinstance(content, str):
