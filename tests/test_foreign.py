@@ -1206,21 +1206,22 @@ def test_a_sessions_facts_found_in_one_pass_are_each_keys_first_string(found: li
     assert _first(entries, keys) == alone
 
 
-def test_skipped_entries_are_counted_in_the_plural() -> None:
+@pytest.mark.parametrize(("odd", "said"), [(1, "1 entry"), (4, "4 entries")])
+def test_skipped_entries_are_counted_in_the_plural(odd: int, said: str) -> None:
     """The importer's own noun for a skipped entry agrees with its count ("1 entry",
     "4 entries", Codex's "item <type>"); a file's own name for its entries is a name,
-    written as it is (``1 file-history-snapshot`` elsewhere)."""
+    written as it is (``1 file-history-snapshot`` elsewhere). An item whose type names
+    reasoning is not skipped: it is private reasoning."""
     at = "2025-01-01T00:00:00Z"
     records = [
         {"timestamp": at, "type": "response_item", "payload": {"type": "message", "role": "user", "content": "hi"}}
     ]
-    records += [{"timestamp": at, "type": "response_item", "payload": {"type": "\x00odd"}}] * 4
+    records += [{"timestamp": at, "type": "response_item", "payload": {"type": "\x00odd"}}] * odd
     records += [{"timestamp": at, "type": "response_item", "payload": {"type": "reasoning_trace"}}]
     records += [{"timestamp": at, "type": "response_item", "payload": {"type": "ghost"}}] * 2
     (result,) = read_bytes("".join(json.dumps(r) + "\n" for r in records).encode(), "f.jsonl", "f")
     assert [problem.message for problem in result.problems] == [
-        "skipped entries this version does not show: "
-        "1 entry of a reasoning type, 4 entries of an unreadable type, 2 items ghost"
+        f"skipped entries this version does not show: {said} of an unreadable type, 2 items ghost"
     ]
 
 
