@@ -301,19 +301,45 @@ def test_a_local_cluster_leaves_nothing_in_the_temp_folder(tmp_path: Path, monke
 
     from vis_export.distributed.cluster import Connecting
 
-    temporary = tmp_path / "tmp"
-    temporary.mkdir()
+    # A short folder, not under ``tmp_path``: a socket's path holds at most 107 bytes, and pytest's
+    # folder's number grows with each run on a machine (``.../pytest-106/popen-gw1/test_a_local_...``).
+    temporary = Path(tempfile.mkdtemp(prefix="vx-"))
     monkeypatch.setenv("TMPDIR", str(temporary))
     monkeypatch.setattr(tempfile, "tempdir", str(temporary))
+    try:
+        cluster = Connecting("local:1", ("vis_export.formats.markdown",))
+        local = cluster._local
+        assert local is not None
+        local.started()
+        cluster.close()
+        deadline = time.monotonic() + 10
+        while _session_of(local.process.pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert list(temporary.iterdir()) == []
+    finally:
+        shutil.rmtree(temporary, ignore_errors=True)
+
+
+def test_a_local_cluster_that_cannot_start_leaves_nothing_open(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cluster that cannot start (here: its forkserver's socket path is too long for
+    ``AF_UNIX``) closes its process's pipes and removes its scratch folder: the
+    pipes, left to the collector, failed a later test with ``ResourceWarning``."""
+    import tempfile
+
+    from vis_export.distributed.cluster import Connecting, DaskFailure
+
+    deep = tmp_path / ("d" * 100) / ("e" * 100)
+    deep.mkdir(parents=True)
+    monkeypatch.setenv("TMPDIR", str(deep))
+    monkeypatch.setattr(tempfile, "tempdir", str(deep))
     cluster = Connecting("local:1", ("vis_export.formats.markdown",))
     local = cluster._local
     assert local is not None
-    local.started()
-    cluster.close()
-    deadline = time.monotonic() + 10
-    while _session_of(local.process.pid) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert list(temporary.iterdir()) == []
+    with pytest.raises(DaskFailure, match="cannot start a local Dask cluster"):
+        local.started()
+    assert local.process.stdin is not None and local.process.stdout is not None
+    assert local.process.stdin.closed and local.process.stdout.closed
+    assert not Path(local.scratch).exists()
 
 
 class _Ended(subprocess.Popen[bytes]):

@@ -86,7 +86,11 @@ class ClusterProcess:
     def started(self) -> str:
         """The scheduler's address, once the workers have started."""
         if self.address is None:
-            self.address = _answer(self.process)
+            try:
+                self.address = _answer(self.process)
+            except DaskFailure:
+                self.close()  # its pipes and scratch folder: left to the collector, they warned in whatever ran next
+                raise
         return self.address
 
     def close(self) -> None:
