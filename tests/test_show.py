@@ -24,7 +24,7 @@ from conftest import INPUT
 from hypothesis import given, strategies as st
 from onterminal import on_terminal
 from strategies import PRIVATE_CANARY, session_documents, small_blocks
-from timelimit import time_limit
+from timelimit import cpu_limit, time_limit
 
 from vis_export.cli import main
 from vis_export.formats.markdown_syntax import fence_for, info_string
@@ -132,7 +132,7 @@ def test_data_never_steers_the_terminal_nor_becomes_markup(
     document: dict[str, Any], colours: str | None, width: int
 ) -> None:
     session = _loaded(document)
-    with time_limit(30):
+    with cpu_limit(30):
         drawn = to_terminal(session, width=width, colours=colours)
     seen = _unstyled(drawn)
     assert "\x1b" not in seen and not UNSAFE.search(seen), repr(seen)
@@ -150,7 +150,7 @@ def test_a_huge_code_block_is_literal_and_quick() -> None:
     text = "".join(f"line {n} of code ``` \t\r\n" for n in range(20_000)) + "x = 1   "
     block = {"id": "c", "type": "code", "language": "python", "text": text}
     message = {"id": "m", "role": "user", "status": "completed", "created_at": 1, "content": [block]}
-    with time_limit(30):
+    with cpu_limit(30):
         drawn = to_terminal(_loaded({"id": "s", "messages": [message]}), colours="256")
     assert _fenced(CodeBlock(block)) in _unstyled(drawn)
 
