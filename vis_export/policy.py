@@ -41,6 +41,7 @@ from vis_export.choices import (  # the levels, where checking one imports neith
     check_index_reasoning as check_index_reasoning,
     check_reasoning as check_reasoning,
 )
+from vis_export.contract.check import ENVELOPE_FIELDS
 from vis_export.contract.reasoning_words import SAYING_KEYS, flagged, is_reasoning_map, names_reasoning, says_reasoning
 from vis_export.model import EMPTY, Block, LonisBlock, Message, ReasoningBlock, Session, UnknownBlock
 
@@ -168,15 +169,11 @@ def visible_blocks(blocks: Iterable[Block], reasoning: Reasoning = DEFAULT_REASO
     return tuple(shown for shown in (_shown_block(block, reasoning) for block in blocks) if shown is not None)
 
 
-# What a message the policy hides keeps: the contract's envelope (``message.json``), nothing it may
-# hold beside its blocks (a field of a message that is reasoning is its reasoning too).
-_ENVELOPE = frozenset({"id", "role", "status", "content", "created_at", "completed_at", "model", "provider"})
-
-
 def _hidden_message(message: Message) -> Message:
     """A message that is private reasoning as every projection gets it: its envelope and no
     blocks, as a message all of whose blocks are private reasoning becomes (never its text)."""
-    fields = MappingProxyType({key: value for key, value in message.fields.items() if key in _ENVELOPE})
+    # The contract's envelope, nothing it may hold beside (a field of a message that is reasoning is its reasoning).
+    fields = MappingProxyType({key: value for key, value in message.fields.items() if key in ENVELOPE_FIELDS})
     return replace(message, blocks=(), fields=fields, author=None)
 
 
